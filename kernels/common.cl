@@ -1,0 +1,61 @@
+// clreduce: definitions shared by every reduction kernel.
+// The kernels are specialized by -D defines produced in src/codegen.rs:
+//   CLR_WG           work-group size (reqd_work_group_size), CLR_WG_POW2 the largest power of two <= CLR_WG
+//   CLR_IDX          index type (uint or ulong: 64-bit indexing where the range exceeds 2^32)
+//   CLR_FORM         CLR_FORM_RANGE or CLR_FORM_ND
+//   CLR_ORDER        CLR_ORDER_GRID (grid-stride, coalesced: GPUs) or CLR_ORDER_BLOCKED (a contiguous chunk per work-group: CPUs)
+//   CLR_UNROLL       independent accumulators (loads in flight) per work-item in the range form
+//   CLR_C11          1: OpenCL C 2.0 atomics and scoped fences; 0: OpenCL 1.2 atomics + mem_fence
+//   CLR_HAS_LAST     1 if some variable finishes by last-work-group detection
+// and, per reduction variable k:
+//   Rk_T (type), Rk_KIND (CLR_KIND_*), Rk_OPID (CLR_OP_*), Rk_ID (identity literal),
+//   Rk_GS (work-group step, CLR_GS_*), Rk_XS (cross-group step, CLR_XS_*), Rk_INIT (1: combine with
+//   the variable's initial value), Rk_LSLOTS (local memory elements of its group step).
+
+#define CLR_OP_PLUS 1
+#define CLR_OP_MUL 2
+#define CLR_OP_MIN 3
+#define CLR_OP_MAX 4
+#define CLR_OP_AND 5
+#define CLR_OP_OR 6
+#define CLR_OP_XOR 7
+#define CLR_OP_LAND 8
+#define CLR_OP_LOR 9
+
+#define CLR_KIND_INT32 1
+#define CLR_KIND_INT64 2
+#define CLR_KIND_F32 3
+#define CLR_KIND_F64 4
+
+// Work-group step.
+#define CLR_GS_TREE 1     // local-memory tree, sequential addressing
+#define CLR_GS_WG 2       // work_group_reduce_* (work-group collective functions)
+#define CLR_GS_SG 3       // sub_group_reduce_* then local memory across sub-groups
+#define CLR_GS_LATOMIC 4  // local atomics into one local scalar
+
+// Cross-group step.
+#define CLR_XS_ATOMIC 1   // global atomic combine into the result
+#define CLR_XS_LAST 2     // partials + last-work-group detection
+#define CLR_XS_PASS 3     // partials + one extra pass (clr_finish)
+
+#define CLR_FORM_RANGE 1
+#define CLR_FORM_ND 2
+#define CLR_ORDER_GRID 1
+#define CLR_ORDER_BLOCKED 2
+
+#define CLR_CAT3_(a, b, c) a##b##c
+#define CLR_CAT3(a, b, c) CLR_CAT3_(a, b, c)
+
+// Per-variable accessors, resolved against CLR_V (the variable index) where they are used.
+#define VT CLR_CAT3(R, CLR_V, _T)
+#define VKIND CLR_CAT3(R, CLR_V, _KIND)
+#define VOPID CLR_CAT3(R, CLR_V, _OPID)
+#define VID CLR_CAT3(R, CLR_V, _ID)
+#define VGS CLR_CAT3(R, CLR_V, _GS)
+#define VXS CLR_CAT3(R, CLR_V, _XS)
+#define VINIT CLR_CAT3(R, CLR_V, _INIT)
+#define VLSLOTS CLR_CAT3(R, CLR_V, _LSLOTS)
+#define VAR(name) CLR_CAT3(name, _, CLR_V)
+
+// `combine(r, v)` works for every reducer r; `r_combine(v)` is defined per reducer.
+#define combine(r, v) r##_combine(v)

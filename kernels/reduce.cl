@@ -1,0 +1,109 @@
+// clreduce: the reduction kernels. Included after common.cl, one copy of var.cl per variable,
+// and the generated user body (clr_body) with these generated macros:
+//   CLR_FOR_VARS(X)      X(0) X(1) ... one per reduction variable
+//   CLR_CALL(i, u)       calls clr_body for index i with the u-th accumulator of every variable
+//   CLR_VAR_PARAMS       __global R0_T* clr_res_0, __global R0_T* clr_part_0, ...
+//   CLR_USER_PARAMS      the user's buffer and scalar parameters, each preceded by a comma
+
+#define CLR_DECL(k)                                                   \
+    R##k##_T acc_##k[CLR_UNROLL];                                     \
+    for (int u_ = 0; u_ < CLR_UNROLL; ++u_) acc_##k[u_] = R##k##_ID;  \
+    __local R##k##_T lm_##k[R##k##_LSLOTS];
+#define CLR_FOLD(k) \
+    for (int u_ = 1; u_ < CLR_UNROLL; ++u_) acc_##k[0] = clr_op_##k(acc_##k[0], acc_##k[u_]);
+#define CLR_GROUP_CROSS(k) clr_cross_##k(clr_group_##k(acc_##k[0], lm_##k), clr_res_##k, clr_part_##k);
+#define CLR_LAST(k) clr_last_##k(clr_res_##k, clr_part_##k, clr_ngroups, lm_##k);
+#define CLR_PASS(k) clr_pass_##k(clr_res_##k, clr_part_##k, (uint)clr_n_arg, lm_##k);
+#define CLR_DECL_LM(k) __local R##k##_T lm_##k[R##k##_LSLOTS];
+
+#if CLR_UNROLL == 1
+#define CLR_UNROLLED(i, s) CLR_CALL((i), 0);
+#elif CLR_UNROLL == 2
+#define CLR_UNROLLED(i, s) CLR_CALL((i), 0); CLR_CALL((i) + (s), 1);
+#elif CLR_UNROLL == 4
+#define CLR_UNROLLED(i, s) CLR_CALL((i), 0); CLR_CALL((i) + (s), 1); CLR_CALL((i) + 2 * (s), 2); CLR_CALL((i) + 3 * (s), 3);
+#elif CLR_UNROLL == 8
+#define CLR_UNROLLED(i, s)                                                                      \
+    CLR_CALL((i), 0); CLR_CALL((i) + (s), 1); CLR_CALL((i) + 2 * (s), 2); CLR_CALL((i) + 3 * (s), 3); \
+    CLR_CALL((i) + 4 * (s), 4); CLR_CALL((i) + 5 * (s), 5); CLR_CALL((i) + 6 * (s), 6); CLR_CALL((i) + 7 * (s), 7);
+#else
+#error "clreduce: CLR_UNROLL must be 1, 2, 4 or 8"
+#endif
+
+__kernel __attribute__((reqd_work_group_size(CLR_WG, 1, 1)))
+void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global uint* clr_counter CLR_USER_PARAMS) {
+    const CLR_IDX clr_n = (CLR_IDX)clr_n_arg;
+    const uint clr_lid = (uint)get_local_id(0);
+    const uint clr_ngroups = (uint)get_num_groups(0);
+    CLR_FOR_VARS(CLR_DECL)
+
+#if CLR_FORM == CLR_FORM_ND
+    {
+        // nd_range: one call per work-item, exactly the user's geometry.
+        const CLR_IDX i = (CLR_IDX)get_global_id(0);
+        CLR_CALL(i, 0);
+    }
+#elif CLR_ORDER == CLR_ORDER_GRID
+    {
+        // Grid-stride: consecutive work-items read consecutive indices (coalesced); each
+        // work-item keeps CLR_UNROLL independent accumulators, so as many loads are in flight.
+        const CLR_IDX stride = (CLR_IDX)clr_ngroups * CLR_WG;
+        CLR_IDX i = (CLR_IDX)get_group_id(0) * CLR_WG + clr_lid;
+        for (; i + (CLR_UNROLL - 1) * stride < clr_n; i += CLR_UNROLL * stride) {
+            CLR_UNROLLED(i, stride)
+        }
+        for (; i < clr_n; i += stride) CLR_CALL(i, 0);
+    }
+#else
+    {
+        // Blocked: each work-group owns one contiguous chunk (locality for the CPU thread that
+        // runs it), and inside it consecutive work-items read consecutive indices (vectorizable).
+        CLR_IDX chunk = (clr_n + clr_ngroups - 1) / clr_ngroups;
+        chunk = (chunk + CLR_WG - 1) / CLR_WG * CLR_WG;
+        const CLR_IDX start = (CLR_IDX)get_group_id(0) * chunk;
+        const CLR_IDX end = start < clr_n ? (clr_n - start < chunk ? clr_n : start + chunk) : start;
+        CLR_IDX i = start + clr_lid;
+        for (; i + (CLR_UNROLL - 1) * CLR_WG < end; i += CLR_UNROLL * CLR_WG) {
+            CLR_UNROLLED(i, CLR_WG)
+        }
+        for (; i < end; i += CLR_WG) CLR_CALL(i, 0);
+    }
+#endif
+
+    CLR_FOR_VARS(CLR_FOLD)
+    CLR_FOR_VARS(CLR_GROUP_CROSS)
+
+#if CLR_HAS_LAST
+    // Last-work-group detection: each work-group publishes its partials, then takes a ticket;
+    // the work-group that takes the last ticket reduces all partials and resets the counter.
+    __local uint clr_is_last;
+    if (clr_lid == 0) {
+#if CLR_C11
+        uint prev = atomic_fetch_add_explicit((volatile __global atomic_uint*)clr_counter, 1u,
+                                              memory_order_acq_rel, memory_scope_device);
+#else
+        mem_fence(CLK_GLOBAL_MEM_FENCE);
+        uint prev = atomic_inc(clr_counter);
+#endif
+        clr_is_last = (prev == clr_ngroups - 1) ? 1u : 0u;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    // clr_is_last is uniform across the work-group, so the whole group leaves or stays.
+    if (!clr_is_last) return;
+#if CLR_C11
+    atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_acquire, memory_scope_device);
+#else
+    mem_fence(CLK_GLOBAL_MEM_FENCE);
+#endif
+    CLR_FOR_VARS(CLR_LAST)
+    if (clr_lid == 0) *clr_counter = 0u;
+#endif
+}
+
+// The extra pass: one work-group reduces the partials of every variable whose cross-group
+// step is CLR_XS_PASS. clr_n_arg is the number of partials.
+__kernel __attribute__((reqd_work_group_size(CLR_WG, 1, 1)))
+void clr_finish(const ulong clr_n_arg, CLR_VAR_PARAMS __global uint* clr_counter CLR_USER_PARAMS) {
+    CLR_FOR_VARS(CLR_DECL_LM)
+    CLR_FOR_VARS(CLR_PASS)
+}

@@ -1,0 +1,242 @@
+// clreduce: the functions of one reduction variable. Included once per variable with CLR_V set
+// to its index; every name it defines ends in _<CLR_V>.
+
+// ---- the operation ------------------------------------------------------------------------
+static inline VT VAR(clr_op)(VT a, VT b) {
+#if VOPID == CLR_OP_PLUS
+    return a + b;
+#elif VOPID == CLR_OP_MUL
+    return a * b;
+#elif VOPID == CLR_OP_MIN
+    return b < a ? b : a;
+#elif VOPID == CLR_OP_MAX
+    return a < b ? b : a;
+#elif VOPID == CLR_OP_AND
+    return a & b;
+#elif VOPID == CLR_OP_OR
+    return a | b;
+#elif VOPID == CLR_OP_XOR
+    return a ^ b;
+#elif VOPID == CLR_OP_LAND
+    return (VT)(a != (VT)0 && b != (VT)0);
+#elif VOPID == CLR_OP_LOR
+    return (VT)(a != (VT)0 || b != (VT)0);
+#else
+#error "clreduce: unknown op"
+#endif
+}
+
+// ---- atomics (only compiled where the plan uses them) ---------------------------------------
+#if VGS == CLR_GS_LATOMIC || VXS == CLR_XS_ATOMIC
+#if VKIND == CLR_KIND_INT32 || VKIND == CLR_KIND_INT64
+// 32-bit: OpenCL 1.1 core atomic_*; 64-bit: cl_khr_int64_{base,extended}_atomics atom_*.
+#if VKIND == CLR_KIND_INT32
+#define CLR_A_(f) atomic_##f
+#else
+#define CLR_A_(f) atom_##f
+#endif
+#define CLR_ATOMIC_APPLY_(space)                                                   \
+    static inline void VAR(clr_atomic_##space)(volatile __##space VT * p, VT v) {  \
+        CLR_ATOMIC_BODY_                                                           \
+    }
+#if VOPID == CLR_OP_PLUS
+#define CLR_ATOMIC_BODY_ CLR_A_(add)(p, v);
+#elif VOPID == CLR_OP_MIN
+#define CLR_ATOMIC_BODY_ CLR_A_(min)(p, v);
+#elif VOPID == CLR_OP_MAX
+#define CLR_ATOMIC_BODY_ CLR_A_(max)(p, v);
+#elif VOPID == CLR_OP_AND
+#define CLR_ATOMIC_BODY_ CLR_A_(and)(p, v);
+#elif VOPID == CLR_OP_OR
+#define CLR_ATOMIC_BODY_ CLR_A_(or)(p, v);
+#elif VOPID == CLR_OP_XOR
+#define CLR_ATOMIC_BODY_ CLR_A_(xor)(p, v);
+#elif VOPID == CLR_OP_LAND
+#define CLR_ATOMIC_BODY_ CLR_A_(and)(p, (VT)(v != (VT)0));
+#elif VOPID == CLR_OP_LOR
+#define CLR_ATOMIC_BODY_ CLR_A_(or)(p, (VT)(v != (VT)0));
+#else
+#error "clreduce: no integer atomic for this op"
+#endif
+#else
+// Floating point: cl_ext_float_atomics through OpenCL C 2.0 atomics (relaxed order).
+#if VKIND == CLR_KIND_F32
+#define CLR_AT_ atomic_float
+#else
+#define CLR_AT_ atomic_double
+#endif
+#if VOPID == CLR_OP_PLUS
+#define CLR_AF_ atomic_fetch_add_explicit
+#elif VOPID == CLR_OP_MIN
+#define CLR_AF_ atomic_fetch_min_explicit
+#elif VOPID == CLR_OP_MAX
+#define CLR_AF_ atomic_fetch_max_explicit
+#else
+#error "clreduce: no float atomic for this op"
+#endif
+#define CLR_ATOMIC_APPLY_(space)                                                                      \
+    static inline void VAR(clr_atomic_##space)(volatile __##space VT * p, VT v) {                     \
+        CLR_AF_((volatile __##space CLR_AT_*)p, v, memory_order_relaxed, CLR_SCOPE_##space);          \
+    }
+#define CLR_SCOPE_local memory_scope_work_group
+#define CLR_SCOPE_global memory_scope_device
+#endif
+CLR_ATOMIC_APPLY_(local)
+CLR_ATOMIC_APPLY_(global)
+#undef CLR_ATOMIC_APPLY_
+#undef CLR_ATOMIC_BODY_
+#undef CLR_A_
+#undef CLR_AT_
+#undef CLR_AF_
+#undef CLR_SCOPE_local
+#undef CLR_SCOPE_global
+#endif
+
+// ---- sub-group reduce ---------------------------------------------------------------------
+#if VGS == CLR_GS_SG
+static inline VT VAR(clr_sg_reduce)(VT v) {
+#if VOPID == CLR_OP_PLUS
+    return sub_group_reduce_add(v);
+#elif VOPID == CLR_OP_MIN
+    return sub_group_reduce_min(v);
+#elif VOPID == CLR_OP_MAX
+    return sub_group_reduce_max(v);
+#elif VOPID == CLR_OP_LAND
+    return (VT)sub_group_reduce_min((int)(v != (VT)0));
+#elif VOPID == CLR_OP_LOR
+    return (VT)sub_group_reduce_max((int)(v != (VT)0));
+#elif VOPID == CLR_OP_MUL
+    return sub_group_non_uniform_reduce_mul(v);
+#elif VOPID == CLR_OP_AND
+    return sub_group_non_uniform_reduce_and(v);
+#elif VOPID == CLR_OP_OR
+    return sub_group_non_uniform_reduce_or(v);
+#elif VOPID == CLR_OP_XOR
+    return sub_group_non_uniform_reduce_xor(v);
+#endif
+}
+#endif
+
+// ---- the work-group step: every work-item passes its value; every work-item gets the result.
+// Callers that use `lm` again put a barrier between the two uses.
+static inline VT VAR(clr_group)(VT v, __local VT* lm) {
+#if VGS == CLR_GS_TREE
+    // Sequential addressing: work-item l combines l and l + s, so active work-items are
+    // contiguous (no divergence inside a warp until s < warp size) and consecutive work-items
+    // touch consecutive banks (no bank conflicts). A work-group that is not a power of two first
+    // folds its top CLR_WG - CLR_WG_POW2 values into the bottom ones.
+    const uint lid = (uint)get_local_id(0);
+    VT acc = v;
+    lm[lid] = acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+#if CLR_WG != CLR_WG_POW2
+    if (lid < CLR_WG - CLR_WG_POW2) {
+        acc = VAR(clr_op)(acc, lm[lid + CLR_WG_POW2]);
+        lm[lid] = acc;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+#pragma unroll
+    for (uint s = CLR_WG_POW2 / 2; s > 0; s >>= 1) {
+        if (lid < s) {
+            acc = VAR(clr_op)(acc, lm[lid + s]);
+            lm[lid] = acc;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    return lm[0];
+#elif VGS == CLR_GS_WG
+#if VOPID == CLR_OP_PLUS
+    return work_group_reduce_add(v);
+#elif VOPID == CLR_OP_MIN
+    return work_group_reduce_min(v);
+#elif VOPID == CLR_OP_MAX
+    return work_group_reduce_max(v);
+#elif VOPID == CLR_OP_LAND
+    return (VT)work_group_all(v != (VT)0);
+#elif VOPID == CLR_OP_LOR
+    return (VT)work_group_any(v != (VT)0);
+#else
+#error "clreduce: no work-group collective for this op"
+#endif
+#elif VGS == CLR_GS_SG
+    // Each sub-group reduces in registers; sub-group leaders meet in local memory; the first
+    // sub-group reduces the leaders' values. Non-uniform last sub-groups are handled by the
+    // sub-group functions themselves.
+    VT s = VAR(clr_sg_reduce)(v);
+    const uint sg = (uint)get_sub_group_id();
+    const uint sl = (uint)get_sub_group_local_id();
+    if (sl == 0) lm[sg] = s;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (sg == 0) {
+        const uint nsg = (uint)get_num_sub_groups();
+        const uint sgs = (uint)get_sub_group_size();
+        VT t = VID;
+        for (uint j = sl; j < nsg; j += sgs) t = VAR(clr_op)(t, lm[j]);
+        t = VAR(clr_sg_reduce)(t);
+        if (sl == 0) lm[VLSLOTS - 1] = t;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return lm[VLSLOTS - 1];
+#elif VGS == CLR_GS_LATOMIC
+    if (get_local_id(0) == 0) *lm = VID;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    VAR(clr_atomic_local)(lm, v);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return *lm;
+#else
+#error "clreduce: unknown work-group step"
+#endif
+}
+
+// ---- the cross-group step -----------------------------------------------------------------
+// Called by every work-item with the work-group's value g.
+static inline void VAR(clr_cross)(VT g, __global VT* res, __global VT* part) {
+#if VXS == CLR_XS_ATOMIC
+    if (get_local_id(0) == 0) VAR(clr_atomic_global)(res, g);
+#else
+    if (get_local_id(0) == 0) part[get_group_id(0)] = g;
+#endif
+}
+
+// Reduces partials[0..count) with one work-group and writes the variable.
+static inline void VAR(clr_reduce_partials)(__global VT* res, __global VT* part, uint count, __local VT* lm, int coherent) {
+    const uint lid = (uint)get_local_id(0);
+    VT acc = VID;
+    if (coherent) {
+        // Written by other work-groups of this launch: read around non-coherent caches.
+        for (uint j = lid; j < count; j += CLR_WG) acc = VAR(clr_op)(acc, ((volatile __global VT*)part)[j]);
+    } else {
+        for (uint j = lid; j < count; j += CLR_WG) acc = VAR(clr_op)(acc, part[j]);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+#if CLR_SERIAL_FINISH && VGS == CLR_GS_TREE
+    // Workaround serial_last_group_tree (PoCL 3.1): one barrier, then work-item 0 combines.
+    lm[lid] = acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    VT g = lm[0];
+    if (lid == 0)
+        for (uint j = 1; j < CLR_WG; ++j) g = VAR(clr_op)(g, lm[j]);
+#else
+    VT g = VAR(clr_group)(acc, lm);
+#endif
+    if (lid == 0) {
+#if VINIT
+        res[0] = VAR(clr_op)(res[0], g);
+#else
+        res[0] = g;
+#endif
+    }
+}
+
+static inline void VAR(clr_last)(__global VT* res, __global VT* part, uint count, __local VT* lm) {
+#if VXS == CLR_XS_LAST
+    VAR(clr_reduce_partials)(res, part, count, lm, !CLR_C11);
+#endif
+}
+
+static inline void VAR(clr_pass)(__global VT* res, __global VT* part, uint count, __local VT* lm) {
+#if VXS == CLR_XS_PASS
+    VAR(clr_reduce_partials)(res, part, count, lm, 0);
+#endif
+}

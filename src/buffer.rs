@@ -1,0 +1,173 @@
+//! Typed device buffers.
+
+use crate::error::{Error, Result};
+use crate::launch::{self, Mem};
+use crate::queue::QueueInner;
+use crate::types::{ElemType, Element};
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+/// A device buffer of `len` elements of `T`, created by a [`crate::Queue`]. Reads and writes go
+/// through that queue, in order after everything enqueued before them. `Send + Sync`; cheap to
+/// clone (clones share the device memory).
+pub struct Buffer<T: Element> {
+    pub(crate) mem: Arc<Mem>,
+    len: usize,
+    pub(crate) queue: Arc<QueueInner>,
+    _t: PhantomData<T>,
+}
+
+impl<T: Element> Clone for Buffer<T> {
+    fn clone(&self) -> Self {
+        Buffer {
+            mem: self.mem.clone(),
+            len: self.len,
+            queue: self.queue.clone(),
+            _t: PhantomData,
+        }
+    }
+}
+
+impl<T: Element> std::fmt::Debug for Buffer<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Buffer<{}>[{}] on {}",
+            T::TYPE,
+            self.len,
+            self.queue.device.label()
+        )
+    }
+}
+
+pub(crate) fn as_bytes<T: Element>(data: &[T]) -> &[u8] {
+    // SAFETY: Element is sealed and implemented only for plain integer/float types (and the
+    // transparent Half), which have no padding and no invalid bit patterns.
+    unsafe { std::slice::from_raw_parts(data.as_ptr() as *const u8, std::mem::size_of_val(data)) }
+}
+
+pub(crate) fn as_bytes_mut<T: Element>(data: &mut [T]) -> &mut [u8] {
+    // SAFETY: as above; every bit pattern is a valid value of these types.
+    unsafe {
+        std::slice::from_raw_parts_mut(data.as_mut_ptr() as *mut u8, std::mem::size_of_val(data))
+    }
+}
+
+impl<T: Element> Buffer<T> {
+    pub(crate) fn create(queue: &Arc<QueueInner>, data: Option<&[T]>, len: usize) -> Result<Self> {
+        if let Err(missing) = queue.caps.supports_type(T::TYPE) {
+            return Err(Error::Unsupported {
+                what: format!("a buffer of {}", T::TYPE),
+                missing: format!("the device lacks {missing}"),
+                device: queue.device.label(),
+            });
+        }
+        let bytes = len * std::mem::size_of::<T>();
+        let mem = launch::create_mem(
+            &queue.context,
+            bytes,
+            data.map(as_bytes),
+            &queue.device.label(),
+        )?;
+        Ok(Buffer {
+            mem: Arc::new(mem),
+            len,
+            queue: queue.clone(),
+            _t: PhantomData,
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    pub fn elem_type(&self) -> ElemType {
+        T::TYPE
+    }
+
+    /// Reads the whole buffer back to the host (waits for earlier commands on its queue).
+    pub fn to_vec(&self) -> Result<Vec<T>> {
+        let mut v = vec![T::default(); self.len];
+        self.read_into(0, &mut v)?;
+        Ok(v)
+    }
+
+    /// Reads `out.len()` elements starting at element `offset`.
+    pub fn read_into(&self, offset: usize, out: &mut [T]) -> Result<()> {
+        if offset + out.len() > self.len {
+            return Err(Error::LengthMismatch {
+                buffer: self.len,
+                host: offset + out.len(),
+            });
+        }
+        launch::read_bytes(
+            &self.queue.queue,
+            &self.mem,
+            offset * std::mem::size_of::<T>(),
+            as_bytes_mut(out),
+        )
+    }
+
+    /// Reads one element.
+    pub fn get(&self, index: usize) -> Result<T> {
+        let mut v = [T::default()];
+        self.read_into(index, &mut v)?;
+        Ok(v[0])
+    }
+
+    /// Writes `data` starting at element `offset`.
+    pub fn write(&self, offset: usize, data: &[T]) -> Result<()> {
+        if offset + data.len() > self.len {
+            return Err(Error::LengthMismatch {
+                buffer: self.len,
+                host: offset + data.len(),
+            });
+        }
+        launch::write_bytes(
+            &self.queue.queue,
+            &self.mem,
+            offset * std::mem::size_of::<T>(),
+            as_bytes(data),
+        )
+    }
+
+    /// The device this buffer lives on.
+    pub fn device_label(&self) -> String {
+        self.queue.device.label()
+    }
+}
+
+/// What a reduction or kernel argument needs to know about a buffer, whatever its type.
+pub trait AnyBuffer: Send + Sync {
+    fn elem_type(&self) -> ElemType;
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    #[doc(hidden)]
+    fn mem(&self) -> Arc<Mem>;
+    #[doc(hidden)]
+    fn device_index(&self) -> usize;
+    #[doc(hidden)]
+    fn device_label(&self) -> String;
+}
+
+impl<T: Element> AnyBuffer for Buffer<T> {
+    fn elem_type(&self) -> ElemType {
+        T::TYPE
+    }
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn mem(&self) -> Arc<Mem> {
+        self.mem.clone()
+    }
+    fn device_index(&self) -> usize {
+        self.queue.device.index()
+    }
+    fn device_label(&self) -> String {
+        self.queue.device.label()
+    }
+}

@@ -1,0 +1,279 @@
+//! Turns a [`Plan`] and a user body into OpenCL C source plus `-D` build options. The kernels
+//! themselves live in `kernels/*.cl`; this module only writes the defines, the per-variable
+//! inclusion and the user body wrapper.
+
+use crate::caps::DeviceCaps;
+use crate::plan::{CrossAlgo, FormRequest, GroupAlgo, IndexOrder, Plan};
+use crate::types::ElemType;
+
+pub(crate) const COMMON_CL: &str = include_str!("../kernels/common.cl");
+pub(crate) const VAR_CL: &str = include_str!("../kernels/var.cl");
+pub(crate) const REDUCE_CL: &str = include_str!("../kernels/reduce.cl");
+
+/// A user kernel parameter as the generated signature declares it.
+#[derive(Debug, Clone)]
+pub(crate) enum ParamKind {
+    /// `__global const T* restrict name` (read-only) or `__global T* name`.
+    Buffer { ty: ElemType, writable: bool },
+    /// A scalar passed by value.
+    Scalar { ty: ElemType },
+}
+
+/// Generated source and options, plus where the user body starts (for mapping build logs).
+pub(crate) struct Generated {
+    pub source: String,
+    pub options: String,
+    pub body_first_line: usize,
+    pub body_lines: usize,
+}
+
+fn kind(ty: ElemType) -> &'static str {
+    match ty {
+        ElemType::I32 | ElemType::U32 => "CLR_KIND_INT32",
+        ElemType::I64 | ElemType::U64 => "CLR_KIND_INT64",
+        ElemType::F32 | ElemType::F16 => "CLR_KIND_F32",
+        ElemType::F64 => "CLR_KIND_F64",
+    }
+}
+
+/// The `-D` options of a plan.
+pub(crate) fn options(plan: &Plan, caps: &DeviceCaps) -> String {
+    let mut o = vec![caps.cl_std().option().to_string()];
+    let mut d = |k: &str, v: String| o.push(format!("-D {k}={v}"));
+    d("CLR_WG", plan.local.to_string());
+    d("CLR_WG_POW2", pow2_floor(plan.local).to_string());
+    d(
+        "CLR_IDX",
+        if plan.wide_index { "ulong" } else { "uint" }.into(),
+    );
+    d(
+        "CLR_FORM",
+        if matches!(plan.form, FormRequest::NdRange { .. }) {
+            "CLR_FORM_ND"
+        } else {
+            "CLR_FORM_RANGE"
+        }
+        .into(),
+    );
+    d(
+        "CLR_ORDER",
+        if plan.order == IndexOrder::Blocked {
+            "CLR_ORDER_BLOCKED"
+        } else {
+            "CLR_ORDER_GRID"
+        }
+        .into(),
+    );
+    d("CLR_UNROLL", plan.unroll.to_string());
+    d("CLR_C11", (plan.c11_atomics as u8).to_string());
+    d(
+        "CLR_HAS_LAST",
+        (plan.uses(CrossAlgo::LastGroup) as u8).to_string(),
+    );
+    d(
+        "CLR_SERIAL_FINISH",
+        (caps.workarounds.serial_last_group_tree as u8).to_string(),
+    );
+    for (k, v) in plan.vars.iter().enumerate() {
+        d(&format!("R{k}_T"), v.ty.cl_name().into());
+        d(&format!("R{k}_KIND"), kind(v.ty).into());
+        d(&format!("R{k}_OPID"), v.op.cl_id().into());
+        d(&format!("R{k}_ID"), v.identity.cl_literal());
+        d(&format!("R{k}_GS"), v.group.cl_id().into());
+        d(&format!("R{k}_XS"), v.cross.cl_id().into());
+        d(
+            &format!("R{k}_INIT"),
+            (!v.init_to_identity as u8).to_string(),
+        );
+        d(&format!("R{k}_LSLOTS"), v.local_slots.to_string());
+    }
+    o.join(" ")
+}
+
+fn pow2_floor(x: usize) -> usize {
+    1 << (usize::BITS - 1 - x.max(1).leading_zeros())
+}
+
+/// Generates the full program for a plan, reducer names and user body.
+pub(crate) fn generate(
+    plan: &Plan,
+    caps: &DeviceCaps,
+    names: &[String],
+    body: &str,
+    params: &[(String, ParamKind)],
+) -> Generated {
+    let mut s = String::new();
+    // Extensions the program needs.
+    let any_ty = |t: ElemType| {
+        plan.vars.iter().any(|v| v.ty == t) || params.iter().any(|(_, p)| matches!(p, ParamKind::Buffer { ty, .. } | ParamKind::Scalar { ty } if *ty == t))
+    };
+    if any_ty(ElemType::F64) && caps.has_extension("cl_khr_fp64") {
+        s.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
+    }
+    if any_ty(ElemType::F16) && caps.has_extension("cl_khr_fp16") {
+        s.push_str("#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n");
+    }
+    let int64_atomics = plan.vars.iter().any(|v| {
+        v.ty.is_64bit()
+            && !v.ty.is_float()
+            && (v.group == GroupAlgo::LocalAtomic || v.cross == CrossAlgo::Atomic)
+    });
+    if int64_atomics {
+        s.push_str("#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n");
+        s.push_str("#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable\n");
+    }
+    if plan.vars.iter().any(|v| v.group == GroupAlgo::SgReduce) {
+        if caps.has_extension("cl_khr_subgroups") {
+            s.push_str("#pragma OPENCL EXTENSION cl_khr_subgroups : enable\n");
+        }
+        if caps.has_extension("cl_khr_subgroup_non_uniform_arithmetic") {
+            s.push_str(
+                "#pragma OPENCL EXTENSION cl_khr_subgroup_non_uniform_arithmetic : enable\n",
+            );
+        }
+    }
+    s.push_str(COMMON_CL);
+    for k in 0..plan.vars.len() {
+        s.push_str(&format!("#define CLR_V {k}\n"));
+        s.push_str(VAR_CL);
+        s.push_str("#undef CLR_V\n");
+    }
+    // Generated glue.
+    let restrict = if caps.workarounds.no_restrict {
+        ""
+    } else {
+        "restrict "
+    };
+    let idx = if plan.wide_index { "ulong" } else { "uint" };
+    let user_params: String = params
+        .iter()
+        .map(|(name, p)| match p {
+            ParamKind::Buffer {
+                ty,
+                writable: false,
+            } => format!(", __global const {}* {restrict}{name}", ty.cl_name()),
+            ParamKind::Buffer { ty, writable: true } => {
+                format!(", __global {}* {name}", ty.cl_name())
+            }
+            ParamKind::Scalar { ty } => format!(", const {} {name}", ty.cl_name()),
+        })
+        .collect();
+    let user_args: String = params.iter().map(|(name, _)| format!(", {name}")).collect();
+    let fors: String = (0..plan.vars.len()).map(|k| format!(" X({k})")).collect();
+    s.push_str(&format!("#define CLR_FOR_VARS(X){fors}\n"));
+    let var_params: String = plan
+        .vars
+        .iter()
+        .enumerate()
+        .map(|(k, v)| {
+            format!(
+                "__global {t}* clr_res_{k}, __global {t}* clr_part_{k}, ",
+                t = v.ty.cl_name()
+            )
+        })
+        .collect();
+    s.push_str(&format!("#define CLR_VAR_PARAMS {var_params}\n"));
+    s.push_str(&format!("#define CLR_USER_PARAMS {user_params}\n"));
+    let accs: String = (0..plan.vars.len())
+        .map(|k| format!(", &acc_{k}[u]"))
+        .collect();
+    s.push_str(&format!(
+        "#define CLR_CALL(i, u) clr_body((i), clr_n{accs}{user_args})\n"
+    ));
+    // The user body, with each reducer visible under its name.
+    let reducer_params: String = plan
+        .vars
+        .iter()
+        .enumerate()
+        .map(|(k, v)| format!(", {}* clr_r{k}", v.ty.cl_name()))
+        .collect();
+    s.push_str(&format!(
+        "static inline void clr_body(const {idx} i, const {idx} n{reducer_params}{user_params}) {{\n"
+    ));
+    for (k, name) in names.iter().enumerate() {
+        s.push_str(&format!("#define {name} (*clr_r{k})\n"));
+        s.push_str(&format!(
+            "#define {name}_combine(v) ((*clr_r{k}) = clr_op_{k}((*clr_r{k}), (v)))\n"
+        ));
+    }
+    s.push_str("{\n");
+    let body_first_line = s.lines().count() + 1;
+    s.push_str(body);
+    if !body.ends_with('\n') {
+        s.push('\n');
+    }
+    s.push_str("}\n");
+    for name in names {
+        s.push_str(&format!("#undef {name}\n#undef {name}_combine\n"));
+    }
+    s.push_str("}\n");
+    s.push_str(REDUCE_CL);
+    Generated {
+        source: s,
+        options: options(plan, caps),
+        body_first_line,
+        body_lines: body.lines().count().max(1),
+    }
+}
+
+/// Rewrites `file:LINE:COL` locations inside the body to `body:LINE:COL`, so a build log points
+/// at the user's own lines. Returns the mapped log and whether any location fell in the body.
+pub(crate) fn map_log(log: &str, first: usize, lines: usize) -> (String, bool) {
+    let mut hit = false;
+    let mapped = log
+        .lines()
+        .map(|l| {
+            // Find the first ":<digits>:" and map it when inside the body.
+            let bytes = l.as_bytes();
+            let mut i = 0;
+            while i < bytes.len() {
+                if bytes[i] == b':' {
+                    let start = i + 1;
+                    let mut j = start;
+                    while j < bytes.len() && bytes[j].is_ascii_digit() {
+                        j += 1;
+                    }
+                    if j > start && j < bytes.len() && bytes[j] == b':' {
+                        if let Ok(n) = l[start..j].parse::<usize>() {
+                            if n >= first && n < first + lines {
+                                hit = true;
+                                let prefix_end = l[..i]
+                                    .rfind(|c: char| c.is_whitespace())
+                                    .map(|p| p + 1)
+                                    .unwrap_or(0);
+                                return format!(
+                                    "{}body:{}{}",
+                                    &l[..prefix_end],
+                                    n - first + 1,
+                                    &l[j..]
+                                );
+                            }
+                        }
+                        break;
+                    }
+                }
+                i += 1;
+            }
+            l.to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    (mapped, hit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn log_lines_map_to_the_body() {
+        let (m, hit) = map_log(
+            "<source>:120:5: error: use of undeclared identifier 'y'\nother",
+            118,
+            3,
+        );
+        assert!(hit);
+        assert!(m.starts_with("body:3:5: error"), "{m}");
+        let (_, hit) = map_log("<source>:10:5: error: x", 118, 3);
+        assert!(!hit);
+    }
+}

@@ -1,0 +1,118 @@
+//! Buffers whose element type is known at run time (the CLI, tests and benches pick types from
+//! strings and lists).
+
+use crate::buffer::{AnyBuffer, Buffer};
+use crate::error::Result;
+use crate::launch::Mem;
+use crate::queue::Queue;
+use crate::reference::HostVec;
+use crate::types::{ElemType, Value};
+use std::sync::Arc;
+
+/// A [`Buffer`] of any reducible type.
+#[derive(Clone, Debug)]
+pub enum DynBuffer {
+    I32(Buffer<i32>),
+    U32(Buffer<u32>),
+    I64(Buffer<i64>),
+    U64(Buffer<u64>),
+    F32(Buffer<f32>),
+    F64(Buffer<f64>),
+}
+
+macro_rules! each {
+    ($self:ident, $b:ident => $e:expr) => {
+        match $self {
+            DynBuffer::I32($b) => $e,
+            DynBuffer::U32($b) => $e,
+            DynBuffer::I64($b) => $e,
+            DynBuffer::U64($b) => $e,
+            DynBuffer::F32($b) => $e,
+            DynBuffer::F64($b) => $e,
+        }
+    };
+}
+
+impl DynBuffer {
+    /// Uploads a host vector.
+    pub fn upload(q: &Queue, v: &HostVec) -> Result<DynBuffer> {
+        Ok(match v {
+            HostVec::I32(d) => DynBuffer::I32(q.buffer_from(d)?),
+            HostVec::U32(d) => DynBuffer::U32(q.buffer_from(d)?),
+            HostVec::I64(d) => DynBuffer::I64(q.buffer_from(d)?),
+            HostVec::U64(d) => DynBuffer::U64(q.buffer_from(d)?),
+            HostVec::F32(d) => DynBuffer::F32(q.buffer_from(d)?),
+            HostVec::F64(d) => DynBuffer::F64(q.buffer_from(d)?),
+        })
+    }
+
+    /// A one-element buffer holding `v`.
+    pub fn scalar(q: &Queue, v: Value) -> Result<DynBuffer> {
+        Ok(match v {
+            Value::I32(x) => DynBuffer::I32(q.buffer_from(&[x])?),
+            Value::U32(x) => DynBuffer::U32(q.buffer_from(&[x])?),
+            Value::I64(x) => DynBuffer::I64(q.buffer_from(&[x])?),
+            Value::U64(x) => DynBuffer::U64(q.buffer_from(&[x])?),
+            Value::F32(x) => DynBuffer::F32(q.buffer_from(&[x])?),
+            Value::F64(x) => DynBuffer::F64(q.buffer_from(&[x])?),
+        })
+    }
+
+    /// Element `i` as a typed value.
+    pub fn value(&self, i: usize) -> Result<Value> {
+        Ok(match self {
+            DynBuffer::I32(b) => Value::I32(b.get(i)?),
+            DynBuffer::U32(b) => Value::U32(b.get(i)?),
+            DynBuffer::I64(b) => Value::I64(b.get(i)?),
+            DynBuffer::U64(b) => Value::U64(b.get(i)?),
+            DynBuffer::F32(b) => Value::F32(b.get(i)?),
+            DynBuffer::F64(b) => Value::F64(b.get(i)?),
+        })
+    }
+
+    /// Overwrites element `i`.
+    pub fn set(&self, i: usize, v: Value) -> Result<()> {
+        match (self, v) {
+            (DynBuffer::I32(b), Value::I32(x)) => b.write(i, &[x]),
+            (DynBuffer::U32(b), Value::U32(x)) => b.write(i, &[x]),
+            (DynBuffer::I64(b), Value::I64(x)) => b.write(i, &[x]),
+            (DynBuffer::U64(b), Value::U64(x)) => b.write(i, &[x]),
+            (DynBuffer::F32(b), Value::F32(x)) => b.write(i, &[x]),
+            (DynBuffer::F64(b), Value::F64(x)) => b.write(i, &[x]),
+            (b, v) => Err(crate::Error::TypeMismatch {
+                name: "value".into(),
+                expected: b.elem_type(),
+                found: v.ty(),
+            }),
+        }
+    }
+}
+
+impl AnyBuffer for DynBuffer {
+    fn elem_type(&self) -> ElemType {
+        each!(self, b => b.elem_type())
+    }
+    fn len(&self) -> usize {
+        each!(self, b => b.len())
+    }
+    fn mem(&self) -> Arc<Mem> {
+        each!(self, b => AnyBuffer::mem(b))
+    }
+    fn device_index(&self) -> usize {
+        each!(self, b => AnyBuffer::device_index(b))
+    }
+    fn device_label(&self) -> String {
+        each!(self, b => AnyBuffer::device_label(b))
+    }
+}
+
+/// The value as an exact integer, when it is one.
+pub fn value_as_int(v: Value) -> Option<i128> {
+    match v {
+        Value::I32(x) => Some(x as i128),
+        Value::U32(x) => Some(x as i128),
+        Value::I64(x) => Some(x as i128),
+        Value::U64(x) => Some(x as i128),
+        _ => None,
+    }
+}

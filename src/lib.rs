@@ -1,0 +1,53 @@
+//! # clreduce
+//!
+//! SYCL 2020-style reductions on any OpenCL device, with the algorithm picked from what the
+//! device can actually do.
+//!
+//! ```no_run
+//! use clreduce::{reduction, Kernel, Queue, Range, Op};
+//! # fn main() -> clreduce::Result<()> {
+//! let queue = Queue::default()?;
+//! let data: Vec<f32> = (0..1_000_000).map(|i| (i % 7) as f32).collect();
+//! let x = queue.buffer_from(&data)?;
+//! let sum = queue.buffer_from(&[0.0f32])?;
+//! let ev = queue.parallel_for_reduce(
+//!     Range::new(data.len() as u64),
+//!     reduction(&sum, Op::Plus),
+//!     Kernel::new("sum += x[i];").arg("x", &x),
+//! )?;
+//! println!("{}", ev.plan().unwrap());
+//! println!("sum = {}", sum.get(0)?);
+//! # Ok(()) }
+//! ```
+//!
+//! The layers: [`caps`] (capabilities as plain data), [`plan`] (a pure function from
+//! capabilities and a request to a [`Plan`]), `codegen` (kernels in `kernels/*.cl`
+//! specialized by `-D` defines), `launch` (the only `unsafe`), and [`Queue`] tying them together.
+
+pub mod buffer;
+pub mod caps;
+mod codegen;
+pub mod device;
+pub mod dynbuf;
+pub mod error;
+mod launch;
+pub mod ops;
+pub mod plan;
+pub mod program;
+mod queue;
+mod reduce;
+pub mod reference;
+pub mod types;
+
+pub use buffer::{AnyBuffer, Buffer};
+pub use caps::{DeviceCaps, Mask};
+pub use device::{devices, Device};
+pub use dynbuf::DynBuffer;
+pub use error::{Error, Result};
+pub use ops::Op;
+pub use plan::{CrossAlgo, Determinism, GroupAlgo, Plan, Strategy};
+pub use queue::Queue;
+pub use reduce::{
+    reduction, Form, Kernel, NdRange, Options, Range, ReduceEvent, Reduction, Reductions,
+};
+pub use types::{ElemType, Element, Half, Value};

@@ -1,0 +1,260 @@
+//! Reduction operations: SYCL 2020's built-in function objects, their known identities per type
+//! (SYCL 2020 §4.9.2, `known_identity`), which reducer shorthands they allow, and how they map to
+//! OpenCL C atomics and group functions.
+
+use crate::types::{ElemType, Value};
+use std::fmt;
+
+/// A built-in binary operation (SYCL 2020 `sycl::plus`, `sycl::minimum`, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Op {
+    Plus,
+    Multiplies,
+    Minimum,
+    Maximum,
+    BitAnd,
+    BitOr,
+    BitXor,
+    LogicalAnd,
+    LogicalOr,
+}
+
+pub use Op::*;
+
+impl Op {
+    pub const ALL: [Op; 9] = [
+        Plus, Multiplies, Minimum, Maximum, BitAnd, BitOr, BitXor, LogicalAnd, LogicalOr,
+    ];
+
+    /// Name used on the command line, in plans and in test names.
+    pub fn name(self) -> &'static str {
+        match self {
+            Plus => "sum",
+            Multiplies => "prod",
+            Minimum => "min",
+            Maximum => "max",
+            BitAnd => "and",
+            BitOr => "or",
+            BitXor => "xor",
+            LogicalAnd => "land",
+            LogicalOr => "lor",
+        }
+    }
+
+    /// Parses a command-line name (`sum`, `plus`, `min`, `minimum`, ...).
+    pub fn parse(s: &str) -> crate::Result<Op> {
+        let alias = match s {
+            "plus" | "add" => "sum",
+            "multiplies" | "mul" => "prod",
+            "minimum" => "min",
+            "maximum" => "max",
+            "bit_and" => "and",
+            "bit_or" => "or",
+            "bit_xor" => "xor",
+            "logical_and" => "land",
+            "logical_or" => "lor",
+            other => other,
+        };
+        Op::ALL
+            .into_iter()
+            .find(|o| o.name() == alias)
+            .ok_or_else(|| crate::Error::UnknownName {
+                kind: "op",
+                name: s.to_string(),
+                known: Op::ALL.iter().map(|o| o.name()).collect(),
+            })
+    }
+
+    /// The id the kernels switch on (`CLR_OP_*` in kernels/common.cl).
+    pub fn cl_id(self) -> &'static str {
+        match self {
+            Plus => "CLR_OP_PLUS",
+            Multiplies => "CLR_OP_MUL",
+            Minimum => "CLR_OP_MIN",
+            Maximum => "CLR_OP_MAX",
+            BitAnd => "CLR_OP_AND",
+            BitOr => "CLR_OP_OR",
+            BitXor => "CLR_OP_XOR",
+            LogicalAnd => "CLR_OP_LAND",
+            LogicalOr => "CLR_OP_LOR",
+        }
+    }
+
+    /// Whether SYCL defines the op for this type (bitwise ops are integer-only).
+    pub fn valid_for(self, ty: ElemType) -> bool {
+        !(matches!(self, BitAnd | BitOr | BitXor) && ty.is_float()) && ty != ElemType::F16
+    }
+
+    /// SYCL 2020's known identity for (op, type), or `None` when the op has none for the type.
+    pub fn identity(self, ty: ElemType) -> Option<Value> {
+        use ElemType::*;
+        let v = match (self, ty) {
+            (_, F16) => return None,
+            (BitAnd | BitOr | BitXor, F32 | F64) => return None,
+            (Plus | BitOr | BitXor | LogicalOr, t) => zero(t),
+            (Multiplies | LogicalAnd, t) => one(t),
+            (BitAnd, I32) => Value::I32(-1),
+            (BitAnd, U32) => Value::U32(u32::MAX),
+            (BitAnd, I64) => Value::I64(-1),
+            (BitAnd, U64) => Value::U64(u64::MAX),
+            (Minimum, I32) => Value::I32(i32::MAX),
+            (Minimum, U32) => Value::U32(u32::MAX),
+            (Minimum, I64) => Value::I64(i64::MAX),
+            (Minimum, U64) => Value::U64(u64::MAX),
+            (Minimum, F32) => Value::F32(f32::INFINITY),
+            (Minimum, F64) => Value::F64(f64::INFINITY),
+            (Maximum, I32) => Value::I32(i32::MIN),
+            (Maximum, U32) => Value::U32(0),
+            (Maximum, I64) => Value::I64(i64::MIN),
+            (Maximum, U64) => Value::U64(0),
+            (Maximum, F32) => Value::F32(f32::NEG_INFINITY),
+            (Maximum, F64) => Value::F64(f64::NEG_INFINITY),
+        };
+        Some(v)
+    }
+
+    /// The compound-assignment shorthands SYCL's reducer allows for this op (`++` counts for plus).
+    pub fn shorthands(self) -> &'static [&'static str] {
+        match self {
+            Plus => &["+=", "++"],
+            Multiplies => &["*="],
+            BitAnd => &["&="],
+            BitOr => &["|="],
+            BitXor => &["^="],
+            _ => &[],
+        }
+    }
+
+    /// Whether floating-point results of this op depend on the order of combination.
+    pub fn order_sensitive(self, ty: ElemType) -> bool {
+        ty.is_float() && matches!(self, Plus | Multiplies)
+    }
+
+    /// Host-side combine, in float64 for floats (the reference uses this).
+    pub fn combine_f64(self, a: f64, b: f64) -> f64 {
+        match self {
+            Plus => a + b,
+            Multiplies => a * b,
+            Minimum => {
+                if b < a {
+                    b
+                } else {
+                    a
+                }
+            }
+            Maximum => {
+                if a < b {
+                    b
+                } else {
+                    a
+                }
+            }
+            LogicalAnd => ((a != 0.0) && (b != 0.0)) as i32 as f64,
+            LogicalOr => ((a != 0.0) || (b != 0.0)) as i32 as f64,
+            BitAnd | BitOr | BitXor => unreachable!("bitwise ops are integer-only"),
+        }
+    }
+
+    /// Host-side exact integer combine with wrapping, in the type's own width.
+    pub fn combine_int(self, ty: ElemType, a: i128, b: i128) -> i128 {
+        let r = match self {
+            Plus => a.wrapping_add(b),
+            Multiplies => a.wrapping_mul(b),
+            Minimum => a.min(b),
+            Maximum => a.max(b),
+            BitAnd => a & b,
+            BitOr => a | b,
+            BitXor => a ^ b,
+            LogicalAnd => ((a != 0) && (b != 0)) as i128,
+            LogicalOr => ((a != 0) || (b != 0)) as i128,
+        };
+        wrap_to(ty, r)
+    }
+}
+
+/// Wraps an integer to the range of `ty` as two's complement arithmetic would.
+pub fn wrap_to(ty: ElemType, v: i128) -> i128 {
+    match ty {
+        ElemType::I32 => v as i32 as i128,
+        ElemType::U32 => v as u32 as i128,
+        ElemType::I64 => v as i64 as i128,
+        ElemType::U64 => v as u64 as i128,
+        _ => v,
+    }
+}
+
+fn zero(t: ElemType) -> Value {
+    match t {
+        ElemType::I32 => Value::I32(0),
+        ElemType::U32 => Value::U32(0),
+        ElemType::I64 => Value::I64(0),
+        ElemType::U64 => Value::U64(0),
+        ElemType::F32 => Value::F32(0.0),
+        _ => Value::F64(0.0),
+    }
+}
+fn one(t: ElemType) -> Value {
+    match t {
+        ElemType::I32 => Value::I32(1),
+        ElemType::U32 => Value::U32(1),
+        ElemType::I64 => Value::I64(1),
+        ElemType::U64 => Value::U64(1),
+        ElemType::F32 => Value::F32(1.0),
+        _ => Value::F64(1.0),
+    }
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn identities_are_neutral() {
+        for op in Op::ALL {
+            for ty in ElemType::REDUCIBLE {
+                let Some(id) = op.identity(ty) else {
+                    assert!(!op.valid_for(ty), "{op} {ty} lacks an identity");
+                    continue;
+                };
+                if ty.is_float() {
+                    for x in [-3.5, 0.0, 7.25] {
+                        let x = if matches!(op, LogicalAnd | LogicalOr) {
+                            (x != 0.0) as i32 as f64
+                        } else {
+                            x
+                        };
+                        assert_eq!(op.combine_f64(id.to_f64(), x), x, "{op} {ty}");
+                    }
+                } else {
+                    let idv: i128 = match id {
+                        Value::I32(v) => v as i128,
+                        Value::U32(v) => v as i128,
+                        Value::I64(v) => v as i128,
+                        Value::U64(v) => v as i128,
+                        _ => unreachable!(),
+                    };
+                    for x in [0i128, 1, 5, 77] {
+                        let x = if matches!(op, LogicalAnd | LogicalOr) {
+                            (x != 0) as i128
+                        } else {
+                            x
+                        };
+                        assert_eq!(op.combine_int(ty, idv, x), x, "{op} {ty}");
+                    }
+                }
+            }
+        }
+    }
+    #[test]
+    fn parse_names_and_aliases() {
+        assert_eq!(Op::parse("sum").unwrap(), Plus);
+        assert_eq!(Op::parse("minimum").unwrap(), Minimum);
+        assert!(Op::parse("nope").is_err());
+    }
+}

@@ -1,0 +1,993 @@
+//! Planning: a pure function from (device capabilities, request) to a [`Plan`]. No device is
+//! touched here, so every choice is unit-tested with capability fixtures.
+//!
+//! The choices follow seed 003 (DPC++'s reduction notes) and improve on it:
+//! - work-group step per variable (TODO #3): work-group collectives where the device has them
+//!   for the op and type, else sub-group reduce, else local atomics where fast local atomics
+//!   exist (seed variant B, TODO #2) and the result stays deterministic, else the local tree;
+//! - cross-group step per variable: global atomics where fast and deterministic (integers,
+//!   and float min/max), else last-work-group detection (one launch), else one extra pass
+//!   (TODO #1: a single pass, never a chain);
+//! - range form: the number and size of work-groups from the device, many indices per
+//!   work-item, grid-stride on GPUs and one contiguous chunk per work-group on CPUs (TODO #4).
+
+use crate::caps::{ClStd, DeviceCaps, DeviceKind, Space};
+use crate::error::{Error, Result};
+use crate::ops::Op;
+use crate::types::{ElemType, Value};
+use serde::Serialize;
+use std::fmt;
+
+/// The work-group step: how the values of one work-group's work-items are combined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GroupAlgo {
+    /// Local-memory tree with sequential addressing.
+    Tree,
+    /// `work_group_reduce_*` (work-group collective functions).
+    WgReduce,
+    /// `sub_group_reduce_*` plus local memory across sub-groups.
+    SgReduce,
+    /// Local atomics into one local scalar.
+    LocalAtomic,
+}
+
+/// The cross-group step: how the work-groups' values reach the result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CrossAlgo {
+    /// Global atomic combine into the result.
+    Atomic,
+    /// Partials plus last-work-group detection: one launch.
+    LastGroup,
+    /// Partials plus one extra pass by a single work-group.
+    ExtraPass,
+}
+
+impl GroupAlgo {
+    pub const ALL: [GroupAlgo; 4] = [
+        GroupAlgo::Tree,
+        GroupAlgo::WgReduce,
+        GroupAlgo::SgReduce,
+        GroupAlgo::LocalAtomic,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            GroupAlgo::Tree => "tree",
+            GroupAlgo::WgReduce => "wg-reduce",
+            GroupAlgo::SgReduce => "sg-reduce",
+            GroupAlgo::LocalAtomic => "local-atomic",
+        }
+    }
+    pub(crate) fn cl_id(self) -> &'static str {
+        match self {
+            GroupAlgo::Tree => "CLR_GS_TREE",
+            GroupAlgo::WgReduce => "CLR_GS_WG",
+            GroupAlgo::SgReduce => "CLR_GS_SG",
+            GroupAlgo::LocalAtomic => "CLR_GS_LATOMIC",
+        }
+    }
+}
+
+impl CrossAlgo {
+    pub const ALL: [CrossAlgo; 3] = [
+        CrossAlgo::Atomic,
+        CrossAlgo::LastGroup,
+        CrossAlgo::ExtraPass,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            CrossAlgo::Atomic => "atomic",
+            CrossAlgo::LastGroup => "last-group",
+            CrossAlgo::ExtraPass => "extra-pass",
+        }
+    }
+    pub(crate) fn cl_id(self) -> &'static str {
+        match self {
+            CrossAlgo::Atomic => "CLR_XS_ATOMIC",
+            CrossAlgo::LastGroup => "CLR_XS_LAST",
+            CrossAlgo::ExtraPass => "CLR_XS_PASS",
+        }
+    }
+}
+
+impl fmt::Display for GroupAlgo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+impl fmt::Display for CrossAlgo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A forced strategy; `None` parts are chosen automatically.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct Strategy {
+    pub group: Option<GroupAlgo>,
+    pub cross: Option<CrossAlgo>,
+}
+
+impl Strategy {
+    pub const AUTO: Strategy = Strategy {
+        group: None,
+        cross: None,
+    };
+
+    pub fn new(group: GroupAlgo, cross: CrossAlgo) -> Strategy {
+        Strategy {
+            group: Some(group),
+            cross: Some(cross),
+        }
+    }
+
+    /// Parses `auto`, `GROUP+CROSS`, `GROUP` or `+CROSS` (e.g. `tree+last-group`, `sg-reduce`,
+    /// `+atomic`; `last` and `pass` abbreviate the cross steps).
+    pub fn parse(s: &str) -> Result<Strategy> {
+        let s = s.trim();
+        let err = || Error::UnknownStrategy {
+            name: s.to_string(),
+            groups: GroupAlgo::ALL.iter().map(|g| g.name()).collect(),
+            crosses: CrossAlgo::ALL.iter().map(|c| c.name()).collect(),
+        };
+        if s.is_empty() || s == "auto" {
+            return Ok(Strategy::AUTO);
+        }
+        let (g, c) = match s.split_once('+') {
+            Some((g, c)) => (g.trim(), c.trim()),
+            None => (s, ""),
+        };
+        let group = match g {
+            "" | "auto" => None,
+            g => Some(
+                GroupAlgo::ALL
+                    .into_iter()
+                    .find(|x| x.name() == g)
+                    .ok_or_else(err)?,
+            ),
+        };
+        let cross = match c {
+            "" | "auto" => None,
+            "last" => Some(CrossAlgo::LastGroup),
+            "pass" => Some(CrossAlgo::ExtraPass),
+            c => Some(
+                CrossAlgo::ALL
+                    .into_iter()
+                    .find(|x| x.name() == c)
+                    .ok_or_else(err)?,
+            ),
+        };
+        Ok(Strategy { group, cross })
+    }
+
+    /// `CLREDUCE_STRATEGY`, or auto.
+    pub fn from_env() -> Result<Strategy> {
+        match std::env::var("CLREDUCE_STRATEGY") {
+            Ok(s) => Strategy::parse(&s),
+            Err(_) => Ok(Strategy::AUTO),
+        }
+    }
+
+    /// Every forced combination, for test matrices and benches.
+    pub fn all_forced() -> Vec<Strategy> {
+        GroupAlgo::ALL
+            .iter()
+            .flat_map(|&g| CrossAlgo::ALL.iter().map(move |&c| Strategy::new(g, c)))
+            .collect()
+    }
+}
+
+impl fmt::Display for Strategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.group, self.cross) {
+            (None, None) => f.write_str("auto"),
+            (g, c) => write!(
+                f,
+                "{}+{}",
+                g.map(|g| g.name()).unwrap_or("auto"),
+                c.map(|c| c.name()).unwrap_or("auto")
+            ),
+        }
+    }
+}
+
+/// Whether floating-point results must be run-to-run reproducible (the default) or may use
+/// float atomics whose order varies.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Determinism {
+    #[default]
+    Deterministic,
+    Relaxed,
+}
+
+/// The iteration space as the planner sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FormRequest {
+    /// `Range`: n work-items, geometry chosen by clreduce.
+    Range { n: u64 },
+    /// `NdRange`: the user's global and local size (1-D, linearized).
+    NdRange { global: u64, local: usize },
+}
+
+/// One reduction variable as the planner sees it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VarRequest {
+    pub op: Op,
+    pub ty: ElemType,
+    /// `initialize_to_identity`: the variable's initial value is not included.
+    pub init_to_identity: bool,
+}
+
+/// What to plan.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Request {
+    pub form: FormRequest,
+    pub vars: Vec<VarRequest>,
+    pub strategy: Strategy,
+    pub determinism: Determinism,
+}
+
+/// The plan for one variable.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VarPlan {
+    pub op: Op,
+    pub ty: ElemType,
+    pub identity: Value,
+    pub init_to_identity: bool,
+    pub group: GroupAlgo,
+    pub cross: CrossAlgo,
+    /// Why this work-group step.
+    pub group_reason: String,
+    /// Why this cross-group step.
+    pub cross_reason: String,
+    /// Local-memory elements of its group step.
+    pub local_slots: usize,
+    /// Whether this variable's result is run-to-run reproducible.
+    pub deterministic: bool,
+}
+
+/// How the range form maps indices to work-items.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IndexOrder {
+    /// nd_range: one index per work-item, the user's geometry.
+    OnePerItem,
+    /// Grid-stride (GPUs): coalesced, many loads in flight.
+    GridStride,
+    /// One contiguous chunk per work-group (CPUs): locality for the thread that runs it.
+    Blocked,
+}
+
+/// Everything decided about one launch. Printable with `Display` (`clreduce explain`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Plan {
+    pub device: String,
+    pub form: FormRequest,
+    /// Work-group size.
+    pub local: usize,
+    /// Number of work-groups of the main kernel.
+    pub groups: u64,
+    /// Indices each work-item handles (at most).
+    pub items_per_work_item: u64,
+    pub order: IndexOrder,
+    /// Independent accumulators per work-item.
+    pub unroll: usize,
+    /// 64-bit indices.
+    pub wide_index: bool,
+    pub vars: Vec<VarPlan>,
+    /// Kernel launches: 1, or 2 with an extra pass.
+    pub passes: usize,
+    /// Whether every variable's result is run-to-run reproducible.
+    pub deterministic: bool,
+    /// OpenCL C 2.0 atomics for last-work-group detection (else OpenCL 1.2 atomics + fences).
+    pub c11_atomics: bool,
+    pub cl_std: ClStdName,
+    /// Local memory bytes per work-group.
+    pub local_bytes: u64,
+    /// Why the geometry is what it is.
+    pub geometry_reason: String,
+}
+
+/// Serializable name of the OpenCL C dialect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct ClStdName(pub &'static str);
+
+impl Plan {
+    /// Whether any variable uses the given cross step.
+    pub fn uses(&self, c: CrossAlgo) -> bool {
+        self.vars.iter().any(|v| v.cross == c)
+    }
+    /// A one-line summary (`tree+last-group`, per variable).
+    pub fn summary(&self) -> String {
+        self.vars
+            .iter()
+            .map(|v| format!("{}+{}", v.group, v.cross))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+}
+
+impl fmt::Display for Plan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let form = match self.form {
+            FormRequest::Range { n } => format!("range n={n}"),
+            FormRequest::NdRange { global, local } => {
+                format!("nd_range global={global} local={local}")
+            }
+        };
+        writeln!(f, "plan on {}: {form}", self.device)?;
+        writeln!(
+            f,
+            "  geometry: {} work-groups x {} work-items, <= {} indices each, order {:?}, {} accumulators, {}-bit indices",
+            self.groups,
+            self.local,
+            self.items_per_work_item,
+            self.order,
+            self.unroll,
+            if self.wide_index { 64 } else { 32 }
+        )?;
+        writeln!(f, "    because {}", self.geometry_reason)?;
+        for (k, v) in self.vars.iter().enumerate() {
+            writeln!(
+                f,
+                "  var {k}: {} {} -> {} + {}{}",
+                v.op,
+                v.ty,
+                v.group,
+                v.cross,
+                if v.init_to_identity {
+                    " (initialize_to_identity)"
+                } else {
+                    ""
+                }
+            )?;
+            writeln!(f, "    work-group step: {}", v.group_reason)?;
+            writeln!(f, "    cross-group step: {}", v.cross_reason)?;
+        }
+        writeln!(
+            f,
+            "  {} launch(es), {}, {} bytes of local memory per work-group, {} with {} last-group atomics",
+            self.passes,
+            if self.deterministic { "deterministic" } else { "not run-to-run deterministic (relaxed)" },
+            self.local_bytes,
+            self.cl_std.0,
+            if self.c11_atomics { "OpenCL C 2.0" } else { "OpenCL 1.2" }
+        )
+    }
+}
+
+fn group_supported(
+    caps: &DeviceCaps,
+    g: GroupAlgo,
+    v: &VarRequest,
+) -> std::result::Result<(), String> {
+    match g {
+        GroupAlgo::Tree => Ok(()),
+        GroupAlgo::WgReduce => {
+            if !caps.work_group_collectives {
+                Err(
+                    "work-group collective functions (__opencl_c_work_group_collective_functions)"
+                        .into(),
+                )
+            } else if !caps.wg_reduce(v.op, v.ty) {
+                Err(format!(
+                    "a work-group collective for {} (only add, min, max, all, any exist)",
+                    v.op
+                ))
+            } else {
+                Ok(())
+            }
+        }
+        GroupAlgo::SgReduce => {
+            if caps.sub_groups.is_none() {
+                Err("sub-groups (cl_khr_subgroups / __opencl_c_subgroups)".into())
+            } else if !caps.sg_reduce(v.op, v.ty) {
+                Err(format!(
+                    "a sub-group reduce for {} on {} (cl_khr_subgroup_non_uniform_arithmetic)",
+                    v.op, v.ty
+                ))
+            } else {
+                Ok(())
+            }
+        }
+        GroupAlgo::LocalAtomic => {
+            if !caps.fast_atomic(v.op, v.ty, Space::Local) {
+                Err(format!("fast local atomics for {} on {}", v.op, v.ty))
+            } else {
+                Ok(())
+            }
+        }
+    }
+}
+
+fn cross_supported(
+    caps: &DeviceCaps,
+    c: CrossAlgo,
+    v: &VarRequest,
+) -> std::result::Result<(), String> {
+    match c {
+        CrossAlgo::Atomic => {
+            if !caps.fast_atomic(v.op, v.ty, Space::Global) {
+                Err(format!("fast global atomics for {} on {}", v.op, v.ty))
+            } else if matches!(v.op, Op::LogicalAnd | Op::LogicalOr) && !v.init_to_identity {
+                Err(format!(
+                    "an atomic for {} that normalises the variable's initial value (use initialize_to_identity)",
+                    v.op
+                ))
+            } else {
+                Ok(())
+            }
+        }
+        CrossAlgo::LastGroup => {
+            if caps.atomics.int32_global_base {
+                Ok(())
+            } else {
+                Err("32-bit global atomics for the work-group counter (cl_khr_global_int32_base_atomics)".into())
+            }
+        }
+        CrossAlgo::ExtraPass => Ok(()),
+    }
+}
+
+fn var_deterministic(g: GroupAlgo, c: CrossAlgo, v: &VarRequest) -> bool {
+    !(v.op.order_sensitive(v.ty) && (g == GroupAlgo::LocalAtomic || c == CrossAlgo::Atomic))
+}
+
+fn choose_group(
+    caps: &DeviceCaps,
+    v: &VarRequest,
+    det: Determinism,
+    forced: Option<GroupAlgo>,
+) -> Result<(GroupAlgo, String)> {
+    if let Some(g) = forced {
+        group_supported(caps, g, v).map_err(|missing| Error::Unsupported {
+            what: format!("work-group step {g} for {} on {}", v.op, v.ty),
+            missing: format!("the device lacks {missing}"),
+            device: caps.label(),
+        })?;
+        return Ok((g, "forced".into()));
+    }
+    if caps.wg_reduce(v.op, v.ty) {
+        return Ok((
+            GroupAlgo::WgReduce,
+            format!(
+                "the device has work-group collectives for {} on {} (seed variants A/C)",
+                v.op, v.ty
+            ),
+        ));
+    }
+    if caps.sg_reduce(v.op, v.ty) {
+        return Ok((
+            GroupAlgo::SgReduce,
+            format!(
+                "no work-group collective for {}; sub-groups reduce in registers",
+                v.op
+            ),
+        ));
+    }
+    let relaxed_ok = det == Determinism::Relaxed || !v.op.order_sensitive(v.ty);
+    if caps.fast_atomic(v.op, v.ty, Space::Local) && relaxed_ok {
+        return Ok((
+            GroupAlgo::LocalAtomic,
+            format!(
+                "no group reduce; fast local atomics for {} on {} (seed variant B, TODO #2)",
+                v.op, v.ty
+            ),
+        ));
+    }
+    let why = if caps.fast_atomic(v.op, v.ty, Space::Local) {
+        "local float atomics would make the result order-dependent (deterministic mode)"
+    } else {
+        "no group reduce and no fast local atomic for this op and type"
+    };
+    Ok((
+        GroupAlgo::Tree,
+        format!("{why}: local-memory tree (seed variant D)"),
+    ))
+}
+
+fn choose_cross(
+    caps: &DeviceCaps,
+    v: &VarRequest,
+    det: Determinism,
+    forced: Option<CrossAlgo>,
+    groups: u64,
+) -> Result<(CrossAlgo, String)> {
+    if let Some(c) = forced {
+        cross_supported(caps, c, v).map_err(|missing| Error::Unsupported {
+            what: format!("cross-group step {c} for {} on {}", v.op, v.ty),
+            missing: format!("the device lacks {missing}"),
+            device: caps.label(),
+        })?;
+        return Ok((c, "forced".into()));
+    }
+    let relaxed_ok = det == Determinism::Relaxed || !v.op.order_sensitive(v.ty);
+    if groups > 1 && relaxed_ok && cross_supported(caps, CrossAlgo::Atomic, v).is_ok() {
+        return Ok((
+            CrossAlgo::Atomic,
+            format!(
+                "fast global atomics for {} on {}, exact in any order",
+                v.op, v.ty
+            ),
+        ));
+    }
+    if cross_supported(caps, CrossAlgo::LastGroup, v).is_ok() {
+        let why = if groups == 1 {
+            "a single work-group: it writes the result directly".to_string()
+        } else if caps.fast_atomic(v.op, v.ty, Space::Global) && !relaxed_ok {
+            "float atomics would be order-dependent (deterministic mode): partials + last-work-group detection, one launch".to_string()
+        } else {
+            format!("no usable global atomic for {} on {}: partials + last-work-group detection, one launch", v.op, v.ty)
+        };
+        return Ok((CrossAlgo::LastGroup, why));
+    }
+    Ok((
+        CrossAlgo::ExtraPass,
+        "no global atomics at all: partials + one extra pass by one work-group".into(),
+    ))
+}
+
+fn pow2_floor(x: usize) -> usize {
+    if x == 0 {
+        0
+    } else {
+        1 << (usize::BITS - 1 - x.leading_zeros())
+    }
+}
+
+fn local_slots(caps: &DeviceCaps, g: GroupAlgo, local: usize) -> usize {
+    match g {
+        GroupAlgo::Tree => local,
+        GroupAlgo::WgReduce => 1,
+        GroupAlgo::SgReduce => local.div_ceil(caps.min_sub_group_size()) + 1,
+        GroupAlgo::LocalAtomic => 1,
+    }
+}
+
+fn local_bytes(caps: &DeviceCaps, vars: &[(GroupAlgo, ElemType)], local: usize) -> u64 {
+    vars.iter()
+        .map(|&(g, ty)| (local_slots(caps, g, local) * ty.size()) as u64)
+        .sum::<u64>()
+        + 4
+}
+
+/// Plans a launch. Pure: depends only on its arguments.
+pub fn plan(caps: &DeviceCaps, req: &Request) -> Result<Plan> {
+    if req.vars.is_empty() {
+        return Err(Error::InvalidRange {
+            reason: "a reduction launch needs at least one reduction variable".into(),
+        });
+    }
+    for v in &req.vars {
+        if let Err(missing) = caps.supports_type(v.ty) {
+            return Err(Error::Unsupported {
+                what: format!("a {} reduction on {}", v.op, v.ty),
+                missing: format!("the device lacks {missing}"),
+                device: caps.label(),
+            });
+        }
+        if !v.op.valid_for(v.ty) {
+            return Err(Error::Unsupported {
+                what: format!("{} on {}", v.op, v.ty),
+                missing: "SYCL defines bitwise ops for integer types only".into(),
+                device: caps.label(),
+            });
+        }
+    }
+    let det = req.determinism;
+    // Group steps first: they do not depend on the geometry (the local-memory budget does).
+    let mut groups_algo = Vec::new();
+    for v in &req.vars {
+        groups_algo.push(choose_group(caps, v, det, req.strategy.group)?);
+    }
+    let typed: Vec<(GroupAlgo, ElemType)> = groups_algo
+        .iter()
+        .zip(&req.vars)
+        .map(|((g, _), v)| (*g, v.ty))
+        .collect();
+    let max_wg = caps
+        .max_work_group_size
+        .min(
+            caps.max_work_item_sizes
+                .first()
+                .copied()
+                .unwrap_or(usize::MAX),
+        )
+        .max(1);
+    let widest = req.vars.iter().map(|v| v.ty.size()).max().unwrap_or(4);
+
+    let (local, groups, per_item, order, unroll, total, geometry_reason) = match req.form {
+        FormRequest::NdRange { global, local } => {
+            if local == 0 {
+                return Err(Error::InvalidRange {
+                    reason: "local size 0".into(),
+                });
+            }
+            if global % local as u64 != 0 {
+                return Err(Error::NdRangeNotDivisible {
+                    global: vec![global as usize],
+                    local: vec![local],
+                });
+            }
+            if local > caps.max_work_group_size {
+                return Err(Error::WorkGroupTooLarge {
+                    local,
+                    limit: caps.max_work_group_size,
+                    limit_name: "CL_DEVICE_MAX_WORK_GROUP_SIZE",
+                    device: caps.label(),
+                });
+            }
+            if local > max_wg {
+                return Err(Error::WorkGroupTooLarge {
+                    local,
+                    limit: max_wg,
+                    limit_name: "CL_DEVICE_MAX_WORK_ITEM_SIZES[0]",
+                    device: caps.label(),
+                });
+            }
+            let need = local_bytes(caps, &typed, local);
+            if need > caps.local_mem_size {
+                return Err(Error::LocalMemory {
+                    local,
+                    need,
+                    have: caps.local_mem_size,
+                    detail: describe_local(caps, &typed, local),
+                    device: caps.label(),
+                });
+            }
+            let groups = global / local as u64;
+            if groups > u32::MAX as u64 {
+                return Err(Error::InvalidRange {
+                    reason: format!("{groups} work-groups exceed 2^32"),
+                });
+            }
+            (
+                local,
+                groups,
+                1,
+                IndexOrder::OnePerItem,
+                1,
+                global,
+                "nd_range: the caller's geometry".to_string(),
+            )
+        }
+        FormRequest::Range { n } => {
+            let gpu = caps.kind == DeviceKind::Gpu;
+            let mult = caps.preferred_wg_multiple.max(1);
+            // GPUs: 256 work-items (8 warps / 4 wavefronts) keeps occupancy high with little
+            // local memory. CPUs: a work-group is one thread's loop; 64..128 lanes let the
+            // compiler vectorize without a long tree at the end.
+            let want = if gpu { 256 } else { (mult * 8).clamp(16, 128) };
+            let mut local = pow2_floor(want.min(max_wg)).max(1);
+            while local > 1 && local_bytes(caps, &typed, local) > caps.local_mem_size {
+                local /= 2;
+            }
+            if local_bytes(caps, &typed, local) > caps.local_mem_size {
+                return Err(Error::LocalMemory {
+                    local,
+                    need: local_bytes(caps, &typed, local),
+                    have: caps.local_mem_size,
+                    detail: describe_local(caps, &typed, local),
+                    device: caps.label(),
+                });
+            }
+            let unroll = if gpu {
+                if widest >= 8 {
+                    4
+                } else {
+                    8
+                }
+            } else {
+                4
+            };
+            // Enough work-groups to fill the device: GPUs 8 per compute unit (2048 resident
+            // work-items per SM / 256), CPUs 4 per core for load balance.
+            let max_groups = if gpu {
+                caps.compute_units as u64 * 8
+            } else {
+                caps.compute_units as u64 * 4
+            };
+            let per_group_min = (local * if gpu { unroll } else { unroll * 4 }) as u64;
+            let groups = n.div_ceil(per_group_min).clamp(1, max_groups.max(1));
+            let per_item = n.div_ceil(groups * local as u64).max(1);
+            let order = if gpu {
+                IndexOrder::GridStride
+            } else {
+                IndexOrder::Blocked
+            };
+            let reason = format!(
+                "{} device with {} compute units: {} work-items per group (preferred multiple {mult}), up to {max_groups} groups, {unroll} accumulators per work-item",
+                if gpu { "GPU" } else { "CPU" },
+                caps.compute_units,
+                local
+            );
+            (local, groups, per_item, order, unroll, n, reason)
+        }
+    };
+
+    let mut vars = Vec::new();
+    for (v, (g, g_reason)) in req.vars.iter().zip(groups_algo) {
+        let (c, c_reason) = choose_cross(caps, v, det, req.strategy.cross, groups)?;
+        let identity = v.op.identity(v.ty).ok_or_else(|| Error::NoIdentity {
+            op: v.op.to_string(),
+            ty: v.ty,
+            needed_for: "every built-in reduction needs one",
+        })?;
+        vars.push(VarPlan {
+            op: v.op,
+            ty: v.ty,
+            identity,
+            init_to_identity: v.init_to_identity,
+            group: g,
+            cross: c,
+            group_reason: g_reason,
+            cross_reason: c_reason,
+            local_slots: local_slots(caps, g, local),
+            deterministic: var_deterministic(g, c, v),
+        });
+    }
+    let passes = if vars.iter().any(|v| v.cross == CrossAlgo::ExtraPass) {
+        2
+    } else {
+        1
+    };
+    let deterministic = vars.iter().all(|v| v.deterministic);
+    // Indices stay below 2^32 with room for the unrolled look-ahead.
+    let reach = total.saturating_add((unroll as u64 + 1) * groups * local as u64);
+    let wide_index = reach > u32::MAX as u64;
+    let std = caps.cl_std();
+    Ok(Plan {
+        device: caps.label(),
+        form: req.form,
+        local,
+        groups,
+        items_per_work_item: per_item,
+        order,
+        unroll,
+        wide_index,
+        local_bytes: local_bytes(caps, &typed, local),
+        vars,
+        passes,
+        deterministic,
+        c11_atomics: caps.c11_atomics(),
+        cl_std: ClStdName(match std {
+            ClStd::Cl12 => "OpenCL C 1.2",
+            ClStd::Cl20 => "OpenCL C 2.0",
+            ClStd::Cl30 => "OpenCL C 3.0",
+        }),
+        geometry_reason,
+    })
+}
+
+fn describe_local(caps: &DeviceCaps, typed: &[(GroupAlgo, ElemType)], local: usize) -> String {
+    typed
+        .iter()
+        .enumerate()
+        .map(|(k, &(g, ty))| {
+            format!(
+                "var {k}: {g} needs {} x {} bytes",
+                local_slots(caps, g, local),
+                ty.size()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::caps::{fixtures, Mask};
+
+    fn req(form: FormRequest, op: Op, ty: ElemType) -> Request {
+        Request {
+            form,
+            vars: vec![VarRequest {
+                op,
+                ty,
+                init_to_identity: false,
+            }],
+            strategy: Strategy::AUTO,
+            determinism: Determinism::Deterministic,
+        }
+    }
+    const N: FormRequest = FormRequest::Range { n: 1 << 24 };
+
+    #[test]
+    fn nvidia_f32_sum_is_tree_last_group_grid_stride() {
+        let p = plan(&fixtures::nvidia_h200(), &req(N, Op::Plus, ElemType::F32)).unwrap();
+        assert_eq!(p.vars[0].group, GroupAlgo::Tree);
+        assert_eq!(p.vars[0].cross, CrossAlgo::LastGroup);
+        assert_eq!(p.order, IndexOrder::GridStride);
+        assert_eq!(p.local, 256);
+        assert_eq!(p.groups, 132 * 8);
+        assert_eq!(p.passes, 1);
+        assert!(p.deterministic);
+    }
+
+    #[test]
+    fn nvidia_i32_sum_uses_atomics_both_levels() {
+        let p = plan(&fixtures::nvidia_h200(), &req(N, Op::Plus, ElemType::I32)).unwrap();
+        assert_eq!(p.vars[0].group, GroupAlgo::LocalAtomic);
+        assert_eq!(p.vars[0].cross, CrossAlgo::Atomic);
+    }
+
+    #[test]
+    fn intel_prefers_work_group_collectives_and_blocked_order() {
+        let p = plan(&fixtures::intel_cpu(), &req(N, Op::Plus, ElemType::F32)).unwrap();
+        assert_eq!(p.vars[0].group, GroupAlgo::WgReduce);
+        assert_eq!(
+            p.vars[0].cross,
+            CrossAlgo::LastGroup,
+            "float atomics stay off in deterministic mode"
+        );
+        assert_eq!(p.order, IndexOrder::Blocked);
+        let mut r = req(N, Op::Plus, ElemType::F32);
+        r.determinism = Determinism::Relaxed;
+        let p = plan(&fixtures::intel_cpu(), &r).unwrap();
+        assert_eq!(p.vars[0].cross, CrossAlgo::Atomic);
+        assert!(!p.deterministic);
+    }
+
+    #[test]
+    fn float_max_atomics_are_deterministic() {
+        let p = plan(&fixtures::intel_cpu(), &req(N, Op::Maximum, ElemType::F32)).unwrap();
+        assert_eq!(p.vars[0].cross, CrossAlgo::Atomic);
+        assert!(p.deterministic);
+    }
+
+    #[test]
+    fn multiplies_falls_back_to_sub_groups_or_tree() {
+        let p = plan(
+            &fixtures::intel_cpu(),
+            &req(N, Op::Multiplies, ElemType::I32),
+        )
+        .unwrap();
+        assert_eq!(p.vars[0].group, GroupAlgo::SgReduce);
+        assert_eq!(p.vars[0].cross, CrossAlgo::LastGroup);
+        let p = plan(&fixtures::amd_gpu(), &req(N, Op::Multiplies, ElemType::I32)).unwrap();
+        assert_eq!(p.vars[0].group, GroupAlgo::Tree);
+    }
+
+    #[test]
+    fn masks_drive_every_path() {
+        let caps = Mask::parse("no-atomics")
+            .unwrap()
+            .apply(&fixtures::pocl_cpu());
+        let p = plan(&caps, &req(N, Op::Plus, ElemType::I32)).unwrap();
+        assert_eq!(p.vars[0].group, GroupAlgo::Tree);
+        assert_eq!(p.vars[0].cross, CrossAlgo::ExtraPass);
+        assert_eq!(p.passes, 2);
+        let caps = Mask::parse("no-group-reduce")
+            .unwrap()
+            .apply(&fixtures::intel_cpu());
+        assert_eq!(
+            plan(&caps, &req(N, Op::Plus, ElemType::F32)).unwrap().vars[0].group,
+            GroupAlgo::SgReduce
+        );
+    }
+
+    #[test]
+    fn forcing_what_the_device_lacks_names_it() {
+        let mut r = req(N, Op::Plus, ElemType::F32);
+        r.strategy = Strategy::new(GroupAlgo::WgReduce, CrossAlgo::LastGroup);
+        match plan(&fixtures::nvidia_h200(), &r) {
+            Err(Error::Unsupported { missing, .. }) => {
+                assert!(missing.contains("work-group collective"), "{missing}")
+            }
+            other => panic!("{other:?}"),
+        }
+        r.strategy = Strategy::new(GroupAlgo::Tree, CrossAlgo::Atomic);
+        match plan(&fixtures::nvidia_h200(), &r) {
+            Err(Error::Unsupported { missing, .. }) => {
+                assert!(missing.contains("global atomics"), "{missing}")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn nd_range_errors() {
+        let c = fixtures::nvidia_h200();
+        let r = req(
+            FormRequest::NdRange {
+                global: 1000,
+                local: 96,
+            },
+            Op::Plus,
+            ElemType::F32,
+        );
+        assert!(matches!(
+            plan(&c, &r),
+            Err(Error::NdRangeNotDivisible { .. })
+        ));
+        let r = req(
+            FormRequest::NdRange {
+                global: 2048,
+                local: 2048,
+            },
+            Op::Plus,
+            ElemType::F32,
+        );
+        assert!(matches!(plan(&c, &r), Err(Error::WorkGroupTooLarge { .. })));
+        let mut small = c.clone();
+        small.local_mem_size = 1024;
+        let r = req(
+            FormRequest::NdRange {
+                global: 1024,
+                local: 1024,
+            },
+            Op::Plus,
+            ElemType::F64,
+        );
+        assert!(matches!(plan(&small, &r), Err(Error::LocalMemory { .. })));
+        // The range form shrinks the work-group instead.
+        let p = plan(&small, &req(N, Op::Plus, ElemType::F64)).unwrap();
+        assert!(p.local_bytes <= 1024);
+    }
+
+    #[test]
+    fn wide_indices_past_2_pow_32() {
+        let p = plan(
+            &fixtures::nvidia_h200(),
+            &req(FormRequest::Range { n: 5 << 30 }, Op::Plus, ElemType::F32),
+        )
+        .unwrap();
+        assert!(p.wide_index);
+        let p = plan(
+            &fixtures::nvidia_h200(),
+            &req(FormRequest::Range { n: 1 << 20 }, Op::Plus, ElemType::F32),
+        )
+        .unwrap();
+        assert!(!p.wide_index);
+    }
+
+    #[test]
+    fn bitwise_on_float_is_refused() {
+        assert!(matches!(
+            plan(&fixtures::pocl_cpu(), &req(N, Op::BitAnd, ElemType::F32)),
+            Err(Error::Unsupported { .. })
+        ));
+    }
+
+    #[test]
+    fn every_fixture_plans_every_op_and_type() {
+        for (name, caps) in fixtures::all() {
+            for op in Op::ALL {
+                for ty in ElemType::REDUCIBLE {
+                    if !op.valid_for(ty) {
+                        continue;
+                    }
+                    for form in [
+                        N,
+                        FormRequest::NdRange {
+                            global: 96 * 7,
+                            local: 96,
+                        },
+                    ] {
+                        let p = plan(&caps, &req(form, op, ty))
+                            .unwrap_or_else(|e| panic!("{name} {op} {ty}: {e}"));
+                        assert!(p.local_bytes <= caps.local_mem_size);
+                        assert!(!p.to_string().is_empty());
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn strategy_parse_round_trips() {
+        for s in Strategy::all_forced() {
+            assert_eq!(Strategy::parse(&s.to_string()).unwrap(), s);
+        }
+        assert_eq!(
+            Strategy::parse("tree+last").unwrap(),
+            Strategy::new(GroupAlgo::Tree, CrossAlgo::LastGroup)
+        );
+        assert_eq!(Strategy::parse("auto").unwrap(), Strategy::AUTO);
+        assert!(Strategy::parse("bogus+x").is_err());
+    }
+}

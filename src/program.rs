@@ -1,0 +1,81 @@
+//! Program building and the process-wide program cache: each (device, source, options) is
+//! compiled once for the life of the process, even when many threads ask at the same moment.
+
+use crate::device::Device;
+use crate::error::{Error, Result};
+use opencl3::context::Context;
+use opencl3::program::Program;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct Key {
+    device: usize,
+    source: Arc<str>,
+    options: String,
+}
+
+type Slot = Arc<Mutex<Option<Arc<Program>>>>;
+
+static CACHE: OnceLock<Mutex<HashMap<Key, Slot>>> = OnceLock::new();
+static BUILDS: AtomicU64 = AtomicU64::new(0);
+
+/// How many programs this process has compiled through the cache (for tests and the bench).
+pub fn compiled_count() -> u64 {
+    BUILDS.load(Ordering::Relaxed)
+}
+
+/// Returns the built program for (device, source, options), compiling it only the first time.
+/// Concurrent callers with the same key wait for the one compilation. Failed builds are not
+/// cached (the next call reports the same error after compiling again).
+pub(crate) fn get(device: &Device, source: &str, options: &str) -> Result<Arc<Program>> {
+    let key = Key {
+        device: device.index(),
+        source: Arc::from(source),
+        options: options.to_string(),
+    };
+    let slot: Slot = {
+        let mut map = CACHE
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        map.entry(key).or_default().clone()
+    };
+    let mut guard = slot.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(p) = guard.as_ref() {
+        return Ok(p.clone());
+    }
+    let ctx = device.context()?;
+    let program = Arc::new(build_uncached(device, &ctx, source, options)?);
+    BUILDS.fetch_add(1, Ordering::Relaxed);
+    tracing::debug!(device = %device.label(), options, "program compiled");
+    *guard = Some(program.clone());
+    Ok(program)
+}
+
+/// Compiles without the cache; a failure carries the device, the options, the whole build log
+/// and the source.
+pub(crate) fn build_uncached(
+    device: &Device,
+    ctx: &Context,
+    source: &str,
+    options: &str,
+) -> Result<Program> {
+    let mut program =
+        Program::create_from_source(ctx, source).map_err(Error::cl("clCreateProgramWithSource"))?;
+    match program.build(&[device.id()], options) {
+        Ok(()) => Ok(program),
+        Err(_) => {
+            let log = program
+                .get_build_log(device.id())
+                .unwrap_or_else(|e| format!("(no build log: {e})"));
+            Err(Error::Build {
+                device: device.label(),
+                options: options.to_string(),
+                log,
+                generated: source.to_string(),
+            })
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! `Queue`: a device, its shared context, one in-order profiling command queue, the masked
+//! capabilities, and the scratch buffers reductions reuse.
+
+use crate::buffer::Buffer;
+use crate::caps::{DeviceCaps, Mask};
+use crate::device::{self, Device};
+use crate::error::Result;
+use crate::launch::{self, Mem};
+use crate::types::Element;
+use opencl3::command_queue::CommandQueue;
+use opencl3::context::Context;
+use std::sync::{Arc, Mutex};
+
+/// Scratch memory reused across launches: partial results per variable slot, the work-group
+/// counter of last-group detection, and a backup of result values that a launch overwrites
+/// before its kernel runs. A launch holds the lock while it enqueues; the queue is in-order, so
+/// the next launch's kernels run only after this one's have finished.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    pub partials: Vec<Option<Mem>>,
+    pub counter: Option<Mem>,
+    pub backup: Option<Mem>,
+}
+
+pub(crate) struct QueueInner {
+    pub device: Device,
+    pub context: Arc<Context>,
+    pub queue: CommandQueue,
+    pub caps: DeviceCaps,
+    pub mask: Mask,
+    pub scratch: Mutex<Scratch>,
+}
+
+/// A device plus an in-order command queue with profiling. `Send + Sync`: share it between
+/// threads freely (launches from several threads are serialized at enqueue).
+#[derive(Clone)]
+pub struct Queue {
+    pub(crate) inner: Arc<QueueInner>,
+}
+
+impl std::fmt::Debug for Queue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Queue({})", self.inner.device.label())
+    }
+}
+
+impl Queue {
+    /// A queue on the default device (`CLREDUCE_DEVICE`, else the first GPU, else a CPU), with
+    /// the mask from `CLREDUCE_MASK`.
+    #[allow(clippy::should_implement_trait)]
+    pub fn default() -> Result<Queue> {
+        Queue::new(&device::select(None)?)
+    }
+
+    /// A queue on a device picked by index or name substring (see [`device::select`]).
+    pub fn with_device(spec: &str) -> Result<Queue> {
+        Queue::new(&device::select(Some(spec))?)
+    }
+
+    /// A queue on `device` with the mask from `CLREDUCE_MASK`.
+    pub fn new(device: &Device) -> Result<Queue> {
+        Queue::with_mask(device, Mask::from_env()?)
+    }
+
+    /// A queue on `device` whose capabilities are narrowed by `mask` (a mask only removes).
+    pub fn with_mask(device: &Device, mask: Mask) -> Result<Queue> {
+        let caps = mask.apply(&device.caps()?);
+        let context = device.context()?;
+        let queue = launch::create_queue(&context, device.id())?;
+        Ok(Queue {
+            inner: Arc::new(QueueInner {
+                device: device.clone(),
+                context,
+                queue,
+                caps,
+                mask,
+                scratch: Mutex::new(Scratch::default()),
+            }),
+        })
+    }
+
+    pub fn device(&self) -> &Device {
+        &self.inner.device
+    }
+
+    /// The capabilities plans are made from (after probes and the mask).
+    pub fn caps(&self) -> &DeviceCaps {
+        &self.inner.caps
+    }
+
+    pub fn mask(&self) -> Mask {
+        self.inner.mask
+    }
+
+    /// A device buffer holding a copy of `data`.
+    pub fn buffer_from<T: Element>(&self, data: &[T]) -> Result<Buffer<T>> {
+        Buffer::create(&self.inner, Some(data), data.len())
+    }
+
+    /// A device buffer of `len` elements, zero-filled.
+    pub fn buffer<T: Element>(&self, len: usize) -> Result<Buffer<T>> {
+        let b = Buffer::create(&self.inner, None, len)?;
+        if len > 0 {
+            launch::fill(
+                &self.inner.queue,
+                &b.mem,
+                &[0u8; 8][..std::mem::size_of::<T>()],
+                0,
+                b.mem.bytes,
+            )?;
+        }
+        Ok(b)
+    }
+
+    /// Waits for everything enqueued on this queue.
+    pub fn finish(&self) -> Result<()> {
+        self.inner
+            .queue
+            .finish()
+            .map_err(crate::Error::cl("clFinish"))
+    }
+}

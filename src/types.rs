@@ -1,0 +1,302 @@
+//! Element types: the Rust types a buffer can hold and their OpenCL C spellings.
+
+use std::fmt;
+
+/// The element types clreduce can reduce and hold in buffers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ElemType {
+    I32,
+    U32,
+    I64,
+    U64,
+    F32,
+    F64,
+    /// IEEE half precision; buffers only, and only where the device has `cl_khr_fp16`.
+    F16,
+}
+
+impl ElemType {
+    /// Every type a reduction can run on (f16 is a storage type only).
+    pub const REDUCIBLE: [ElemType; 6] = [
+        ElemType::I32,
+        ElemType::U32,
+        ElemType::I64,
+        ElemType::U64,
+        ElemType::F32,
+        ElemType::F64,
+    ];
+
+    /// The OpenCL C type name.
+    pub fn cl_name(self) -> &'static str {
+        match self {
+            ElemType::I32 => "int",
+            ElemType::U32 => "uint",
+            ElemType::I64 => "long",
+            ElemType::U64 => "ulong",
+            ElemType::F32 => "float",
+            ElemType::F64 => "double",
+            ElemType::F16 => "half",
+        }
+    }
+    /// The short name used on the command line and in plans.
+    pub fn name(self) -> &'static str {
+        match self {
+            ElemType::I32 => "i32",
+            ElemType::U32 => "u32",
+            ElemType::I64 => "i64",
+            ElemType::U64 => "u64",
+            ElemType::F32 => "f32",
+            ElemType::F64 => "f64",
+            ElemType::F16 => "f16",
+        }
+    }
+    pub fn size(self) -> usize {
+        match self {
+            ElemType::I32 | ElemType::U32 | ElemType::F32 => 4,
+            ElemType::I64 | ElemType::U64 | ElemType::F64 => 8,
+            ElemType::F16 => 2,
+        }
+    }
+    pub fn is_float(self) -> bool {
+        matches!(self, ElemType::F32 | ElemType::F64 | ElemType::F16)
+    }
+    pub fn is_64bit(self) -> bool {
+        self.size() == 8
+    }
+    pub fn parse(s: &str) -> crate::Result<ElemType> {
+        let all = [
+            ElemType::I32,
+            ElemType::U32,
+            ElemType::I64,
+            ElemType::U64,
+            ElemType::F32,
+            ElemType::F64,
+            ElemType::F16,
+        ];
+        all.into_iter()
+            .find(|t| t.name() == s || t.cl_name() == s)
+            .ok_or_else(|| crate::Error::UnknownName {
+                kind: "type",
+                name: s.to_string(),
+                known: all.iter().map(|t| t.name()).collect(),
+            })
+    }
+}
+
+impl fmt::Display for ElemType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A half-precision value stored as its bit pattern (Rust has no stable `f16`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[repr(transparent)]
+pub struct Half(pub u16);
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A Rust type that can live in a device buffer. Sealed: implemented for i32, u32, i64, u64,
+/// f32, f64 and [`Half`].
+pub trait Element: sealed::Sealed + Copy + Send + Sync + Default + fmt::Debug + 'static {
+    const TYPE: ElemType;
+    /// The value as a float64 (for host references and printing).
+    fn to_f64(self) -> f64;
+    /// The OpenCL C literal spelling this exact value.
+    fn cl_literal(self) -> String;
+}
+
+macro_rules! element {
+    ($t:ty, $e:ident, $lit:expr) => {
+        impl sealed::Sealed for $t {}
+        impl Element for $t {
+            const TYPE: ElemType = ElemType::$e;
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            fn cl_literal(self) -> String {
+                let f: fn($t) -> String = $lit;
+                f(self)
+            }
+        }
+    };
+}
+element!(i32, I32, |v| if v == i32::MIN {
+    "INT_MIN".into()
+} else {
+    format!("({v})")
+});
+element!(u32, U32, |v| format!("{v}u"));
+element!(i64, I64, |v| if v == i64::MIN {
+    "LONG_MIN".into()
+} else {
+    format!("({v}L)")
+});
+element!(u64, U64, |v| format!("{v}UL"));
+element!(f32, F32, |v| float_literal(v as f64, "f"));
+element!(f64, F64, |v| float_literal(v, ""));
+
+impl sealed::Sealed for Half {}
+impl Element for Half {
+    const TYPE: ElemType = ElemType::F16;
+    fn to_f64(self) -> f64 {
+        half_to_f64(self.0)
+    }
+    fn cl_literal(self) -> String {
+        format!("((half){})", float_literal(half_to_f64(self.0), "f"))
+    }
+}
+
+fn float_literal(v: f64, suffix: &str) -> String {
+    if v.is_nan() {
+        "NAN".into()
+    } else if v == f64::INFINITY {
+        "INFINITY".into()
+    } else if v == f64::NEG_INFINITY {
+        "(-INFINITY)".into()
+    } else {
+        // Hex float literals are exact for every finite value.
+        format!("({}{suffix})", hex_float(v))
+    }
+}
+
+/// Exact hexadecimal floating literal (C99 `%a`), e.g. 0x1.8p+1 for 3.0.
+pub(crate) fn hex_float(v: f64) -> String {
+    if v == 0.0 {
+        return if v.is_sign_negative() {
+            "-0x0p+0".into()
+        } else {
+            "0x0p+0".into()
+        };
+    }
+    let bits = v.to_bits();
+    let sign = if bits >> 63 == 1 { "-" } else { "" };
+    let exp = ((bits >> 52) & 0x7ff) as i64;
+    let mant = bits & ((1u64 << 52) - 1);
+    if exp == 0 {
+        format!("{sign}0x0.{mant:013x}p-1022")
+    } else {
+        format!("{sign}0x1.{mant:013x}p{:+}", exp - 1023)
+    }
+}
+
+pub(crate) fn half_to_f64(h: u16) -> f64 {
+    let sign = if h >> 15 == 1 { -1.0 } else { 1.0 };
+    let exp = ((h >> 10) & 0x1f) as i32;
+    let mant = (h & 0x3ff) as f64;
+    sign * match exp {
+        0 => mant * 2f64.powi(-24),
+        31 => {
+            if mant == 0.0 {
+                f64::INFINITY
+            } else {
+                f64::NAN
+            }
+        }
+        e => (1.0 + mant / 1024.0) * 2f64.powi(e - 15),
+    }
+}
+
+/// A typed scalar value, for identities, scalar kernel arguments and results read as data.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub enum Value {
+    I32(i32),
+    U32(u32),
+    I64(i64),
+    U64(u64),
+    F32(f32),
+    F64(f64),
+}
+
+impl Value {
+    pub fn ty(&self) -> ElemType {
+        match self {
+            Value::I32(_) => ElemType::I32,
+            Value::U32(_) => ElemType::U32,
+            Value::I64(_) => ElemType::I64,
+            Value::U64(_) => ElemType::U64,
+            Value::F32(_) => ElemType::F32,
+            Value::F64(_) => ElemType::F64,
+        }
+    }
+    pub fn cl_literal(&self) -> String {
+        match *self {
+            Value::I32(v) => v.cl_literal(),
+            Value::U32(v) => v.cl_literal(),
+            Value::I64(v) => v.cl_literal(),
+            Value::U64(v) => v.cl_literal(),
+            Value::F32(v) => v.cl_literal(),
+            Value::F64(v) => v.cl_literal(),
+        }
+    }
+    pub fn to_f64(&self) -> f64 {
+        match *self {
+            Value::I32(v) => v as f64,
+            Value::U32(v) => v as f64,
+            Value::I64(v) => v as f64,
+            Value::U64(v) => v as f64,
+            Value::F32(v) => v as f64,
+            Value::F64(v) => v,
+        }
+    }
+    /// Little-endian bytes, as the device stores the value.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        match *self {
+            Value::I32(v) => v.to_le_bytes().to_vec(),
+            Value::U32(v) => v.to_le_bytes().to_vec(),
+            Value::I64(v) => v.to_le_bytes().to_vec(),
+            Value::U64(v) => v.to_le_bytes().to_vec(),
+            Value::F32(v) => v.to_le_bytes().to_vec(),
+            Value::F64(v) => v.to_le_bytes().to_vec(),
+        }
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::I32(v) => write!(f, "{v}"),
+            Value::U32(v) => write!(f, "{v}"),
+            Value::I64(v) => write!(f, "{v}"),
+            Value::U64(v) => write!(f, "{v}"),
+            Value::F32(v) => write!(f, "{v:e}"),
+            Value::F64(v) => write!(f, "{v:e}"),
+        }
+    }
+}
+
+macro_rules! value_from {
+    ($t:ty, $e:ident) => {
+        impl From<$t> for Value {
+            fn from(v: $t) -> Value {
+                Value::$e(v)
+            }
+        }
+    };
+}
+value_from!(i32, I32);
+value_from!(u32, U32);
+value_from!(i64, I64);
+value_from!(u64, U64);
+value_from!(f32, F32);
+value_from!(f64, F64);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn hex_float_is_exact() {
+        assert_eq!(hex_float(3.0), "0x1.8000000000000p+1");
+        assert_eq!(hex_float(-0.5), "-0x1.0000000000000p-1");
+        assert_eq!(hex_float(0.0), "0x0p+0");
+    }
+    #[test]
+    fn half_decodes() {
+        assert_eq!(half_to_f64(0x3c00), 1.0);
+        assert_eq!(half_to_f64(0xc000), -2.0);
+        assert!(half_to_f64(0x7c00).is_infinite());
+    }
+}
