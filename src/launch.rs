@@ -228,21 +228,65 @@ pub(crate) enum Arg<'a> {
     Bytes(Vec<u8>),
 }
 
-/// Creates a kernel, sets its arguments and enqueues it over `global` with work-groups of `local`.
+/// A built program with its kernel objects pooled: a kernel's arguments are captured at
+/// enqueue, so one object serves launch after launch; the pool gives each concurrent launch
+/// its own.
+pub(crate) struct Compiled {
+    pub program: std::sync::Arc<Program>,
+    /// `CL_KERNEL_WORK_GROUP_SIZE` of `clr_main` on the device.
+    pub kernel_wg_limit: usize,
+    pool: std::sync::Mutex<Vec<(&'static str, Kernel)>>,
+}
+
+impl Compiled {
+    pub fn new(program: std::sync::Arc<Program>, device: opencl3::types::cl_device_id) -> Result<Compiled> {
+        let main = Kernel::create(&program, "clr_main").map_err(Error::cl("clCreateKernel"))?;
+        let kernel_wg_limit = main.get_work_group_size(device).map_err(Error::cl("clGetKernelWorkGroupInfo"))?;
+        Ok(Compiled { program, kernel_wg_limit, pool: std::sync::Mutex::new(vec![("clr_main", main)]) })
+    }
+
+    fn take(&self, name: &'static str) -> Result<Kernel> {
+        let mut pool = self.pool.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(pos) = pool.iter().position(|(n, _)| *n == name) {
+            return Ok(pool.swap_remove(pos).1);
+        }
+        drop(pool);
+        Kernel::create(&self.program, name).map_err(Error::cl("clCreateKernel"))
+    }
+
+    fn give(&self, name: &'static str, k: Kernel) {
+        self.pool.lock().unwrap_or_else(|p| p.into_inner()).push((name, k));
+    }
+}
+
+/// Sets a pooled kernel's arguments and enqueues it over `global` with work-groups of `local`.
 pub(crate) fn enqueue_kernel(
     q: &CommandQueue,
-    program: &Program,
+    compiled: &Compiled,
     name: &'static str,
     args: &[Arg<'_>],
     global: &[usize],
     local: &[usize],
     after: &[&Event],
 ) -> Result<Event> {
-    let kernel = Kernel::create(program, name).map_err(Error::cl("clCreateKernel"))?;
+    let kernel = compiled.take(name)?;
+    let r = enqueue_with(q, &kernel, args, global, local, after);
+    compiled.give(name, kernel);
+    r
+}
+
+fn enqueue_with(
+    q: &CommandQueue,
+    kernel: &Kernel,
+    args: &[Arg<'_>],
+    global: &[usize],
+    local: &[usize],
+    after: &[&Event],
+) -> Result<Event> {
     for (i, a) in args.iter().enumerate() {
         // SAFETY: a mem argument passes a pointer to a valid cl_mem; a scalar passes its bytes
-        // with their exact size. The kernel object is local to this call, so no other thread
-        // sets its arguments concurrently.
+        // with their exact size. The kernel object was taken out of the pool for this call, so no
+        // other thread sets its arguments concurrently.
         let r = unsafe {
             match a {
                 Arg::Mem(m) => opencl3::kernel::set_kernel_arg(
@@ -288,16 +332,4 @@ pub(crate) fn enqueue_kernel(
         code,
     })?;
     Ok(Event::new(ev))
-}
-
-/// The kernel's own work-group limit on the device (`CL_KERNEL_WORK_GROUP_SIZE`).
-pub(crate) fn kernel_work_group_size(
-    program: &Program,
-    name: &str,
-    device: opencl3::types::cl_device_id,
-) -> Result<usize> {
-    let kernel = Kernel::create(program, name).map_err(Error::cl("clCreateKernel"))?;
-    kernel
-        .get_work_group_size(device)
-        .map_err(Error::cl("clGetKernelWorkGroupInfo"))
 }

@@ -11,6 +11,8 @@ use clreduce::{
 };
 use std::process::ExitCode;
 
+mod bench;
+
 #[derive(Parser)]
 #[command(
     name = "clreduce",
@@ -88,6 +90,8 @@ enum Cmd {
         #[arg(long, default_value_t = 10_000_000)]
         n: u64,
     },
+    /// Benchmarks: GB/s per device, case, strategy and size, with peers (see src/bench.rs).
+    Bench(bench::BenchArgs),
 }
 
 fn main() -> ExitCode {
@@ -121,6 +125,7 @@ fn main() -> ExitCode {
             common,
         } => cmd_reduce(&op, &ty, n, &form, local, init_identity, seed, &common),
         Cmd::Demo { n } => cmd_demo(n),
+        Cmd::Bench(a) => bench::run(a),
     };
     match r {
         Ok(true) => ExitCode::SUCCESS,
@@ -149,6 +154,7 @@ fn options(c: &Common) -> Result<Options> {
         None => Strategy::from_env()?,
     };
     Ok(Options {
+        tuning: clreduce::plan::Tuning::from_env()?,
         strategy,
         determinism: if c.relaxed {
             Determinism::Relaxed

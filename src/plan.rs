@@ -228,6 +228,45 @@ pub struct Request {
     pub vars: Vec<VarRequest>,
     pub strategy: Strategy,
     pub determinism: Determinism,
+    /// Expert override of the range form's geometry (`CLREDUCE_TUNE`); `None` is automatic.
+    pub tuning: Option<Tuning>,
+}
+
+/// Geometry override for the range form, for tuning experiments:
+/// `CLREDUCE_TUNE=local=512,groups_per_cu=4,unroll=16` (any subset).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct Tuning {
+    pub local: Option<usize>,
+    pub groups_per_cu: Option<u64>,
+    pub unroll: Option<usize>,
+}
+
+impl Tuning {
+    pub fn parse(s: &str) -> Result<Tuning> {
+        let mut t = Tuning::default();
+        for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let bad = || Error::UnknownName {
+                kind: "tuning key",
+                name: part.to_string(),
+                known: vec!["local=N", "groups_per_cu=N", "unroll=1|2|4|8|16"],
+            };
+            let (k, v) = part.split_once('=').ok_or_else(bad)?;
+            let v: u64 = v.trim().parse().map_err(|_| bad())?;
+            match k.trim() {
+                "local" => t.local = Some(v as usize),
+                "groups_per_cu" => t.groups_per_cu = Some(v),
+                "unroll" if [1, 2, 4, 8, 16].contains(&v) => t.unroll = Some(v as usize),
+                _ => return Err(bad()),
+            }
+        }
+        Ok(t)
+    }
+    pub fn from_env() -> Result<Option<Tuning>> {
+        match std::env::var("CLREDUCE_TUNE") {
+            Ok(s) if !s.trim().is_empty() => Ok(Some(Tuning::parse(&s)?)),
+            _ => Ok(None),
+        }
+    }
 }
 
 /// The plan for one variable.
@@ -660,8 +699,9 @@ pub fn plan(caps: &DeviceCaps, req: &Request) -> Result<Plan> {
             // GPUs: 256 work-items (8 warps / 4 wavefronts) keeps occupancy high with little
             // local memory. CPUs: a work-group is one thread's loop; 64..128 lanes let the
             // compiler vectorize without a long tree at the end.
-            let want = if gpu { 256 } else { (mult * 8).clamp(16, 128) };
-            let mut local = pow2_floor(want.min(max_wg)).max(1);
+            let tune = req.tuning.unwrap_or_default();
+            let want = tune.local.unwrap_or(if gpu { 256 } else { (mult * 8).clamp(16, 128) });
+            let mut local = if tune.local.is_some() { want.min(max_wg).max(1) } else { pow2_floor(want.min(max_wg)).max(1) };
             while local > 1 && local_bytes(caps, &typed, local) > caps.local_mem_size {
                 local /= 2;
             }
@@ -674,22 +714,16 @@ pub fn plan(caps: &DeviceCaps, req: &Request) -> Result<Plan> {
                     device: caps.label(),
                 });
             }
-            let unroll = if gpu {
-                if widest >= 8 {
-                    4
-                } else {
-                    8
-                }
-            } else {
-                4
-            };
+            // 8 loads in flight per work-item for one 4-byte variable; several variables (or
+            // 8-byte ones) keep 4, or the extra registers cost more than they hide. Measured on
+            // the H200 (examples/sweep, 2^28 f32): 1 var unroll 8 = 4351 GB/s vs unroll 4 = 4257;
+            // sum+min+max unroll 8 = 2734 GB/s vs unroll 4 = 4200 (design/bench/).
+            let default_unroll = if gpu && widest < 8 && req.vars.len() == 1 { 8 } else { 4 };
+            let unroll = tune.unroll.unwrap_or(default_unroll);
             // Enough work-groups to fill the device: GPUs 8 per compute unit (2048 resident
             // work-items per SM / 256), CPUs 4 per core for load balance.
-            let max_groups = if gpu {
-                caps.compute_units as u64 * 8
-            } else {
-                caps.compute_units as u64 * 4
-            };
+            let per_cu = tune.groups_per_cu.unwrap_or(if gpu { 8 } else { 4 });
+            let max_groups = caps.compute_units as u64 * per_cu;
             let per_group_min = (local * if gpu { unroll } else { unroll * 4 }) as u64;
             let groups = n.div_ceil(per_group_min).clamp(1, max_groups.max(1));
             let per_item = n.div_ceil(groups * local as u64).max(1);
@@ -792,6 +826,7 @@ mod tests {
             }],
             strategy: Strategy::AUTO,
             determinism: Determinism::Deterministic,
+            tuning: None,
         }
     }
     const N: FormRequest = FormRequest::Range { n: 1 << 24 };

@@ -9,6 +9,7 @@ use crate::launch::{self, Mem};
 use crate::types::Element;
 use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context;
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 /// Scratch memory reused across launches: partial results per variable slot, the work-group
@@ -29,6 +30,9 @@ pub(crate) struct QueueInner {
     pub caps: DeviceCaps,
     pub mask: Mask,
     pub scratch: Mutex<Scratch>,
+    /// Compiled programs of this queue's launches, keyed by (options, names, params, body):
+    /// a repeated launch skips code generation and the process-wide cache lookup.
+    pub compiled: Mutex<HashMap<String, Arc<launch::Compiled>>>,
 }
 
 /// A device plus an in-order command queue with profiling. `Send + Sync`: share it between
@@ -75,6 +79,7 @@ impl Queue {
                 caps,
                 mask,
                 scratch: Mutex::new(Scratch::default()),
+                compiled: Mutex::new(HashMap::new()),
             }),
         })
     }

@@ -212,6 +212,8 @@ impl Kernel {
 pub struct Options {
     pub strategy: Strategy,
     pub determinism: Determinism,
+    /// Geometry override for tuning experiments (`CLREDUCE_TUNE`); `None` is automatic.
+    pub tuning: Option<plan::Tuning>,
 }
 
 impl Options {
@@ -220,6 +222,7 @@ impl Options {
         Ok(Options {
             strategy: Strategy::from_env()?,
             determinism: Determinism::Deterministic,
+            tuning: plan::Tuning::from_env()?,
         })
     }
     pub fn strategy(mut self, s: Strategy) -> Options {
@@ -445,6 +448,7 @@ impl Queue {
                 .collect(),
             strategy: options.strategy,
             determinism: options.determinism,
+            tuning: options.tuning,
         };
         let plan = plan::plan(&q.caps, &req)?;
         tracing::debug!(plan = %plan.summary(), device = %q.device.label(), "planned");
@@ -488,43 +492,38 @@ impl Queue {
                 _keep: reds.0.iter().map(|r| r.mem.clone()).collect(),
             });
         }
-        let gen = codegen::generate(&plan, &q.caps, &prep.names, &kernel.body, &prep.params);
-        let program = program::get(&q.device, &gen.source, &gen.options).map_err(|e| match e {
-            Error::Build {
-                device,
-                options,
-                log,
-                generated,
-            } => {
-                let (mapped, in_body) = codegen::map_log(&log, gen.body_first_line, gen.body_lines);
-                if in_body {
-                    Error::BodyBuild {
-                        device,
-                        options,
-                        log: mapped,
-                        generated,
+        let options = codegen::options(&plan, &q.caps);
+        let key = format!("{options}\u{0}{:?}\u{0}{:?}\u{0}{}", prep.names, prep.params, kernel.body);
+        let cached = q.compiled.lock().unwrap_or_else(|p| p.into_inner()).get(&key).cloned();
+        let compiled = match cached {
+            Some(c) => c,
+            None => {
+                let gen = codegen::generate(&plan, &q.caps, &prep.names, &kernel.body, &prep.params);
+                let program = program::get(&q.device, &gen.source, &gen.options).map_err(|e| match e {
+                    Error::Build { device, options, log, generated } => {
+                        let (mapped, in_body) = codegen::map_log(&log, gen.body_first_line, gen.body_lines);
+                        if in_body {
+                            Error::BodyBuild { device, options, log: mapped, generated }
+                        } else {
+                            Error::Build { device, options, log, generated }
+                        }
                     }
-                } else {
-                    Error::Build {
-                        device,
-                        options,
-                        log,
-                        generated,
-                    }
-                }
+                    other => other,
+                })?;
+                let c = Arc::new(launch::Compiled::new(program, q.device.id())?);
+                q.compiled.lock().unwrap_or_else(|p| p.into_inner()).insert(key, c.clone());
+                c
             }
-            other => other,
-        })?;
-        let kwg = launch::kernel_work_group_size(&program, "clr_main", q.device.id())?;
-        if plan.local > kwg {
+        };
+        if plan.local > compiled.kernel_wg_limit {
             return Err(Error::WorkGroupTooLarge {
                 local: plan.local,
-                limit: kwg,
+                limit: compiled.kernel_wg_limit,
                 limit_name: "CL_KERNEL_WORK_GROUP_SIZE of this kernel",
                 device: q.device.label(),
             });
         }
-        self.run(&plan, &reds, &kernel, &program, form)
+        self.run(&plan, &reds, &kernel, &compiled, form)
     }
 
     fn run(
@@ -532,7 +531,7 @@ impl Queue {
         plan: &Plan,
         reds: &Reductions,
         kernel: &Kernel,
-        program: &opencl3::program::Program,
+        program: &launch::Compiled,
         form: Form,
     ) -> Result<ReduceEvent> {
         let q: &QueueInner = &self.inner;

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# GPU runs through the device tool, in two halves of one script:
+#   here:   bash scripts/gpu.sh build      builds the release binary and the test binaries into .gpu/
+#   there:  bash scripts/gpu.sh run [what]  registers NVIDIA's OpenCL (and the machine's PoCL) in a
+#           private vendors folder and runs: devices, the test binaries, the bench; what = all|tests|bench|devices|cmd ...
+# The device tool call is then:  run(command="bash scripts/gpu.sh run all", carry=[".gpu"])
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+case "${1:-}" in
+build)
+  cargo build --release
+  mkdir -p .gpu
+  cp target/release/clreduce .gpu/
+  # Test binaries: cargo prints their paths as JSON.
+  rm -f .gpu/test-*
+  cargo test --release --no-run --message-format=json 2>/dev/null |
+    python3 -c 'import sys,json
+for l in sys.stdin:
+    try: m=json.loads(l)
+    except Exception: continue
+    if m.get("reason")=="compiler-artifact" and m.get("executable") and m.get("profile",{}).get("test"):
+        print(m["target"]["name"], m["executable"])' |
+    while read -r name exe; do cp "$exe" ".gpu/test-$name"; done
+  cp -r benches/peers .gpu/ 2>/dev/null || true
+  ls -la .gpu
+  ;;
+run)
+  shift || true
+  what="${1:-all}"; shift || true
+  mkdir -p /tmp/icd
+  echo libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd
+  [ -f /etc/OpenCL/vendors/pocl.icd ] && cp /etc/OpenCL/vendors/pocl.icd /tmp/icd/
+  export OCL_ICD_VENDORS=/tmp/icd
+  out="${OUT:-/tmp/out}"; mkdir -p "$out"
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt" || true
+  B=.gpu/clreduce
+  case "$what" in
+  devices) $B devices ;;
+  tests)
+    for t in .gpu/test-*; do echo "== $t"; "$t" --test-threads=4 "$@" 2>&1 | tail -n 40 | tee -a "$out/tests.txt"; done ;;
+  cmd) "$@" ;;
+  all)
+    $B devices | tee "$out/devices.txt"
+    for t in .gpu/test-*; do echo "== $t"; "$t" --test-threads=4 2>&1 | tail -n 40 | tee -a "$out/tests.txt"; done ;;
+  *) echo "unknown: $what" >&2; exit 2 ;;
+  esac
+  ;;
+*) echo "usage: scripts/gpu.sh build | run [all|tests|devices|cmd ...]" >&2; exit 2 ;;
+esac

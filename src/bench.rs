@@ -1,0 +1,1559 @@
+//! `clreduce bench`: device time, wall time and GB/s of clreduce reductions per device, case,
+//! strategy and size, against a streaming-read reference measured in the same run, a native
+//! multi-threaded Rust peer (CPU devices), and optionally PyOpenCL (`--peers`) and the classic
+//! reduction optimization ladder (`--ladder`, benches/ladder/ladder.py).
+//!
+//! What is measured, per point:
+//! - device time: `ReduceEvent::device_time_ns` (first command's start to last command's end),
+//!   median and min..max over `--reps` repetitions after `--warmup` untimed ones;
+//! - wall time: from just before `parallel_for_reduce_with` to the result read on the host
+//!   (`DynBuffer::value`), median;
+//! - GB/s: input bytes (n x element size) / median device time;
+//! - % stream: that GB/s over the device's streaming-read reference, which is clreduce itself
+//!   (a u32 bit_or reduction, auto plan, over the largest size benched on that device). It is
+//!   the best this library reads memory on that device, not an independent roofline.
+//!
+//! Cache state: inputs larger than 2x the last-level cache are read cold; smaller ones rotate
+//! among K copies so that no repetition reads the buffer the previous one read.
+
+use clap::Args;
+use clreduce::caps::{DeviceCaps, DeviceKind};
+use clreduce::dynbuf::{value_as_int, DynBuffer};
+use clreduce::plan::{Determinism, Plan, Strategy};
+use clreduce::reference::{self, combination_depth, HostVec, Reference};
+use clreduce::{
+    devices, reduction, Device, ElemType, Kernel, Mask, Op, Options, Queue, Range, Reduction,
+    Result, Value,
+};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rayon::prelude::*;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+/// Options of `clreduce bench`.
+#[derive(Args, Clone, Debug)]
+pub struct BenchArgs {
+    /// Device index or name substring, or `all` (default: every device that is not a simulator).
+    #[arg(long)]
+    device: Option<String>,
+    /// Sizes: comma list of N, 2^K, or 2^A..2^B (every power of two between). Default
+    /// 2^10..2^28, capped per device at max_alloc/4 and by --max-n.
+    #[arg(long)]
+    sizes: Option<String>,
+    /// Largest n to run (N or 2^K).
+    #[arg(long)]
+    max_n: Option<String>,
+    /// Cases: comma list of TYPE-OP (f32-sum, u32-or, i64-min, ...) and f32-sum-min-max
+    /// (three variables sum, lo, hi in one launch). Default:
+    /// f32-sum,f64-sum,i32-sum,f32-max,f32-sum-min-max.
+    #[arg(long)]
+    cases: Option<String>,
+    /// Strategies: comma list of auto and GROUP+CROSS (e.g. tree+last-group), or `all`.
+    /// Default (all): auto plus every forced strategy that plans on the device; the others are
+    /// listed with the reason.
+    #[arg(long)]
+    strategies: Option<String>,
+    /// Timed repetitions per point (median reported). Default 20, 5 with --quick.
+    #[arg(long)]
+    reps: Option<usize>,
+    /// Untimed repetitions before the timed ones (the first compiles the program).
+    #[arg(long, default_value_t = 3)]
+    warmup: usize,
+    /// Write every point, the devices and the skipped strategies as JSON.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Plot GB/s against n (log2) per strategy, one panel per device and case, as SVG.
+    #[arg(long)]
+    svg: Option<PathBuf>,
+    /// A few sizes only (2^12, 2^16, 2^20, 2^24, capped), 5 repetitions unless --reps.
+    #[arg(long)]
+    quick: bool,
+    /// Also run benches/peers/pyopencl_reduction.py (PyOpenCL ReductionKernel, f32 sum) on the
+    /// CPU devices and report clreduce/PyOpenCL per size.
+    #[arg(long)]
+    peers: bool,
+    /// Instead of the sweep: the classic reduction optimization ladder (benches/ladder/ladder.py,
+    /// PyOpenCL) at 2^22 and 2^26 f32 on each device, next to clreduce's auto plan.
+    #[arg(long)]
+    ladder: bool,
+    /// Allow order-dependent float atomics (strategies that need them then plan).
+    #[arg(long)]
+    relaxed: bool,
+    /// Capability mask for every queue (default: CLREDUCE_MASK).
+    #[arg(long)]
+    mask: Option<String>,
+    /// Skip the native Rust peer.
+    #[arg(long)]
+    no_native: bool,
+}
+
+// --- sizes, cases, strategies ------------------------------------------------------------------
+
+fn parse_n(s: &str) -> std::result::Result<u64, String> {
+    let s = s.trim();
+    let bad = || format!("bad size {s:?} (expected N or 2^K)");
+    if let Some(k) = s.strip_prefix("2^") {
+        let k: u32 = k.parse().map_err(|_| bad())?;
+        if k > 40 {
+            return Err(bad());
+        }
+        Ok(1u64 << k)
+    } else {
+        s.replace('_', "").parse().map_err(|_| bad())
+    }
+}
+
+fn parse_sizes(s: &str) -> std::result::Result<Vec<u64>, String> {
+    let mut out = Vec::new();
+    for part in s.split(',').filter(|p| !p.trim().is_empty()) {
+        if let Some((a, b)) = part.split_once("..") {
+            let (a, b) = (parse_n(a)?, parse_n(b)?);
+            if !a.is_power_of_two() || !b.is_power_of_two() || a > b {
+                return Err(format!(
+                    "bad size range {part:?} (expected 2^A..2^B with A <= B)"
+                ));
+            }
+            let mut x = a;
+            while x <= b {
+                out.push(x);
+                x <<= 1;
+            }
+        } else {
+            out.push(parse_n(part)?);
+        }
+    }
+    out.retain(|&n| n > 0);
+    out.sort_unstable();
+    out.dedup();
+    if out.is_empty() {
+        return Err("no sizes".into());
+    }
+    Ok(out)
+}
+
+fn fmt_n(n: u64) -> String {
+    if n.is_power_of_two() {
+        format!("2^{}", n.trailing_zeros())
+    } else {
+        n.to_string()
+    }
+}
+
+fn fmt_bytes(b: u64) -> String {
+    if b >= 1 << 30 {
+        format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
+    } else if b >= 1 << 20 {
+        format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64)
+    } else {
+        format!("{:.0} KiB", b as f64 / 1024.0)
+    }
+}
+
+/// One benchmark case: an element type, one or more reduction variables and the body.
+#[derive(Clone, Debug)]
+struct Case {
+    name: String,
+    ty: ElemType,
+    /// The op the input data is generated for (reference::random_input).
+    data_op: Op,
+    vars: Vec<(Op, &'static str)>,
+    body: String,
+}
+
+const DEFAULT_CASES: &str = "f32-sum,f64-sum,i32-sum,f32-max,f32-sum-min-max";
+
+fn parse_case(s: &str) -> std::result::Result<Case, String> {
+    let s = s.trim();
+    if s == "f32-sum-min-max" {
+        return Ok(Case {
+            name: s.into(),
+            ty: ElemType::F32,
+            data_op: Op::Plus,
+            vars: vec![(Op::Plus, "sum"), (Op::Minimum, "lo"), (Op::Maximum, "hi")],
+            body: "sum += x[i]; combine(lo, x[i]); combine(hi, x[i]);".into(),
+        });
+    }
+    let (t, o) = s
+        .split_once('-')
+        .ok_or_else(|| format!("bad case {s:?} (expected TYPE-OP such as f32-sum)"))?;
+    let ty = ElemType::parse(t).map_err(|e| e.to_string())?;
+    let op = Op::parse(o).map_err(|e| e.to_string())?;
+    let body = match op {
+        Op::Plus => "sum += x[i];",
+        Op::BitOr => "sum |= x[i];",
+        _ => "combine(sum, x[i]);",
+    };
+    Ok(Case {
+        name: format!("{ty}-{op}"),
+        ty,
+        data_op: op,
+        vars: vec![(op, "sum")],
+        body: body.into(),
+    })
+}
+
+fn identity(op: Op, ty: ElemType) -> Value {
+    op.identity(ty).unwrap_or(Value::I32(0))
+}
+
+// --- cache state -------------------------------------------------------------------------------
+
+/// The last-level cache of the host CPU from sysfs (largest data or unified cache of cpu0).
+fn sysfs_llc() -> Option<u64> {
+    let mut best: Option<(u32, u64)> = None;
+    let dir = std::fs::read_dir("/sys/devices/system/cpu/cpu0/cache").ok()?;
+    for e in dir.flatten() {
+        let p = e.path();
+        if !p
+            .file_name()
+            .is_some_and(|f| f.to_string_lossy().starts_with("index"))
+        {
+            continue;
+        }
+        let rd = |f: &str| std::fs::read_to_string(p.join(f)).ok();
+        let (Some(level), Some(size), Some(ty)) = (rd("level"), rd("size"), rd("type")) else {
+            continue;
+        };
+        if ty.trim() == "Instruction" {
+            continue;
+        }
+        let Ok(level) = level.trim().parse::<u32>() else {
+            continue;
+        };
+        let size = size.trim();
+        let bytes = if let Some(k) = size.strip_suffix('K') {
+            k.parse::<u64>().ok().map(|x| x << 10)
+        } else if let Some(m) = size.strip_suffix('M') {
+            m.parse::<u64>().ok().map(|x| x << 20)
+        } else {
+            size.parse::<u64>().ok()
+        };
+        if let Some(b) = bytes {
+            if best.is_none_or(|(l, _)| level > l) {
+                best = Some((level, b));
+            }
+        }
+    }
+    best.map(|(_, b)| b)
+}
+
+/// CL_DEVICE_GLOBAL_MEM_CACHE_SIZE of clreduce's device `index` (same enumeration order: platform
+/// order, then device order; the name is checked).
+fn cl_cache_size(index: usize, name: &str) -> Option<u64> {
+    let mut k = 0;
+    for p in opencl3::platform::get_platforms().ok()? {
+        let Ok(ids) = p.get_devices(0xFFFF_FFFF) else {
+            continue;
+        };
+        for id in ids {
+            if k == index {
+                let d = opencl3::device::Device::new(id);
+                if d.name().ok()?.trim() != name {
+                    return None;
+                }
+                return d.global_mem_cache_size().ok().filter(|&b| b > 0);
+            }
+            k += 1;
+        }
+    }
+    None
+}
+
+/// The device's last-level cache in bytes and where the number comes from.
+fn llc_of(d: &Device, caps: &DeviceCaps) -> (u64, String) {
+    let cl = cl_cache_size(d.index(), d.name());
+    match caps.kind {
+        DeviceKind::Cpu => match (sysfs_llc(), cl) {
+            (Some(s), Some(c)) if c > s => (c, "CL_DEVICE_GLOBAL_MEM_CACHE_SIZE".into()),
+            (Some(s), _) => (s, "host CPU's last-level cache (sysfs)".into()),
+            (None, Some(c)) => (c, "CL_DEVICE_GLOBAL_MEM_CACHE_SIZE".into()),
+            (None, None) => (32 << 20, "assumed (no cache size found)".into()),
+        },
+        _ => match cl {
+            Some(c) => (c, "CL_DEVICE_GLOBAL_MEM_CACHE_SIZE".into()),
+            None => (32 << 20, "assumed (no cache size found)".into()),
+        },
+    }
+}
+
+/// How many input copies to rotate among, and the cache state to print.
+fn rotation(bytes: u64, llc: u64) -> (usize, String) {
+    if bytes > 2 * llc {
+        (1, "cold (> LLC)".into())
+    } else {
+        let k = (2 * llc / bytes.max(1) + 1).clamp(2, 16) as usize;
+        let state = if k as u64 * bytes > llc {
+            "together > LLC"
+        } else {
+            "all fit in LLC: warm"
+        };
+        (k, format!("rotating {k} buffers ({state})"))
+    }
+}
+
+// --- measuring ---------------------------------------------------------------------------------
+
+#[derive(Debug, Clone, Copy, Serialize)]
+struct Spread {
+    median: u64,
+    min: u64,
+    max: u64,
+}
+
+fn spread(v: &mut [u64]) -> Spread {
+    v.sort_unstable();
+    Spread {
+        median: if v.is_empty() {
+            0
+        } else if v.len() % 2 == 1 {
+            v[v.len() / 2]
+        } else {
+            (v[v.len() / 2 - 1] + v[v.len() / 2]) / 2
+        },
+        min: v.first().copied().unwrap_or(0),
+        max: v.last().copied().unwrap_or(0),
+    }
+}
+
+struct Measured {
+    device_ns: Spread,
+    wall_ns: Spread,
+    plan: Plan,
+    values: Vec<Value>,
+}
+
+/// Runs `case` over inputs[rep % K], `warmup` untimed then `reps` timed repetitions. Each
+/// repetition resets the result variables to the identity first (untimed).
+#[allow(clippy::too_many_arguments)]
+fn measure(
+    q: &Queue,
+    case: &Case,
+    n: u64,
+    inputs: &[DynBuffer],
+    results: &[DynBuffer],
+    opts: Options,
+    warmup: usize,
+    reps: usize,
+) -> Result<Measured> {
+    let mut dev = Vec::with_capacity(reps);
+    let mut wall = Vec::with_capacity(reps);
+    let mut plan = None;
+    let mut values = Vec::new();
+    for rep in 0..warmup + reps {
+        for (r, (op, _)) in results.iter().zip(&case.vars) {
+            r.set(0, identity(*op, case.ty))?;
+        }
+        let reds: Vec<Reduction> = results
+            .iter()
+            .zip(&case.vars)
+            .map(|(r, (op, name))| reduction(r, *op).name(name))
+            .collect();
+        let kernel = Kernel::new(&case.body).arg("x", &inputs[rep % inputs.len()]);
+        let t0 = Instant::now();
+        let ev = q.parallel_for_reduce_with(Range::new(n), reds, kernel, opts)?;
+        let got = results
+            .iter()
+            .map(|r| r.value(0))
+            .collect::<Result<Vec<Value>>>()?;
+        let w = t0.elapsed().as_nanos() as u64;
+        let d = ev.device_time_ns()?;
+        if rep >= warmup {
+            dev.push(d);
+            wall.push(w);
+        }
+        if plan.is_none() {
+            plan = ev.plan().cloned();
+        }
+        values = got;
+    }
+    Ok(Measured {
+        device_ns: spread(&mut dev),
+        wall_ns: spread(&mut wall),
+        plan: plan.expect("n > 0 runs a plan"),
+        values,
+    })
+}
+
+fn check_all(case: &Case, m: &Measured, refs: &[Reference]) -> String {
+    let mut problems = Vec::new();
+    for (k, ((op, name), r)) in case.vars.iter().zip(refs).enumerate() {
+        let got = m.values[k];
+        if let Err(e) = reference::check(
+            *op,
+            case.ty,
+            got.to_f64(),
+            value_as_int(got),
+            r,
+            combination_depth(&m.plan, k),
+        ) {
+            problems.push(format!("{name}: {e}"));
+        }
+    }
+    if problems.is_empty() {
+        "ok".into()
+    } else {
+        format!("MISMATCH {}", problems.join("; "))
+    }
+}
+
+// --- native peer -------------------------------------------------------------------------------
+
+/// `f` over a chunk with 8 independent accumulators.
+#[inline(always)]
+fn chunk8<T: Copy>(c: &[T], id: T, f: impl Fn(T, T) -> T + Copy) -> T {
+    let mut a = [id; 8];
+    let mut it = c.chunks_exact(8);
+    for ch in &mut it {
+        for k in 0..8 {
+            a[k] = f(a[k], ch[k]);
+        }
+    }
+    let mut s = id;
+    for x in a {
+        s = f(s, x);
+    }
+    for &x in it.remainder() {
+        s = f(s, x);
+    }
+    s
+}
+
+fn par_chunk(n: usize) -> usize {
+    (n / (rayon::current_num_threads() * 4)).max(1 << 14)
+}
+
+fn par8<T: Copy + Send + Sync>(v: &[T], id: T, f: impl Fn(T, T) -> T + Copy + Send + Sync) -> T {
+    v.par_chunks(par_chunk(v.len()))
+        .map(|c| chunk8(c, id, f))
+        .reduce(|| id, f)
+}
+
+fn sum_min_max8(c: &[f32]) -> (f32, f32, f32) {
+    let mut s = [0f32; 8];
+    let mut lo = [f32::INFINITY; 8];
+    let mut hi = [f32::NEG_INFINITY; 8];
+    let mut it = c.chunks_exact(8);
+    for ch in &mut it {
+        for k in 0..8 {
+            s[k] += ch[k];
+            lo[k] = lo[k].min(ch[k]);
+            hi[k] = hi[k].max(ch[k]);
+        }
+    }
+    let (mut a, mut b, mut d) = (s.iter().sum::<f32>(), f32::INFINITY, f32::NEG_INFINITY);
+    for k in 0..8 {
+        b = b.min(lo[k]);
+        d = d.max(hi[k]);
+    }
+    for &x in it.remainder() {
+        a += x;
+        b = b.min(x);
+        d = d.max(x);
+    }
+    (a, b, d)
+}
+
+/// The native multi-threaded Rust reduction of `case` over `data` (rayon, 8 independent
+/// accumulators per chunk in the element type), or None where there is none for the case.
+fn native(case: &Case, data: &HostVec) -> Option<f64> {
+    let ops: Vec<Op> = case.vars.iter().map(|v| v.0).collect();
+    Some(match (data, ops.as_slice()) {
+        (HostVec::F32(v), [Op::Plus]) => par8(v, 0f32, |a, b| a + b) as f64,
+        (HostVec::F64(v), [Op::Plus]) => par8(v, 0f64, |a, b| a + b),
+        (HostVec::I32(v), [Op::Plus]) => par8(v, 0i32, |a, b| a.wrapping_add(b)) as f64,
+        (HostVec::I64(v), [Op::Plus]) => par8(v, 0i64, |a, b| a.wrapping_add(b)) as f64,
+        (HostVec::F32(v), [Op::Maximum]) => par8(v, f32::NEG_INFINITY, f32::max) as f64,
+        (HostVec::F32(v), [Op::Minimum]) => par8(v, f32::INFINITY, f32::min) as f64,
+        (HostVec::F64(v), [Op::Maximum]) => par8(v, f64::NEG_INFINITY, f64::max),
+        (HostVec::F64(v), [Op::Minimum]) => par8(v, f64::INFINITY, f64::min),
+        (HostVec::F32(v), [Op::Plus, Op::Minimum, Op::Maximum]) => {
+            let (s, _, _) = v
+                .par_chunks(par_chunk(v.len()))
+                .map(sum_min_max8)
+                .reduce(
+                    || (0.0, f32::INFINITY, f32::NEG_INFINITY),
+                    |x, y| (x.0 + y.0, x.1.min(y.1), x.2.max(y.2)),
+                );
+            s as f64
+        }
+        _ => return None,
+    })
+}
+
+/// Median wall time of the native peer over `datas[rep % K]`.
+fn time_native(case: &Case, datas: &[HostVec], warmup: usize, reps: usize) -> Option<Spread> {
+    let mut t = Vec::new();
+    for rep in 0..warmup + reps {
+        let d = &datas[rep % datas.len()];
+        let t0 = Instant::now();
+        let r = native(case, d)?;
+        let e = t0.elapsed().as_nanos() as u64;
+        std::hint::black_box(r);
+        if rep >= warmup {
+            t.push(e);
+        }
+    }
+    Some(spread(&mut t))
+}
+
+// --- results -----------------------------------------------------------------------------------
+
+#[derive(Debug, Clone, Serialize)]
+struct Point {
+    device: String,
+    device_index: usize,
+    case: String,
+    strategy: String,
+    plan: String,
+    n: u64,
+    bytes: u64,
+    cache: String,
+    reps: usize,
+    device_ns: Spread,
+    wall_ns: Spread,
+    gbps: f64,
+    pct_stream: Option<f64>,
+    /// Native Rust peer, wall time (CPU devices).
+    native_ns: Option<u64>,
+    native_gbps: Option<f64>,
+    /// clreduce wall GB/s / native wall GB/s.
+    native_ratio: Option<f64>,
+    /// PyOpenCL ReductionKernel, device time (f32-sum, --peers).
+    peer_gbps: Option<f64>,
+    /// clreduce device GB/s / PyOpenCL device GB/s.
+    peer_ratio: Option<f64>,
+    check: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct StreamRef {
+    what: String,
+    n: u64,
+    plan: String,
+    cache: String,
+    device_ns: Spread,
+    gbps: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct DevInfo {
+    index: usize,
+    label: String,
+    kind: String,
+    driver: String,
+    compute_units: u32,
+    max_alloc: u64,
+    llc_bytes: u64,
+    llc_source: String,
+    sizes: Vec<u64>,
+    stream: Option<StreamRef>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct Skip {
+    device: String,
+    case: String,
+    strategy: String,
+    reason: String,
+}
+
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+struct PeerPoint {
+    device: String,
+    n: u64,
+    gbps: f64,
+    device_time_us: f64,
+}
+
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+struct LadderPoint {
+    device: String,
+    step: u32,
+    kernel: String,
+    n: u64,
+    gbps: Option<f64>,
+    device_time_us: Option<f64>,
+    #[serde(default)]
+    note: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct Report {
+    command: String,
+    reps: usize,
+    warmup: usize,
+    threads_native: usize,
+    devices: Vec<DevInfo>,
+    points: Vec<Point>,
+    skipped: Vec<Skip>,
+    peers: Vec<PeerPoint>,
+    peers_note: Option<String>,
+    ladder: Vec<LadderPoint>,
+}
+
+// --- tables ------------------------------------------------------------------------------------
+
+/// Prints a table; columns whose header starts with '>' are right-aligned.
+fn print_table(headers: &[&str], rows: &[Vec<String>]) {
+    let right: Vec<bool> = headers.iter().map(|h| h.starts_with('>')).collect();
+    let names: Vec<&str> = headers.iter().map(|h| h.trim_start_matches('>')).collect();
+    let mut w: Vec<usize> = names.iter().map(|h| h.len()).collect();
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            w[i] = w[i].max(c.chars().count());
+        }
+    }
+    let line = |cells: Vec<&str>| {
+        let mut s = String::new();
+        for (i, c) in cells.iter().enumerate() {
+            if i > 0 {
+                s.push_str("  ");
+            }
+            if right[i] {
+                s.push_str(&format!("{c:>w$}", w = w[i]));
+            } else {
+                s.push_str(&format!("{c:<w$}", w = w[i]));
+            }
+        }
+        println!("{}", s.trim_end());
+    };
+    line(names.clone());
+    line(w.iter().map(|&x| "-".repeat(x)).collect::<Vec<_>>().iter().map(|s| s.as_str()).collect());
+    for r in rows {
+        line(r.iter().map(|s| s.as_str()).collect());
+    }
+}
+
+fn opt_f(v: Option<f64>, prec: usize) -> String {
+    v.map(|x| format!("{x:.prec$}")).unwrap_or_else(|| "-".into())
+}
+
+fn us(ns: u64) -> String {
+    format!("{:.1}", ns as f64 / 1e3)
+}
+
+fn command_line() -> String {
+    std::env::args()
+        .map(|a| {
+            if !a.is_empty()
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:^,+".contains(c))
+            {
+                a
+            } else {
+                format!("'{}'", a.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+// --- python peers ------------------------------------------------------------------------------
+
+/// The repository root: the current directory when it has benches/, else the build's.
+fn repo_root() -> PathBuf {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    if cwd.join("benches").is_dir() {
+        cwd
+    } else {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    }
+}
+
+/// python3, with the project-local .pydeps (pip install --target .pydeps pyopencl mako) on the
+/// path when it exists.
+fn python(root: &Path) -> Command {
+    let mut c = Command::new("python3");
+    let deps = root.join(".pydeps");
+    if deps.is_dir() {
+        let mut p = deps.to_string_lossy().into_owned();
+        if let Ok(old) = std::env::var("PYTHONPATH") {
+            if !old.is_empty() {
+                p = format!("{p}:{old}");
+            }
+        }
+        c.env("PYTHONPATH", p);
+    }
+    c
+}
+
+/// Ok when `python3 -c 'import pyopencl'` works, else why not.
+fn pyopencl_available(root: &Path) -> std::result::Result<(), String> {
+    match python(root).args(["-c", "import pyopencl"]).output() {
+        Err(e) => Err(format!("python3 could not be started: {e}")),
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(o) => {
+            let err = String::from_utf8_lossy(&o.stderr);
+            Err(format!(
+                "`python3 -c 'import pyopencl'` failed: {} (pip install --target .pydeps pyopencl mako)",
+                err.lines().last().unwrap_or("").trim()
+            ))
+        }
+    }
+}
+
+/// Runs a Python script and parses the JSON lines it prints on stdout; its stderr goes through.
+fn run_jsonl<T: serde::de::DeserializeOwned>(
+    root: &Path,
+    script: &str,
+    args: &[String],
+) -> std::result::Result<Vec<T>, String> {
+    let path = root.join(script);
+    if !path.is_file() {
+        return Err(format!("{} not found", path.display()));
+    }
+    let out = python(root)
+        .arg(&path)
+        .args(args)
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| format!("python3 {script}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("python3 {script} exited with {}", out.status));
+    }
+    let mut v = Vec::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let line = line.trim();
+        if line.starts_with('{') {
+            match serde_json::from_str(line) {
+                Ok(p) => v.push(p),
+                Err(e) => eprintln!("bench: ignoring a line of {script}: {e}: {line}"),
+            }
+        }
+    }
+    Ok(v)
+}
+
+fn same_device(a: &str, b: &str) -> bool {
+    a.trim() == b.trim()
+}
+
+// --- the command -------------------------------------------------------------------------------
+
+struct Dev {
+    device: Device,
+    queue: Queue,
+    info: DevInfo,
+    /// Strategies that plan, per case name.
+    strategies: BTreeMap<String, Vec<Strategy>>,
+}
+
+fn pick(spec: Option<&str>) -> Result<Vec<Device>> {
+    match spec {
+        None | Some("all") => Ok(devices()?
+            .iter()
+            .filter(|d| !d.is_simulator())
+            .cloned()
+            .collect()),
+        Some(s) => {
+            let d = clreduce::device::select(Some(s))?;
+            if d.is_simulator() {
+                eprintln!(
+                    "bench: warning: {} is a simulator; its timings say nothing about hardware",
+                    d.label()
+                );
+            }
+            Ok(vec![d])
+        }
+    }
+}
+
+fn bad_arg(msg: String) -> Result<bool> {
+    eprintln!("clreduce bench: {msg}");
+    Ok(false)
+}
+
+/// `clreduce bench`.
+pub fn run(a: BenchArgs) -> Result<bool> {
+    let reps = a.reps.unwrap_or(if a.quick { 5 } else { 20 }).max(1);
+    let max_n = match a.max_n.as_deref().map(parse_n).transpose() {
+        Ok(m) => m,
+        Err(e) => return bad_arg(e),
+    };
+    let sizes = match (&a.sizes, a.quick, a.ladder) {
+        (Some(s), _, _) => parse_sizes(s),
+        (None, _, true) => Ok(vec![1 << 22, 1 << 26]),
+        (None, true, _) => Ok(vec![1 << 12, 1 << 16, 1 << 20, 1 << 24]),
+        (None, false, _) => parse_sizes("2^10..2^28"),
+    };
+    let sizes = match sizes {
+        Ok(s) => s,
+        Err(e) => return bad_arg(e),
+    };
+    let cases: std::result::Result<Vec<Case>, String> = if a.ladder {
+        Ok(vec![parse_case("f32-sum").expect("built-in case")])
+    } else {
+        a.cases
+            .as_deref()
+            .unwrap_or(DEFAULT_CASES)
+            .split(',')
+            .filter(|s| !s.trim().is_empty())
+            .map(parse_case)
+            .collect()
+    };
+    let cases = match cases {
+        Ok(c) if !c.is_empty() => c,
+        Ok(_) => return bad_arg("no cases".into()),
+        Err(e) => return bad_arg(e),
+    };
+    // None: auto plus every forced strategy that plans.
+    let wanted: Option<Vec<Strategy>> = match a.strategies.as_deref() {
+        _ if a.ladder => Some(vec![Strategy::AUTO]),
+        None | Some("all") => None,
+        Some(s) => Some(
+            s.split(',')
+                .filter(|x| !x.trim().is_empty())
+                .map(Strategy::parse)
+                .collect::<Result<Vec<_>>>()?,
+        ),
+    };
+    let mask = match &a.mask {
+        Some(m) => Mask::parse(m)?,
+        None => Mask::from_env()?,
+    };
+    let determinism = if a.relaxed {
+        Determinism::Relaxed
+    } else {
+        Determinism::Deterministic
+    };
+    let command = command_line();
+    let root = repo_root();
+
+    // Devices, their caches, sizes, and which strategies plan for each case.
+    let mut devs = Vec::new();
+    let mut skipped = Vec::new();
+    for d in pick(a.device.as_deref())? {
+        let queue = Queue::with_mask(&d, mask)?;
+        let caps = queue.caps().clone();
+        let (llc, llc_source) = llc_of(&d, &caps);
+        let cap = (caps.max_alloc / 4).max(1);
+        let dsizes: Vec<u64> = sizes
+            .iter()
+            .copied()
+            .filter(|&n| n <= cap && max_n.is_none_or(|m| n <= m))
+            .collect();
+        let dropped = sizes.len() - dsizes.len();
+        if dropped > 0 {
+            eprintln!(
+                "bench: {}: {dropped} size(s) above max_alloc/4 = {} or --max-n left out",
+                d.label(),
+                fmt_n(cap)
+            );
+        }
+        let mut strategies = BTreeMap::new();
+        let probe_n = dsizes.first().copied().unwrap_or(1024);
+        for case in &cases {
+            let list = match &wanted {
+                Some(w) => w.clone(),
+                None => std::iter::once(Strategy::AUTO)
+                    .chain(Strategy::all_forced())
+                    .collect(),
+            };
+            let mut ok = Vec::new();
+            for s in list {
+                let bufs: Result<Vec<DynBuffer>> = case
+                    .vars
+                    .iter()
+                    .map(|(op, _)| DynBuffer::scalar(&queue, identity(*op, case.ty)))
+                    .collect();
+                let r = bufs.and_then(|bufs| {
+                    let reds: Vec<Reduction> = bufs
+                        .iter()
+                        .zip(&case.vars)
+                        .map(|(b, (op, name))| reduction(b, *op).name(name))
+                        .collect();
+                    queue.explain(
+                        Range::new(probe_n),
+                        reds,
+                        Options {
+                            strategy: s,
+                            determinism,
+                            ..Options::default()
+                        },
+                    )
+                });
+                match r {
+                    Ok(_) => ok.push(s),
+                    Err(e) => skipped.push(Skip {
+                        device: d.label(),
+                        case: case.name.clone(),
+                        strategy: s.to_string(),
+                        reason: e.to_string().lines().next().unwrap_or("").to_string(),
+                    }),
+                }
+            }
+            strategies.insert(case.name.clone(), ok);
+        }
+        devs.push(Dev {
+            info: DevInfo {
+                index: d.index(),
+                label: d.label(),
+                kind: format!("{:?}", caps.kind).to_lowercase(),
+                driver: caps.driver.clone(),
+                compute_units: caps.compute_units,
+                max_alloc: caps.max_alloc,
+                llc_bytes: llc,
+                llc_source,
+                sizes: dsizes,
+                stream: None,
+            },
+            device: d,
+            queue,
+            strategies,
+        });
+    }
+    if devs.is_empty() {
+        return bad_arg("no device to bench (simulators are left out)".into());
+    }
+    for s in &skipped {
+        println!(
+            "skipped: {} / {} / {}: {}",
+            s.device, s.case, s.strategy, s.reason
+        );
+    }
+
+    let any_cpu = devs.iter().any(|d| d.info.kind == "cpu");
+    let native_on = !a.no_native && any_cpu && !a.ladder;
+    let total: u64 = devs
+        .iter()
+        .map(|d| {
+            cases
+                .iter()
+                .map(|c| {
+                    (d.strategies.get(&c.name).map_or(0, |s| s.len()) * d.info.sizes.len()) as u64
+                })
+                .sum::<u64>()
+                + u64::from(!a.ladder && !d.info.sizes.is_empty())
+        })
+        .sum();
+    let pb = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    pb.set_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} {msg}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    let note = |m: String| {
+        if pb.is_hidden() {
+            eprintln!("bench: {m}");
+        }
+    };
+
+    // The streaming-read reference per device: u32 bit_or, auto plan, largest size.
+    if !a.ladder {
+        let sref = parse_case("u32-or").expect("built-in case");
+        for d in &mut devs {
+            let Some(&n) = d.info.sizes.last() else {
+                continue;
+            };
+            pb.set_message(format!("{}: streaming reference", d.device.name()));
+            note(format!("{}: streaming reference at {}", d.info.label, fmt_n(n)));
+            let data = reference::random_input(Op::BitOr, ElemType::U32, n as usize, 7);
+            let (k, cache) = rotation(n * 4, d.info.llc_bytes);
+            let r = (|| -> Result<StreamRef> {
+                let inputs = (0..k)
+                    .map(|_| DynBuffer::upload(&d.queue, &data))
+                    .collect::<Result<Vec<_>>>()?;
+                let res = vec![DynBuffer::scalar(&d.queue, Value::U32(0))?];
+                let m = measure(
+                    &d.queue,
+                    &sref,
+                    n,
+                    &inputs,
+                    &res,
+                    Options::default(),
+                    a.warmup,
+                    reps,
+                )?;
+                Ok(StreamRef {
+                    what: "clreduce u32 bit_or reduction (`sum |= x[i];`), auto plan".into(),
+                    n,
+                    plan: m.plan.summary(),
+                    cache,
+                    gbps: (n * 4) as f64 / m.device_ns.median.max(1) as f64,
+                    device_ns: m.device_ns,
+                })
+            })();
+            match r {
+                Ok(s) => d.info.stream = Some(s),
+                Err(e) => pb.suspend(|| {
+                    eprintln!(
+                        "bench: {}: streaming reference failed: {}",
+                        d.info.label,
+                        e.to_string().lines().next().unwrap_or("")
+                    )
+                }),
+            }
+            pb.inc(1);
+        }
+    }
+
+    // The sweep: case, size (host data and references shared by the devices), device, strategy.
+    let mut points: Vec<Point> = Vec::new();
+    let all_sizes: Vec<u64> = {
+        let mut v: Vec<u64> = devs.iter().flat_map(|d| d.info.sizes.clone()).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    for case in &cases {
+        let esz = case.ty.size() as u64;
+        for &n in &all_sizes {
+            let users: Vec<usize> = (0..devs.len())
+                .filter(|&i| {
+                    devs[i].info.sizes.contains(&n)
+                        && n * esz <= devs[i].info.max_alloc
+                        && devs[i].strategies.get(&case.name).is_some_and(|s| !s.is_empty())
+                })
+                .collect();
+            if users.is_empty() {
+                continue;
+            }
+            note(format!("{} at {}", case.name, fmt_n(n)));
+            pb.set_message(format!("{} {}: input", case.name, fmt_n(n)));
+            let data = reference::random_input(case.data_op, case.ty, n as usize, 1);
+            let refs: Vec<Reference> = case
+                .vars
+                .iter()
+                .map(|(op, _)| reference::reference(*op, &data, None))
+                .collect();
+            let bytes = n * esz;
+            // The native peer reads host memory, the CPU's LLC decides its rotation.
+            let native_t = if native_on {
+                let llc = sysfs_llc().unwrap_or(32 << 20);
+                let (k, _) = rotation(bytes, llc);
+                let copies: Vec<HostVec> = (1..k).map(|_| data.clone()).collect();
+                let mut datas = vec![data.clone()];
+                datas.extend(copies);
+                pb.set_message(format!("{} {}: native peer", case.name, fmt_n(n)));
+                time_native(case, &datas, a.warmup, reps)
+            } else {
+                None
+            };
+            for &i in &users {
+                let d = &devs[i];
+                let (k, cache) = rotation(bytes, d.info.llc_bytes);
+                let bufs = (|| -> Result<(Vec<DynBuffer>, Vec<DynBuffer>)> {
+                    let inputs = (0..k)
+                        .map(|_| DynBuffer::upload(&d.queue, &data))
+                        .collect::<Result<Vec<_>>>()?;
+                    let res = case
+                        .vars
+                        .iter()
+                        .map(|(op, _)| DynBuffer::scalar(&d.queue, identity(*op, case.ty)))
+                        .collect::<Result<Vec<_>>>()?;
+                    Ok((inputs, res))
+                })();
+                let strategies = &d.strategies[&case.name];
+                let (inputs, res) = match bufs {
+                    Ok(b) => b,
+                    Err(e) => {
+                        pb.suspend(|| {
+                            eprintln!(
+                                "bench: {}: {} at {}: {}",
+                                d.info.label,
+                                case.name,
+                                fmt_n(n),
+                                e.to_string().lines().next().unwrap_or("")
+                            )
+                        });
+                        pb.inc(strategies.len() as u64);
+                        continue;
+                    }
+                };
+                for &s in strategies {
+                    pb.set_message(format!(
+                        "{}: {} {} {}",
+                        d.device.name(),
+                        case.name,
+                        fmt_n(n),
+                        s
+                    ));
+                    let opts = Options {
+                        strategy: s,
+                        determinism,
+                        ..Options::default()
+                    };
+                    match measure(&d.queue, case, n, &inputs, &res, opts, a.warmup, reps) {
+                        Ok(m) => {
+                            let gbps = bytes as f64 / m.device_ns.median.max(1) as f64;
+                            let wall_gbps = bytes as f64 / m.wall_ns.median.max(1) as f64;
+                            let native_for_dev = native_t.filter(|_| d.info.kind == "cpu");
+                            let native_gbps =
+                                native_for_dev.map(|t| bytes as f64 / t.median.max(1) as f64);
+                            points.push(Point {
+                                device: d.info.label.clone(),
+                                device_index: d.info.index,
+                                case: case.name.clone(),
+                                strategy: s.to_string(),
+                                plan: m.plan.summary(),
+                                n,
+                                bytes,
+                                cache: cache.clone(),
+                                reps,
+                                check: check_all(case, &m, &refs),
+                                device_ns: m.device_ns,
+                                wall_ns: m.wall_ns,
+                                gbps,
+                                pct_stream: d.info.stream.as_ref().map(|r| 100.0 * gbps / r.gbps),
+                                native_ns: native_for_dev.map(|t| t.median),
+                                native_gbps,
+                                native_ratio: native_gbps.map(|g| wall_gbps / g),
+                                peer_gbps: None,
+                                peer_ratio: None,
+                            });
+                        }
+                        Err(e) => {
+                            let reason = e.to_string().lines().next().unwrap_or("").to_string();
+                            pb.suspend(|| {
+                                eprintln!(
+                                    "bench: {}: {} {} {}: {reason}",
+                                    d.info.label,
+                                    case.name,
+                                    fmt_n(n),
+                                    s
+                                )
+                            });
+                            skipped.push(Skip {
+                                device: d.info.label.clone(),
+                                case: format!("{} at {}", case.name, fmt_n(n)),
+                                strategy: s.to_string(),
+                                reason,
+                            });
+                        }
+                    }
+                    pb.inc(1);
+                }
+            }
+        }
+    }
+    pb.finish_and_clear();
+
+    // Peers: PyOpenCL's ReductionKernel (f32 sum) on the CPU devices.
+    let mut peers = Vec::new();
+    let mut peers_note = None;
+    if a.peers && !a.ladder {
+        let cpu: Vec<&Dev> = devs.iter().filter(|d| d.info.kind == "cpu").collect();
+        let psizes: Vec<u64> = all_sizes
+            .iter()
+            .copied()
+            .filter(|n| points.iter().any(|p| p.case == "f32-sum" && p.n == *n))
+            .collect();
+        let why = if cpu.is_empty() {
+            Err("no CPU device in this run".to_string())
+        } else if psizes.is_empty() {
+            Err("the f32-sum case did not run".to_string())
+        } else {
+            pyopencl_available(&root)
+        };
+        match why {
+            Err(w) => {
+                println!("peers: PyOpenCL skipped: {w}");
+                peers_note = Some(w);
+            }
+            Ok(()) => {
+                let mut args = vec![
+                    "--sizes".to_string(),
+                    psizes
+                        .iter()
+                        .map(|n| n.to_string())
+                        .collect::<Vec<_>>()
+                        .join(","),
+                    "--reps".into(),
+                    reps.to_string(),
+                    "--warmup".into(),
+                    a.warmup.to_string(),
+                ];
+                for d in &cpu {
+                    args.push("--device".into());
+                    args.push(d.info.label.clone());
+                }
+                eprintln!("bench: running benches/peers/pyopencl_reduction.py");
+                match run_jsonl::<PeerPoint>(&root, "benches/peers/pyopencl_reduction.py", &args)
+                {
+                    Ok(v) => peers = v,
+                    Err(e) => {
+                        println!("peers: PyOpenCL failed: {e}");
+                        peers_note = Some(e);
+                    }
+                }
+                for p in points.iter_mut().filter(|p| p.case == "f32-sum") {
+                    if let Some(peer) = peers
+                        .iter()
+                        .find(|x| x.n == p.n && same_device(&x.device, &p.device))
+                    {
+                        p.peer_gbps = Some(peer.gbps);
+                        p.peer_ratio = Some(p.gbps / peer.gbps.max(1e-12));
+                    }
+                }
+            }
+        }
+    }
+
+    // The ladder: PyOpenCL runs the tutorial kernels; clreduce's auto plan beside them.
+    let mut ladder = Vec::new();
+    if a.ladder {
+        match pyopencl_available(&root) {
+            Err(w) => println!("ladder: skipped: {w}"),
+            Ok(()) => {
+                let mut args = vec![
+                    "--sizes".to_string(),
+                    all_sizes
+                        .iter()
+                        .map(|n| n.to_string())
+                        .collect::<Vec<_>>()
+                        .join(","),
+                    "--reps".into(),
+                    reps.to_string(),
+                    "--jsonl".into(),
+                ];
+                if a.device.is_some() {
+                    for d in &devs {
+                        args.push("--device".into());
+                        args.push(d.info.label.clone());
+                    }
+                }
+                eprintln!("bench: running benches/ladder/ladder.py");
+                match run_jsonl::<LadderPoint>(&root, "benches/ladder/ladder.py", &args) {
+                    Ok(v) => ladder = v,
+                    Err(e) => println!("ladder: failed: {e}"),
+                }
+            }
+        }
+    }
+
+    // Report.
+    println!();
+    println!("clreduce bench");
+    println!("command: {command}");
+    println!(
+        "reps: {reps} timed after {} warm-up (median; device time = ReduceEvent::device_time_ns, wall = launch call to result read on the host)",
+        a.warmup
+    );
+    if !mask.is_empty() {
+        println!("mask: {}", mask.names().join(","));
+    }
+    if native_on {
+        println!(
+            "native peer: Rust, rayon on {} threads, 8 independent accumulators per chunk in the element type; wall time; `x native` = clreduce wall GB/s / native wall GB/s",
+            rayon::current_num_threads()
+        );
+    }
+    for d in &devs {
+        println!();
+        println!("== device {}: {}", d.info.index, d.info.label);
+        println!(
+            "   driver {}; {}; {} compute units; max alloc {}; LLC {} ({})",
+            d.info.driver,
+            d.info.kind,
+            d.info.compute_units,
+            fmt_bytes(d.info.max_alloc),
+            fmt_bytes(d.info.llc_bytes),
+            d.info.llc_source
+        );
+        println!("   command: {command}");
+        match &d.info.stream {
+            Some(s) => println!(
+                "   streaming-read reference: {} over {} x u32 ({}, {}): {:.2} GB/s, plan {} (this is clreduce itself, not an independent roofline)",
+                s.what,
+                fmt_n(s.n),
+                fmt_bytes(s.n * 4),
+                s.cache,
+                s.gbps,
+                s.plan
+            ),
+            None if !a.ladder => println!("   streaming-read reference: none"),
+            None => {}
+        }
+        let rows: Vec<Vec<String>> = points
+            .iter()
+            .filter(|p| p.device_index == d.info.index)
+            .map(|p| {
+                vec![
+                    p.case.clone(),
+                    p.strategy.clone(),
+                    if p.strategy == "auto" {
+                        p.plan.clone()
+                    } else {
+                        String::new()
+                    },
+                    fmt_n(p.n),
+                    fmt_bytes(p.bytes),
+                    p.cache.clone(),
+                    us(p.device_ns.median),
+                    format!("{}..{}", us(p.device_ns.min), us(p.device_ns.max)),
+                    us(p.wall_ns.median),
+                    format!("{:.2}", p.gbps),
+                    opt_f(p.pct_stream, 0),
+                    opt_f(p.native_gbps, 2),
+                    opt_f(p.native_ratio, 2),
+                    opt_f(p.peer_gbps, 2),
+                    opt_f(p.peer_ratio, 2),
+                    p.check.clone(),
+                ]
+            })
+            .collect();
+        if !a.ladder {
+            print_table(
+                &[
+                    "case",
+                    "strategy",
+                    "auto plan",
+                    ">n",
+                    ">input",
+                    "cache",
+                    ">dev us",
+                    ">dev min..max",
+                    ">wall us",
+                    ">GB/s",
+                    ">%stream",
+                    ">native GB/s",
+                    ">x native",
+                    ">pyopencl GB/s",
+                    ">x pyopencl",
+                    "check",
+                ],
+                &rows,
+            );
+        }
+    }
+    if !peers.is_empty() {
+        println!();
+        println!("PyOpenCL ReductionKernel f32 sum (device time from the first to the last kernel's profiling events): `x pyopencl` = clreduce device GB/s / PyOpenCL device GB/s");
+    }
+    if a.ladder {
+        print_ladder(&devs, &points, &ladder);
+    }
+    let ok = points.iter().all(|p| p.check == "ok");
+    if !ok {
+        println!("\nsome results did not match the host reference (see the check column)");
+    }
+
+    let report = Report {
+        command,
+        reps,
+        warmup: a.warmup,
+        threads_native: rayon::current_num_threads(),
+        devices: devs.iter().map(|d| d.info.clone()).collect(),
+        points,
+        skipped,
+        peers,
+        peers_note,
+        ladder,
+    };
+    let mut io_ok = true;
+    if let Some(path) = &a.json {
+        match serde_json::to_string_pretty(&report)
+            .map_err(|e| e.to_string())
+            .and_then(|s| std::fs::write(path, s).map_err(|e| e.to_string()))
+        {
+            Ok(()) => println!("wrote {}", path.display()),
+            Err(e) => {
+                eprintln!("clreduce bench: writing {}: {e}", path.display());
+                io_ok = false;
+            }
+        }
+    }
+    if let Some(path) = &a.svg {
+        match plot(path, &report) {
+            Ok(()) => println!("wrote {}", path.display()),
+            Err(e) => {
+                eprintln!("clreduce bench: writing {}: {e}", path.display());
+                io_ok = false;
+            }
+        }
+    }
+    Ok(ok && io_ok)
+}
+
+fn print_ladder(devs: &[Dev], points: &[Point], ladder: &[LadderPoint]) {
+    println!();
+    println!("reduction ladder (benches/ladder/ladder.py, PyOpenCL, f32 sum, device time of all passes) and clreduce's auto plan (device time)");
+    let mut rows = Vec::new();
+    let mut labels: Vec<String> = devs.iter().map(|d| d.info.label.clone()).collect();
+    for l in ladder {
+        if !labels.iter().any(|x| same_device(x, &l.device)) {
+            labels.push(l.device.clone());
+        }
+    }
+    let mut sizes: Vec<u64> = ladder
+        .iter()
+        .map(|l| l.n)
+        .chain(points.iter().map(|p| p.n))
+        .collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    for label in &labels {
+        for &n in &sizes {
+            for l in ladder
+                .iter()
+                .filter(|l| l.n == n && same_device(&l.device, label))
+            {
+                rows.push(vec![
+                    label.clone(),
+                    fmt_n(n),
+                    l.step.to_string(),
+                    l.kernel.clone(),
+                    opt_f(l.device_time_us, 1),
+                    opt_f(l.gbps, 2),
+                    l.note.clone().unwrap_or_default(),
+                ]);
+            }
+            for p in points
+                .iter()
+                .filter(|p| p.n == n && same_device(&p.device, label))
+            {
+                rows.push(vec![
+                    label.clone(),
+                    fmt_n(n),
+                    "-".into(),
+                    format!("clreduce auto ({})", p.plan),
+                    us(p.device_ns.median),
+                    format!("{:.2}", p.gbps),
+                    format!("check {}", p.check),
+                ]);
+            }
+        }
+    }
+    print_table(
+        &[
+            "device", ">n", ">step", "kernel", ">dev us", ">GB/s", "note",
+        ],
+        &rows,
+    );
+}
+
+// --- SVG ---------------------------------------------------------------------------------------
+
+fn plot(path: &Path, r: &Report) -> std::result::Result<(), String> {
+    use plotters::prelude::*;
+    let mut panels: Vec<(String, String)> = Vec::new();
+    for p in &r.points {
+        let key = (p.device.clone(), p.case.clone());
+        if !panels.contains(&key) {
+            panels.push(key);
+        }
+    }
+    if panels.is_empty() {
+        return Err("no points to plot".into());
+    }
+    let cols = 2usize.min(panels.len());
+    let rows = panels.len().div_ceil(cols);
+    let root = SVGBackend::new(path, (700 * cols as u32, 420 * rows as u32)).into_drawing_area();
+    let e = |x: &dyn std::fmt::Display| x.to_string();
+    root.fill(&WHITE).map_err(|x| e(&x))?;
+    let areas = root.split_evenly((rows, cols));
+    for ((dev, case), area) in panels.iter().zip(areas.iter()) {
+        let pts: Vec<&Point> = r
+            .points
+            .iter()
+            .filter(|p| &p.device == dev && &p.case == case)
+            .collect();
+        let xs: Vec<f64> = pts.iter().map(|p| (p.n as f64).log2()).collect();
+        let (mut x0, mut x1) = (
+            xs.iter().cloned().fold(f64::INFINITY, f64::min),
+            xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max),
+        );
+        if x1 - x0 < 1.0 {
+            x0 -= 0.5;
+            x1 += 0.5;
+        }
+        let ymax = pts.iter().map(|p| p.gbps).fold(0.0, f64::max) * 1.1 + 1e-3;
+        let mut chart = ChartBuilder::on(area)
+            .caption(format!("{case} on {dev}"), ("sans-serif", 16))
+            .margin(10)
+            .x_label_area_size(35)
+            .y_label_area_size(50)
+            .build_cartesian_2d(x0..x1, 0f64..ymax)
+            .map_err(|x| e(&x))?;
+        chart
+            .configure_mesh()
+            .x_desc("n (elements)")
+            .y_desc("GB/s (input bytes / device time)")
+            .x_labels(((x1 - x0) as usize + 1).min(20))
+            .x_label_formatter(&|x| format!("2^{}", x.round() as i64))
+            .draw()
+            .map_err(|x| e(&x))?;
+        let mut strategies: Vec<&str> = Vec::new();
+        for p in &pts {
+            if !strategies.contains(&p.strategy.as_str()) {
+                strategies.push(&p.strategy);
+            }
+        }
+        for (k, s) in strategies.iter().enumerate() {
+            let color = Palette99::pick(k).to_rgba();
+            let mut line: Vec<(f64, f64)> = pts
+                .iter()
+                .filter(|p| p.strategy == *s)
+                .map(|p| ((p.n as f64).log2(), p.gbps))
+                .collect();
+            line.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let width = if *s == "auto" { 3 } else { 1 };
+            chart
+                .draw_series(LineSeries::new(line.clone(), color.stroke_width(width)))
+                .map_err(|x| e(&x))?
+                .label(s.to_string())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(width))
+                });
+            chart
+                .draw_series(line.iter().map(|&(x, y)| Circle::new((x, y), 2, color.filled())))
+                .map_err(|x| e(&x))?;
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 11))
+            .draw()
+            .map_err(|x| e(&x))?;
+    }
+    root.present().map_err(|x| e(&x))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_sizes("2^10..2^12").unwrap(), vec![1024, 2048, 4096]);
+        assert_eq!(parse_sizes("1000,2^4,1000").unwrap(), vec![16, 1000]);
+        assert!(parse_sizes("2^12..2^10").is_err());
+        assert!(parse_sizes("x").is_err());
+        assert_eq!(parse_n("2^22").unwrap(), 1 << 22);
+    }
+
+    #[test]
+    fn cases_parse() {
+        let c = parse_case("f32-sum-min-max").unwrap();
+        assert_eq!(c.vars.len(), 3);
+        assert_eq!(parse_case("f64-max").unwrap().vars[0].0, Op::Maximum);
+        assert!(parse_case("f32").is_err());
+    }
+
+    #[test]
+    fn rotation_states() {
+        assert_eq!(rotation(100 << 20, 32 << 20).0, 1);
+        let (k, s) = rotation(16 << 20, 32 << 20);
+        assert_eq!(k, 5);
+        assert!(s.contains("rotating 5"));
+        assert_eq!(rotation(4096, 32 << 20).0, 16);
+    }
+
+    #[test]
+    fn native_matches_reference() {
+        let data = reference::random_input(Op::Plus, ElemType::F64, 100_003, 3);
+        let case = parse_case("f64-sum").unwrap();
+        let r = reference::reference(Op::Plus, &data, None);
+        assert!((native(&case, &data).unwrap() - r.value).abs() < 1e-6 * r.sum_abs);
+        let data = reference::random_input(Op::Plus, ElemType::I32, 100_003, 3);
+        let case = parse_case("i32-sum").unwrap();
+        let r = reference::reference(Op::Plus, &data, None);
+        assert_eq!(native(&case, &data).unwrap() as i128, r.exact.unwrap());
+    }
+}
