@@ -470,13 +470,10 @@ fn native(case: &Case, data: &HostVec) -> Option<f64> {
         (HostVec::F64(v), [Op::Maximum]) => par8(v, f64::NEG_INFINITY, f64::max),
         (HostVec::F64(v), [Op::Minimum]) => par8(v, f64::INFINITY, f64::min),
         (HostVec::F32(v), [Op::Plus, Op::Minimum, Op::Maximum]) => {
-            let (s, _, _) = v
-                .par_chunks(par_chunk(v.len()))
-                .map(sum_min_max8)
-                .reduce(
-                    || (0.0, f32::INFINITY, f32::NEG_INFINITY),
-                    |x, y| (x.0 + y.0, x.1.min(y.1), x.2.max(y.2)),
-                );
+            let (s, _, _) = v.par_chunks(par_chunk(v.len())).map(sum_min_max8).reduce(
+                || (0.0, f32::INFINITY, f32::NEG_INFINITY),
+                |x, y| (x.0 + y.0, x.1.min(y.1), x.2.max(y.2)),
+            );
             s as f64
         }
         _ => return None,
@@ -621,14 +618,22 @@ fn print_table(headers: &[&str], rows: &[Vec<String>]) {
         println!("{}", s.trim_end());
     };
     line(names.clone());
-    line(w.iter().map(|&x| "-".repeat(x)).collect::<Vec<_>>().iter().map(|s| s.as_str()).collect());
+    line(
+        w.iter()
+            .map(|&x| "-".repeat(x))
+            .collect::<Vec<_>>()
+            .iter()
+            .map(|s| s.as_str())
+            .collect(),
+    );
     for r in rows {
         line(r.iter().map(|s| s.as_str()).collect());
     }
 }
 
 fn opt_f(v: Option<f64>, prec: usize) -> String {
-    v.map(|x| format!("{x:.prec$}")).unwrap_or_else(|| "-".into())
+    v.map(|x| format!("{x:.prec$}"))
+        .unwrap_or_else(|| "-".into())
 }
 
 fn us(ns: u64) -> String {
@@ -949,7 +954,11 @@ pub fn run(a: BenchArgs) -> Result<bool> {
                 continue;
             };
             pb.set_message(format!("{}: streaming reference", d.device.name()));
-            note(format!("{}: streaming reference at {}", d.info.label, fmt_n(n)));
+            note(format!(
+                "{}: streaming reference at {}",
+                d.info.label,
+                fmt_n(n)
+            ));
             let data = reference::random_input(Op::BitOr, ElemType::U32, n as usize, 7);
             let (k, cache) = rotation(n * 4, d.info.llc_bytes);
             let r = (|| -> Result<StreamRef> {
@@ -1005,7 +1014,10 @@ pub fn run(a: BenchArgs) -> Result<bool> {
                 .filter(|&i| {
                     devs[i].info.sizes.contains(&n)
                         && n * esz <= devs[i].info.max_alloc
-                        && devs[i].strategies.get(&case.name).is_some_and(|s| !s.is_empty())
+                        && devs[i]
+                            .strategies
+                            .get(&case.name)
+                            .is_some_and(|s| !s.is_empty())
                 })
                 .collect();
             if users.is_empty() {
@@ -1171,8 +1183,7 @@ pub fn run(a: BenchArgs) -> Result<bool> {
                     args.push(d.info.label.clone());
                 }
                 eprintln!("bench: running benches/peers/pyopencl_reduction.py");
-                match run_jsonl::<PeerPoint>(&root, "benches/peers/pyopencl_reduction.py", &args)
-                {
+                match run_jsonl::<PeerPoint>(&root, "benches/peers/pyopencl_reduction.py", &args) {
                     Ok(v) => peers = v,
                     Err(e) => {
                         println!("peers: PyOpenCL failed: {e}");
@@ -1499,7 +1510,10 @@ fn plot(path: &Path, r: &Report) -> std::result::Result<(), String> {
                     PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(width))
                 });
             chart
-                .draw_series(line.iter().map(|&(x, y)| Circle::new((x, y), 2, color.filled())))
+                .draw_series(
+                    line.iter()
+                        .map(|&(x, y)| Circle::new((x, y), 2, color.filled())),
+                )
                 .map_err(|x| e(&x))?;
         }
         chart

@@ -1,0 +1,91 @@
+//! Host-side costs (criterion): planning, a pure function of capabilities and request, on the
+//! H200 fixture; and a small reduction (n = 1024, f32 sum) launched and read back on the first
+//! CPU OpenCL device with its program already in the process-wide cache, i.e. the fixed cost of
+//! a launch. The launch benches are skipped, with a note, when no CPU device is found
+//! (`source scripts/env.sh` first).
+//!
+//!   cargo bench --bench host
+
+use clreduce::caps::{fixtures, DeviceKind};
+use clreduce::plan::{self, Determinism, FormRequest, Request, Strategy, VarRequest};
+use clreduce::{devices, reduction, ElemType, Kernel, Mask, Op, Options, Queue, Range};
+use criterion::{black_box, criterion_group, criterion_main, Criterion};
+
+fn request(vars: &[Op], n: u64) -> Request {
+    Request {
+        form: FormRequest::Range { n },
+        vars: vars
+            .iter()
+            .map(|&op| VarRequest {
+                op,
+                ty: ElemType::F32,
+                init_to_identity: false,
+            })
+            .collect(),
+        strategy: Strategy::AUTO,
+        determinism: Determinism::Deterministic,
+        tuning: None,
+    }
+}
+
+fn planning(c: &mut Criterion) {
+    let caps = fixtures::nvidia_h200();
+    let one = request(&[Op::Plus], 1 << 24);
+    let three = request(&[Op::Plus, Op::Minimum, Op::Maximum], 1 << 24);
+    c.bench_function("plan/nvidia_h200/f32-sum/2^24", |b| {
+        b.iter(|| plan::plan(black_box(&caps), black_box(&one)).expect("plans"))
+    });
+    c.bench_function("plan/nvidia_h200/f32-sum-min-max/2^24", |b| {
+        b.iter(|| plan::plan(black_box(&caps), black_box(&three)).expect("plans"))
+    });
+}
+
+fn cached_launch(c: &mut Criterion) {
+    let dev = devices().ok().and_then(|ds| {
+        ds.iter()
+            .find(|d| {
+                !d.is_simulator() && d.caps().map(|c| c.kind == DeviceKind::Cpu).unwrap_or(false)
+            })
+            .cloned()
+    });
+    let Some(dev) = dev else {
+        eprintln!("host bench: no CPU OpenCL device found (source scripts/env.sh); launch benches skipped");
+        return;
+    };
+    let q = Queue::with_mask(&dev, Mask::default()).expect("queue");
+    let n = 1024usize;
+    let data: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
+    let expect: f32 = data.iter().sum();
+    let x = q.buffer_from(&data).expect("input");
+    let sum = q.buffer_from(&[0f32]).expect("result");
+    let run = || {
+        let _ev = q
+            .parallel_for_reduce_with(
+                Range::new(n as u64),
+                reduction(&sum, Op::Plus).initialize_to_identity(),
+                Kernel::new("sum += x[i];").arg("x", &x),
+                Options::default(),
+            )
+            .expect("launch");
+        sum.get(0).expect("read")
+    };
+    assert_eq!(run(), expect, "the warm-up result");
+    let compiled = clreduce::program::compiled_count();
+    eprintln!(
+        "host bench: launches on device {}: {}",
+        dev.index(),
+        dev.label()
+    );
+    c.bench_function(
+        &format!("launch+read/f32-sum/n=1024/device{}", dev.index()),
+        |b| b.iter(|| black_box(run())),
+    );
+    assert_eq!(
+        clreduce::program::compiled_count(),
+        compiled,
+        "every timed launch hit the program cache"
+    );
+}
+
+criterion_group!(benches, planning, cached_launch);
+criterion_main!(benches);
