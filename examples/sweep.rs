@@ -8,11 +8,17 @@ fn main() -> clreduce::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let q = Queue::with_device(args.get(1).map(String::as_str).unwrap_or("0"))?;
     let reps: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(20);
-    let sizes: Vec<u32> = if args.len() > 3 { args[3..].iter().filter_map(|s| s.parse().ok()).collect() } else { vec![20, 24, 28] };
+    let sizes: Vec<u32> = if args.len() > 3 {
+        args[3..].iter().filter_map(|s| s.parse().ok()).collect()
+    } else {
+        vec![20, 24, 28]
+    };
     println!("device: {} driver {}", q.device().label(), q.caps().driver);
     for &lg in &sizes {
         let n = 1usize << lg;
-        let data: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1024) as f32 / 64.0 - 8.0).collect();
+        let data: Vec<f32> = (0..n)
+            .map(|i| ((i * 7919) % 1024) as f32 / 64.0 - 8.0)
+            .collect();
         let x = q.buffer_from(&data)?;
         let s = q.buffer_from(&[0.0f32])?;
         let lo = q.buffer_from(&[0.0f32])?;
@@ -28,10 +34,15 @@ fn main() -> clreduce::Result<()> {
                         Range::new(n as u64),
                         vec![
                             reduction(&s, Op::Plus).initialize_to_identity(),
-                            reduction(&lo, Op::Minimum).name("lo").initialize_to_identity(),
-                            reduction(&hi, Op::Maximum).name("hi").initialize_to_identity(),
+                            reduction(&lo, Op::Minimum)
+                                .name("lo")
+                                .initialize_to_identity(),
+                            reduction(&hi, Op::Maximum)
+                                .name("hi")
+                                .initialize_to_identity(),
                         ],
-                        Kernel::new("float v = x[i]; sum += v; combine(lo, v); combine(hi, v);").arg("x", &x),
+                        Kernel::new("float v = x[i]; sum += v; combine(lo, v); combine(hi, v);")
+                            .arg("x", &x),
                     )?
                 } else {
                     q.parallel_for_reduce(
@@ -46,7 +57,18 @@ fn main() -> clreduce::Result<()> {
                     dev.push(ev.device_time_ns()? as f64 / 1e3);
                     wall.push(w);
                 }
-                plan = ev.plan().map(|p| format!("{} groups={} local={} unroll={}", p.summary(), p.groups, p.local, p.unroll)).unwrap_or_default();
+                plan = ev
+                    .plan()
+                    .map(|p| {
+                        format!(
+                            "{} groups={} local={} unroll={}",
+                            p.summary(),
+                            p.groups,
+                            p.local,
+                            p.unroll
+                        )
+                    })
+                    .unwrap_or_default();
             }
             dev.sort_by(f64::total_cmp);
             wall.sort_by(f64::total_cmp);

@@ -200,7 +200,8 @@ static inline void VAR(clr_cross)(VT g, __global VT* res, __global VT* part) {
 }
 
 // Reduces partials[0..count) with one work-group and writes the variable.
-static inline void VAR(clr_reduce_partials)(__global VT* res, __global VT* part, uint count, __local VT* lm, int coherent) {
+static inline void VAR(clr_reduce_partials)(__global VT* res, __global VT* part, uint count, __local VT* lm, int coherent,
+                                           int serial) {
     const uint lid = (uint)get_local_id(0);
     VT acc = VID;
     if (coherent) {
@@ -210,16 +211,20 @@ static inline void VAR(clr_reduce_partials)(__global VT* res, __global VT* part,
         for (uint j = lid; j < count; j += CLR_WG) acc = VAR(clr_op)(acc, part[j]);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-#if CLR_SERIAL_FINISH && VGS == CLR_GS_TREE
-    // Workaround serial_last_group_tree (PoCL 3.1): one barrier, then work-item 0 combines.
-    lm[lid] = acc;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    VT g = lm[0];
-    if (lid == 0)
-        for (uint j = 1; j < CLR_WG; ++j) g = VAR(clr_op)(g, lm[j]);
-#else
-    VT g = VAR(clr_group)(acc, lm);
+    VT g;
+#if VGS == CLR_GS_TREE
+    if (serial) {
+        // Workaround serial_last_group_tree (PoCL 3.x): one barrier, then work-item 0 combines.
+        lm[lid] = acc;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        g = lm[0];
+        if (lid == 0)
+            for (uint j = 1; j < CLR_WG; ++j) g = VAR(clr_op)(g, lm[j]);
+    } else
 #endif
+    {
+        g = VAR(clr_group)(acc, lm);
+    }
     if (lid == 0) {
 #if VINIT
         res[0] = VAR(clr_op)(res[0], g);
@@ -231,12 +236,12 @@ static inline void VAR(clr_reduce_partials)(__global VT* res, __global VT* part,
 
 static inline void VAR(clr_last)(__global VT* res, __global VT* part, uint count, __local VT* lm) {
 #if VXS == CLR_XS_LAST
-    VAR(clr_reduce_partials)(res, part, count, lm, !CLR_C11);
+    VAR(clr_reduce_partials)(res, part, count, lm, !CLR_C11, CLR_SERIAL_FINISH);
 #endif
 }
 
 static inline void VAR(clr_pass)(__global VT* res, __global VT* part, uint count, __local VT* lm) {
 #if VXS == CLR_XS_PASS
-    VAR(clr_reduce_partials)(res, part, count, lm, 0);
+    VAR(clr_reduce_partials)(res, part, count, lm, 0, 0);
 #endif
 }

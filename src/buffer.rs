@@ -152,6 +152,9 @@ pub trait AnyBuffer: Send + Sync {
     fn device_index(&self) -> usize;
     #[doc(hidden)]
     fn device_label(&self) -> String;
+    /// Identity of the queue that created the buffer (reads and writes go through it).
+    #[doc(hidden)]
+    fn queue_id(&self) -> usize;
 }
 
 impl<T: Element> AnyBuffer for Buffer<T> {
@@ -169,5 +172,8 @@ impl<T: Element> AnyBuffer for Buffer<T> {
     }
     fn device_label(&self) -> String {
         self.queue.device.label()
+    }
+    fn queue_id(&self) -> usize {
+        Arc::as_ptr(&self.queue) as usize
     }
 }

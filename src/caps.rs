@@ -255,7 +255,9 @@ impl DeviceCaps {
         }
         match op {
             Op::Plus | Op::Minimum | Op::Maximum => true,
-            Op::Multiplies | Op::LogicalAnd | Op::LogicalOr => sg.non_uniform_arithmetic,
+            // Logical ops use sub_group_reduce_min/max on values normalised to 0/1.
+            Op::LogicalAnd | Op::LogicalOr => true,
+            Op::Multiplies => sg.non_uniform_arithmetic,
             Op::BitAnd | Op::BitOr | Op::BitXor => sg.non_uniform_arithmetic && !ty.is_float(),
         }
     }
@@ -439,7 +441,8 @@ pub fn translate(raw: &RawDeviceInfo) -> DeviceCaps {
         removed: Vec::new(),
         workarounds: Workarounds {
             no_restrict: raw.platform.contains("Oclgrind"),
-            serial_last_group_tree: raw.platform.contains("Portable Computing Language"),
+            serial_last_group_tree: raw.platform.contains("Portable Computing Language")
+                && raw.driver.starts_with("3."),
         },
     }
 }
@@ -676,7 +679,7 @@ pub mod fixtures {
         c.compute_units = 2;
         c.max_work_group_size = 8192;
         c.max_work_item_sizes = vec![8192, 8192, 8192];
-        c.local_mem_size = 32 * 1024;
+        c.local_mem_size = 256 * 1024;
         c.preferred_wg_multiple = 128;
         c.opencl_c_version = (3, 0);
         c.work_group_collectives = true;
@@ -701,7 +704,8 @@ pub mod fixtures {
 
     /// Oclgrind 21.10: OpenCL 1.2 simulator, int32/int64 atomics only, one compute unit.
     pub fn oclgrind() -> DeviceCaps {
-        let mut c = base("Oclgrind Simulator", "Oclgrind", DeviceKind::Cpu);
+        // Oclgrind reports CL_DEVICE_TYPE = ACCELERATOR | GPU | CPU | DEFAULT; GPU wins in translate.
+        let mut c = base("Oclgrind Simulator", "Oclgrind", DeviceKind::Gpu);
         c.opencl_version = (1, 2);
         c.max_work_group_size = 1024;
         c.local_mem_size = 32 * 1024;

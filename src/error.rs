@@ -21,7 +21,7 @@ pub enum Error {
     #[error("no OpenCL device matches {wanted:?}; devices found:\n{}", .found.join("\n"))]
     DeviceNotFound { wanted: String, found: Vec<String> },
 
-    /// An OpenCL C program failed to build. `log` is the compiler's full build log; `source` is
+    /// An OpenCL C program failed to build. `log` is the compiler's full build log; `generated` is
     /// the generated source (numbered by [`Error::source_listing`]).
     #[error("OpenCL build failed on {device} with options `{options}`:\n{log}")]
     Build {

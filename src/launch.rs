@@ -239,10 +239,19 @@ pub(crate) struct Compiled {
 }
 
 impl Compiled {
-    pub fn new(program: std::sync::Arc<Program>, device: opencl3::types::cl_device_id) -> Result<Compiled> {
+    pub fn new(
+        program: std::sync::Arc<Program>,
+        device: opencl3::types::cl_device_id,
+    ) -> Result<Compiled> {
         let main = Kernel::create(&program, "clr_main").map_err(Error::cl("clCreateKernel"))?;
-        let kernel_wg_limit = main.get_work_group_size(device).map_err(Error::cl("clGetKernelWorkGroupInfo"))?;
-        Ok(Compiled { program, kernel_wg_limit, pool: std::sync::Mutex::new(vec![("clr_main", main)]) })
+        let kernel_wg_limit = main
+            .get_work_group_size(device)
+            .map_err(Error::cl("clGetKernelWorkGroupInfo"))?;
+        Ok(Compiled {
+            program,
+            kernel_wg_limit,
+            pool: std::sync::Mutex::new(vec![("clr_main", main)]),
+        })
     }
 
     fn take(&self, name: &'static str) -> Result<Kernel> {
@@ -255,7 +264,10 @@ impl Compiled {
     }
 
     fn give(&self, name: &'static str, k: Kernel) {
-        self.pool.lock().unwrap_or_else(|p| p.into_inner()).push((name, k));
+        self.pool
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((name, k));
     }
 }
 

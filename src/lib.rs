@@ -22,7 +22,8 @@
 //!
 //! The layers: [`caps`] (capabilities as plain data), [`plan`] (a pure function from
 //! capabilities and a request to a [`Plan`]), `codegen` (kernels in `kernels/*.cl`
-//! specialized by `-D` defines), `launch` (the only `unsafe`), and [`Queue`] tying them together.
+//! specialized by `-D` defines), `launch` (every `unsafe` OpenCL call; the only other `unsafe` is
+//! the byte view of element slices in `buffer`), and [`Queue`] tying them together.
 
 pub mod buffer;
 pub mod caps;

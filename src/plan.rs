@@ -475,6 +475,15 @@ fn var_deterministic(g: GroupAlgo, c: CrossAlgo, v: &VarRequest) -> bool {
     !(v.op.order_sensitive(v.ty) && (g == GroupAlgo::LocalAtomic || c == CrossAlgo::Atomic))
 }
 
+/// Forcing an order-dependent float atomic in deterministic mode is refused, not run silently.
+fn nondeterministic(caps: &DeviceCaps, what: &str) -> Error {
+    Error::Unsupported {
+        what: what.to_string(),
+        missing: "run-to-run determinism: float atomics combine in a varying order; ask for relaxed determinism (Options::relaxed, --relaxed) to force it".into(),
+        device: caps.label(),
+    }
+}
+
 fn choose_group(
     caps: &DeviceCaps,
     v: &VarRequest,
@@ -487,6 +496,15 @@ fn choose_group(
             missing: format!("the device lacks {missing}"),
             device: caps.label(),
         })?;
+        if g == GroupAlgo::LocalAtomic
+            && v.op.order_sensitive(v.ty)
+            && det == Determinism::Deterministic
+        {
+            return Err(nondeterministic(
+                caps,
+                &format!("work-group step {g} for {} on {}", v.op, v.ty),
+            ));
+        }
         return Ok((g, "forced".into()));
     }
     if caps.wg_reduce(v.op, v.ty) {
@@ -541,6 +559,13 @@ fn choose_cross(
             missing: format!("the device lacks {missing}"),
             device: caps.label(),
         })?;
+        if c == CrossAlgo::Atomic && v.op.order_sensitive(v.ty) && det == Determinism::Deterministic
+        {
+            return Err(nondeterministic(
+                caps,
+                &format!("cross-group step {c} for {} on {}", v.op, v.ty),
+            ));
+        }
         return Ok((c, "forced".into()));
     }
     let relaxed_ok = det == Determinism::Relaxed || !v.op.order_sensitive(v.ty);
@@ -548,14 +573,21 @@ fn choose_cross(
         return Ok((
             CrossAlgo::Atomic,
             format!(
-                "fast global atomics for {} on {}, exact in any order",
-                v.op, v.ty
+                "fast global atomics for {} on {}{}",
+                v.op,
+                v.ty,
+                if v.op.order_sensitive(v.ty) {
+                    " (relaxed mode: the order of float additions varies)"
+                } else {
+                    ", exact in any order"
+                }
             ),
         ));
     }
     if cross_supported(caps, CrossAlgo::LastGroup, v).is_ok() {
         let why = if groups == 1 {
-            "a single work-group: it writes the result directly".to_string()
+            "a single work-group: its ticket is the last, so it finishes in the same launch"
+                .to_string()
         } else if caps.fast_atomic(v.op, v.ty, Space::Global) && !relaxed_ok {
             "float atomics would be order-dependent (deterministic mode): partials + last-work-group detection, one launch".to_string()
         } else {
@@ -605,6 +637,13 @@ pub fn plan(caps: &DeviceCaps, req: &Request) -> Result<Plan> {
             return Err(Error::Unsupported {
                 what: format!("a {} reduction on {}", v.op, v.ty),
                 missing: format!("the device lacks {missing}"),
+                device: caps.label(),
+            });
+        }
+        if v.ty == ElemType::F16 {
+            return Err(Error::Unsupported {
+                what: format!("a {} reduction on f16", v.op),
+                missing: "f16 is a storage type in clreduce: reduce it into an f32 variable".into(),
                 device: caps.label(),
             });
         }
@@ -700,8 +739,14 @@ pub fn plan(caps: &DeviceCaps, req: &Request) -> Result<Plan> {
             // local memory. CPUs: a work-group is one thread's loop; 64..128 lanes let the
             // compiler vectorize without a long tree at the end.
             let tune = req.tuning.unwrap_or_default();
-            let want = tune.local.unwrap_or(if gpu { 256 } else { (mult * 8).clamp(16, 128) });
-            let mut local = if tune.local.is_some() { want.min(max_wg).max(1) } else { pow2_floor(want.min(max_wg)).max(1) };
+            let want = tune
+                .local
+                .unwrap_or(if gpu { 256 } else { (mult * 8).clamp(16, 128) });
+            let mut local = if tune.local.is_some() {
+                want.min(max_wg).max(1)
+            } else {
+                pow2_floor(want.min(max_wg)).max(1)
+            };
             while local > 1 && local_bytes(caps, &typed, local) > caps.local_mem_size {
                 local /= 2;
             }
@@ -718,7 +763,11 @@ pub fn plan(caps: &DeviceCaps, req: &Request) -> Result<Plan> {
             // 8-byte ones) keep 4, or the extra registers cost more than they hide. Measured on
             // the H200 (examples/sweep, 2^28 f32): 1 var unroll 8 = 4351 GB/s vs unroll 4 = 4257;
             // sum+min+max unroll 8 = 2734 GB/s vs unroll 4 = 4200 (design/bench/).
-            let default_unroll = if gpu && widest < 8 && req.vars.len() == 1 { 8 } else { 4 };
+            let default_unroll = if gpu && widest < 8 && req.vars.len() == 1 {
+                8
+            } else {
+                4
+            };
             let unroll = tune.unroll.unwrap_or(default_unroll);
             // Enough work-groups to fill the device: GPUs 8 per compute unit (2048 resident
             // work-items per SM / 256), CPUs 4 per core for load balance.

@@ -84,6 +84,7 @@ pub struct Reduction {
     len: usize,
     device: usize,
     device_label: String,
+    queue: usize,
     op: Op,
     name: Option<String>,
     init_to_identity: bool,
@@ -97,6 +98,7 @@ pub fn reduction<B: AnyBuffer>(buf: &B, op: Op) -> Reduction {
         len: buf.len(),
         device: buf.device_index(),
         device_label: buf.device_label(),
+        queue: buf.queue_id(),
         op,
         name: None,
         init_to_identity: false,
@@ -373,6 +375,15 @@ impl Queue {
                     queue_device: q.device.label(),
                 });
             }
+            if r.queue != Arc::as_ptr(&self.inner) as usize {
+                // Its reads go through the queue that made it, which would not wait for this
+                // queue's kernels.
+                return Err(Error::ForeignBuffer {
+                    name,
+                    buffer_device: format!("another queue on {}", r.device_label),
+                    queue_device: format!("this queue on {}", q.device.label()),
+                });
+            }
             if r.len == 0 {
                 return Err(Error::BufferTooShort {
                     name,
@@ -430,6 +441,45 @@ impl Queue {
                     name: n.to_string(),
                     problem,
                 });
+            }
+        }
+        // A read-only argument is declared `restrict`: it must not also be written.
+        let written: Vec<(&str, *const Mem)> = names
+            .iter()
+            .map(String::as_str)
+            .zip(reds.0.iter().map(|r| Arc::as_ptr(&r.mem)))
+            .chain(kernel.args.iter().filter_map(|(n, a)| match a {
+                ArgKind::Buffer {
+                    mem,
+                    writable: true,
+                    ..
+                } => Some((n.as_str(), Arc::as_ptr(mem))),
+                _ => None,
+            }))
+            .collect();
+        for (idx, (n, m)) in written.iter().enumerate() {
+            if let Some((other, _)) = written[..idx].iter().find(|(_, o)| o == m) {
+                return Err(Error::BadArgument {
+                    name: n.to_string(),
+                    problem: format!(
+                        "the same buffer as {other}: two writers of one buffer in one launch"
+                    ),
+                });
+            }
+        }
+        for (n, a) in &kernel.args {
+            if let ArgKind::Buffer {
+                mem,
+                writable: false,
+                ..
+            } = a
+            {
+                if let Some((other, _)) = written.iter().find(|(_, o)| *o == Arc::as_ptr(mem)) {
+                    return Err(Error::BadArgument {
+                        name: n.clone(),
+                        problem: format!("bound read-only (restrict) but the same buffer is written as {other}; bind it with arg_mut"),
+                    });
+                }
             }
         }
         for (name, r) in names.iter().zip(&reds.0) {
@@ -493,25 +543,54 @@ impl Queue {
             });
         }
         let options = codegen::options(&plan, &q.caps);
-        let key = format!("{options}\u{0}{:?}\u{0}{:?}\u{0}{}", prep.names, prep.params, kernel.body);
-        let cached = q.compiled.lock().unwrap_or_else(|p| p.into_inner()).get(&key).cloned();
+        let key = format!(
+            "{options}\u{0}{:?}\u{0}{:?}\u{0}{}",
+            prep.names, prep.params, kernel.body
+        );
+        let cached = q
+            .compiled
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+            .cloned();
         let compiled = match cached {
             Some(c) => c,
             None => {
-                let gen = codegen::generate(&plan, &q.caps, &prep.names, &kernel.body, &prep.params);
-                let program = program::get(&q.device, &gen.source, &gen.options).map_err(|e| match e {
-                    Error::Build { device, options, log, generated } => {
-                        let (mapped, in_body) = codegen::map_log(&log, gen.body_first_line, gen.body_lines);
-                        if in_body {
-                            Error::BodyBuild { device, options, log: mapped, generated }
-                        } else {
-                            Error::Build { device, options, log, generated }
+                let gen =
+                    codegen::generate(&plan, &q.caps, &prep.names, &kernel.body, &prep.params);
+                let program =
+                    program::get(&q.device, &gen.source, &gen.options).map_err(|e| match e {
+                        Error::Build {
+                            device,
+                            options,
+                            log,
+                            generated,
+                        } => {
+                            let (mapped, in_body) =
+                                codegen::map_log(&log, gen.body_first_line, gen.body_lines);
+                            if in_body {
+                                Error::BodyBuild {
+                                    device,
+                                    options,
+                                    log: mapped,
+                                    generated,
+                                }
+                            } else {
+                                Error::Build {
+                                    device,
+                                    options,
+                                    log,
+                                    generated,
+                                }
+                            }
                         }
-                    }
-                    other => other,
-                })?;
+                        other => other,
+                    })?;
                 let c = Arc::new(launch::Compiled::new(program, q.device.id())?);
-                q.compiled.lock().unwrap_or_else(|p| p.into_inner()).insert(key, c.clone());
+                q.compiled
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(key, c.clone());
                 c
             }
         };
