@@ -11,7 +11,7 @@ pub(crate) const VAR_CL: &str = include_str!("../kernels/var.cl");
 pub(crate) const REDUCE_CL: &str = include_str!("../kernels/reduce.cl");
 
 /// A user kernel parameter as the generated signature declares it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) enum ParamKind {
     /// `__global const T* restrict name` (read-only) or `__global T* name`.
     Buffer { ty: ElemType, writable: bool },

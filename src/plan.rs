@@ -213,7 +213,7 @@ pub enum FormRequest {
 }
 
 /// One reduction variable as the planner sees it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct VarRequest {
     pub op: Op,
     pub ty: ElemType,
@@ -222,7 +222,7 @@ pub struct VarRequest {
 }
 
 /// What to plan.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct Request {
     pub form: FormRequest,
     pub vars: Vec<VarRequest>,

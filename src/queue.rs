@@ -33,7 +33,13 @@ pub(crate) struct QueueInner {
     /// Compiled programs of this queue's launches, keyed by (options, names, params, body):
     /// a repeated launch skips code generation and the process-wide cache lookup.
     pub compiled: Mutex<HashMap<String, Arc<launch::Compiled>>>,
+    /// Plans and programs of recent launches, keyed by everything they depend on: a repeated
+    /// launch (same request, names, parameters and body) skips validation, planning and code
+    /// generation. Cleared when it grows past `LAUNCH_CACHE_MAX` entries.
+    pub launches: Mutex<HashMap<crate::reduce::LaunchKey, crate::reduce::Launchable>>,
 }
+
+pub(crate) const LAUNCH_CACHE_MAX: usize = 4096;
 
 /// A device plus an in-order command queue with profiling. `Send + Sync`: share it between
 /// threads freely (launches from several threads are serialized at enqueue).
@@ -80,6 +86,7 @@ impl Queue {
                 mask,
                 scratch: Mutex::new(Scratch::default()),
                 compiled: Mutex::new(HashMap::new()),
+                launches: Mutex::new(HashMap::new()),
             }),
         })
     }

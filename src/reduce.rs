@@ -241,7 +241,7 @@ impl Options {
 /// the device until read (`Buffer::to_vec`, `get`), which waits for them.
 pub struct ReduceEvent {
     events: Vec<Event>,
-    plan: Option<Plan>,
+    plan: Option<Arc<Plan>>,
     _keep: Vec<Arc<Mem>>,
 }
 
@@ -255,7 +255,7 @@ impl ReduceEvent {
     }
     /// The plan that ran (`None` when nothing had to run, e.g. n = 0).
     pub fn plan(&self) -> Option<&Plan> {
-        self.plan.as_ref()
+        self.plan.as_deref()
     }
     /// Device time in nanoseconds from the first command's start to the last one's end
     /// (OpenCL profiling events). Waits first.
@@ -321,9 +321,25 @@ fn check_shorthands(body: &str, name: &str, op: Op) -> Result<()> {
 }
 
 struct Prepared {
-    plan: Plan,
+    plan: Arc<Plan>,
+    compiled: Option<Arc<launch::Compiled>>,
+    key: LaunchKey,
+}
+
+/// Everything a launch's plan and program depend on.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub(crate) struct LaunchKey {
+    req: Request,
     names: Vec<String>,
     params: Vec<(String, ParamKind)>,
+    body: String,
+}
+
+/// A cached plan with its compiled program.
+#[derive(Clone)]
+pub(crate) struct Launchable {
+    plan: Arc<Plan>,
+    compiled: Arc<launch::Compiled>,
 }
 
 impl Queue {
@@ -347,7 +363,7 @@ impl Queue {
     ) -> Result<Plan> {
         let reds = reductions.into();
         let form = range.into();
-        Ok(self.prepare(&form, &reds, &Kernel::new(""), options)?.plan)
+        Ok((*self.prepare(&form, &reds, &Kernel::new(""), options)?.plan).clone())
     }
 
     fn prepare(
@@ -421,28 +437,6 @@ impl Queue {
                 ArgKind::Scalar(v) => params.push((name.clone(), ParamKind::Scalar { ty: v.ty() })),
             }
         }
-        let all: Vec<&String> = names.iter().chain(params.iter().map(|(n, _)| n)).collect();
-        for (idx, n) in all.iter().enumerate() {
-            let problem = if !is_ident(n) {
-                Some("not an OpenCL C identifier".to_string())
-            } else if RESERVED.contains(&n.as_str())
-                || n.starts_with("clr_")
-                || n.starts_with("CLR_")
-                || n.as_str() == "combine"
-            {
-                Some("reserved (i, n, combine and clr_* are clreduce's)".to_string())
-            } else if all[..idx].contains(n) {
-                Some("bound twice (argument and reducer names must be unique)".to_string())
-            } else {
-                None
-            };
-            if let Some(problem) = problem {
-                return Err(Error::BadArgument {
-                    name: n.to_string(),
-                    problem,
-                });
-            }
-        }
         // A read-only argument is declared `restrict`: it must not also be written.
         let written: Vec<(&str, *const Mem)> = names
             .iter()
@@ -482,9 +476,6 @@ impl Queue {
                 }
             }
         }
-        for (name, r) in names.iter().zip(&reds.0) {
-            check_shorthands(&kernel.body, name, r.op)?;
-        }
         let req = Request {
             form: form.request(),
             vars: reds
@@ -500,12 +491,58 @@ impl Queue {
             determinism: options.determinism,
             tuning: options.tuning,
         };
-        let plan = plan::plan(&q.caps, &req)?;
+        let key = LaunchKey {
+            req,
+            names,
+            params,
+            body: kernel.body.clone(),
+        };
+        if let Some(hit) = q
+            .launches
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+        {
+            return Ok(Prepared {
+                plan: hit.plan.clone(),
+                compiled: Some(hit.compiled.clone()),
+                key,
+            });
+        }
+        let LaunchKey {
+            req, names, params, ..
+        } = &key;
+        let all: Vec<&String> = names.iter().chain(params.iter().map(|(n, _)| n)).collect();
+        for (idx, n) in all.iter().enumerate() {
+            let problem = if !is_ident(n) {
+                Some("not an OpenCL C identifier".to_string())
+            } else if RESERVED.contains(&n.as_str())
+                || n.starts_with("clr_")
+                || n.starts_with("CLR_")
+                || n.as_str() == "combine"
+            {
+                Some("reserved (i, n, combine and clr_* are clreduce's)".to_string())
+            } else if all[..idx].contains(n) {
+                Some("bound twice (argument and reducer names must be unique)".to_string())
+            } else {
+                None
+            };
+            if let Some(problem) = problem {
+                return Err(Error::BadArgument {
+                    name: n.to_string(),
+                    problem,
+                });
+            }
+        }
+        for (name, r) in names.iter().zip(&reds.0) {
+            check_shorthands(&kernel.body, name, r.op)?;
+        }
+        let plan = Arc::new(plan::plan(&q.caps, req)?);
         tracing::debug!(plan = %plan.summary(), device = %q.device.label(), "planned");
         Ok(Prepared {
             plan,
-            names,
-            params,
+            compiled: None,
+            key,
         })
     }
 
@@ -542,22 +579,29 @@ impl Queue {
                 _keep: reds.0.iter().map(|r| r.mem.clone()).collect(),
             });
         }
-        let options = codegen::options(&plan, &q.caps);
-        let key = format!(
-            "{options}\u{0}{:?}\u{0}{:?}\u{0}{}",
-            prep.names, prep.params, kernel.body
-        );
+        let compiled = match prep.compiled {
+            Some(c) => c,
+            None => self.compile(&plan, &prep.key)?,
+        };
+        self.run(&plan, &reds, &kernel, &compiled, form)
+    }
+
+    /// Builds (or finds) the program of a plan and records the launch in the queue's cache.
+    fn compile(&self, plan: &Arc<Plan>, key: &LaunchKey) -> Result<Arc<launch::Compiled>> {
+        let q = &self.inner;
+        let (names, params, body) = (&key.names, &key.params, &key.body);
+        let options = codegen::options(plan, &q.caps);
+        let memo_key = format!("{options}\u{0}{names:?}\u{0}{params:?}\u{0}{body}");
         let cached = q
             .compiled
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .get(&key)
+            .get(&memo_key)
             .cloned();
         let compiled = match cached {
             Some(c) => c,
             None => {
-                let gen =
-                    codegen::generate(&plan, &q.caps, &prep.names, &kernel.body, &prep.params);
+                let gen = codegen::generate(plan, &q.caps, names, body, params);
                 let program =
                     program::get(&q.device, &gen.source, &gen.options).map_err(|e| match e {
                         Error::Build {
@@ -590,7 +634,7 @@ impl Queue {
                 q.compiled
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
-                    .insert(key, c.clone());
+                    .insert(memo_key, c.clone());
                 c
             }
         };
@@ -602,12 +646,23 @@ impl Queue {
                 device: q.device.label(),
             });
         }
-        self.run(&plan, &reds, &kernel, &compiled, form)
+        let mut launches = q.launches.lock().unwrap_or_else(|p| p.into_inner());
+        if launches.len() >= crate::queue::LAUNCH_CACHE_MAX {
+            launches.clear();
+        }
+        launches.insert(
+            key.clone(),
+            Launchable {
+                plan: plan.clone(),
+                compiled: compiled.clone(),
+            },
+        );
+        Ok(compiled)
     }
 
     fn run(
         &self,
-        plan: &Plan,
+        plan: &Arc<Plan>,
         reds: &Reductions,
         kernel: &Kernel,
         program: &launch::Compiled,
