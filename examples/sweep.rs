@@ -26,9 +26,11 @@ fn main() -> clreduce::Result<()> {
         for three in [false, true] {
             let mut dev = Vec::new();
             let mut wall = Vec::new();
+            let mut call = Vec::new();
             let mut plan = String::new();
             for r in 0..reps + 3 {
                 let t0 = Instant::now();
+                let mut t_call = 0.0;
                 let ev = if three {
                     q.parallel_for_reduce(
                         Range::new(n as u64),
@@ -51,11 +53,13 @@ fn main() -> clreduce::Result<()> {
                         Kernel::new("sum += x[i];").arg("x", &x),
                     )?
                 };
+                t_call = t0.elapsed().as_nanos() as f64 / 1e3;
                 let _v = s.get(0)?;
                 let w = t0.elapsed().as_nanos() as f64 / 1e3;
                 if r >= 3 {
                     dev.push(ev.device_time_ns()? as f64 / 1e3);
                     wall.push(w);
+                    call.push(t_call);
                 }
                 plan = ev
                     .plan()
@@ -72,14 +76,16 @@ fn main() -> clreduce::Result<()> {
             }
             dev.sort_by(f64::total_cmp);
             wall.sort_by(f64::total_cmp);
+            call.sort_by(f64::total_cmp);
             let med = dev[dev.len() / 2];
             println!(
-                "2^{lg} {}: device {:.2} us (min {:.2}) = {:.0} GB/s, wall {:.1} us  [{plan}]",
+                "2^{lg} {}: device {:.2} us (min {:.2}) = {:.0} GB/s, wall {:.1} us (launch call {:.1} us)  [{plan}]",
                 if three { "sum+min+max" } else { "sum" },
                 med,
                 dev[0],
                 n as f64 * 4.0 / med / 1e3,
-                wall[wall.len() / 2]
+                wall[wall.len() / 2],
+                call[call.len() / 2]
             );
         }
     }

@@ -93,7 +93,20 @@ CLR_ATOMIC_APPLY_(global)
 #endif
 
 // ---- sub-group reduce ---------------------------------------------------------------------
-#if VGS == CLR_GS_SG
+#if VGS == CLR_GS_SG && CLR_SG_PTX
+// NVIDIA: a warp of 32 reduces with shfl.sync.down (any op: the shuffle moves bits, clr_op
+// combines). Lane 0 holds the warp's result. The work-group size is a multiple of 32.
+static inline VT VAR(clr_warp_reduce)(VT v) {
+    for (uint off = 16; off > 0; off >>= 1) {
+        union { VT v; uint u[sizeof(VT) / 4]; } a, b;
+        a.v = v;
+        for (uint w = 0; w < sizeof(VT) / 4; ++w)
+            asm volatile("shfl.sync.down.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=r"(b.u[w]) : "r"(a.u[w]), "r"(off));
+        v = VAR(clr_op)(v, b.v);
+    }
+    return v;
+}
+#elif VGS == CLR_GS_SG
 static inline VT VAR(clr_sg_reduce)(VT v) {
 #if VOPID == CLR_OP_PLUS
     return sub_group_reduce_add(v);
@@ -159,6 +172,19 @@ static inline VT VAR(clr_group)(VT v, __local VT* lm) {
 #else
 #error "clreduce: no work-group collective for this op"
 #endif
+#elif VGS == CLR_GS_SG && CLR_SG_PTX
+    const uint lid = (uint)get_local_id(0);
+    const uint lane = lid & 31u, warp = lid >> 5;
+    VT s = VAR(clr_warp_reduce)(v);
+    if (lane == 0) lm[warp] = s;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (warp == 0) {
+        VT t = lane < CLR_WG / 32 ? lm[lane] : VID;
+        t = VAR(clr_warp_reduce)(t);
+        if (lane == 0) lm[VLSLOTS - 1] = t;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return lm[VLSLOTS - 1];
 #elif VGS == CLR_GS_SG
     // Each sub-group reduces in registers; sub-group leaders meet in local memory; the first
     // sub-group reduces the leaders' values. Non-uniform last sub-groups are handled by the

@@ -125,6 +125,11 @@ pub struct DeviceCaps {
     /// `CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT` / `__opencl_c_work_group_collective_functions`
     /// on OpenCL 3.0, always on OpenCL 2.x.
     pub work_group_collectives: bool,
+    /// Warp shuffles through inline PTX (`shfl.sync.down.b32`, warps of 32): NVIDIA's OpenCL
+    /// accepts inline PTX but exposes no sub-groups. Set for vendor 0x10de, verified by a probe
+    /// kernel. An explicitly NVIDIA-gated path: the sub-group step uses it where the
+    /// work-group size is a multiple of 32.
+    pub warp_shuffle_ptx: bool,
     /// Double precision: `cl_khr_fp64` / `__opencl_c_fp64`.
     pub fp64: bool,
     /// Half precision: `cl_khr_fp16`.
@@ -189,6 +194,11 @@ impl DeviceCaps {
         self.extensions.iter().any(|e| e == ext)
     }
 
+    /// Whether the sub-group step runs on PTX warp shuffles (NVIDIA) rather than OpenCL sub-groups.
+    pub fn sg_via_ptx(&self) -> bool {
+        self.sub_groups.is_none() && self.warp_shuffle_ptx
+    }
+
     pub fn is_nvidia(&self) -> bool {
         self.vendor_id == 0x10de || self.platform.contains("NVIDIA")
     }
@@ -247,12 +257,13 @@ impl DeviceCaps {
 
     /// Whether `sub_group_reduce_*` (or the non-uniform arithmetic variants) can compute this op.
     pub fn sg_reduce(&self, op: Op, ty: ElemType) -> bool {
-        let Some(sg) = &self.sub_groups else {
-            return false;
-        };
         if ty == ElemType::F16 {
             return false;
         }
+        let Some(sg) = &self.sub_groups else {
+            // PTX shuffles move bits; the kernel combines them with any op.
+            return self.warp_shuffle_ptx;
+        };
         match op {
             Op::Plus | Op::Minimum | Op::Maximum => true,
             // Logical ops use sub_group_reduce_min/max on values normalised to 0/1.
@@ -273,6 +284,9 @@ impl DeviceCaps {
 
     /// The smallest sub-group size the device may pick (for local-memory budgeting).
     pub fn min_sub_group_size(&self) -> usize {
+        if self.sub_groups.is_none() && self.warp_shuffle_ptx {
+            return 32;
+        }
         self.sub_groups
             .as_ref()
             .and_then(|s| s.sizes.iter().copied().min())
@@ -435,6 +449,7 @@ pub fn translate(raw: &RawDeviceInfo) -> DeviceCaps {
         preferred_wg_multiple: raw.preferred_wg_multiple.max(1),
         sub_groups,
         work_group_collectives,
+        warp_shuffle_ptx: raw.vendor_id == 0x10de,
         fp64,
         fp16: has_ext("cl_khr_fp16"),
         atomics,
@@ -594,6 +609,7 @@ impl Mask {
         }
         if self.no_subgroups {
             c.sub_groups = None;
+            c.warp_shuffle_ptx = false;
         }
         if self.no_fp64 {
             c.fp64 = false;
@@ -635,6 +651,7 @@ pub mod fixtures {
             preferred_wg_multiple: 1,
             sub_groups: None,
             work_group_collectives: false,
+            warp_shuffle_ptx: false,
             fp64: true,
             fp16: false,
             atomics: AtomicCaps {
@@ -727,6 +744,7 @@ pub mod fixtures {
         c.max_alloc = 35 << 30;
         c.preferred_wg_multiple = 32;
         c.opencl_c_version = (3, 0);
+        c.warp_shuffle_ptx = true;
         c.atomics.order_acq_rel = true;
         c.atomics.scope_device = true;
         c

@@ -70,6 +70,7 @@ pub(crate) fn options(plan: &Plan, caps: &DeviceCaps) -> String {
         "CLR_HAS_LAST",
         (plan.uses(CrossAlgo::LastGroup) as u8).to_string(),
     );
+    d("CLR_SG_PTX", (caps.sg_via_ptx() as u8).to_string());
     d(
         "CLR_SERIAL_FINISH",
         (caps.workarounds.serial_last_group_tree as u8).to_string(),

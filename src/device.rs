@@ -474,6 +474,16 @@ fn probes(c: &DeviceCaps) -> Vec<Probe> {
             });
         }
     }
+    if c.warp_shuffle_ptx {
+        v.push(Probe {
+            name: "warp shuffles through inline PTX (shfl.sync)",
+            std: ClStd::Cl12,
+            source: "__kernel void p_ptx(__global uint* g) { uint v = g[get_local_id(0)], r; \
+                     asm volatile(\"shfl.sync.down.b32 %0, %1, %2, 0x1f, 0xffffffff;\" : \"=r\"(r) : \"r\"(v), \"r\"(1u)); g[0] = r; }\n"
+                .into(),
+            remove: |c| c.warp_shuffle_ptx = false,
+        });
+    }
     if c.fp64 {
         v.push(Probe {
             name: "double precision (cl_khr_fp64)",

@@ -421,7 +421,7 @@ fn group_supported(
             }
         }
         GroupAlgo::SgReduce => {
-            if caps.sub_groups.is_none() {
+            if caps.sub_groups.is_none() && !caps.warp_shuffle_ptx {
                 Err("sub-groups (cl_khr_subgroups / __opencl_c_subgroups)".into())
             } else if !caps.sg_reduce(v.op, v.ty) {
                 Err(format!(
@@ -520,8 +520,13 @@ fn choose_group(
         return Ok((
             GroupAlgo::SgReduce,
             format!(
-                "no work-group collective for {}; sub-groups reduce in registers",
-                v.op
+                "no work-group collective for {}; {} reduce in registers",
+                v.op,
+                if caps.sg_via_ptx() {
+                    "warps (PTX shfl.sync, NVIDIA)"
+                } else {
+                    "sub-groups"
+                }
             ),
         ));
     }
@@ -792,7 +797,23 @@ pub fn plan(caps: &DeviceCaps, req: &Request) -> Result<Plan> {
     };
 
     let mut vars = Vec::new();
-    for (v, (g, g_reason)) in req.vars.iter().zip(groups_algo) {
+    for (v, (mut g, mut g_reason)) in req.vars.iter().zip(groups_algo) {
+        if g == GroupAlgo::SgReduce && caps.sg_via_ptx() && local % 32 != 0 {
+            // PTX shuffles with a full mask need whole warps.
+            if req.strategy.group.is_some() {
+                return Err(Error::Unsupported {
+                    what: format!("work-group step sg-reduce with {local} work-items per group"),
+                    missing:
+                        "warp shuffles (inline PTX) need a work-group size that is a multiple of 32"
+                            .into(),
+                    device: caps.label(),
+                });
+            }
+            g = GroupAlgo::Tree;
+            g_reason = format!(
+                "work-group size {local} is not a multiple of the 32-wide warp: local-memory tree"
+            );
+        }
         let (c, c_reason) = choose_cross(caps, v, det, req.strategy.cross, groups)?;
         let identity = v.op.identity(v.ty).ok_or_else(|| Error::NoIdentity {
             op: v.op.to_string(),
@@ -881,9 +902,9 @@ mod tests {
     const N: FormRequest = FormRequest::Range { n: 1 << 24 };
 
     #[test]
-    fn nvidia_f32_sum_is_tree_last_group_grid_stride() {
+    fn nvidia_f32_sum_is_warp_shuffle_last_group_grid_stride() {
         let p = plan(&fixtures::nvidia_h200(), &req(N, Op::Plus, ElemType::F32)).unwrap();
-        assert_eq!(p.vars[0].group, GroupAlgo::Tree);
+        assert_eq!(p.vars[0].group, GroupAlgo::SgReduce, "PTX warp shuffles");
         assert_eq!(p.vars[0].cross, CrossAlgo::LastGroup);
         assert_eq!(p.order, IndexOrder::GridStride);
         assert_eq!(p.local, 256);
@@ -893,10 +914,59 @@ mod tests {
     }
 
     #[test]
-    fn nvidia_i32_sum_uses_atomics_both_levels() {
+    fn nvidia_i32_sum_uses_atomics_both_levels_without_shuffles() {
         let p = plan(&fixtures::nvidia_h200(), &req(N, Op::Plus, ElemType::I32)).unwrap();
-        assert_eq!(p.vars[0].group, GroupAlgo::LocalAtomic);
+        assert_eq!(p.vars[0].group, GroupAlgo::SgReduce);
         assert_eq!(p.vars[0].cross, CrossAlgo::Atomic);
+        let caps = Mask::parse("no-subgroups")
+            .unwrap()
+            .apply(&fixtures::nvidia_h200());
+        let p = plan(&caps, &req(N, Op::Plus, ElemType::I32)).unwrap();
+        assert_eq!(p.vars[0].group, GroupAlgo::LocalAtomic, "seed variant B");
+        assert_eq!(p.vars[0].cross, CrossAlgo::Atomic);
+        let p = plan(&caps, &req(N, Op::Plus, ElemType::F32)).unwrap();
+        assert_eq!(p.vars[0].group, GroupAlgo::Tree);
+    }
+
+    #[test]
+    fn ptx_shuffles_need_whole_warps() {
+        let r = req(
+            FormRequest::NdRange {
+                global: 96 * 5,
+                local: 96,
+            },
+            Op::Multiplies,
+            ElemType::F64,
+        );
+        assert_eq!(
+            plan(&fixtures::nvidia_h200(), &r).unwrap().vars[0].group,
+            GroupAlgo::SgReduce
+        );
+        let r = req(
+            FormRequest::NdRange {
+                global: 1000,
+                local: 1000,
+            },
+            Op::Plus,
+            ElemType::F32,
+        );
+        assert_eq!(
+            plan(&fixtures::nvidia_h200(), &r).unwrap().vars[0].group,
+            GroupAlgo::Tree
+        );
+        let mut r = req(
+            FormRequest::NdRange {
+                global: 9,
+                local: 3,
+            },
+            Op::Plus,
+            ElemType::F32,
+        );
+        r.strategy = Strategy::new(GroupAlgo::SgReduce, CrossAlgo::LastGroup);
+        assert!(matches!(
+            plan(&fixtures::nvidia_h200(), &r),
+            Err(Error::Unsupported { .. })
+        ));
     }
 
     #[test]
@@ -997,7 +1067,7 @@ mod tests {
             ElemType::F32,
         );
         assert!(matches!(plan(&c, &r), Err(Error::WorkGroupTooLarge { .. })));
-        let mut small = c.clone();
+        let mut small = Mask::parse("no-subgroups").unwrap().apply(&c);
         small.local_mem_size = 1024;
         let r = req(
             FormRequest::NdRange {

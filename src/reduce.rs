@@ -779,7 +779,7 @@ impl Queue {
                 keep.push(mem.clone());
             }
         }
-        q.queue.flush().map_err(Error::cl("clFlush"))?;
+        // No clFlush: reading a result or waiting on the event submits the commands.
         Ok(ReduceEvent {
             events,
             plan: Some(plan.clone()),
