@@ -30,7 +30,7 @@ fn main() -> clreduce::Result<()> {
             let mut plan = String::new();
             for r in 0..reps + 3 {
                 let t0 = Instant::now();
-                let mut t_call;
+                let t_call;
                 let ev = if three {
                     q.parallel_for_reduce(
                         Range::new(n as u64),
