@@ -96,7 +96,11 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global uint* clr_counter C
     mem_fence(CLK_GLOBAL_MEM_FENCE);
 #endif
     CLR_FOR_VARS(CLR_LAST)
+#if CLR_C11
     if (clr_lid == 0) *clr_counter = 0u;
+#else
+    if (clr_lid == 0) atomic_xchg(clr_counter, 0u);
+#endif
 #endif
 }
 

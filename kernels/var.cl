@@ -215,11 +215,44 @@ static inline VT VAR(clr_group)(VT v, __local VT* lm) {
 #endif
 }
 
+// ---- publishing partials for last-work-group detection ------------------------------------
+// OpenCL 1.2 has no acquire/release: partials are written and read with atomics, so the
+// exchange is race-free under the 1.2 memory model (and Oclgrind's race checker agrees). 64-bit
+// values need cl_khr_int64_base_atomics (CLR_I64_ATOMICS); without it, a plain store and a
+// volatile load after mem_fence and atomic_inc remain.
+#if !CLR_C11 && (VKIND == CLR_KIND_INT32 || VKIND == CLR_KIND_F32 || CLR_I64_ATOMICS)
+static inline void VAR(clr_publish)(__global VT* p, VT v) {
+#if VKIND == CLR_KIND_INT32 || VKIND == CLR_KIND_F32
+    atomic_xchg((volatile __global VT*)p, v);
+#elif VKIND == CLR_KIND_INT64
+    atom_xchg((volatile __global VT*)p, v);
+#else
+    atom_xchg((volatile __global long*)p, as_long(v));
+#endif
+}
+static inline VT VAR(clr_consume)(__global VT* p) {
+#if VKIND == CLR_KIND_INT32
+    return atomic_add((volatile __global VT*)p, (VT)0);
+#elif VKIND == CLR_KIND_F32
+    return as_float(atomic_add((volatile __global int*)p, 0));
+#elif VKIND == CLR_KIND_INT64
+    return atom_add((volatile __global VT*)p, (VT)0);
+#else
+    return as_double(atom_add((volatile __global long*)p, 0L));
+#endif
+}
+#else
+static inline void VAR(clr_publish)(__global VT* p, VT v) { *p = v; }
+static inline VT VAR(clr_consume)(__global VT* p) { return *(volatile __global VT*)p; }
+#endif
+
 // ---- the cross-group step -----------------------------------------------------------------
 // Called by every work-item with the work-group's value g.
 static inline void VAR(clr_cross)(VT g, __global VT* res, __global VT* part) {
 #if VXS == CLR_XS_ATOMIC
     if (get_local_id(0) == 0) VAR(clr_atomic_global)(res, g);
+#elif VXS == CLR_XS_LAST
+    if (get_local_id(0) == 0) VAR(clr_publish)(&part[get_group_id(0)], g);
 #else
     if (get_local_id(0) == 0) part[get_group_id(0)] = g;
 #endif
@@ -231,8 +264,8 @@ static inline void VAR(clr_reduce_partials)(__global VT* res, __global VT* part,
     const uint lid = (uint)get_local_id(0);
     VT acc = VID;
     if (coherent) {
-        // Written by other work-groups of this launch: read around non-coherent caches.
-        for (uint j = lid; j < count; j += CLR_WG) acc = VAR(clr_op)(acc, ((volatile __global VT*)part)[j]);
+        // Written by other work-groups of this launch (OpenCL 1.2 path).
+        for (uint j = lid; j < count; j += CLR_WG) acc = VAR(clr_op)(acc, VAR(clr_consume)(&part[j]));
     } else {
         for (uint j = lid; j < count; j += CLR_WG) acc = VAR(clr_op)(acc, part[j]);
     }

@@ -70,6 +70,10 @@ pub(crate) fn options(plan: &Plan, caps: &DeviceCaps) -> String {
         "CLR_HAS_LAST",
         (plan.uses(CrossAlgo::LastGroup) as u8).to_string(),
     );
+    d(
+        "CLR_I64_ATOMICS",
+        (caps.atomics.int64_base as u8).to_string(),
+    );
     d("CLR_SG_PTX", (caps.sg_via_ptx() as u8).to_string());
     d(
         "CLR_SERIAL_FINISH",
@@ -116,12 +120,15 @@ pub(crate) fn generate(
     }
     let int64_atomics = plan.vars.iter().any(|v| {
         v.ty.is_64bit()
-            && !v.ty.is_float()
-            && (v.group == GroupAlgo::LocalAtomic || v.cross == CrossAlgo::Atomic)
+            && ((!v.ty.is_float()
+                && (v.group == GroupAlgo::LocalAtomic || v.cross == CrossAlgo::Atomic))
+                || (v.cross == CrossAlgo::LastGroup && !plan.c11_atomics))
     });
-    if int64_atomics {
+    if int64_atomics && caps.atomics.int64_base {
         s.push_str("#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n");
-        s.push_str("#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable\n");
+        if caps.atomics.int64_ext {
+            s.push_str("#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable\n");
+        }
     }
     if plan.vars.iter().any(|v| v.group == GroupAlgo::SgReduce) {
         if caps.has_extension("cl_khr_subgroups") {
