@@ -2,8 +2,9 @@
 # GPU runs through the device tool, in two halves of one script:
 #   here:   bash scripts/gpu.sh build      builds the release binary and the test binaries into .gpu/
 #   there:  bash scripts/gpu.sh run [what]  registers NVIDIA's OpenCL (and the machine's PoCL) in a
-#           private vendors folder and runs: devices, the test binaries, the bench; what = all|tests|bench|devices|cmd ...
-# The device tool call is then:  run(command="bash scripts/gpu.sh run all", carry=[".gpu"])
+#           private vendors folder and runs: devices, the test binaries, the bench; what = all|tests|bench|ladder|devices|cmd ...
+# The device tool call is then:  run(command="bash scripts/gpu.sh run all", carry=[".gpu", ".whl"])
+# (.whl: PyOpenCL wheels for the peer/ladder scripts, downloaded as the device README describes).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 case "${1:-}" in
@@ -32,6 +33,11 @@ run)
   [ -f /etc/OpenCL/vendors/pocl.icd ] && cp /etc/OpenCL/vendors/pocl.icd /tmp/icd/
   export OCL_ICD_VENDORS=/tmp/icd
   out="${OUT:-/tmp/out}"; mkdir -p "$out"
+  # PyOpenCL for the peer and ladder scripts travels as wheels (.whl, see the device README).
+  if ls .whl/*.whl >/dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl >/dev/null 2>&1 &&
+      export PYTHONPATH=/tmp/site
+  fi
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt" || true
   B=.gpu/clreduce
   case "$what" in
@@ -39,6 +45,10 @@ run)
   tests)
     for t in .gpu/test-*; do echo "== $t"; "$t" --test-threads=4 "$@" 2>&1 | tail -n 40 | tee -a "$out/tests.txt"; done ;;
   cmd) "$@" ;;
+  bench)
+    $B bench --device NVIDIA --peers --json "$out/bench-nvidia.json" --svg "$out/bench-nvidia.svg" "$@" 2>&1 | tee "$out/bench-nvidia.txt" ;;
+  ladder)
+    $B bench --ladder --device NVIDIA 2>&1 | tee "$out/ladder-nvidia.txt" ;;
   all)
     $B devices | tee "$out/devices.txt"
     for t in .gpu/test-*; do echo "== $t"; "$t" --test-threads=4 2>&1 | tail -n 40 | tee -a "$out/tests.txt"; done ;;
