@@ -3,7 +3,8 @@
 //   CLR_WG           work-group size (reqd_work_group_size), CLR_WG_POW2 the largest power of two <= CLR_WG
 //   CLR_IDX          index type (uint or ulong: 64-bit indexing where the range exceeds 2^32)
 //   CLR_FORM         CLR_FORM_RANGE or CLR_FORM_ND
-//   CLR_ORDER        CLR_ORDER_GRID (grid-stride, coalesced: GPUs) or CLR_ORDER_BLOCKED (a contiguous chunk per work-group: CPUs)
+//   CLR_ORDER        CLR_ORDER_GRID (grid-stride, coalesced: GPUs), CLR_ORDER_BLOCKED (a contiguous chunk
+//                    per work-group) or CLR_ORDER_CONTIG (a contiguous chunk per work-item: CPUs)
 //   CLR_UNROLL       independent accumulators (loads in flight) per work-item in the range form
 //   CLR_C11          1: OpenCL C 2.0 atomics and scoped fences; 0: OpenCL 1.2 atomics + mem_fence
 //   CLR_HAS_LAST     1 if some variable finishes by last-work-group detection
@@ -45,6 +46,7 @@
 #define CLR_FORM_ND 2
 #define CLR_ORDER_GRID 1
 #define CLR_ORDER_BLOCKED 2
+#define CLR_ORDER_CONTIG 3
 
 #define CLR_CAT3_(a, b, c) a##b##c
 #define CLR_CAT3(a, b, c) CLR_CAT3_(a, b, c)

@@ -26,8 +26,14 @@
 #define CLR_UNROLLED(i, s)                                                                      \
     CLR_CALL((i), 0); CLR_CALL((i) + (s), 1); CLR_CALL((i) + 2 * (s), 2); CLR_CALL((i) + 3 * (s), 3); \
     CLR_CALL((i) + 4 * (s), 4); CLR_CALL((i) + 5 * (s), 5); CLR_CALL((i) + 6 * (s), 6); CLR_CALL((i) + 7 * (s), 7);
+#elif CLR_UNROLL == 16
+#define CLR_UNROLLED(i, s)                                                                         \
+    CLR_CALL((i), 0); CLR_CALL((i) + (s), 1); CLR_CALL((i) + 2 * (s), 2); CLR_CALL((i) + 3 * (s), 3);       \
+    CLR_CALL((i) + 4 * (s), 4); CLR_CALL((i) + 5 * (s), 5); CLR_CALL((i) + 6 * (s), 6); CLR_CALL((i) + 7 * (s), 7);   \
+    CLR_CALL((i) + 8 * (s), 8); CLR_CALL((i) + 9 * (s), 9); CLR_CALL((i) + 10 * (s), 10); CLR_CALL((i) + 11 * (s), 11); \
+    CLR_CALL((i) + 12 * (s), 12); CLR_CALL((i) + 13 * (s), 13); CLR_CALL((i) + 14 * (s), 14); CLR_CALL((i) + 15 * (s), 15);
 #else
-#error "clreduce: CLR_UNROLL must be 1, 2, 4 or 8"
+#error "clreduce: CLR_UNROLL must be 1, 2, 4, 8 or 16"
 #endif
 
 __kernel __attribute__((reqd_work_group_size(CLR_WG, 1, 1)))
@@ -53,6 +59,20 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global uint* clr_counter C
             CLR_UNROLLED(i, stride)
         }
         for (; i < clr_n; i += stride) CLR_CALL(i, 0);
+    }
+#elif CLR_ORDER == CLR_ORDER_CONTIG
+    {
+        // Contiguous: each work-item owns one contiguous chunk and streams through it with
+        // CLR_UNROLL independent accumulators on consecutive indices.
+        const CLR_IDX items = (CLR_IDX)clr_ngroups * CLR_WG;
+        const CLR_IDX chunk = (clr_n + items - 1) / items;
+        const CLR_IDX start = ((CLR_IDX)get_group_id(0) * CLR_WG + clr_lid) * chunk;
+        const CLR_IDX end = start < clr_n ? (clr_n - start < chunk ? clr_n : start + chunk) : start;
+        CLR_IDX i = start;
+        for (; i + (CLR_UNROLL - 1) < end; i += CLR_UNROLL) {
+            CLR_UNROLLED(i, 1)
+        }
+        for (; i < end; ++i) CLR_CALL(i, 0);
     }
 #else
     {

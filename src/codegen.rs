@@ -57,10 +57,10 @@ pub(crate) fn options(plan: &Plan, caps: &DeviceCaps) -> String {
     );
     d(
         "CLR_ORDER",
-        if plan.order == IndexOrder::Blocked {
-            "CLR_ORDER_BLOCKED"
-        } else {
-            "CLR_ORDER_GRID"
+        match plan.order {
+            IndexOrder::Blocked => "CLR_ORDER_BLOCKED",
+            IndexOrder::Contiguous => "CLR_ORDER_CONTIG",
+            _ => "CLR_ORDER_GRID",
         }
         .into(),
     );

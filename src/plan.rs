@@ -239,6 +239,7 @@ pub struct Tuning {
     pub local: Option<usize>,
     pub groups_per_cu: Option<u64>,
     pub unroll: Option<usize>,
+    pub order: Option<IndexOrder>,
 }
 
 impl Tuning {
@@ -248,13 +249,26 @@ impl Tuning {
             let bad = || Error::UnknownName {
                 kind: "tuning key",
                 name: part.to_string(),
-                known: vec!["local=N", "groups_per_cu=N", "unroll=1|2|4|8|16"],
+                known: vec![
+                    "local=N",
+                    "groups_per_cu=N",
+                    "unroll=1|2|4|8|16",
+                    "order=1 (grid-stride)|2 (blocked)|3 (contiguous)",
+                ],
             };
             let (k, v) = part.split_once('=').ok_or_else(bad)?;
             let v: u64 = v.trim().parse().map_err(|_| bad())?;
             match k.trim() {
                 "local" => t.local = Some(v as usize),
                 "groups_per_cu" => t.groups_per_cu = Some(v),
+                "order" => {
+                    t.order = Some(match v {
+                        1 => IndexOrder::GridStride,
+                        2 => IndexOrder::Blocked,
+                        3 => IndexOrder::Contiguous,
+                        _ => return Err(bad()),
+                    })
+                }
                 "unroll" if [1, 2, 4, 8, 16].contains(&v) => t.unroll = Some(v as usize),
                 _ => return Err(bad()),
             }
@@ -296,8 +310,11 @@ pub enum IndexOrder {
     OnePerItem,
     /// Grid-stride (GPUs): coalesced, many loads in flight.
     GridStride,
-    /// One contiguous chunk per work-group (CPUs): locality for the thread that runs it.
+    /// One contiguous chunk per work-group, work-items interleaved inside it.
     Blocked,
+    /// One contiguous chunk per work-item (CPUs, seed 003 TODO #4): each work-item streams its
+    /// own range, which is what a CPU thread running the work-items one after another wants.
+    Contiguous,
 }
 
 /// Everything decided about one launch. Printable with `Display` (`clreduce explain`).
@@ -741,12 +758,22 @@ pub fn plan(caps: &DeviceCaps, req: &Request) -> Result<Plan> {
             let gpu = caps.kind == DeviceKind::Gpu;
             let mult = caps.preferred_wg_multiple.max(1);
             // GPUs: 256 work-items (8 warps / 4 wavefronts) keeps occupancy high with little
-            // local memory. CPUs: a work-group is one thread's loop; 64..128 lanes let the
-            // compiler vectorize without a long tree at the end.
+            // local memory. CPUs: each work-item streams its own contiguous chunk (TODO #4). A
+            // CPU compiler that vectorizes across work-items (it asks for a work-group multiple
+            // of 16 or more, as Intel's asks for 128) would turn those streams into gathers, so it
+            // gets one work-item per group and vectorizes the work-item's own loop instead.
+            // Measured with examples/sweep at 2^22 f32 on the 2-core dev machine (loaded):
+            // Intel local 128 interleaved 1 GB/s, contiguous local 1 x 8 groups/core 17 GB/s;
+            // PoCL interleaved 1 GB/s, contiguous local 64 x 4 groups/core unroll 8 20 GB/s.
+            let lanes_vectorized = !gpu && mult >= 16;
             let tune = req.tuning.unwrap_or_default();
-            let want = tune
-                .local
-                .unwrap_or(if gpu { 256 } else { (mult * 8).clamp(16, 128) });
+            let want = tune.local.unwrap_or(if gpu {
+                256
+            } else if lanes_vectorized {
+                1
+            } else {
+                64
+            });
             let mut local = if tune.local.is_some() {
                 want.min(max_wg).max(1)
             } else {
@@ -768,7 +795,7 @@ pub fn plan(caps: &DeviceCaps, req: &Request) -> Result<Plan> {
             // 8-byte ones) keep 4, or the extra registers cost more than they hide. Measured on
             // the H200 (examples/sweep, 2^28 f32): 1 var unroll 8 = 4351 GB/s vs unroll 4 = 4257;
             // sum+min+max unroll 8 = 2734 GB/s vs unroll 4 = 4200 (design/bench/).
-            let default_unroll = if gpu && widest < 8 && req.vars.len() == 1 {
+            let default_unroll = if widest < 8 && req.vars.len() == 1 {
                 8
             } else {
                 4
@@ -776,16 +803,24 @@ pub fn plan(caps: &DeviceCaps, req: &Request) -> Result<Plan> {
             let unroll = tune.unroll.unwrap_or(default_unroll);
             // Enough work-groups to fill the device: GPUs 8 per compute unit (2048 resident
             // work-items per SM / 256), CPUs 4 per core for load balance.
-            let per_cu = tune.groups_per_cu.unwrap_or(if gpu { 8 } else { 4 });
+            let per_cu = tune
+                .groups_per_cu
+                .unwrap_or(if gpu || lanes_vectorized { 8 } else { 4 });
             let max_groups = caps.compute_units as u64 * per_cu;
-            let per_group_min = (local * if gpu { unroll } else { unroll * 4 }) as u64;
+            // CPUs: at least 4096 indices per work-group, or launching groups costs more than
+            // they save.
+            let per_group_min = if gpu {
+                (local * unroll) as u64
+            } else {
+                ((local * unroll * 4) as u64).max(4096)
+            };
             let groups = n.div_ceil(per_group_min).clamp(1, max_groups.max(1));
             let per_item = n.div_ceil(groups * local as u64).max(1);
-            let order = if gpu {
+            let order = tune.order.unwrap_or(if gpu {
                 IndexOrder::GridStride
             } else {
-                IndexOrder::Blocked
-            };
+                IndexOrder::Contiguous
+            });
             let reason = format!(
                 "{} device with {} compute units: {} work-items per group (preferred multiple {mult}), up to {max_groups} groups, {unroll} accumulators per work-item",
                 if gpu { "GPU" } else { "CPU" },
@@ -978,7 +1013,7 @@ mod tests {
             CrossAlgo::LastGroup,
             "float atomics stay off in deterministic mode"
         );
-        assert_eq!(p.order, IndexOrder::Blocked);
+        assert_eq!(p.order, IndexOrder::Contiguous);
         let mut r = req(N, Op::Plus, ElemType::F32);
         r.determinism = Determinism::Relaxed;
         let p = plan(&fixtures::intel_cpu(), &r).unwrap();
