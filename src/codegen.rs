@@ -39,6 +39,13 @@ fn kind(ty: ElemType) -> &'static str {
 /// The `-D` options of a plan.
 pub(crate) fn options(plan: &Plan, caps: &DeviceCaps) -> String {
     let mut o = vec![caps.cl_std().option().to_string()];
+    if plan.local > 256 && caps.has_extension("cl_nv_compiler_options") {
+        // NVIDIA's compiler budgets registers for 256 work-items regardless of
+        // reqd_work_group_size (CL_KERNEL_WORK_GROUP_SIZE came back 256 for local 1000 on the
+        // H200); cap them so the whole work-group fits the 64 Ki-register file.
+        let regs = (65536 / plan.local.next_multiple_of(32)).min(255) / 8 * 8;
+        o.push(format!("-cl-nv-maxrregcount={regs}"));
+    }
     let mut d = |k: &str, v: String| o.push(format!("-D {k}={v}"));
     d("CLR_WG", plan.local.to_string());
     d("CLR_WG_POW2", pow2_floor(plan.local).to_string());
