@@ -9,9 +9,10 @@
 //! - wall time: from just before `parallel_for_reduce_with` to the result read on the host
 //!   (`DynBuffer::value`), median;
 //! - GB/s: input bytes (n x element size) / median device time;
-//! - % stream: that GB/s over the device's streaming-read reference, which is clreduce itself
-//!   (a u32 bit_or reduction, auto plan, over the largest size benched on that device). It is
-//!   the best this library reads memory on that device, not an independent roofline.
+//! - % stream: that GB/s over the device's streaming-read reference, which is clreduce itself:
+//!   the fastest single repetition of a u32 bit_or reduction over the largest size benched on
+//!   that device, over every strategy that plans. It is the best this library reads memory on
+//!   that device, not an independent roofline (small warm sizes can exceed 100%).
 //!
 //! Cache state: inputs larger than 2x the last-level cache are read cold; smaller ones rotate
 //! among K copies so that no repetition reads the buffer the previous one read.
@@ -71,8 +72,9 @@ pub struct BenchArgs {
     /// A few sizes only (2^12, 2^16, 2^20, 2^24, capped), 5 repetitions unless --reps.
     #[arg(long)]
     quick: bool,
-    /// Also run benches/peers/pyopencl_reduction.py (PyOpenCL ReductionKernel, f32 sum) on the
-    /// CPU devices and report clreduce/PyOpenCL per size.
+    /// Also run the peers and report clreduce/peer per size: PyOpenCL's ReductionKernel (f32 sum,
+    /// benches/peers/pyopencl_reduction.py) on CPU devices; torch.sum, torch sum+min+max and
+    /// cupy.sum (benches/peers/torch_cupy_sum.py) on an NVIDIA GPU.
     #[arg(long)]
     peers: bool,
     /// Instead of the sweep: the classic reduction optimization ladder (benches/ladder/ladder.py,
@@ -85,6 +87,10 @@ pub struct BenchArgs {
     /// Capability mask for every queue (default: CLREDUCE_MASK).
     #[arg(long)]
     mask: Option<String>,
+    /// Last-level cache size for the cache-state rule, e.g. 50M (default: the host CPU's from
+    /// sysfs for CPU devices; CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, at least 64 MiB, for GPUs).
+    #[arg(long)]
+    llc: Option<String>,
     /// Skip the native Rust peer.
     #[arg(long)]
     no_native: bool,
@@ -262,6 +268,22 @@ fn cl_cache_size(index: usize, name: &str) -> Option<u64> {
     None
 }
 
+const GPU_MIN_LLC: u64 = 64 << 20;
+
+/// Bytes: N, 2^K, or N with a K, M or G suffix (binary).
+fn parse_bytes(s: &str) -> std::result::Result<u64, String> {
+    let t = s.trim().trim_end_matches("iB").trim_end_matches('B');
+    let (num, mult) = match t.chars().last() {
+        Some('K' | 'k') => (&t[..t.len() - 1], 1u64 << 10),
+        Some('M' | 'm') => (&t[..t.len() - 1], 1 << 20),
+        Some('G' | 'g') => (&t[..t.len() - 1], 1 << 30),
+        _ => (t, 1),
+    };
+    parse_n(num)
+        .map(|x| x * mult)
+        .map_err(|_| format!("bad byte count {s:?} (expected N, 2^K, or N with K, M or G)"))
+}
+
 /// The device's last-level cache in bytes and where the number comes from.
 fn llc_of(d: &Device, caps: &DeviceCaps) -> (u64, String) {
     let cl = cl_cache_size(d.index(), d.name());
@@ -272,9 +294,20 @@ fn llc_of(d: &Device, caps: &DeviceCaps) -> (u64, String) {
             (None, Some(c)) => (c, "CL_DEVICE_GLOBAL_MEM_CACHE_SIZE".into()),
             (None, None) => (32 << 20, "assumed (no cache size found)".into()),
         },
+        // Drivers report less than the L2 here (NVIDIA's OpenCL reports 4.1 MiB on an H200,
+        // whose L2 is 50 MB): assume at least 64 MiB, so mid sizes rotate rather than
+        // pass for cold.
         _ => match cl {
-            Some(c) => (c, "CL_DEVICE_GLOBAL_MEM_CACHE_SIZE".into()),
-            None => (32 << 20, "assumed (no cache size found)".into()),
+            Some(c) if c >= GPU_MIN_LLC => (c, "CL_DEVICE_GLOBAL_MEM_CACHE_SIZE".into()),
+            Some(c) => (
+                GPU_MIN_LLC,
+                format!(
+                    "CL_DEVICE_GLOBAL_MEM_CACHE_SIZE says {}; at least {} assumed for a GPU's L2, --llc to set",
+                    fmt_bytes(c),
+                    fmt_bytes(GPU_MIN_LLC)
+                ),
+            ),
+            None => (GPU_MIN_LLC, "assumed (no cache size found), --llc to set".into()),
         },
     }
 }
@@ -375,6 +408,28 @@ fn measure(
         plan: plan.expect("n > 0 runs a plan"),
         values,
     })
+}
+
+/// One untimed launch over every input copy: drivers that allocate or copy a buffer's storage
+/// on its first use by a kernel would otherwise charge that to the first strategy timed.
+fn prime(
+    q: &Queue,
+    case: &Case,
+    n: u64,
+    inputs: &[DynBuffer],
+    results: &[DynBuffer],
+) -> Result<()> {
+    for x in inputs {
+        let reds: Vec<Reduction> = results
+            .iter()
+            .zip(&case.vars)
+            .map(|(r, (op, name))| reduction(r, *op).name(name))
+            .collect();
+        let kernel = Kernel::new(&case.body).arg("x", x);
+        q.parallel_for_reduce_with(Range::new(n), reds, kernel, Options::default())?
+            .wait()?;
+    }
+    Ok(())
 }
 
 fn check_all(case: &Case, m: &Measured, refs: &[Reference]) -> String {
@@ -518,9 +573,12 @@ struct Point {
     native_gbps: Option<f64>,
     /// clreduce wall GB/s / native wall GB/s.
     native_ratio: Option<f64>,
-    /// PyOpenCL ReductionKernel, device time (f32-sum, --peers).
+    /// The peer of this point (--peers): pyopencl on CPUs (f32-sum), torch on NVIDIA GPUs
+    /// (f32-sum: torch.sum; f32-sum-min-max: torch.sum, torch.min, torch.max).
+    peer: Option<String>,
+    /// The peer's GB/s: input bytes (once) / its device time.
     peer_gbps: Option<f64>,
-    /// clreduce device GB/s / PyOpenCL device GB/s.
+    /// clreduce device GB/s / peer device GB/s.
     peer_ratio: Option<f64>,
     check: String,
 }
@@ -540,6 +598,7 @@ struct DevInfo {
     index: usize,
     label: String,
     kind: String,
+    nvidia: bool,
     driver: String,
     compute_units: u32,
     max_alloc: u64,
@@ -559,6 +618,10 @@ struct Skip {
 
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
 struct PeerPoint {
+    #[serde(default)]
+    lib: String,
+    #[serde(default)]
+    op: Option<String>,
     device: String,
     n: u64,
     gbps: f64,
@@ -587,7 +650,7 @@ struct Report {
     points: Vec<Point>,
     skipped: Vec<Skip>,
     peers: Vec<PeerPoint>,
-    peers_note: Option<String>,
+    peers_note: Vec<String>,
     ladder: Vec<LadderPoint>,
 }
 
@@ -766,6 +829,18 @@ fn pick(spec: Option<&str>) -> Result<Vec<Device>> {
     }
 }
 
+/// The first line of an error, without the "X cannot run on DEVICE: " preamble that every line
+/// of a per-device listing would repeat.
+fn short_reason(e: &clreduce::Error, device: &str) -> String {
+    let full = e.to_string();
+    let line = full.lines().next().unwrap_or("");
+    let tail = match line.split_once(&format!("cannot run on {device}: ")) {
+        Some((_, t)) => t,
+        None => line,
+    };
+    tail.strip_prefix("the device ").unwrap_or(tail).to_string()
+}
+
 fn bad_arg(msg: String) -> Result<bool> {
     eprintln!("clreduce bench: {msg}");
     Ok(false)
@@ -824,6 +899,10 @@ pub fn run(a: BenchArgs) -> Result<bool> {
     } else {
         Determinism::Deterministic
     };
+    let llc_override = match a.llc.as_deref().map(parse_bytes).transpose() {
+        Ok(x) => x,
+        Err(e) => return bad_arg(e),
+    };
     let command = command_line();
     let root = repo_root();
 
@@ -833,7 +912,10 @@ pub fn run(a: BenchArgs) -> Result<bool> {
     for d in pick(a.device.as_deref())? {
         let queue = Queue::with_mask(&d, mask)?;
         let caps = queue.caps().clone();
-        let (llc, llc_source) = llc_of(&d, &caps);
+        let (llc, llc_source) = match &llc_override {
+            Some(b) => (*b, "--llc".to_string()),
+            None => llc_of(&d, &caps),
+        };
         let cap = (caps.max_alloc / 4).max(1);
         let dsizes: Vec<u64> = sizes
             .iter()
@@ -886,7 +968,7 @@ pub fn run(a: BenchArgs) -> Result<bool> {
                         device: d.label(),
                         case: case.name.clone(),
                         strategy: s.to_string(),
-                        reason: e.to_string().lines().next().unwrap_or("").to_string(),
+                        reason: short_reason(&e, &caps.label()),
                     }),
                 }
             }
@@ -897,6 +979,7 @@ pub fn run(a: BenchArgs) -> Result<bool> {
                 index: d.index(),
                 label: d.label(),
                 kind: format!("{:?}", caps.kind).to_lowercase(),
+                nvidia: caps.is_nvidia(),
                 driver: caps.driver.clone(),
                 compute_units: caps.compute_units,
                 max_alloc: caps.max_alloc,
@@ -912,12 +995,6 @@ pub fn run(a: BenchArgs) -> Result<bool> {
     }
     if devs.is_empty() {
         return bad_arg("no device to bench (simulators are left out)".into());
-    }
-    for s in &skipped {
-        println!(
-            "skipped: {} / {} / {}: {}",
-            s.device, s.case, s.strategy, s.reason
-        );
     }
 
     let any_cpu = devs.iter().any(|d| d.info.kind == "cpu");
@@ -946,9 +1023,12 @@ pub fn run(a: BenchArgs) -> Result<bool> {
         }
     };
 
-    // The streaming-read reference per device: u32 bit_or, auto plan, largest size.
+    // The streaming-read reference per device: u32 bit_or over the largest size, the fastest
+    // single repetition of every strategy that plans.
     if !a.ladder {
         let sref = parse_case("u32-or").expect("built-in case");
+        // The best (shortest) time of at least 10: the reference is what the device can do.
+        let stream_reps = reps.max(10);
         for d in &mut devs {
             let Some(&n) = d.info.sizes.last() else {
                 continue;
@@ -966,22 +1046,46 @@ pub fn run(a: BenchArgs) -> Result<bool> {
                     .map(|_| DynBuffer::upload(&d.queue, &data))
                     .collect::<Result<Vec<_>>>()?;
                 let res = vec![DynBuffer::scalar(&d.queue, Value::U32(0))?];
-                let m = measure(
-                    &d.queue,
-                    &sref,
-                    n,
-                    &inputs,
-                    &res,
-                    Options::default(),
-                    a.warmup,
-                    reps,
-                )?;
+                prime(&d.queue, &sref, n, &inputs, &res)?;
+                let mut best: Option<Measured> = None;
+                let mut tried = 0;
+                for s in std::iter::once(Strategy::AUTO).chain(Strategy::all_forced()) {
+                    let opts = Options {
+                        strategy: s,
+                        ..Options::default()
+                    };
+                    // Strategies that do not plan for u32 bit_or are simply not candidates.
+                    let Ok(m) = measure(
+                        &d.queue,
+                        &sref,
+                        n,
+                        &inputs,
+                        &res,
+                        opts,
+                        a.warmup,
+                        stream_reps,
+                    ) else {
+                        continue;
+                    };
+                    tried += 1;
+                    if best
+                        .as_ref()
+                        .is_none_or(|b| m.device_ns.min < b.device_ns.min)
+                    {
+                        best = Some(m);
+                    }
+                }
+                let m = best.ok_or_else(|| clreduce::Error::InvalidRange {
+                    reason: "no strategy plans a u32 bit_or reduction".into(),
+                })?;
                 Ok(StreamRef {
-                    what: "clreduce u32 bit_or reduction (`sum |= x[i];`), auto plan".into(),
+                    what: format!(
+                        "clreduce u32 bit_or reduction (`sum |= x[i];`), fastest of {stream_reps} repetitions x {tried} strategies"
+                    ),
                     n,
                     plan: m.plan.summary(),
                     cache,
-                    gbps: (n * 4) as f64 / m.device_ns.median.max(1) as f64,
+                    gbps: (n * 4) as f64 / m.device_ns.min.max(1) as f64,
                     device_ns: m.device_ns,
                 })
             })();
@@ -1056,6 +1160,7 @@ pub fn run(a: BenchArgs) -> Result<bool> {
                         .iter()
                         .map(|(op, _)| DynBuffer::scalar(&d.queue, identity(*op, case.ty)))
                         .collect::<Result<Vec<_>>>()?;
+                    prime(&d.queue, case, n, &inputs, &res)?;
                     Ok((inputs, res))
                 })();
                 let strategies = &d.strategies[&case.name];
@@ -1113,12 +1218,13 @@ pub fn run(a: BenchArgs) -> Result<bool> {
                                 native_ns: native_for_dev.map(|t| t.median),
                                 native_gbps,
                                 native_ratio: native_gbps.map(|g| wall_gbps / g),
+                                peer: None,
                                 peer_gbps: None,
                                 peer_ratio: None,
                             });
                         }
                         Err(e) => {
-                            let reason = e.to_string().lines().next().unwrap_or("").to_string();
+                            let reason = short_reason(&e, &d.queue.caps().label());
                             pb.suspend(|| {
                                 eprintln!(
                                     "bench: {}: {} {} {}: {reason}",
@@ -1143,62 +1249,120 @@ pub fn run(a: BenchArgs) -> Result<bool> {
     }
     pb.finish_and_clear();
 
-    // Peers: PyOpenCL's ReductionKernel (f32 sum) on the CPU devices.
-    let mut peers = Vec::new();
-    let mut peers_note = None;
+    // Peers: PyOpenCL's ReductionKernel (f32 sum) on the CPU devices; torch and cupy on an
+    // NVIDIA GPU.
+    let mut peers: Vec<PeerPoint> = Vec::new();
+    let mut peers_note = Vec::new();
     if a.peers && !a.ladder {
-        let cpu: Vec<&Dev> = devs.iter().filter(|d| d.info.kind == "cpu").collect();
-        let psizes: Vec<u64> = all_sizes
-            .iter()
-            .copied()
-            .filter(|n| points.iter().any(|p| p.case == "f32-sum" && p.n == *n))
-            .collect();
-        let why = if cpu.is_empty() {
-            Err("no CPU device in this run".to_string())
-        } else if psizes.is_empty() {
-            Err("the f32-sum case did not run".to_string())
+        let sizes_of = |case: &str, pick: &dyn Fn(&DevInfo) -> bool| -> Vec<u64> {
+            all_sizes
+                .iter()
+                .copied()
+                .filter(|n| {
+                    points.iter().any(|p| {
+                        p.case == case
+                            && p.n == *n
+                            && devs
+                                .iter()
+                                .any(|d| d.info.index == p.device_index && pick(&d.info))
+                    })
+                })
+                .collect()
+        };
+        let size_arg = |v: &[u64]| {
+            v.iter()
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let cpu_sizes = sizes_of("f32-sum", &|d| d.kind == "cpu");
+        let why = if cpu_sizes.is_empty() {
+            Err("no f32-sum point on a CPU device".to_string())
         } else {
             pyopencl_available(&root)
         };
         match why {
             Err(w) => {
                 println!("peers: PyOpenCL skipped: {w}");
-                peers_note = Some(w);
+                peers_note.push(format!("pyopencl: {w}"));
             }
             Ok(()) => {
                 let mut args = vec![
                     "--sizes".to_string(),
-                    psizes
-                        .iter()
-                        .map(|n| n.to_string())
-                        .collect::<Vec<_>>()
-                        .join(","),
+                    size_arg(&cpu_sizes),
                     "--reps".into(),
                     reps.to_string(),
                     "--warmup".into(),
                     a.warmup.to_string(),
                 ];
-                for d in &cpu {
+                for d in devs.iter().filter(|d| d.info.kind == "cpu") {
                     args.push("--device".into());
                     args.push(d.info.label.clone());
                 }
                 eprintln!("bench: running benches/peers/pyopencl_reduction.py");
                 match run_jsonl::<PeerPoint>(&root, "benches/peers/pyopencl_reduction.py", &args) {
-                    Ok(v) => peers = v,
+                    Ok(v) => peers.extend(v),
                     Err(e) => {
                         println!("peers: PyOpenCL failed: {e}");
-                        peers_note = Some(e);
+                        peers_note.push(format!("pyopencl: {e}"));
                     }
                 }
-                for p in points.iter_mut().filter(|p| p.case == "f32-sum") {
-                    if let Some(peer) = peers
-                        .iter()
-                        .find(|x| x.n == p.n && same_device(&x.device, &p.device))
-                    {
-                        p.peer_gbps = Some(peer.gbps);
-                        p.peer_ratio = Some(p.gbps / peer.gbps.max(1e-12));
-                    }
+            }
+        }
+        let mut gpu_sizes = sizes_of("f32-sum", &|d| d.nvidia);
+        gpu_sizes.extend(sizes_of("f32-sum-min-max", &|d| d.nvidia));
+        gpu_sizes.sort_unstable();
+        gpu_sizes.dedup();
+        if !gpu_sizes.is_empty() {
+            let args = vec![
+                "--sizes".to_string(),
+                size_arg(&gpu_sizes),
+                "--reps".into(),
+                reps.to_string(),
+                "--warmup".into(),
+                a.warmup.to_string(),
+            ];
+            eprintln!("bench: running benches/peers/torch_cupy_sum.py");
+            match run_jsonl::<PeerPoint>(&root, "benches/peers/torch_cupy_sum.py", &args) {
+                Ok(v) if v.is_empty() => {
+                    println!("peers: torch/cupy gave no result (see the notes above)");
+                    peers_note.push("torch/cupy: no result".into());
                 }
+                Ok(v) => peers.extend(v),
+                Err(e) => {
+                    println!("peers: torch/cupy failed: {e}");
+                    peers_note.push(format!("torch/cupy: {e}"));
+                }
+            }
+        }
+        for p in points.iter_mut() {
+            let info = &devs
+                .iter()
+                .find(|d| d.info.index == p.device_index)
+                .expect("a point's device")
+                .info;
+            let want: Option<(&str, &str)> = match (p.case.as_str(), info.kind.as_str()) {
+                ("f32-sum", "cpu") => Some(("pyopencl", "")),
+                ("f32-sum", _) if info.nvidia => Some(("torch", "sum")),
+                ("f32-sum-min-max", _) if info.nvidia => Some(("torch", "sum,min,max")),
+                _ => None,
+            };
+            let Some((lib, op)) = want else { continue };
+            let found = peers.iter().find(|x| {
+                x.lib == lib
+                    && x.n == p.n
+                    && (op.is_empty() || x.op.as_deref() == Some(op))
+                    && (same_device(&x.device, &p.device)
+                        || (info.nvidia && p.device.ends_with(x.device.trim())))
+            });
+            if let Some(peer) = found {
+                p.peer = Some(if op.is_empty() {
+                    lib.to_string()
+                } else {
+                    format!("{lib} {op}")
+                });
+                p.peer_gbps = Some(peer.gbps);
+                p.peer_ratio = Some(p.gbps / peer.gbps.max(1e-12));
             }
         }
     }
@@ -1300,6 +1464,7 @@ pub fn run(a: BenchArgs) -> Result<bool> {
                     opt_f(p.pct_stream, 0),
                     opt_f(p.native_gbps, 2),
                     opt_f(p.native_ratio, 2),
+                    p.peer.clone().unwrap_or_else(|| "-".into()),
                     opt_f(p.peer_gbps, 2),
                     opt_f(p.peer_ratio, 2),
                     p.check.clone(),
@@ -1322,17 +1487,19 @@ pub fn run(a: BenchArgs) -> Result<bool> {
                     ">%stream",
                     ">native GB/s",
                     ">x native",
-                    ">pyopencl GB/s",
-                    ">x pyopencl",
+                    "peer",
+                    ">peer GB/s",
+                    ">x peer",
                     "check",
                 ],
                 &rows,
             );
+            print_summary(d, &points);
         }
+        print_skipped(&d.info.label, &skipped);
     }
     if !peers.is_empty() {
-        println!();
-        println!("PyOpenCL ReductionKernel f32 sum (device time from the first to the last kernel's profiling events): `x pyopencl` = clreduce device GB/s / PyOpenCL device GB/s");
+        print_peers(&devs, &points, &peers);
     }
     if a.ladder {
         print_ladder(&devs, &points, &ladder);
@@ -1377,6 +1544,139 @@ pub fn run(a: BenchArgs) -> Result<bool> {
         }
     }
     Ok(ok && io_ok)
+}
+
+/// Strategies that did not plan (or failed) on a device, one line per strategy with the cases.
+fn print_skipped(device: &str, skipped: &[Skip]) {
+    let mut by: Vec<(String, Vec<String>, Vec<String>)> = Vec::new();
+    for s in skipped.iter().filter(|s| s.device == device) {
+        let reason = s.reason.clone();
+        match by.iter_mut().find(|(st, _, _)| *st == s.strategy) {
+            Some((_, cases, reasons)) => {
+                cases.push(s.case.clone());
+                if !reasons.contains(&reason) {
+                    reasons.push(reason);
+                }
+            }
+            None => by.push((s.strategy.clone(), vec![s.case.clone()], vec![reason])),
+        }
+    }
+    if by.is_empty() {
+        return;
+    }
+    println!("   not run here (the planner refuses them on this device, or the launch failed):");
+    for (st, cases, reasons) in by {
+        println!("     {st} [{}]: {}", cases.join(", "), reasons.join("; "));
+    }
+}
+
+/// Every peer result beside clreduce's auto plan for the same device, case and size.
+fn print_peers(devs: &[Dev], points: &[Point], peers: &[PeerPoint]) {
+    println!();
+    println!("peers (device time: PyOpenCL from its first kernel's start to its last kernel's end, torch/cupy between CUDA events; GB/s = input bytes once / median time; x = clreduce auto GB/s / peer GB/s)");
+    let mut rows = Vec::new();
+    for x in peers {
+        let op = x.op.clone().unwrap_or_else(|| "sum".into());
+        let case = if op == "sum" {
+            "f32-sum"
+        } else {
+            "f32-sum-min-max"
+        };
+        let dev = devs.iter().find(|d| {
+            same_device(&d.info.label, &x.device)
+                || (d.info.nvidia && d.info.label.ends_with(x.device.trim()))
+        });
+        let mine = dev.and_then(|d| {
+            points.iter().find(|p| {
+                p.device_index == d.info.index
+                    && p.case == case
+                    && p.n == x.n
+                    && p.strategy == "auto"
+            })
+        });
+        rows.push(vec![
+            x.lib.clone(),
+            op,
+            x.device.clone(),
+            fmt_n(x.n),
+            format!("{:.1}", x.device_time_us),
+            format!("{:.2}", x.gbps),
+            opt_f(mine.map(|p| p.gbps), 2),
+            opt_f(mine.map(|p| p.gbps / x.gbps.max(1e-12)), 2),
+        ]);
+    }
+    print_table(
+        &[
+            "peer",
+            "op",
+            "device",
+            ">n",
+            ">dev us",
+            ">GB/s",
+            ">clreduce GB/s",
+            ">x",
+        ],
+        &rows,
+    );
+}
+
+/// Per case and size: the auto plan, the best strategy, and the peers.
+fn print_summary(d: &Dev, points: &[Point]) {
+    let mut rows = Vec::new();
+    let mine: Vec<&Point> = points
+        .iter()
+        .filter(|p| p.device_index == d.info.index)
+        .collect();
+    let mut keys: Vec<(String, u64)> = Vec::new();
+    for p in &mine {
+        let k = (p.case.clone(), p.n);
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    for (case, n) in keys {
+        let at: Vec<&&Point> = mine.iter().filter(|p| p.case == case && p.n == n).collect();
+        let auto = at.iter().find(|p| p.strategy == "auto");
+        let best = at
+            .iter()
+            .filter(|p| p.strategy != "auto")
+            .max_by(|a, b| a.gbps.total_cmp(&b.gbps));
+        let any = auto.or(best).expect("at least one point");
+        rows.push(vec![
+            case.clone(),
+            fmt_n(n),
+            auto.map(|p| p.plan.clone()).unwrap_or_else(|| "-".into()),
+            opt_f(auto.map(|p| p.gbps), 2),
+            opt_f(auto.and_then(|p| p.pct_stream), 0),
+            best.map(|p| p.strategy.clone())
+                .unwrap_or_else(|| "-".into()),
+            opt_f(best.map(|p| p.gbps), 2),
+            opt_f(any.native_gbps, 2),
+            opt_f(auto.and_then(|p| p.native_ratio), 2),
+            any.peer.clone().unwrap_or_else(|| "-".into()),
+            opt_f(any.peer_gbps, 2),
+            opt_f(auto.and_then(|p| p.peer_ratio), 2),
+        ]);
+    }
+    println!();
+    println!("   summary: GB/s = input bytes / median device time; x native on wall time, x peer on device time, both for the auto plan");
+    print_table(
+        &[
+            "case",
+            ">n",
+            "auto plan",
+            ">auto GB/s",
+            ">%stream",
+            "best forced",
+            ">GB/s",
+            ">native GB/s",
+            ">x native",
+            "peer",
+            ">peer GB/s",
+            ">x peer",
+        ],
+        &rows,
+    );
 }
 
 fn print_ladder(devs: &[Dev], points: &[Point], ladder: &[LadderPoint]) {
@@ -1476,7 +1776,7 @@ fn plot(path: &Path, r: &Report) -> std::result::Result<(), String> {
             .caption(format!("{case} on {dev}"), ("sans-serif", 16))
             .margin(10)
             .x_label_area_size(35)
-            .y_label_area_size(50)
+            .y_label_area_size(70)
             .build_cartesian_2d(x0..x1, 0f64..ymax)
             .map_err(|x| e(&x))?;
         chart
@@ -1540,6 +1840,9 @@ mod tests {
         assert!(parse_sizes("2^12..2^10").is_err());
         assert!(parse_sizes("x").is_err());
         assert_eq!(parse_n("2^22").unwrap(), 1 << 22);
+        assert_eq!(parse_bytes("50M").unwrap(), 50 << 20);
+        assert_eq!(parse_bytes("32MiB").unwrap(), 32 << 20);
+        assert_eq!(parse_bytes("2^20").unwrap(), 1 << 20);
     }
 
     #[test]
