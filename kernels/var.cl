@@ -215,35 +215,46 @@ static inline VT VAR(clr_group)(VT v, __local VT* lm) {
 #endif
 }
 
-// ---- publishing partials for last-work-group detection ------------------------------------
-// OpenCL 1.2 has no acquire/release: partials are written and read with atomics, so the
-// exchange is race-free under the 1.2 memory model (and Oclgrind's race checker agrees). 64-bit
-// values need cl_khr_int64_base_atomics (CLR_I64_ATOMICS); without it, a plain store and a
-// volatile load after mem_fence and atomic_inc remain.
+// ---- publishing partials -------------------------------------------------------------------
+// Invariant: between launches every partial slot holds 0 (zeroed at allocation, and every
+// reader clears what it read). OpenCL 1.2 has no acquire/release, so last-group detection
+// publishes a partial with an atomic add onto its zero slot and the last group takes it with an
+// atomic exchange against 0: race-free under the 1.2 memory model, and neither Oclgrind's race
+// nor its uninitialised-value checker objects. Floats travel as their bit patterns
+// (0 + bits = bits). 64-bit values need
+// cl_khr_int64_base_atomics (CLR_I64_ATOMICS); without it a plain store and a volatile load
+// after mem_fence and atomic_inc remain.
 #if !CLR_C11 && (VKIND == CLR_KIND_INT32 || VKIND == CLR_KIND_F32 || CLR_I64_ATOMICS)
+#define VAR_ATOMIC_PARTIALS 1
 static inline void VAR(clr_publish)(__global VT* p, VT v) {
-#if VKIND == CLR_KIND_INT32 || VKIND == CLR_KIND_F32
-    atomic_xchg((volatile __global VT*)p, v);
+#if VKIND == CLR_KIND_INT32
+    atomic_add((volatile __global VT*)p, v);
+#elif VKIND == CLR_KIND_F32
+    atomic_add((volatile __global int*)p, as_int(v));
 #elif VKIND == CLR_KIND_INT64
-    atom_xchg((volatile __global VT*)p, v);
+    atom_add((volatile __global VT*)p, v);
 #else
-    atom_xchg((volatile __global long*)p, as_long(v));
+    atom_add((volatile __global long*)p, as_long(v));
 #endif
 }
-static inline VT VAR(clr_consume)(__global VT* p) {
+static inline VT VAR(clr_take)(__global VT* p) {
 #if VKIND == CLR_KIND_INT32
-    return atomic_add((volatile __global VT*)p, (VT)0);
+    return atomic_xchg((volatile __global VT*)p, (VT)0);
 #elif VKIND == CLR_KIND_F32
-    return as_float(atomic_add((volatile __global int*)p, 0));
+    return as_float(atomic_xchg((volatile __global int*)p, 0));
 #elif VKIND == CLR_KIND_INT64
-    return atom_add((volatile __global VT*)p, (VT)0);
+    return atom_xchg((volatile __global VT*)p, (VT)0);
 #else
-    return as_double(atom_add((volatile __global long*)p, 0L));
+    return as_double(atom_xchg((volatile __global long*)p, 0L));
 #endif
 }
 #else
 static inline void VAR(clr_publish)(__global VT* p, VT v) { *p = v; }
-static inline VT VAR(clr_consume)(__global VT* p) { return *(volatile __global VT*)p; }
+static inline VT VAR(clr_take)(__global VT* p) {
+    VT v = *(volatile __global VT*)p;
+    *p = (VT)0;
+    return v;
+}
 #endif
 
 // ---- the cross-group step -----------------------------------------------------------------
@@ -259,16 +270,11 @@ static inline void VAR(clr_cross)(VT g, __global VT* res, __global VT* part) {
 }
 
 // Reduces partials[0..count) with one work-group and writes the variable.
-static inline void VAR(clr_reduce_partials)(__global VT* res, __global VT* part, uint count, __local VT* lm, int coherent,
-                                           int serial) {
+static inline void VAR(clr_reduce_partials)(__global VT* res, __global VT* part, uint count, __local VT* lm, int serial) {
     const uint lid = (uint)get_local_id(0);
     VT acc = VID;
-    if (coherent) {
-        // Written by other work-groups of this launch (OpenCL 1.2 path).
-        for (uint j = lid; j < count; j += CLR_WG) acc = VAR(clr_op)(acc, VAR(clr_consume)(&part[j]));
-    } else {
-        for (uint j = lid; j < count; j += CLR_WG) acc = VAR(clr_op)(acc, part[j]);
-    }
+    // Each slot is read once and left at 0 for the next launch.
+    for (uint j = lid; j < count; j += CLR_WG) acc = VAR(clr_op)(acc, VAR(clr_take)(&part[j]));
     barrier(CLK_LOCAL_MEM_FENCE);
     VT g;
 #if VGS == CLR_GS_TREE
@@ -295,12 +301,12 @@ static inline void VAR(clr_reduce_partials)(__global VT* res, __global VT* part,
 
 static inline void VAR(clr_last)(__global VT* res, __global VT* part, uint count, __local VT* lm) {
 #if VXS == CLR_XS_LAST
-    VAR(clr_reduce_partials)(res, part, count, lm, !CLR_C11, CLR_SERIAL_FINISH);
+    VAR(clr_reduce_partials)(res, part, count, lm, CLR_SERIAL_FINISH);
 #endif
 }
 
 static inline void VAR(clr_pass)(__global VT* res, __global VT* part, uint count, __local VT* lm) {
 #if VXS == CLR_XS_PASS
-    VAR(clr_reduce_partials)(res, part, count, lm, 0, 0);
+    VAR(clr_reduce_partials)(res, part, count, lm, 0);
 #endif
 }

@@ -137,8 +137,8 @@ pub enum Error {
         op: String,
     },
 
-    /// A buffer belongs to another device/context than the queue it is used on.
-    #[error("buffer {name} belongs to {buffer_device}, but the queue runs on {queue_device}")]
+    /// A buffer belongs to another device, or another queue, than the launch that uses it.
+    #[error("buffer {name} belongs to {buffer_device}, not to {queue_device}: create it with the queue that runs the launch")]
     ForeignBuffer {
         name: String,
         buffer_device: String,

@@ -156,6 +156,7 @@ enum ArgKind {
         ty: ElemType,
         writable: bool,
         device: usize,
+        queue: usize,
         label: String,
     },
     Scalar(Value),
@@ -201,6 +202,7 @@ impl Kernel {
             ty: b.elem_type(),
             writable,
             device: b.device_index(),
+            queue: b.queue_id(),
             label: b.device_label(),
         }
     }
@@ -397,7 +399,7 @@ impl Queue {
                 return Err(Error::ForeignBuffer {
                     name,
                     buffer_device: format!("another queue on {}", r.device_label),
-                    queue_device: format!("this queue on {}", q.device.label()),
+                    queue_device: "the queue of this launch".into(),
                 });
             }
             if r.len == 0 {
@@ -416,6 +418,7 @@ impl Queue {
                     ty,
                     writable,
                     device,
+                    queue,
                     label,
                     ..
                 } => {
@@ -424,6 +427,15 @@ impl Queue {
                             name: name.clone(),
                             buffer_device: label.clone(),
                             queue_device: q.device.label(),
+                        });
+                    }
+                    if *queue != Arc::as_ptr(&self.inner) as usize {
+                        // Commands on its own queue (a pending fill or write, later reads)
+                        // would not be ordered with this launch.
+                        return Err(Error::ForeignBuffer {
+                            name: name.clone(),
+                            buffer_device: format!("another queue on {label}"),
+                            queue_device: "the queue of this launch".into(),
                         });
                     }
                     params.push((
@@ -686,8 +698,16 @@ impl Queue {
                 .as_ref()
                 .is_some_and(|m| m.bytes >= bytes);
             if !ok {
-                scratch.partials[k] =
-                    Some(launch::create_mem(&q.context, bytes.max(8), None, &label)?);
+                // Zeroed once at allocation (kernels leave every slot at 0 again). Created from
+                // host zeros rather than filled: Oclgrind's uninitialised-value checker does not
+                // see clEnqueueFillBuffer.
+                let zeros = vec![0u8; bytes.max(8)];
+                scratch.partials[k] = Some(launch::create_mem(
+                    &q.context,
+                    zeros.len(),
+                    Some(&zeros),
+                    &label,
+                )?);
             }
         }
         if scratch.counter.is_none() {
@@ -707,18 +727,18 @@ impl Queue {
         let mut events = Vec::new();
         // Atomic combine into a variable under initialize_to_identity: back the value up, then
         // set it to the identity; restored if the kernel cannot be enqueued.
-        let mut overwritten = Vec::new();
-        for (k, (r, v)) in reds.0.iter().zip(&plan.vars).enumerate() {
-            if v.cross == CrossAlgo::Atomic && r.init_to_identity {
+        // A launch that changes a variable before a later command could still fail to enqueue
+        // (initialize_to_identity filled before an atomic combine, or an extra pass after the
+        // main kernel) first backs every variable up, and puts them back if anything fails.
+        let needs_backup = plan.passes > 1
+            || reds
+                .0
+                .iter()
+                .zip(&plan.vars)
+                .any(|(r, v)| v.cross == CrossAlgo::Atomic && r.init_to_identity);
+        if needs_backup {
+            for (k, r) in reds.0.iter().enumerate() {
                 launch::copy(&q.queue, &r.mem, 0, backup, 8 * k, r.ty.size())?;
-                overwritten.push((k, r));
-                events.push(launch::fill(
-                    &q.queue,
-                    &r.mem,
-                    &v.identity.to_bytes(),
-                    0,
-                    r.ty.size(),
-                )?);
             }
         }
         let mut args: Vec<Arg> = Vec::new();
@@ -740,37 +760,59 @@ impl Queue {
             }
         }
         let global = plan.groups as usize * plan.local;
-        let main = launch::enqueue_kernel(
-            &q.queue,
-            program,
-            "clr_main",
-            &args,
-            &[global],
-            &[plan.local],
-            &[],
-        );
-        let main = match main {
-            Ok(e) => e,
-            Err(e) => {
-                for (k, r) in overwritten {
-                    let _ = launch::copy(&q.queue, backup, 8 * k, &r.mem, 0, r.ty.size());
+        let enqueued = (|| -> Result<()> {
+            for (r, v) in reds.0.iter().zip(&plan.vars) {
+                if v.cross == CrossAlgo::Atomic && r.init_to_identity {
+                    events.push(launch::fill(
+                        &q.queue,
+                        &r.mem,
+                        &v.identity.to_bytes(),
+                        0,
+                        r.ty.size(),
+                    )?);
                 }
-                let _ = q.queue.finish();
-                return Err(e);
             }
-        };
-        events.push(main);
-        if plan.passes > 1 {
-            args[0] = Arg::Bytes(plan.groups.to_le_bytes().to_vec());
             events.push(launch::enqueue_kernel(
                 &q.queue,
                 program,
-                "clr_finish",
+                "clr_main",
                 &args,
-                &[plan.local],
+                &[global],
                 &[plan.local],
                 &[],
             )?);
+            if plan.passes > 1 {
+                args[0] = Arg::Bytes(plan.groups.to_le_bytes().to_vec());
+                events.push(launch::enqueue_kernel(
+                    &q.queue,
+                    program,
+                    "clr_finish",
+                    &args,
+                    &[plan.local],
+                    &[plan.local],
+                    &[],
+                )?);
+            }
+            Ok(())
+        })();
+        if let Err(e) = enqueued {
+            if needs_backup {
+                // Let whatever was enqueued finish, then put every variable back.
+                let restored = q
+                    .queue
+                    .finish()
+                    .map_err(Error::cl("clFinish"))
+                    .and_then(|()| {
+                        for (k, r) in reds.0.iter().enumerate() {
+                            launch::copy(&q.queue, backup, 8 * k, &r.mem, 0, r.ty.size())?;
+                        }
+                        q.queue.finish().map_err(Error::cl("clFinish"))
+                    });
+                if let Err(re) = restored {
+                    tracing::error!(error = %re, "could not restore the reduction variables after a failed launch");
+                }
+            }
+            return Err(e);
         }
         drop(args);
         let mut keep: Vec<Arc<Mem>> = reds.0.iter().map(|r| r.mem.clone()).collect();
