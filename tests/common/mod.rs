@@ -1,0 +1,554 @@
+//! Helpers shared by the integration tests: one queue per device, a pass/fail/skip tally that
+//! reports every skip with its reason, and `run_case`, which runs one reduction on a device and
+//! checks it against the host reference.
+#![allow(dead_code)]
+
+use clreduce::caps::{DeviceCaps, Space};
+use clreduce::dynbuf::{value_as_int, DynBuffer};
+use clreduce::plan::{CrossAlgo, GroupAlgo, Plan, Strategy};
+use clreduce::reference::{self, combination_depth, random_initial, random_input, Reference};
+use clreduce::{
+    devices, reduction, Device, ElemType, Error, Form, Kernel, Mask, NdRange, Op, Options, Queue,
+    Range, Value,
+};
+use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::Instant;
+
+/// One queue per device found, without a mask (the `CLREDUCE_MASK` environment is ignored so
+/// the matrix means the same thing everywhere). Created once per test binary and shared by
+/// every test in it: queues are `Send + Sync`, and launches from several threads serialize.
+pub fn queues() -> &'static [Queue] {
+    static Q: OnceLock<Vec<Queue>> = OnceLock::new();
+    Q.get_or_init(|| {
+        devices()
+            .expect("no OpenCL devices: run scripts/setup.sh and `source scripts/env.sh`")
+            .iter()
+            .map(|d| {
+                Queue::with_mask(d, Mask::default())
+                    .unwrap_or_else(|e| panic!("queue on {}: {e}", d.label()))
+            })
+            .collect()
+    })
+}
+
+/// Oclgrind aborts the process (`Context::notifyKernelBegin: Assertion m_kernelInvocation ==
+/// NULL`) when two threads run kernels on it at once, even through different queues; tests
+/// hold this lock around all their work on a simulator.
+pub fn sim_lock(d: &Device) -> Option<MutexGuard<'static, ()>> {
+    d.is_simulator().then(sim_serial)
+}
+
+/// The simulator lock, taken unconditionally: for tests that touch the simulator's objects
+/// (queues, buffers) outside a per-device loop. Oclgrind also crashes on concurrent buffer
+/// commands (`oclgrind::Memory::store` in `executeFillBuffer` racing `deallocateBuffer`).
+pub fn sim_serial() -> MutexGuard<'static, ()> {
+    static L: Mutex<()> = Mutex::new(());
+    L.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A short name for a device in reports: `0:PoCL`, `1:Oclgrind`, `2:Intel`, or the label.
+pub fn short(d: &Device) -> String {
+    let p = d.platform();
+    let s = if p.contains("Portable Computing Language") {
+        "PoCL".to_string()
+    } else if p.contains("Oclgrind") {
+        "Oclgrind".to_string()
+    } else if p.contains("Intel") {
+        "Intel".to_string()
+    } else {
+        d.label()
+    };
+    format!("{}:{s}", d.index())
+}
+
+/// Counts per device of passed, failed and skipped cases; every skip and failure is printed
+/// with its reason (visible with `--nocapture`).
+pub struct Tally {
+    test: String,
+    per_device: BTreeMap<String, [usize; 3]>,
+    secs: BTreeMap<String, f64>,
+    failures: Vec<String>,
+    started: Instant,
+}
+
+impl Tally {
+    pub fn new(test: &str) -> Tally {
+        Tally {
+            test: test.to_string(),
+            per_device: BTreeMap::new(),
+            secs: BTreeMap::new(),
+            failures: Vec::new(),
+            started: Instant::now(),
+        }
+    }
+    /// Adds wall time spent on a device (for the summary).
+    pub fn time(&mut self, dev: &str, secs: f64) {
+        *self.secs.entry(dev.to_string()).or_default() += secs;
+    }
+    fn slot(&mut self, dev: &str) -> &mut [usize; 3] {
+        self.per_device.entry(dev.to_string()).or_default()
+    }
+    pub fn pass(&mut self, dev: &str) {
+        self.slot(dev)[0] += 1;
+    }
+    pub fn fail(&mut self, dev: &str, case: &str, msg: &str) {
+        self.slot(dev)[1] += 1;
+        let line = format!("FAIL {dev} {case}: {msg}");
+        eprintln!("{line}");
+        self.failures.push(line);
+    }
+    pub fn skip(&mut self, dev: &str, case: &str, reason: &str) {
+        self.slot(dev)[2] += 1;
+        eprintln!(
+            "SKIP {dev} {case}: {}",
+            reason.lines().next().unwrap_or(reason)
+        );
+    }
+    /// Records an outcome.
+    pub fn record(&mut self, dev: &str, case: &str, o: Outcome) {
+        match o {
+            Outcome::Pass => self.pass(dev),
+            Outcome::Fail(m) => self.fail(dev, case, &m),
+            Outcome::Skip(r) => self.skip(dev, case, &r),
+        }
+    }
+    pub fn totals(&self) -> [usize; 3] {
+        let mut t = [0; 3];
+        for v in self.per_device.values() {
+            for k in 0..3 {
+                t[k] += v[k];
+            }
+        }
+        t
+    }
+    /// Prints `passed/failed/skipped` per device and in total, then asserts that nothing failed
+    /// and that something passed.
+    pub fn finish(self) {
+        for (dev, [p, f, s]) in &self.per_device {
+            eprintln!(
+                "SUMMARY {} [{dev}]: {p} passed/{f} failed/{s} skipped ({:.1} s)",
+                self.test,
+                self.secs.get(dev).copied().unwrap_or(0.0)
+            );
+        }
+        let [p, f, s] = self.totals();
+        eprintln!(
+            "SUMMARY {} [total]: {p} passed/{f} failed/{s} skipped ({:.1} s)",
+            self.test,
+            self.started.elapsed().as_secs_f64()
+        );
+        assert!(
+            f == 0,
+            "{}: {f} case(s) failed:\n{}",
+            self.test,
+            self.failures
+                .iter()
+                .take(40)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+        assert!(
+            p > 0,
+            "{}: nothing passed ({s} skipped): no device could run any case",
+            self.test
+        );
+    }
+}
+
+/// What one case came to.
+#[derive(Debug)]
+pub enum Outcome {
+    Pass,
+    Fail(String),
+    Skip(String),
+}
+
+/// One reduction to run and check.
+#[derive(Debug, Clone, Copy)]
+pub struct Case {
+    pub op: Op,
+    pub ty: ElemType,
+    pub form: Form,
+    pub init_to_identity: bool,
+    pub strategy: Strategy,
+    /// Relaxed determinism: needed to force order-dependent float atomics.
+    pub relaxed: bool,
+    pub seed: u64,
+}
+
+impl Case {
+    pub fn size(&self) -> u64 {
+        match self.form {
+            Form::Range(r) => r.n,
+            Form::NdRange(r) => r.global,
+        }
+    }
+    pub fn describe(&self) -> String {
+        let form = match self.form {
+            Form::Range(r) => format!("range n={}", r.n),
+            Form::NdRange(r) => format!("nd_range global={} local={}", r.global, r.local),
+        };
+        format!(
+            "{} {} {} {form}{}{}",
+            self.strategy,
+            self.op,
+            self.ty,
+            if self.init_to_identity {
+                " init_to_identity"
+            } else {
+                ""
+            },
+            if self.relaxed { " relaxed" } else { "" }
+        )
+    }
+}
+
+pub fn range(n: u64) -> Form {
+    Form::Range(Range::new(n))
+}
+pub fn nd(global: u64, local: usize) -> Form {
+    Form::NdRange(NdRange::new(global, local))
+}
+
+pub fn op_index(op: Op) -> usize {
+    Op::ALL.iter().position(|&o| o == op).unwrap()
+}
+pub fn ty_index(ty: ElemType) -> usize {
+    ElemType::REDUCIBLE.iter().position(|&t| t == ty).unwrap()
+}
+
+/// Every (op, type) pair SYCL defines (bitwise ops are integer-only).
+pub fn valid_pairs() -> Vec<(Op, ElemType)> {
+    let mut v = Vec::new();
+    for op in Op::ALL {
+        for ty in ElemType::REDUCIBLE {
+            if op.valid_for(ty) {
+                v.push((op, ty));
+            }
+        }
+    }
+    v
+}
+
+/// A value of type `ty` from an integer (floats get k/4, exactly representable).
+pub fn val(ty: ElemType, i: i64) -> Value {
+    match ty {
+        ElemType::I32 => Value::I32(i as i32),
+        ElemType::U32 => Value::U32(i as u32),
+        ElemType::I64 => Value::I64(i),
+        ElemType::U64 => Value::U64(i as u64),
+        ElemType::F32 => Value::F32(i as f32 * 0.25),
+        _ => Value::F64(i as f64 * 0.25),
+    }
+}
+
+fn same(a: Value, b: Value) -> bool {
+    match (value_as_int(a), value_as_int(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => a.to_f64() == b.to_f64() || (a.to_f64().is_nan() && b.to_f64().is_nan()),
+    }
+}
+
+/// The variable's initial value when it takes part (no initialize_to_identity): never the
+/// identity. `random_initial` gives 1 for logical_and, which is its identity, so 5 (true, but
+/// not 0/1, which the result must normalise) is used there instead.
+pub fn initial(op: Op, ty: ElemType, seed: u64) -> Value {
+    let v = random_initial(op, ty, seed);
+    if Some(v) == op.identity(ty) {
+        val(ty, 5 * if ty.is_float() { 4 } else { 1 })
+    } else {
+        v
+    }
+}
+
+/// A poison value for a result under initialize_to_identity: neither the identity nor the
+/// expected result, so a result the launch never wrote is caught.
+pub fn poison(op: Op, ty: ElemType, seed: u64, expect: &Reference) -> Value {
+    let id = op.identity(ty).expect("valid pairs have identities");
+    let mut cands = vec![random_initial(op, ty, seed)];
+    cands.extend([7, -5, 12345, 3].map(|i| val(ty, i)));
+    for c in cands {
+        let is_expected = match (expect.exact, value_as_int(c)) {
+            (Some(e), Some(x)) => e == x,
+            _ => c.to_f64() == expect.value,
+        };
+        if !same(c, id) && !is_expected {
+            return c;
+        }
+    }
+    unreachable!("one of five distinct candidates differs from both identity and result")
+}
+
+/// The kernel body for (op, type): one fixed body per pair (the body is part of the program
+/// cache key), varying between the reducer shorthand, `combine(sum, v)` and `sum_combine(v)`.
+pub fn body(op: Op, ty: ElemType) -> &'static str {
+    let style = (op_index(op) + ty_index(ty)) % 3;
+    let shorthand = match op {
+        Op::Plus => Some("sum += x[i];"),
+        Op::Multiplies => Some("sum *= x[i];"),
+        Op::BitAnd => Some("sum &= x[i];"),
+        Op::BitOr => Some("sum |= x[i];"),
+        Op::BitXor => Some("sum ^= x[i];"),
+        _ => None,
+    };
+    match (style, shorthand) {
+        (0, Some(s)) => s,
+        (2, _) => "sum_combine(x[i]);",
+        _ => "combine(sum, x[i]);",
+    }
+}
+
+/// Whether `caps` allow the work-group step `g` for (op, ty): an independent statement of
+/// the capability rules, to check the planner's refusals and acceptances against.
+pub fn group_allowed(caps: &DeviceCaps, g: GroupAlgo, op: Op, ty: ElemType) -> bool {
+    match g {
+        GroupAlgo::Tree => true,
+        GroupAlgo::WgReduce => {
+            caps.work_group_collectives
+                && matches!(
+                    op,
+                    Op::Plus | Op::Minimum | Op::Maximum | Op::LogicalAnd | Op::LogicalOr
+                )
+        }
+        GroupAlgo::SgReduce => match &caps.sub_groups {
+            None => false,
+            Some(sg) => match op {
+                Op::Plus | Op::Minimum | Op::Maximum => true,
+                _ => sg.non_uniform_arithmetic,
+            },
+        },
+        GroupAlgo::LocalAtomic => caps.fast_atomic(op, ty, Space::Local),
+    }
+}
+
+/// Whether `caps` allow the cross-group step `c` for (op, ty, init).
+pub fn cross_allowed(caps: &DeviceCaps, c: CrossAlgo, op: Op, ty: ElemType, init: bool) -> bool {
+    match c {
+        CrossAlgo::Atomic => {
+            caps.fast_atomic(op, ty, Space::Global)
+                && (init || !matches!(op, Op::LogicalAnd | Op::LogicalOr))
+        }
+        CrossAlgo::LastGroup => caps.atomics.int32_global_base,
+        CrossAlgo::ExtraPass => true,
+    }
+}
+
+/// Whether the strategy (forced parts only) should be plannable for the case on `caps`.
+pub fn strategy_allowed(caps: &DeviceCaps, c: &Case) -> Result<(), String> {
+    if let Some(g) = c.strategy.group {
+        if !group_allowed(caps, g, c.op, c.ty) {
+            return Err(format!("{g} for {} on {}", c.op, c.ty));
+        }
+    }
+    if let Some(x) = c.strategy.cross {
+        if !cross_allowed(caps, x, c.op, c.ty, c.init_to_identity) {
+            return Err(format!("{x} for {} on {}", c.op, c.ty));
+        }
+    }
+    if !c.relaxed && forces_order_dependence(c) {
+        return Err(format!(
+            "deterministic mode with order-dependent float atomics ({} on {})",
+            c.op, c.ty
+        ));
+    }
+    Ok(())
+}
+
+/// Whether the forced strategy puts float atomics under an order-sensitive op (plus or
+/// multiplies on floats), which only relaxed determinism allows.
+pub fn forces_order_dependence(c: &Case) -> bool {
+    c.op.order_sensitive(c.ty)
+        && (c.strategy.group == Some(GroupAlgo::LocalAtomic)
+            || c.strategy.cross == Some(CrossAlgo::Atomic))
+}
+
+/// Checks the plan against the request and the queue's capabilities (after the mask).
+pub fn check_plan(caps: &DeviceCaps, c: &Case, plan: &Plan) -> Result<(), String> {
+    let v = plan
+        .vars
+        .first()
+        .ok_or_else(|| "plan without variables".to_string())?;
+    if v.op != c.op || v.ty != c.ty || v.init_to_identity != c.init_to_identity {
+        return Err(format!("plan is for another variable: {v:?}"));
+    }
+    if let Some(g) = c.strategy.group {
+        if v.group != g {
+            return Err(format!("forced group step {g}, plan has {}", v.group));
+        }
+    }
+    if let Some(x) = c.strategy.cross {
+        if v.cross != x {
+            return Err(format!("forced cross step {x}, plan has {}", v.cross));
+        }
+    }
+    if !group_allowed(caps, v.group, c.op, c.ty) {
+        return Err(format!(
+            "plan uses {} which the (masked) capabilities do not allow",
+            v.group
+        ));
+    }
+    if !cross_allowed(caps, v.cross, c.op, c.ty, c.init_to_identity) {
+        return Err(format!(
+            "plan uses {} which the (masked) capabilities do not allow",
+            v.cross
+        ));
+    }
+    if plan.c11_atomics && !caps.c11_atomics() {
+        return Err("plan uses OpenCL C 2.0 atomics the capabilities lack".into());
+    }
+    let order_dependent = c.op.order_sensitive(c.ty)
+        && (v.group == GroupAlgo::LocalAtomic || v.cross == CrossAlgo::Atomic);
+    if v.deterministic == order_dependent {
+        return Err(format!(
+            "plan says deterministic={} for {}+{} on {} {}",
+            v.deterministic, v.group, v.cross, c.op, c.ty
+        ));
+    }
+    if !c.relaxed && !plan.deterministic {
+        return Err("plan in deterministic mode is not deterministic".into());
+    }
+    let want_passes = if v.cross == CrossAlgo::ExtraPass {
+        2
+    } else {
+        1
+    };
+    if plan.passes != want_passes {
+        return Err(format!("{} passes with {}", plan.passes, v.cross));
+    }
+    if plan.local_bytes > caps.local_mem_size {
+        return Err(format!(
+            "plan needs {} bytes of local memory, device has {}",
+            plan.local_bytes, caps.local_mem_size
+        ));
+    }
+    if let Form::NdRange(r) = c.form {
+        if plan.local != r.local || plan.groups * r.local as u64 != r.global {
+            return Err(format!(
+                "nd_range geometry changed: {} x {}",
+                plan.groups, plan.local
+            ));
+        }
+    } else if plan.groups * plan.local as u64 * plan.items_per_work_item < c.size() {
+        return Err(format!(
+            "range geometry {} x {} x {} does not cover n={}",
+            plan.groups,
+            plan.local,
+            plan.items_per_work_item,
+            c.size()
+        ));
+    }
+    Ok(())
+}
+
+/// Errors that mean "this device cannot run this combination" (a skip, with the message as
+/// the reason); anything else is a failure.
+pub fn is_device_limit(e: &Error) -> bool {
+    matches!(
+        e,
+        Error::Unsupported { .. } | Error::WorkGroupTooLarge { .. } | Error::LocalMemory { .. }
+    )
+}
+
+/// Runs one case on `q` and checks it: the plan, the result against the host reference
+/// (integers exactly, floats with `check` and the plan's combination depth), and that a
+/// refusal is one the capabilities explain.
+pub fn run_case(q: &Queue, c: &Case) -> Outcome {
+    let caps = q.caps();
+    if let Err(missing) = caps.supports_type(c.ty) {
+        return Outcome::Skip(format!("the device lacks {missing}"));
+    }
+    let n = c.size() as usize;
+    let data = random_input(c.op, c.ty, n, c.seed);
+    let init_val = initial(c.op, c.ty, c.seed);
+    let expect = reference::reference(
+        c.op,
+        &data,
+        if c.init_to_identity {
+            None
+        } else {
+            Some(init_val)
+        },
+    );
+    // Under initialize_to_identity the result starts poisoned: a result the launch does not
+    // write stays poisoned and fails the check.
+    let start = if c.init_to_identity {
+        poison(c.op, c.ty, c.seed, &expect)
+    } else {
+        init_val
+    };
+    let setup = || -> clreduce::Result<(DynBuffer, DynBuffer)> {
+        Ok((DynBuffer::upload(q, &data)?, DynBuffer::scalar(q, start)?))
+    };
+    let (x, res) = match setup() {
+        Ok(b) => b,
+        Err(e) => return Outcome::Fail(format!("setting up buffers: {e}")),
+    };
+    let mut red = reduction(&res, c.op);
+    if c.init_to_identity {
+        red = red.initialize_to_identity();
+    }
+    let mut opts = Options::default().strategy(c.strategy);
+    if c.relaxed {
+        opts = opts.relaxed();
+    }
+    let allowed = strategy_allowed(caps, c);
+    let ev = match q.parallel_for_reduce_with(
+        c.form,
+        red,
+        Kernel::new(body(c.op, c.ty)).arg("x", &x),
+        opts,
+    ) {
+        Ok(ev) => ev,
+        Err(e) if is_device_limit(&e) => {
+            // A refusal must be one the capabilities explain.
+            if let (Error::Unsupported { .. }, Ok(())) = (&e, &allowed) {
+                return Outcome::Fail(format!("refused although the capabilities allow it: {e}"));
+            }
+            // The result must be untouched by a refused launch.
+            return match res.value(0) {
+                Ok(v) if same(v, start) => Outcome::Skip(e.to_string()),
+                Ok(v) => Outcome::Fail(format!(
+                    "refused ({e}) but the result changed from {start} to {v}"
+                )),
+                Err(r) => Outcome::Fail(format!("refused ({e}); reading the result: {r}")),
+            };
+        }
+        Err(e) => return Outcome::Fail(format!("launch failed: {e}")),
+    };
+    if let Err(why) = &allowed {
+        return Outcome::Fail(format!(
+            "planned although the capabilities lack {why}: {}",
+            ev.plan().map(|p| p.summary()).unwrap_or_default()
+        ));
+    }
+    if let Err(e) = ev.wait() {
+        return Outcome::Fail(format!("wait: {e}"));
+    }
+    let Some(plan) = ev.plan() else {
+        return Outcome::Fail("no plan returned".into());
+    };
+    if let Err(m) = check_plan(caps, c, plan) {
+        return Outcome::Fail(format!("plan {}: {m}", plan.summary()));
+    }
+    let got = match res.value(0) {
+        Ok(v) => v,
+        Err(e) => return Outcome::Fail(format!("reading the result: {e}")),
+    };
+    let depth = combination_depth(plan, 0);
+    match reference::check(c.op, c.ty, got.to_f64(), value_as_int(got), &expect, depth) {
+        Ok(()) => Outcome::Pass,
+        Err(m) => Outcome::Fail(format!(
+            "{m} (plan {}: {} groups x {} work-items{})",
+            plan.summary(),
+            plan.groups,
+            plan.local,
+            if c.init_to_identity {
+                format!(", poisoned start {start}")
+            } else {
+                format!(", initial {start}")
+            }
+        )),
+    }
+}
