@@ -1,4 +1,5 @@
-//! The only module with `unsafe`: every OpenCL call that takes raw pointers or sets kernel
+//! Every `unsafe` OpenCL call lives here (the only other `unsafe` is the byte view of element
+//! slices in `buffer.rs`): every OpenCL call that takes raw pointers or sets kernel
 //! arguments goes through here, behind safe functions that check sizes first.
 
 use crate::error::{Error, Result};

@@ -310,6 +310,14 @@ fn check_shorthands(body: &str, name: &str, op: Op) -> Result<()> {
         ] {
             let used =
                 rest.starts_with(opstr) || (matches!(opstr, "++" | "--") && pre.ends_with(opstr));
+            // A plain `r = v` would overwrite the work-item's accumulator: never allowed.
+            if rest.starts_with('=') && !rest.starts_with("==") {
+                return Err(Error::ReducerOperator {
+                    name: name.to_string(),
+                    operator: "=".into(),
+                    op: op.to_string(),
+                });
+            }
             if used && !allowed.contains(&opstr) {
                 return Err(Error::ReducerOperator {
                     name: name.to_string(),
@@ -848,6 +856,11 @@ mod tests {
         ));
         assert!(check_shorthands("summary += 1; combine(sum, 2);", "sum", Op::Minimum).is_ok());
         assert!(check_shorthands("p *= x[i];", "p", Op::Multiplies).is_ok());
+        assert!(matches!(
+            check_shorthands("lo = x[i];", "lo", Op::Minimum),
+            Err(Error::ReducerOperator { .. })
+        ));
+        assert!(check_shorthands("if (lo == 3) combine(lo, 1);", "lo", Op::Minimum).is_ok());
     }
     #[test]
     fn identifiers() {

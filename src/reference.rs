@@ -154,7 +154,8 @@ pub fn random_initial(op: Op, ty: ElemType, seed: u64) -> Value {
     let mut r = Rng::new(seed.wrapping_mul(31).wrapping_add(7));
     let i = match op {
         Op::Multiplies => 3,
-        Op::LogicalAnd | Op::LogicalOr => 1,
+        // Not the identity (1 for logical_and), so the initial value's inclusion is checked.
+        Op::LogicalAnd | Op::LogicalOr => 5,
         Op::Minimum => r.range(1 << 20, 1 << 30),
         Op::Maximum => -r.range(1 << 20, 1 << 30),
         _ => r.range(1, 1000),

@@ -1186,9 +1186,9 @@ fn cli_bad_input() {
     assert!(stdout.contains("check:     OK"), "good run:\n{stdout}");
 }
 
-/// LIBRARY BUG, reproduced here (ignored so the suite stays green; run with `--ignored`):
-/// a kernel argument of another queue on the same device is accepted, but nothing orders that
-/// queue's commands with the launch. Reduction variables of another queue are refused with
+/// Formerly a library bug (fixed: arguments of another queue are now refused with
+/// `ForeignBuffer`): a kernel argument of another queue on the same device was accepted, but
+/// nothing ordered that queue's commands with the launch. Reduction variables of another queue are refused with
 /// `ForeignBuffer` for exactly this reason (src/reduce.rs `prepare`); arguments are only checked
 /// for their device.
 ///
@@ -1202,7 +1202,6 @@ fn cli_bad_input() {
 /// Either outcome is accepted as a fix: `ForeignBuffer` naming the argument, or results that are
 /// correct (the launch waits for the argument's queue and its queue waits for the launch).
 #[test]
-#[ignore = "library bug: kernel arguments of another queue are not synchronized (see the doc comment)"]
 fn argument_of_another_queue() {
     let _g = shared();
     let mut problems = Vec::new();
