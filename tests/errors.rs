@@ -551,7 +551,9 @@ fn forced_strategy_unsupported() {
                             "work-group collective functions"
                         }
                     }
-                    GroupAlgo::SgReduce if caps.sub_groups.is_none() => "sub-groups",
+                    GroupAlgo::SgReduce if caps.sub_groups.is_none() && !caps.warp_shuffle_ptx => {
+                        "sub-groups"
+                    }
                     GroupAlgo::LocalAtomic if !group_allowed(caps, g, op, ty) => {
                         "fast local atomics"
                     }
@@ -763,11 +765,14 @@ fn unknown_mask() {
     }
     assert!(Mask::parse("none").unwrap().is_empty());
     // Through the environment, in a child process.
-    let out = Command::new(env!("CARGO_BIN_EXE_clreduce"))
-        .args(["explain", "--n", "10", "--device", "0"])
-        .env("CLREDUCE_MASK", "no-such-mask")
-        .output()
-        .unwrap();
+    let out = Command::new(
+        std::env::var("CLREDUCE_BIN")
+            .unwrap_or_else(|_| env!("CARGO_BIN_EXE_clreduce").to_string()),
+    )
+    .args(["explain", "--n", "10", "--device", "0"])
+    .env("CLREDUCE_MASK", "no-such-mask")
+    .output()
+    .unwrap();
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown capability mask"));
 }
@@ -805,11 +810,14 @@ fn unknown_strategy() {
             other => panic!("{s}: {other:?}"),
         }
     }
-    let out = Command::new(env!("CARGO_BIN_EXE_clreduce"))
-        .args(["explain", "--n", "10", "--device", "0"])
-        .env("CLREDUCE_STRATEGY", "nonsense+x")
-        .output()
-        .unwrap();
+    let out = Command::new(
+        std::env::var("CLREDUCE_BIN")
+            .unwrap_or_else(|_| env!("CARGO_BIN_EXE_clreduce").to_string()),
+    )
+    .args(["explain", "--n", "10", "--device", "0"])
+    .env("CLREDUCE_STRATEGY", "nonsense+x")
+    .output()
+    .unwrap();
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown strategy"));
 }
@@ -970,12 +978,15 @@ fn allocation_over_the_device_limit() {
 fn no_devices() {
     let dir = std::env::temp_dir().join(format!("clreduce-no-vendors-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_clreduce"))
-        .arg("devices")
-        .env("OCL_ICD_VENDORS", &dir)
-        .env("OPENCL_VENDOR_PATH", &dir)
-        .output()
-        .unwrap();
+    let out = Command::new(
+        std::env::var("CLREDUCE_BIN")
+            .unwrap_or_else(|_| env!("CARGO_BIN_EXE_clreduce").to_string()),
+    )
+    .arg("devices")
+    .env("OCL_ICD_VENDORS", &dir)
+    .env("OPENCL_VENDOR_PATH", &dir)
+    .output()
+    .unwrap();
     let _ = std::fs::remove_dir(&dir);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     let err = String::from_utf8_lossy(&out.stderr);

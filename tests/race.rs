@@ -53,7 +53,10 @@ fn oclgrind_present() -> bool {
 
 /// Runs one case under Oclgrind; Ok(None) passed, Ok(Some(reason)) skipped, Err(why) failed.
 fn run(case: &Case) -> Result<Option<String>, String> {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_clreduce"));
+    let mut cmd = Command::new(
+        std::env::var("CLREDUCE_BIN")
+            .unwrap_or_else(|_| env!("CARGO_BIN_EXE_clreduce").to_string()),
+    );
     cmd.args(["reduce", "--device", "Oclgrind", "--seed", "7"])
         .args(["--type", case.ty.name(), "--op", case.op.name()])
         .args(["--strategy", &case.strategy.to_string()])

@@ -1088,7 +1088,8 @@ fn allocation_failure() {
     for d in fast_devices("allocation_failure") {
         let q = queue_on(&d);
         let dev = short(&d);
-        let len = (q.caps().max_alloc as usize).saturating_mul(2) / 8;
+        // Twice the device's memory: lazy allocators (NVIDIA) fail at first use, not at create.
+        let len = (q.caps().max_alloc.max(q.caps().global_mem_size) as usize).saturating_mul(2) / 8;
         let r = std::panic::catch_unwind(|| q.buffer::<f64>(len));
         match r {
             Ok(Err(e)) => {
@@ -1108,16 +1109,19 @@ fn allocation_failure() {
 // CLI
 
 fn cli(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_clreduce"))
-        .args(args)
-        .env_remove("CLREDUCE_DEVICE")
-        .env_remove("CLREDUCE_MASK")
-        .env_remove("CLREDUCE_STRATEGY")
-        .env_remove("CLREDUCE_TUNE")
-        .env_remove("CLREDUCE_LOG")
-        .env_remove("RUST_BACKTRACE")
-        .output()
-        .expect("run the clreduce binary");
+    let out = Command::new(
+        std::env::var("CLREDUCE_BIN")
+            .unwrap_or_else(|_| env!("CARGO_BIN_EXE_clreduce").to_string()),
+    )
+    .args(args)
+    .env_remove("CLREDUCE_DEVICE")
+    .env_remove("CLREDUCE_MASK")
+    .env_remove("CLREDUCE_STRATEGY")
+    .env_remove("CLREDUCE_TUNE")
+    .env_remove("CLREDUCE_LOG")
+    .env_remove("RUST_BACKTRACE")
+    .output()
+    .expect("run the clreduce binary");
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
