@@ -313,9 +313,11 @@ pub fn group_allowed(caps: &DeviceCaps, g: GroupAlgo, op: Op, ty: ElemType) -> b
                 )
         }
         GroupAlgo::SgReduce => match &caps.sub_groups {
-            None => false,
+            // NVIDIA: inline-PTX warp shuffles combine any op (whole warps only, see
+            // `strategy_allowed`).
+            None => caps.warp_shuffle_ptx && ty != ElemType::F16,
             Some(sg) => match op {
-                Op::Plus | Op::Minimum | Op::Maximum => true,
+                Op::Plus | Op::Minimum | Op::Maximum | Op::LogicalAnd | Op::LogicalOr => true,
                 _ => sg.non_uniform_arithmetic,
             },
         },
@@ -340,6 +342,14 @@ pub fn strategy_allowed(caps: &DeviceCaps, c: &Case) -> Result<(), String> {
     if let Some(g) = c.strategy.group {
         if !group_allowed(caps, g, c.op, c.ty) {
             return Err(format!("{g} for {} on {}", c.op, c.ty));
+        }
+        if let (GroupAlgo::SgReduce, Form::NdRange(r)) = (g, c.form) {
+            if caps.sub_groups.is_none() && r.local % 32 != 0 {
+                return Err(format!(
+                    "warp shuffles with {} work-items per group",
+                    r.local
+                ));
+            }
         }
     }
     if let Some(x) = c.strategy.cross {
