@@ -282,6 +282,11 @@ impl ReduceEvent {
 
 const RESERVED: [&str; 2] = ["i", "n"];
 
+/// Sets a reduction variable to its op's identity (initialize_to_identity).
+fn fill_identity(q: &QueueInner, r: &Reduction, v: &plan::VarPlan) -> Result<Event> {
+    launch::fill(&q.queue, &r.mem, &v.identity.to_bytes(), 0, r.ty.size())
+}
+
 fn is_ident(s: &str) -> bool {
     let mut c = s.chars();
     matches!(c.next(), Some(ch) if ch.is_ascii_alphabetic() || ch == '_')
@@ -584,13 +589,7 @@ impl Queue {
             let mut events = Vec::new();
             for (r, v) in reds.0.iter().zip(&plan.vars) {
                 if r.init_to_identity {
-                    events.push(launch::fill(
-                        &q.queue,
-                        &r.mem,
-                        &v.identity.to_bytes(),
-                        0,
-                        r.ty.size(),
-                    )?);
+                    events.push(fill_identity(q, r, v)?);
                 }
             }
             return Ok(ReduceEvent {
@@ -771,13 +770,7 @@ impl Queue {
         let enqueued = (|| -> Result<()> {
             for (r, v) in reds.0.iter().zip(&plan.vars) {
                 if v.cross == CrossAlgo::Atomic && r.init_to_identity {
-                    events.push(launch::fill(
-                        &q.queue,
-                        &r.mem,
-                        &v.identity.to_bytes(),
-                        0,
-                        r.ty.size(),
-                    )?);
+                    events.push(fill_identity(q, r, v)?);
                 }
             }
             events.push(launch::enqueue_kernel(

@@ -160,6 +160,11 @@ pub fn random_initial(op: Op, ty: ElemType, seed: u64) -> Value {
         Op::Maximum => -r.range(1 << 20, 1 << 30),
         _ => r.range(1, 1000),
     };
+    value_of(ty, i)
+}
+
+/// A value of type `ty` from an integer; floats get i/4, exactly representable.
+pub fn value_of(ty: ElemType, i: i64) -> Value {
     match ty {
         ElemType::I32 => Value::I32(i as i32),
         ElemType::U32 => Value::U32(i as u32),

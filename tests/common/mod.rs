@@ -234,14 +234,7 @@ pub fn valid_pairs() -> Vec<(Op, ElemType)> {
 
 /// A value of type `ty` from an integer (floats get k/4, exactly representable).
 pub fn val(ty: ElemType, i: i64) -> Value {
-    match ty {
-        ElemType::I32 => Value::I32(i as i32),
-        ElemType::U32 => Value::U32(i as u32),
-        ElemType::I64 => Value::I64(i),
-        ElemType::U64 => Value::U64(i as u64),
-        ElemType::F32 => Value::F32(i as f32 * 0.25),
-        _ => Value::F64(i as f64 * 0.25),
-    }
+    clreduce::reference::value_of(ty, i)
 }
 
 fn same(a: Value, b: Value) -> bool {
