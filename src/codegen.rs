@@ -10,6 +10,22 @@ pub(crate) const COMMON_CL: &str = include_str!("../kernels/common.cl");
 pub(crate) const VAR_CL: &str = include_str!("../kernels/var.cl");
 pub(crate) const REDUCE_CL: &str = include_str!("../kernels/reduce.cl");
 
+/// The kernel source `name` (`common.cl`, `var.cl`, `reduce.cl`): the embedded copy, or the file
+/// of that name in the directory `CLREDUCE_KERNELS` when that variable is set (kernel
+/// development, and the race tier's broken-kernel check, without rebuilding the crate).
+fn kernel_source(name: &str, embedded: &'static str) -> std::borrow::Cow<'static, str> {
+    match std::env::var_os("CLREDUCE_KERNELS") {
+        Some(dir) => match std::fs::read_to_string(std::path::Path::new(&dir).join(name)) {
+            Ok(s) => s.into(),
+            Err(e) => {
+                tracing::warn!(dir = ?dir, name, error = %e, "CLREDUCE_KERNELS: using the embedded kernel");
+                embedded.into()
+            }
+        },
+        None => embedded.into(),
+    }
+}
+
 /// A user kernel parameter as the generated signature declares it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) enum ParamKind {
@@ -147,10 +163,11 @@ pub(crate) fn generate(
             );
         }
     }
-    s.push_str(COMMON_CL);
+    s.push_str(&kernel_source("common.cl", COMMON_CL));
+    let var_cl = kernel_source("var.cl", VAR_CL);
     for k in 0..plan.vars.len() {
         s.push_str(&format!("#define CLR_V {k}\n"));
-        s.push_str(VAR_CL);
+        s.push_str(&var_cl);
         s.push_str("#undef CLR_V\n");
     }
     // Generated glue.
@@ -222,7 +239,7 @@ pub(crate) fn generate(
         s.push_str(&format!("#undef {name}\n#undef {name}_combine\n"));
     }
     s.push_str("}\n");
-    s.push_str(REDUCE_CL);
+    s.push_str(&kernel_source("reduce.cl", REDUCE_CL));
     Generated {
         source: s,
         options: options(plan, caps),
