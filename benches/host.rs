@@ -16,11 +16,7 @@ fn request(vars: &[Op], n: u64) -> Request {
         form: FormRequest::Range { n },
         vars: vars
             .iter()
-            .map(|&op| VarRequest {
-                op,
-                ty: ElemType::F32,
-                init_to_identity: false,
-            })
+            .map(|&op| VarRequest::new(op, ElemType::F32))
             .collect(),
         strategy: Strategy::AUTO,
         determinism: Determinism::Deterministic,

@@ -12,9 +12,14 @@
 //   CLR_SG_PTX       1: the sub-group step uses NVIDIA inline-PTX warp shuffles (32 lanes)
 //   CLR_SERIAL_FINISH 1 under the serial_last_group_tree workaround (src/caps.rs Workarounds)
 // and, per reduction variable k:
-//   Rk_T (type), Rk_KIND (CLR_KIND_*), Rk_OPID (CLR_OP_*), Rk_ID (identity literal),
-//   Rk_GS (work-group step, CLR_GS_*), Rk_XS (cross-group step, CLR_XS_*), Rk_INIT (1: combine with
-//   the variable's initial value), Rk_LSLOTS (local memory elements of its group step).
+//   Rk_T (element type), Rk_A (accumulator type: Rk_T, or a generated struct for identity-less
+//   and argmin/argmax reductions), Rk_SHAPE (CLR_SHAPE_*), Rk_KIND (CLR_KIND_*), Rk_OPID
+//   (CLR_OP_*), Rk_AOPID (the built-in op whose atomics implement it), Rk_ID (identity literal of
+//   the element; 0 for identity-less), Rk_GS (work-group step, CLR_GS_*), Rk_XS (cross-group
+//   step, CLR_XS_*), Rk_INIT (1: combine with the variable's initial value), Rk_LSLOTS (local
+//   memory accumulators of its group step), Rk_SPAN (0, or the element count of a span
+//   reduction) and Rk_SSTORE (CLR_SS_*: where a span's work-group copies live).
+// A custom combiner comes as a generated macro Rk_CUSTOM(a, b).
 
 #define CLR_OP_PLUS 1
 #define CLR_OP_MUL 2
@@ -25,6 +30,20 @@
 #define CLR_OP_XOR 7
 #define CLR_OP_LAND 8
 #define CLR_OP_LOR 9
+#define CLR_OP_ARGMIN 10
+#define CLR_OP_ARGMAX 11
+#define CLR_OP_CUSTOM 12
+
+// Accumulator layouts.
+#define CLR_SHAPE_PLAIN 1    // the element type
+#define CLR_SHAPE_FLAGGED 2  // { T v; uint has; }: identity-less (has == 0 is the identity)
+#define CLR_SHAPE_PAIR 3     // { T v; ulong i; }: argmin / argmax
+
+// Span stores.
+#define CLR_SS_LSHARED 1   // one copy per work-group in local memory, local atomics
+#define CLR_SS_LPRIVATE 2  // one copy per work-item in local memory
+#define CLR_SS_GATOMIC 3   // global atomics straight on the result
+#define CLR_SS_GPRIVATE 4  // one copy per work-item in global scratch (extra pass)
 
 #define CLR_KIND_INT32 1
 #define CLR_KIND_INT64 2
@@ -53,6 +72,13 @@
 
 // Per-variable accessors, resolved against CLR_V (the variable index) where they are used.
 #define VT CLR_CAT3(R, CLR_V, _T)
+#define VA CLR_CAT3(R, CLR_V, _A)
+#define VSHAPE CLR_CAT3(R, CLR_V, _SHAPE)
+#define VAOPID CLR_CAT3(R, CLR_V, _AOPID)
+#define VCUSTOM CLR_CAT3(R, CLR_V, _CUSTOM)
+#define VSPAN CLR_CAT3(R, CLR_V, _SPAN)
+#define VSSTORE CLR_CAT3(R, CLR_V, _SSTORE)
+#define VAID CLR_CAT3(clr_identity, _, CLR_V)()
 #define VKIND CLR_CAT3(R, CLR_V, _KIND)
 #define VOPID CLR_CAT3(R, CLR_V, _OPID)
 #define VID CLR_CAT3(R, CLR_V, _ID)
@@ -62,5 +88,6 @@
 #define VLSLOTS CLR_CAT3(R, CLR_V, _LSLOTS)
 #define VAR(name) CLR_CAT3(name, _, CLR_V)
 
-// `combine(r, v)` works for every reducer r; `r_combine(v)` is defined per reducer.
-#define combine(r, v) r##_combine(v)
+// `combine(r, v)` works for every reducer r (`combine(r, v, index)` for argmin/argmax);
+// `r_combine(...)` is defined per reducer.
+#define combine(r, ...) r##_combine(__VA_ARGS__)

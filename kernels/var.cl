@@ -1,8 +1,9 @@
 // clreduce: the functions of one reduction variable. Included once per variable with CLR_V set
 // to its index; every name it defines ends in _<CLR_V>.
 
-// ---- the operation ------------------------------------------------------------------------
-static inline VT VAR(clr_op)(VT a, VT b) {
+// ---- the operation on elements ------------------------------------------------------------
+#if VOPID != CLR_OP_ARGMIN && VOPID != CLR_OP_ARGMAX
+static inline VT VAR(clr_eop)(VT a, VT b) {
 #if VOPID == CLR_OP_PLUS
     return a + b;
 #elif VOPID == CLR_OP_MUL
@@ -21,10 +22,62 @@ static inline VT VAR(clr_op)(VT a, VT b) {
     return (VT)(a != (VT)0 && b != (VT)0);
 #elif VOPID == CLR_OP_LOR
     return (VT)(a != (VT)0 || b != (VT)0);
+#elif VOPID == CLR_OP_CUSTOM
+    return (VT)(VCUSTOM(a, b));
 #else
 #error "clreduce: unknown op"
 #endif
 }
+#endif
+
+// ---- the accumulator: identity, constructor and combine ------------------------------------
+#if VSHAPE == CLR_SHAPE_PLAIN
+static inline VA VAR(clr_identity)(void) { return VID; }
+static inline VA VAR(clr_op)(VA a, VA b) { return VAR(clr_eop)(a, b); }
+#elif VSHAPE == CLR_SHAPE_FLAGGED
+// Identity-less: `has` says whether any value was combined; an empty accumulator is neutral.
+static inline VA VAR(clr_identity)(void) {
+    VA r;
+    r.v = (VT)0;
+    r.has = 0u;
+    return r;
+}
+static inline VA VAR(clr_mk)(VT x) {
+    VA r;
+    r.v = x;
+    r.has = 1u;
+    return r;
+}
+static inline VA VAR(clr_op)(VA a, VA b) {
+    if (!a.has) return b;
+    if (!b.has) return a;
+    VA r;
+    r.v = VAR(clr_eop)(a.v, b.v);
+    r.has = 1u;
+    return r;
+}
+#else
+// (value, index): ties go to the lower index, so the result does not depend on the order.
+static inline VA VAR(clr_identity)(void) {
+    VA r;
+    r.v = VID;
+    r.i = ULONG_MAX;
+    return r;
+}
+static inline VA VAR(clr_mk)(VT x, ulong i) {
+    VA r;
+    r.v = x;
+    r.i = i;
+    return r;
+}
+static inline VA VAR(clr_op)(VA a, VA b) {
+#if VOPID == CLR_OP_ARGMIN
+    return (b.v < a.v || (b.v == a.v && b.i < a.i)) ? b : a;
+#else
+    return (a.v < b.v || (b.v == a.v && b.i < a.i)) ? b : a;
+#endif
+}
+#endif
 
 // ---- atomics (only compiled where the plan uses them) ---------------------------------------
 #if VGS == CLR_GS_LATOMIC || VXS == CLR_XS_ATOMIC
@@ -39,21 +92,21 @@ static inline VT VAR(clr_op)(VT a, VT b) {
     static inline void VAR(clr_atomic_##space)(volatile __##space VT * p, VT v) {  \
         CLR_ATOMIC_BODY_                                                           \
     }
-#if VOPID == CLR_OP_PLUS
+#if VAOPID == CLR_OP_PLUS
 #define CLR_ATOMIC_BODY_ CLR_A_(add)(p, v);
-#elif VOPID == CLR_OP_MIN
+#elif VAOPID == CLR_OP_MIN
 #define CLR_ATOMIC_BODY_ CLR_A_(min)(p, v);
-#elif VOPID == CLR_OP_MAX
+#elif VAOPID == CLR_OP_MAX
 #define CLR_ATOMIC_BODY_ CLR_A_(max)(p, v);
-#elif VOPID == CLR_OP_AND
+#elif VAOPID == CLR_OP_AND
 #define CLR_ATOMIC_BODY_ CLR_A_(and)(p, v);
-#elif VOPID == CLR_OP_OR
+#elif VAOPID == CLR_OP_OR
 #define CLR_ATOMIC_BODY_ CLR_A_(or)(p, v);
-#elif VOPID == CLR_OP_XOR
+#elif VAOPID == CLR_OP_XOR
 #define CLR_ATOMIC_BODY_ CLR_A_(xor)(p, v);
-#elif VOPID == CLR_OP_LAND
+#elif VAOPID == CLR_OP_LAND
 #define CLR_ATOMIC_BODY_ CLR_A_(and)(p, (VT)(v != (VT)0));
-#elif VOPID == CLR_OP_LOR
+#elif VAOPID == CLR_OP_LOR
 #define CLR_ATOMIC_BODY_ CLR_A_(or)(p, (VT)(v != (VT)0));
 #else
 #error "clreduce: no integer atomic for this op"
@@ -65,11 +118,11 @@ static inline VT VAR(clr_op)(VT a, VT b) {
 #else
 #define CLR_AT_ atomic_double
 #endif
-#if VOPID == CLR_OP_PLUS
+#if VAOPID == CLR_OP_PLUS
 #define CLR_AF_ atomic_fetch_add_explicit
-#elif VOPID == CLR_OP_MIN
+#elif VAOPID == CLR_OP_MIN
 #define CLR_AF_ atomic_fetch_min_explicit
-#elif VOPID == CLR_OP_MAX
+#elif VAOPID == CLR_OP_MAX
 #define CLR_AF_ atomic_fetch_max_explicit
 #else
 #error "clreduce: no float atomic for this op"
@@ -96,11 +149,11 @@ CLR_ATOMIC_APPLY_(global)
 #if VGS == CLR_GS_SG && CLR_SG_PTX
 // NVIDIA: a warp of 32 reduces with shfl.sync.down (any op: the shuffle moves bits, clr_op
 // combines). Lane 0 holds the warp's result. The work-group size is a multiple of 32.
-static inline VT VAR(clr_warp_reduce)(VT v) {
+static inline VA VAR(clr_warp_reduce)(VA v) {
     for (uint off = 16; off > 0; off >>= 1) {
-        union { VT v; uint u[sizeof(VT) / 4]; } a, b;
+        union { VA v; uint u[sizeof(VA) / 4]; } a, b;
         a.v = v;
-        for (uint w = 0; w < sizeof(VT) / 4; ++w)
+        for (uint w = 0; w < sizeof(VA) / 4; ++w)
             asm volatile("shfl.sync.down.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=r"(b.u[w]) : "r"(a.u[w]), "r"(off));
         v = VAR(clr_op)(v, b.v);
     }
@@ -132,14 +185,14 @@ static inline VT VAR(clr_sg_reduce)(VT v) {
 
 // ---- the work-group step: every work-item passes its value; every work-item gets the result.
 // Callers that use `lm` again put a barrier between the two uses.
-static inline VT VAR(clr_group)(VT v, __local VT* lm) {
+static inline VA VAR(clr_group)(VA v, __local VA* lm) {
 #if VGS == CLR_GS_TREE
     // Sequential addressing: work-item l combines l and l + s, so active work-items are
     // contiguous (no divergence inside a warp until s < warp size) and consecutive work-items
     // touch consecutive banks (no bank conflicts). A work-group that is not a power of two first
     // folds its top CLR_WG - CLR_WG_POW2 values into the bottom ones.
     const uint lid = (uint)get_local_id(0);
-    VT acc = v;
+    VA acc = v;
     lm[lid] = acc;
     barrier(CLK_LOCAL_MEM_FENCE);
 #if CLR_WG != CLR_WG_POW2
@@ -175,11 +228,11 @@ static inline VT VAR(clr_group)(VT v, __local VT* lm) {
 #elif VGS == CLR_GS_SG && CLR_SG_PTX
     const uint lid = (uint)get_local_id(0);
     const uint lane = lid & 31u, warp = lid >> 5;
-    VT s = VAR(clr_warp_reduce)(v);
+    VA s = VAR(clr_warp_reduce)(v);
     if (lane == 0) lm[warp] = s;
     barrier(CLK_LOCAL_MEM_FENCE);
     if (warp == 0) {
-        VT t = lane < CLR_WG / 32 ? lm[lane] : VID;
+        VA t = lane < CLR_WG / 32 ? lm[lane] : VAID;
         t = VAR(clr_warp_reduce)(t);
         if (lane == 0) lm[VLSLOTS - 1] = t;
     }
@@ -224,9 +277,9 @@ static inline VT VAR(clr_group)(VT v, __local VT* lm) {
 // (0 + bits = bits). 64-bit values need
 // cl_khr_int64_base_atomics (CLR_I64_ATOMICS); without it a plain store and a volatile load
 // after mem_fence and atomic_inc remain.
-#if !CLR_C11 && (VKIND == CLR_KIND_INT32 || VKIND == CLR_KIND_F32 || CLR_I64_ATOMICS)
+#if !CLR_C11 && VSHAPE == CLR_SHAPE_PLAIN && (VKIND == CLR_KIND_INT32 || VKIND == CLR_KIND_F32 || CLR_I64_ATOMICS)
 #define VAR_ATOMIC_PARTIALS 1
-static inline void VAR(clr_publish)(__global VT* p, VT v) {
+static inline void VAR(clr_publish)(__global VA* p, VA v) {
 #if VKIND == CLR_KIND_INT32
     atomic_add((volatile __global VT*)p, v);
 #elif VKIND == CLR_KIND_F32
@@ -237,7 +290,7 @@ static inline void VAR(clr_publish)(__global VT* p, VT v) {
     atom_add((volatile __global long*)p, as_long(v));
 #endif
 }
-static inline VT VAR(clr_take)(__global VT* p) {
+static inline VA VAR(clr_take)(__global VA* p) {
 #if VKIND == CLR_KIND_INT32
     return atomic_xchg((volatile __global VT*)p, (VT)0);
 #elif VKIND == CLR_KIND_F32
@@ -249,17 +302,43 @@ static inline VT VAR(clr_take)(__global VT* p) {
 #endif
 }
 #else
-static inline void VAR(clr_publish)(__global VT* p, VT v) { *p = v; }
-static inline VT VAR(clr_take)(__global VT* p) {
-    VT v = *(volatile __global VT*)p;
-    *p = (VT)0;
+// Structured partials (identity-less, argmin/argmax) take this path only with OpenCL C 2.0
+// acquire/release on the counter, or in the extra pass (src/plan.rs cross_supported).
+static inline void VAR(clr_publish)(__global VA* p, VA v) { *p = v; }
+static inline VA VAR(clr_take)(__global VA* p) {
+    VA v = *(volatile __global VA*)p;
+    // Leave the slot at 0, padding included: a later launch may publish a plain value onto
+    // it atomically.
+    for (uint w = 0; w < sizeof(VA) / 4; ++w) ((__global uint*)p)[w] = 0u;
     return v;
 }
 #endif
 
+// ---- writing the result ---------------------------------------------------------------------
+// Element e of the variable becomes g combined with its initial value (Rk_INIT) or g alone
+// (initialize_to_identity). An identity-less accumulator that saw nothing leaves it unchanged.
+static inline void VAR(clr_store)(__global VT* res, __global ulong* aux, size_t e, VA g) {
+#if VSHAPE == CLR_SHAPE_PLAIN
+#if VINIT
+    res[e] = VAR(clr_op)(res[e], g);
+#else
+    res[e] = g;
+#endif
+#elif VSHAPE == CLR_SHAPE_FLAGGED
+    if (g.has) res[e] = VINIT ? VAR(clr_eop)(res[e], g.v) : g.v;
+#else
+#if VINIT
+    g = VAR(clr_op)(VAR(clr_mk)(res[e], aux[e]), g);
+#endif
+    res[e] = g.v;
+    aux[e] = g.i;
+#endif
+}
+
+#if !VSPAN
 // ---- the cross-group step -----------------------------------------------------------------
 // Called by every work-item with the work-group's value g.
-static inline void VAR(clr_cross)(VT g, __global VT* res, __global VT* part) {
+static inline void VAR(clr_cross)(VA g, __global VT* res, __global VA* part) {
 #if VXS == CLR_XS_ATOMIC
     if (get_local_id(0) == 0) VAR(clr_atomic_global)(res, g);
 #elif VXS == CLR_XS_LAST
@@ -269,14 +348,21 @@ static inline void VAR(clr_cross)(VT g, __global VT* res, __global VT* part) {
 #endif
 }
 
+static inline void VAR(clr_pre)(__local VA* lm, __global VT* res, __global VA* part) {}
+
+// After the work-items' loop: the work-group step, then the cross-group step.
+static inline void VAR(clr_group_cross)(VA acc, __local VA* lm, __global VT* res, __global VA* part) {
+    VAR(clr_cross)(VAR(clr_group)(acc, lm), res, part);
+}
+
 // Reduces partials[0..count) with one work-group and writes the variable.
-static inline void VAR(clr_reduce_partials)(__global VT* res, __global VT* part, uint count, __local VT* lm, int serial) {
+static inline void VAR(clr_reduce_partials)(__global VT* res, __global ulong* aux, __global VA* part, uint count, __local VA* lm, int serial) {
     const uint lid = (uint)get_local_id(0);
-    VT acc = VID;
-    // Each slot is read once and left at 0 for the next launch.
+    VA acc = VAID;
+    // Each slot is read once (and left at 0 for the next launch on the atomic-publish path).
     for (uint j = lid; j < count; j += CLR_WG) acc = VAR(clr_op)(acc, VAR(clr_take)(&part[j]));
     barrier(CLK_LOCAL_MEM_FENCE);
-    VT g;
+    VA g;
 #if VGS == CLR_GS_TREE
     if (serial) {
         // Workaround serial_last_group_tree (PoCL 3.x): one barrier, then work-item 0 combines.
@@ -290,23 +376,78 @@ static inline void VAR(clr_reduce_partials)(__global VT* res, __global VT* part,
     {
         g = VAR(clr_group)(acc, lm);
     }
-    if (lid == 0) {
-#if VINIT
-        res[0] = VAR(clr_op)(res[0], g);
+    if (lid == 0) VAR(clr_store)(res, aux, 0, g);
+}
+
 #else
-        res[0] = g;
+// ---- span reductions: VSPAN independent elements ------------------------------------------
+// The body updates element e of its copy through VAR(clr_supd); the copy is local (shared or
+// one per work-item), the result itself (global atomics) or a row of global scratch.
+#if VSSTORE == CLR_SS_LSHARED
+static inline void VAR(clr_supd)(__local VT* p, size_t e, VT x) { VAR(clr_atomic_local)(&p[e], x); }
+#elif VSSTORE == CLR_SS_LPRIVATE
+static inline void VAR(clr_supd)(__local VT* p, size_t e, VT x) { p[e] = VAR(clr_eop)(p[e], x); }
+#elif VSSTORE == CLR_SS_GATOMIC
+static inline void VAR(clr_supd)(__global VT* p, size_t e, VT x) { VAR(clr_atomic_global)(&p[e], x); }
+#else
+static inline void VAR(clr_supd)(__global VT* p, size_t e, VT x) { p[e] = VAR(clr_eop)(p[e], x); }
+#endif
+
+// Before the work-items' loop: the copies start at the identity.
+static inline void VAR(clr_pre)(__local VA* lm, __global VT* res, __global VA* part) {
+#if VSSTORE == CLR_SS_LSHARED || VSSTORE == CLR_SS_LPRIVATE
+    for (uint j = (uint)get_local_id(0); j < VLSLOTS; j += CLR_WG) lm[j] = VID;
+    barrier(CLK_LOCAL_MEM_FENCE);
+#elif VSSTORE == CLR_SS_GPRIVATE
+    __global VT* row = part + get_global_id(0) * (size_t)VSPAN;
+    for (uint j = 0; j < VSPAN; ++j) row[j] = VID;
+#endif
+}
+
+// After the loop: fold the work-group's copies element by element and pass each element on.
+static inline void VAR(clr_group_cross)(VA acc, __local VA* lm, __global VT* res, __global VA* part) {
+#if VSSTORE == CLR_SS_LSHARED || VSSTORE == CLR_SS_LPRIVATE
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const size_t base = get_group_id(0) * (size_t)VSPAN;
+    for (uint e = (uint)get_local_id(0); e < VSPAN; e += CLR_WG) {
+        VT g = lm[e];
+#if VSSTORE == CLR_SS_LPRIVATE
+        for (uint c = 1; c < CLR_WG; ++c) g = VAR(clr_eop)(g, lm[c * VSPAN + e]);
+#endif
+#if VXS == CLR_XS_ATOMIC
+        VAR(clr_atomic_global)(&res[e], g);
+#elif VXS == CLR_XS_LAST
+        VAR(clr_publish)(&part[base + e], g);
+#else
+        part[base + e] = g;
 #endif
     }
-}
-
-static inline void VAR(clr_last)(__global VT* res, __global VT* part, uint count, __local VT* lm) {
-#if VXS == CLR_XS_LAST
-    VAR(clr_reduce_partials)(res, part, count, lm, CLR_SERIAL_FINISH);
 #endif
 }
 
-static inline void VAR(clr_pass)(__global VT* res, __global VT* part, uint count, __local VT* lm) {
+// One work-group folds `rows` copies of the span, element by element, into the variable.
+static inline void VAR(clr_reduce_partials)(__global VT* res, __global ulong* aux, __global VA* part, uint count, __local VA* lm, int serial) {
+#if VSSTORE == CLR_SS_GPRIVATE
+    const size_t rows = (size_t)count * CLR_WG;
+#else
+    const size_t rows = count;
+#endif
+    for (uint e = (uint)get_local_id(0); e < VSPAN; e += CLR_WG) {
+        VT acc = VID;
+        for (size_t r = 0; r < rows; ++r) acc = VAR(clr_eop)(acc, VAR(clr_take)(&part[r * VSPAN + e]));
+        VAR(clr_store)(res, aux, e, acc);
+    }
+}
+#endif
+
+static inline void VAR(clr_last)(__global VT* res, __global ulong* aux, __global VA* part, uint count, __local VA* lm) {
+#if VXS == CLR_XS_LAST
+    VAR(clr_reduce_partials)(res, aux, part, count, lm, CLR_SERIAL_FINISH);
+#endif
+}
+
+static inline void VAR(clr_pass)(__global VT* res, __global ulong* aux, __global VA* part, uint count, __local VA* lm) {
 #if VXS == CLR_XS_PASS
-    VAR(clr_reduce_partials)(res, part, count, lm, 0);
+    VAR(clr_reduce_partials)(res, aux, part, count, lm, 0);
 #endif
 }

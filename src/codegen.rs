@@ -3,7 +3,10 @@
 //! inclusion and the user body wrapper.
 
 use crate::caps::DeviceCaps;
-use crate::plan::{CrossAlgo, FormRequest, GroupAlgo, IndexOrder, Plan};
+use crate::ops::Operator;
+use crate::plan::{
+    AccShape, CrossAlgo, FormRequest, GroupAlgo, IndexOrder, Plan, SpanStore, VarPlan,
+};
 use crate::types::ElemType;
 
 pub(crate) const COMMON_CL: &str = include_str!("../kernels/common.cl");
@@ -104,9 +107,26 @@ pub(crate) fn options(plan: &Plan, caps: &DeviceCaps) -> String {
     );
     for (k, v) in plan.vars.iter().enumerate() {
         d(&format!("R{k}_T"), v.ty.cl_name().into());
+        d(&format!("R{k}_A"), acc_type(k, v));
+        d(
+            &format!("R{k}_SHAPE"),
+            match v.shape {
+                AccShape::Plain => "CLR_SHAPE_PLAIN",
+                AccShape::Flagged => "CLR_SHAPE_FLAGGED",
+                AccShape::Pair => "CLR_SHAPE_PAIR",
+            }
+            .into(),
+        );
         d(&format!("R{k}_KIND"), kind(v.ty).into());
         d(&format!("R{k}_OPID"), v.op.cl_id().into());
-        d(&format!("R{k}_ID"), v.identity.cl_literal());
+        d(
+            &format!("R{k}_AOPID"),
+            v.op.atomic_op().map_or("0", |op| op.cl_id()).into(),
+        );
+        d(
+            &format!("R{k}_ID"),
+            v.identity.map_or("0".into(), |id| id.cl_literal()),
+        );
         d(&format!("R{k}_GS"), v.group.cl_id().into());
         d(&format!("R{k}_XS"), v.cross.cl_id().into());
         d(
@@ -114,8 +134,69 @@ pub(crate) fn options(plan: &Plan, caps: &DeviceCaps) -> String {
             (!v.init_to_identity as u8).to_string(),
         );
         d(&format!("R{k}_LSLOTS"), v.local_slots.to_string());
+        d(
+            &format!("R{k}_SPAN"),
+            v.span.map_or(0, |s| s.len).to_string(),
+        );
+        d(
+            &format!("R{k}_SSTORE"),
+            v.span.map_or("0", |s| s.store.cl_id()).into(),
+        );
     }
     o.join(" ")
+}
+
+/// The accumulator type of variable `k`: its element type, or a struct generated in the source.
+fn acc_type(k: usize, v: &VarPlan) -> String {
+    match v.shape {
+        AccShape::Plain => v.ty.cl_name().into(),
+        _ => format!("clr_acc_{k}"),
+    }
+}
+
+/// How the body reaches variable `k`'s accumulator: a private scalar, or a span copy in local or
+/// global memory.
+fn reducer_param(k: usize, v: &VarPlan) -> String {
+    let t = v.ty.cl_name();
+    match v.span.map(|s| s.store) {
+        None => format!("{}* clr_r{k}", acc_type(k, v)),
+        Some(SpanStore::LocalShared | SpanStore::LocalPrivate) => format!("__local {t}* clr_r{k}"),
+        Some(SpanStore::GlobalAtomic | SpanStore::GlobalPrivate) => {
+            format!("__global {t}* clr_r{k}")
+        }
+    }
+}
+
+/// The argument CLR_CALL passes for variable `k`.
+fn reducer_arg(k: usize, v: &VarPlan) -> String {
+    match v.span.map(|s| s.store) {
+        None => format!("&acc_{k}[u]"),
+        Some(SpanStore::LocalShared) => format!("lm_{k}"),
+        Some(SpanStore::LocalPrivate) => format!("(lm_{k} + clr_lid * (size_t)R{k}_SPAN)"),
+        Some(SpanStore::GlobalAtomic) => format!("clr_res_{k}"),
+        Some(SpanStore::GlobalPrivate) => {
+            format!("(clr_part_{k} + get_global_id(0) * (size_t)R{k}_SPAN)")
+        }
+    }
+}
+
+/// The reducer macros the body sees for variable `k` named `name`.
+fn reducer_macros(k: usize, v: &VarPlan, name: &str) -> String {
+    if v.span.is_some() {
+        // Span subscripts were rewritten to NAME_combine(index, value) (see rewrite_spans).
+        return format!("#define {name}_combine(e, x) clr_supd_{k}(clr_r{k}, (size_t)(e), (x))\n");
+    }
+    match v.shape {
+        AccShape::Plain => format!(
+            "#define {name} (*clr_r{k})\n#define {name}_combine(v) ((*clr_r{k}) = clr_op_{k}((*clr_r{k}), (v)))\n"
+        ),
+        AccShape::Flagged => format!(
+            "#define {name}_combine(v) ((*clr_r{k}) = clr_op_{k}((*clr_r{k}), clr_mk_{k}(v)))\n"
+        ),
+        AccShape::Pair => format!(
+            "#define {name}_combine(v, j) ((*clr_r{k}) = clr_op_{k}((*clr_r{k}), clr_mk_{k}((v), (ulong)(j))))\n"
+        ),
+    }
 }
 
 fn pow2_floor(x: usize) -> usize {
@@ -164,6 +245,24 @@ pub(crate) fn generate(
         }
     }
     s.push_str(&kernel_source("common.cl", COMMON_CL));
+    for (k, v) in plan.vars.iter().enumerate() {
+        let t = v.ty.cl_name();
+        match v.shape {
+            AccShape::Plain => {}
+            AccShape::Flagged => s.push_str(&format!(
+                "typedef struct {{ {t} v; uint has; }} clr_acc_{k};\n"
+            )),
+            AccShape::Pair => s.push_str(&format!(
+                "typedef struct {{ {t} v; ulong i; }} clr_acc_{k};\n"
+            )),
+        }
+        if let Operator::Custom(c) = &v.op {
+            s.push_str(&format!(
+                "#define R{k}_CUSTOM(a, b) ({})\n",
+                c.expr().replace('\n', " ")
+            ));
+        }
+    }
     let var_cl = kernel_source("var.cl", VAR_CL);
     for k in 0..plan.vars.len() {
         s.push_str(&format!("#define CLR_V {k}\n"));
@@ -199,15 +298,19 @@ pub(crate) fn generate(
         .enumerate()
         .map(|(k, v)| {
             format!(
-                "__global {t}* clr_res_{k}, __global {t}* clr_part_{k}, ",
-                t = v.ty.cl_name()
+                "__global {t}* clr_res_{k}, __global ulong* clr_aux_{k}, __global {a}* clr_part_{k}, ",
+                t = v.ty.cl_name(),
+                a = acc_type(k, v)
             )
         })
         .collect();
     s.push_str(&format!("#define CLR_VAR_PARAMS {var_params}\n"));
     s.push_str(&format!("#define CLR_USER_PARAMS {user_params}\n"));
-    let accs: String = (0..plan.vars.len())
-        .map(|k| format!(", &acc_{k}[u]"))
+    let accs: String = plan
+        .vars
+        .iter()
+        .enumerate()
+        .map(|(k, v)| format!(", {}", reducer_arg(k, v)))
         .collect();
     s.push_str(&format!(
         "#define CLR_CALL(i, u) clr_body((i), clr_n{accs}{user_args})\n"
@@ -217,16 +320,13 @@ pub(crate) fn generate(
         .vars
         .iter()
         .enumerate()
-        .map(|(k, v)| format!(", {}* clr_r{k}", v.ty.cl_name()))
+        .map(|(k, v)| format!(", {}", reducer_param(k, v)))
         .collect();
     s.push_str(&format!(
         "static inline void clr_body(const {idx} i, const {idx} n{reducer_params}{user_params}) {{\n"
     ));
-    for (k, name) in names.iter().enumerate() {
-        s.push_str(&format!("#define {name} (*clr_r{k})\n"));
-        s.push_str(&format!(
-            "#define {name}_combine(v) ((*clr_r{k}) = clr_op_{k}((*clr_r{k}), (v)))\n"
-        ));
+    for (k, (name, v)) in names.iter().zip(&plan.vars).enumerate() {
+        s.push_str(&reducer_macros(k, v, name));
     }
     s.push_str("{\n");
     let body_first_line = s.lines().count() + 1;
@@ -235,8 +335,11 @@ pub(crate) fn generate(
         s.push('\n');
     }
     s.push_str("}\n");
-    for name in names {
-        s.push_str(&format!("#undef {name}\n#undef {name}_combine\n"));
+    for (name, v) in names.iter().zip(&plan.vars) {
+        if v.span.is_none() && v.shape == AccShape::Plain {
+            s.push_str(&format!("#undef {name}\n"));
+        }
+        s.push_str(&format!("#undef {name}_combine\n"));
     }
     s.push_str("}\n");
     s.push_str(&kernel_source("reduce.cl", REDUCE_CL));

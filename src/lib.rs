@@ -46,10 +46,11 @@ pub use caps::{DeviceCaps, Mask};
 pub use device::{devices, Device};
 pub use dynbuf::DynBuffer;
 pub use error::{Error, Result};
-pub use ops::Op;
+pub use ops::{CustomOp, Op, Operator};
 pub use plan::{CrossAlgo, Determinism, GroupAlgo, Plan, Strategy};
 pub use queue::Queue;
 pub use reduce::{
-    reduction, Form, Kernel, NdRange, Options, Range, ReduceEvent, Reduction, Reductions,
+    reduction, reduction_argmax, reduction_argmin, reduction_span, Form, Kernel, NdRange, Options,
+    Range, ReduceEvent, Reduction, Reductions,
 };
 pub use types::{ElemType, Element, Half, Value};

@@ -173,6 +173,183 @@ impl Op {
     }
 }
 
+/// A user-defined combiner: an OpenCL C expression over the operands `a` and `b`, with an
+/// identity or without one (an identity-less reduction, seed 003 missing feature 5).
+///
+/// Its plan never uses atomics or group functions (clreduce cannot know what the expression
+/// computes) unless [`CustomOp::atomic`] declares that it equals a built-in op.
+#[derive(Debug, Clone)]
+pub struct CustomOp {
+    expr: String,
+    identity: Option<Value>,
+    atomic: Option<Op>,
+}
+
+impl CustomOp {
+    /// `expr` combines `a` and `b`, e.g. `a * b`, `max(a, b)`, `fabs(a) < fabs(b) ? a : b`.
+    pub fn new(expr: &str) -> CustomOp {
+        CustomOp {
+            expr: expr.trim().to_string(),
+            identity: None,
+            atomic: None,
+        }
+    }
+    /// The identity: `expr(identity, x) == x` for every x (its type must be the reduction's).
+    pub fn identity(mut self, v: impl Into<Value>) -> CustomOp {
+        self.identity = Some(v.into());
+        self
+    }
+    /// Declares that the combiner computes exactly the built-in `op`, so the plan may use that
+    /// op's atomics. clreduce cannot check the claim: a wrong one gives wrong results.
+    pub fn atomic(mut self, op: Op) -> CustomOp {
+        self.atomic = Some(op);
+        self
+    }
+    pub fn expr(&self) -> &str {
+        &self.expr
+    }
+    pub fn identity_value(&self) -> Option<Value> {
+        self.identity
+    }
+    pub fn declared_atomic(&self) -> Option<Op> {
+        self.atomic
+    }
+}
+
+impl PartialEq for CustomOp {
+    fn eq(&self, o: &Self) -> bool {
+        self.expr == o.expr
+            && self.atomic == o.atomic
+            && self.identity.map(|v| (v.ty(), v.to_bytes()))
+                == o.identity.map(|v| (v.ty(), v.to_bytes()))
+    }
+}
+impl Eq for CustomOp {}
+impl std::hash::Hash for CustomOp {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.expr.hash(h);
+        self.atomic.hash(h);
+        self.identity.map(|v| (v.ty(), v.to_bytes())).hash(h);
+    }
+}
+
+/// What a reduction variable combines with: a built-in op, argmin/argmax over (value, index)
+/// pairs, or a custom combiner. `Op` converts into it, so `reduction(&buf, Op::Plus)` works.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Operator {
+    Builtin(Op),
+    /// The smallest value and, among equal values, the lowest index.
+    ArgMin,
+    /// The largest value and, among equal values, the lowest index.
+    ArgMax,
+    Custom(CustomOp),
+}
+
+impl From<Op> for Operator {
+    fn from(op: Op) -> Operator {
+        Operator::Builtin(op)
+    }
+}
+impl From<CustomOp> for Operator {
+    fn from(c: CustomOp) -> Operator {
+        Operator::Custom(c)
+    }
+}
+
+impl Operator {
+    /// The built-in op, if this is one.
+    pub fn builtin(&self) -> Option<Op> {
+        match self {
+            Operator::Builtin(op) => Some(*op),
+            _ => None,
+        }
+    }
+    /// The built-in op whose atomics may implement this operator.
+    pub fn atomic_op(&self) -> Option<Op> {
+        match self {
+            Operator::Builtin(op) => Some(*op),
+            Operator::Custom(c) => c.atomic,
+            _ => None,
+        }
+    }
+    pub fn is_arg(&self) -> bool {
+        matches!(self, Operator::ArgMin | Operator::ArgMax)
+    }
+    /// The identity for `ty`, if there is one (for argmin/argmax: the value part; the index
+    /// part is `u64::MAX`).
+    pub fn identity(&self, ty: ElemType) -> Option<Value> {
+        match self {
+            Operator::Builtin(op) => op.identity(ty),
+            Operator::ArgMin => Op::Minimum.identity(ty),
+            Operator::ArgMax => Op::Maximum.identity(ty),
+            Operator::Custom(c) => c.identity,
+        }
+    }
+    pub fn valid_for(&self, ty: ElemType) -> bool {
+        match self {
+            Operator::Builtin(op) => op.valid_for(ty),
+            _ => ty != ElemType::F16,
+        }
+    }
+    /// Reducer shorthands allowed in the body (`+=` and `++` for plus, ...); none for custom
+    /// operators and argmin/argmax, which use `combine`.
+    pub fn shorthands(&self) -> &'static [&'static str] {
+        match self {
+            Operator::Builtin(op) => op.shorthands(),
+            _ => &[],
+        }
+    }
+    /// Whether floating-point results may depend on the order of combination (custom float
+    /// combiners are assumed to).
+    pub fn order_sensitive(&self, ty: ElemType) -> bool {
+        match self {
+            Operator::Builtin(op) => op.order_sensitive(ty),
+            Operator::Custom(c) => {
+                ty.is_float() && c.atomic.is_none_or(|op| op.order_sensitive(ty))
+            }
+            _ => false,
+        }
+    }
+    /// The id the kernels switch on (`CLR_OP_*`).
+    pub fn cl_id(&self) -> &'static str {
+        match self {
+            Operator::Builtin(op) => op.cl_id(),
+            Operator::ArgMin => "CLR_OP_ARGMIN",
+            Operator::ArgMax => "CLR_OP_ARGMAX",
+            Operator::Custom(_) => "CLR_OP_CUSTOM",
+        }
+    }
+    /// A short name for plans and messages.
+    pub fn name(&self) -> String {
+        match self {
+            Operator::Builtin(op) => op.name().to_string(),
+            Operator::ArgMin => "argmin".into(),
+            Operator::ArgMax => "argmax".into(),
+            Operator::Custom(c) => format!(
+                "custom({}{})",
+                c.expr,
+                if c.identity.is_none() {
+                    ", no identity"
+                } else {
+                    ""
+                }
+            ),
+        }
+    }
+}
+
+impl fmt::Display for Operator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+impl serde::Serialize for Operator {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.name())
+    }
+}
+
 /// Wraps an integer to the range of `ty` as two's complement arithmetic would.
 pub fn wrap_to(ty: ElemType, v: i128) -> i128 {
     match ty {

@@ -13,7 +13,7 @@
 
 use crate::caps::{ClStd, DeviceCaps, DeviceKind, Space};
 use crate::error::{Error, Result};
-use crate::ops::Op;
+use crate::ops::{Op, Operator};
 use crate::types::{ElemType, Value};
 use serde::Serialize;
 use std::fmt;
@@ -215,10 +215,25 @@ pub enum FormRequest {
 /// One reduction variable as the planner sees it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct VarRequest {
-    pub op: Op,
+    pub op: Operator,
     pub ty: ElemType,
     /// `initialize_to_identity`: the variable's initial value is not included.
     pub init_to_identity: bool,
+    /// A span reduction of this many independent elements (`reduction_span`); `None` for a
+    /// scalar reduction.
+    pub span: Option<usize>,
+}
+
+impl VarRequest {
+    /// A scalar reduction with a built-in op or any other operator.
+    pub fn new(op: impl Into<Operator>, ty: ElemType) -> VarRequest {
+        VarRequest {
+            op: op.into(),
+            ty,
+            init_to_identity: false,
+            span: None,
+        }
+    }
 }
 
 /// What to plan.
@@ -283,12 +298,74 @@ impl Tuning {
     }
 }
 
+/// How a variable's work-item accumulator is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AccShape {
+    /// The element type itself (built-in ops, custom ops with an identity).
+    Plain,
+    /// `{ value, has }`: an identity-less reduction; `has == 0` is the identity, so every
+    /// algorithm (trees, shuffles, partials, empty work-groups) works unchanged.
+    Flagged,
+    /// `{ value, index }`: argmin / argmax; the identity is (the op's identity, u64::MAX).
+    Pair,
+}
+
+/// Where a span reduction's work-group copies live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SpanStore {
+    /// One copy per work-group in local memory, updated with local atomics.
+    LocalShared,
+    /// One copy per work-item in local memory (no atomics), folded element by element.
+    LocalPrivate,
+    /// Every update goes straight to the result with global atomics.
+    GlobalAtomic,
+    /// One copy per work-item in global scratch memory (no atomics), folded by an extra pass.
+    GlobalPrivate,
+}
+
+impl SpanStore {
+    pub fn name(self) -> &'static str {
+        match self {
+            SpanStore::LocalShared => "local-shared",
+            SpanStore::LocalPrivate => "local-private",
+            SpanStore::GlobalAtomic => "global-atomic",
+            SpanStore::GlobalPrivate => "global-private",
+        }
+    }
+    pub(crate) fn cl_id(self) -> &'static str {
+        match self {
+            SpanStore::LocalShared => "CLR_SS_LSHARED",
+            SpanStore::LocalPrivate => "CLR_SS_LPRIVATE",
+            SpanStore::GlobalAtomic => "CLR_SS_GATOMIC",
+            SpanStore::GlobalPrivate => "CLR_SS_GPRIVATE",
+        }
+    }
+}
+
+/// The plan of a span reduction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SpanPlan {
+    /// Number of elements.
+    pub len: usize,
+    pub store: SpanStore,
+    /// Why this store.
+    #[serde(skip)]
+    pub reason: &'static str,
+}
+
 /// The plan for one variable.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct VarPlan {
-    pub op: Op,
+    pub op: Operator,
     pub ty: ElemType,
-    pub identity: Value,
+    /// The identity (for argmin/argmax the value part); `None` for identity-less reductions.
+    pub identity: Option<Value>,
+    pub shape: AccShape,
+    /// Bytes of one accumulator (partials are this size per work-group and span element).
+    pub acc_bytes: usize,
+    pub span: Option<SpanPlan>,
     pub init_to_identity: bool,
     pub group: GroupAlgo,
     pub cross: CrossAlgo,
@@ -415,6 +492,43 @@ impl fmt::Display for Plan {
     }
 }
 
+/// The accumulator layout of an operator.
+pub(crate) fn shape_of(op: &Operator) -> AccShape {
+    match op {
+        Operator::ArgMin | Operator::ArgMax => AccShape::Pair,
+        Operator::Custom(c) if c.identity_value().is_none() => AccShape::Flagged,
+        _ => AccShape::Plain,
+    }
+}
+
+/// Bytes of one accumulator: `{T v; uint has;}` and `{T v; ulong i;}` follow OpenCL C's struct
+/// layout (aligned to their largest member).
+pub(crate) fn acc_bytes(shape: AccShape, ty: ElemType) -> usize {
+    match shape {
+        AccShape::Plain => ty.size(),
+        AccShape::Flagged => 2 * ty.size(),
+        AccShape::Pair => 16,
+    }
+}
+
+/// Whether the device's sub-group functions (or NVIDIA's PTX shuffles) can reduce this operator.
+fn sg_capable(caps: &DeviceCaps, v: &VarRequest) -> bool {
+    match v.op.builtin() {
+        Some(op) => caps.sg_reduce(op, v.ty),
+        // Shuffles move bits, so any combiner works; sub_group_reduce_* only knows built-ins.
+        None => caps.sg_via_ptx() && v.ty != ElemType::F16,
+    }
+}
+
+fn wg_capable(caps: &DeviceCaps, v: &VarRequest) -> bool {
+    v.op.builtin().is_some_and(|op| caps.wg_reduce(op, v.ty))
+}
+
+fn atomic_capable(caps: &DeviceCaps, v: &VarRequest, space: Space) -> bool {
+    v.op.atomic_op()
+        .is_some_and(|op| caps.fast_atomic(op, v.ty, space))
+}
+
 fn group_supported(
     caps: &DeviceCaps,
     g: GroupAlgo,
@@ -428,7 +542,7 @@ fn group_supported(
                     "work-group collective functions (__opencl_c_work_group_collective_functions)"
                         .into(),
                 )
-            } else if !caps.wg_reduce(v.op, v.ty) {
+            } else if !wg_capable(caps, v) {
                 Err(format!(
                     "a work-group collective for {} (only add, min, max, all, any exist)",
                     v.op
@@ -440,9 +554,9 @@ fn group_supported(
         GroupAlgo::SgReduce => {
             if caps.sub_groups.is_none() && !caps.warp_shuffle_ptx {
                 Err("sub-groups (cl_khr_subgroups / __opencl_c_subgroups)".into())
-            } else if !caps.sg_reduce(v.op, v.ty) {
+            } else if !sg_capable(caps, v) {
                 Err(format!(
-                    "a sub-group reduce for {} on {} (cl_khr_subgroup_non_uniform_arithmetic)",
+                    "a sub-group reduce for {} on {} (cl_khr_subgroup_non_uniform_arithmetic; custom operators and argmin/argmax need NVIDIA's PTX shuffles)",
                     v.op, v.ty
                 ))
             } else {
@@ -450,7 +564,12 @@ fn group_supported(
             }
         }
         GroupAlgo::LocalAtomic => {
-            if !caps.fast_atomic(v.op, v.ty, Space::Local) {
+            if v.op.atomic_op().is_none() {
+                Err(format!(
+                    "an atomic for {} (custom operators use atomics only when declared with CustomOp::atomic)",
+                    v.op
+                ))
+            } else if !atomic_capable(caps, v, Space::Local) {
                 Err(format!("fast local atomics for {} on {}", v.op, v.ty))
             } else {
                 Ok(())
@@ -466,9 +585,16 @@ fn cross_supported(
 ) -> std::result::Result<(), String> {
     match c {
         CrossAlgo::Atomic => {
-            if !caps.fast_atomic(v.op, v.ty, Space::Global) {
+            if v.op.atomic_op().is_none() {
+                Err(format!(
+                    "an atomic for {} (custom operators use atomics only when declared with CustomOp::atomic)",
+                    v.op
+                ))
+            } else if !atomic_capable(caps, v, Space::Global) {
                 Err(format!("fast global atomics for {} on {}", v.op, v.ty))
-            } else if matches!(v.op, Op::LogicalAnd | Op::LogicalOr) && !v.init_to_identity {
+            } else if matches!(v.op.atomic_op(), Some(Op::LogicalAnd | Op::LogicalOr))
+                && !v.init_to_identity
+            {
                 Err(format!(
                     "an atomic for {} that normalises the variable's initial value (use initialize_to_identity)",
                     v.op
@@ -478,10 +604,15 @@ fn cross_supported(
             }
         }
         CrossAlgo::LastGroup => {
-            if caps.atomics.int32_global_base {
-                Ok(())
-            } else {
+            if !caps.atomics.int32_global_base {
                 Err("32-bit global atomics for the work-group counter (cl_khr_global_int32_base_atomics)".into())
+            } else if shape_of(&v.op) != AccShape::Plain && !caps.c11_atomics() {
+                Err(format!(
+                    "OpenCL C 2.0 acquire/release atomics, to publish {} partials (structures) to the last work-group",
+                    v.op
+                ))
+            } else {
+                Ok(())
             }
         }
         CrossAlgo::ExtraPass => Ok(()),
@@ -524,7 +655,7 @@ fn choose_group(
         }
         return Ok((g, "forced".into()));
     }
-    if caps.wg_reduce(v.op, v.ty) {
+    if wg_capable(caps, v) {
         return Ok((
             GroupAlgo::WgReduce,
             format!(
@@ -533,7 +664,7 @@ fn choose_group(
             ),
         ));
     }
-    if caps.sg_reduce(v.op, v.ty) {
+    if sg_capable(caps, v) {
         return Ok((
             GroupAlgo::SgReduce,
             format!(
@@ -548,7 +679,7 @@ fn choose_group(
         ));
     }
     let relaxed_ok = det == Determinism::Relaxed || !v.op.order_sensitive(v.ty);
-    if caps.fast_atomic(v.op, v.ty, Space::Local) && relaxed_ok {
+    if atomic_capable(caps, v, Space::Local) && relaxed_ok {
         return Ok((
             GroupAlgo::LocalAtomic,
             format!(
@@ -557,8 +688,10 @@ fn choose_group(
             ),
         ));
     }
-    let why = if caps.fast_atomic(v.op, v.ty, Space::Local) {
+    let why = if atomic_capable(caps, v, Space::Local) {
         "local float atomics would make the result order-dependent (deterministic mode)"
+    } else if v.op.builtin().is_none() {
+        "a custom or (value, index) combiner: no group function or atomic computes it"
     } else {
         "no group reduce and no fast local atomic for this op and type"
     };
@@ -610,7 +743,7 @@ fn choose_cross(
         let why = if groups == 1 {
             "a single work-group: its ticket is the last, so it finishes in the same launch"
                 .to_string()
-        } else if caps.fast_atomic(v.op, v.ty, Space::Global) && !relaxed_ok {
+        } else if atomic_capable(caps, v, Space::Global) && !relaxed_ok {
             "float atomics would be order-dependent (deterministic mode): partials + last-work-group detection, one launch".to_string()
         } else {
             format!("no usable global atomic for {} on {}: partials + last-work-group detection, one launch", v.op, v.ty)
@@ -619,7 +752,12 @@ fn choose_cross(
     }
     Ok((
         CrossAlgo::ExtraPass,
-        "no global atomics at all: partials + one extra pass by one work-group".into(),
+        if caps.atomics.int32_global_base {
+            "no OpenCL C 2.0 atomics to publish structured partials: partials + one extra pass by one work-group"
+        } else {
+            "no global atomics at all: partials + one extra pass by one work-group"
+        }
+        .into(),
     ))
 }
 
@@ -631,20 +769,154 @@ fn pow2_floor(x: usize) -> usize {
     }
 }
 
-fn local_slots(caps: &DeviceCaps, g: GroupAlgo, local: usize) -> usize {
-    match g {
-        GroupAlgo::Tree => local,
-        GroupAlgo::WgReduce => 1,
-        GroupAlgo::SgReduce => local.div_ceil(caps.min_sub_group_size()) + 1,
-        GroupAlgo::LocalAtomic => 1,
+/// What one variable needs in local memory.
+#[derive(Debug, Clone, Copy)]
+struct Need {
+    group: GroupAlgo,
+    acc: usize,
+    span: Option<(usize, SpanStore)>,
+}
+
+fn local_slots(caps: &DeviceCaps, n: &Need, local: usize) -> usize {
+    match n.span {
+        Some((len, SpanStore::LocalShared)) => len,
+        Some((len, SpanStore::LocalPrivate)) => len * local,
+        Some((_, _)) => 1,
+        None => match n.group {
+            GroupAlgo::Tree => local,
+            GroupAlgo::WgReduce => 1,
+            GroupAlgo::SgReduce => local.div_ceil(caps.min_sub_group_size()) + 1,
+            GroupAlgo::LocalAtomic => 1,
+        },
     }
 }
 
-fn local_bytes(caps: &DeviceCaps, vars: &[(GroupAlgo, ElemType)], local: usize) -> u64 {
+fn local_bytes(caps: &DeviceCaps, vars: &[Need], local: usize) -> u64 {
     vars.iter()
-        .map(|&(g, ty)| (local_slots(caps, g, local) * ty.size()) as u64)
+        .map(|n| (local_slots(caps, n, local) * n.acc) as u64)
         .sum::<u64>()
         + 4
+}
+
+/// Global scratch a `GlobalPrivate` span may take (one copy per work-item).
+fn private_rows_cap(caps: &DeviceCaps) -> u64 {
+    (caps.max_alloc / 2).min(256 << 20)
+}
+
+/// Chooses where a span reduction keeps its copies (see [`SpanStore`]).
+fn choose_span(
+    caps: &DeviceCaps,
+    v: &VarRequest,
+    len: usize,
+    det: Determinism,
+    strategy: Strategy,
+    form: FormRequest,
+) -> Result<(SpanStore, GroupAlgo, &'static str)> {
+    let unsupported = |missing: String| Error::Unsupported {
+        what: format!("a span reduction of {len} x {} with {}", v.ty, v.op),
+        missing,
+        device: caps.label(),
+    };
+    if len == 0 {
+        return Err(Error::InvalidRange {
+            reason: "a span reduction needs at least one element".into(),
+        });
+    }
+    if shape_of(&v.op) == AccShape::Pair {
+        return Err(unsupported(
+            "argmin/argmax spans: use one argmin variable per element".into(),
+        ));
+    }
+    if v.op.identity(v.ty).is_none() {
+        return Err(Error::NoIdentity {
+            op: v.op.to_string(),
+            ty: v.ty,
+            needed_for: "a span reduction starts its work-group copies at the identity",
+        });
+    }
+    let relaxed_ok = det == Determinism::Relaxed || !v.op.order_sensitive(v.ty);
+    let shared_ok = atomic_capable(caps, v, Space::Local) && relaxed_ok;
+    let global_ok = relaxed_ok
+        && cross_supported(caps, CrossAlgo::Atomic, v).is_ok()
+        && strategy.cross.is_none_or(|c| c == CrossAlgo::Atomic);
+    let bytes = (len * v.ty.size()) as u64;
+    let budget = caps.local_mem_size.saturating_sub(64);
+    let gpu = caps.kind == DeviceKind::Gpu;
+    // Work-items sharing the work-group: fixed in nd_range, shrinkable in range.
+    let private_fits = |min_local: usize| match form {
+        FormRequest::NdRange { local, .. } => local as u64 * bytes <= budget,
+        FormRequest::Range { .. } => min_local as u64 * bytes <= budget,
+    };
+    match strategy.group {
+        Some(GroupAlgo::LocalAtomic) => {
+            if !shared_ok {
+                return Err(unsupported(if atomic_capable(caps, v, Space::Local) {
+                    "run-to-run determinism with float atomics (ask for relaxed determinism)".into()
+                } else {
+                    format!("fast local atomics for {} on {}", v.op, v.ty)
+                }));
+            }
+            return Ok((SpanStore::LocalShared, GroupAlgo::LocalAtomic, "forced local-atomic: one shared copy per work-group"));
+        }
+        Some(GroupAlgo::Tree) => {
+            return Ok((SpanStore::LocalPrivate, GroupAlgo::Tree, "forced tree: one private copy per work-item, folded element by element"));
+        }
+        Some(g) => {
+            return Err(unsupported(format!(
+                "a span is combined element by element: its work-group step is tree (private copies) or local-atomic (a shared copy), not {g}"
+            )))
+        }
+        None => {}
+    }
+    if gpu && shared_ok && bytes <= budget / 2 {
+        return Ok((
+            SpanStore::LocalShared,
+            GroupAlgo::LocalAtomic,
+            "GPU with fast local atomics: one shared copy per work-group in local memory",
+        ));
+    }
+    if (!gpu && private_fits(1)) || (gpu && private_fits(32)) {
+        return Ok((
+            SpanStore::LocalPrivate,
+            GroupAlgo::Tree,
+            if gpu {
+                "no usable local atomic: one private copy per work-item in local memory"
+            } else {
+                "CPU: one private copy per work-item in local memory (plain stores, no atomics)"
+            },
+        ));
+    }
+    if shared_ok && bytes <= budget {
+        return Ok((
+            SpanStore::LocalShared,
+            GroupAlgo::LocalAtomic,
+            "one shared copy per work-group in local memory, local atomics",
+        ));
+    }
+    if global_ok {
+        return Ok((
+            SpanStore::GlobalAtomic,
+            GroupAlgo::LocalAtomic,
+            "too large for private local copies: every update is a global atomic on the result",
+        ));
+    }
+    if private_fits(1) {
+        return Ok((
+            SpanStore::LocalPrivate,
+            GroupAlgo::Tree,
+            "one private copy per work-item in local memory",
+        ));
+    }
+    if bytes <= private_rows_cap(caps) {
+        return Ok((SpanStore::GlobalPrivate, GroupAlgo::Tree, "too large for local memory and no usable global atomic: one private copy per work-item in global scratch, folded by an extra pass"));
+    }
+    Err(Error::LocalMemory {
+        local: 1,
+        need: bytes,
+        have: caps.local_mem_size,
+        detail: format!("a span of {len} x {} fits neither local memory nor the scratch limit, and the device has no usable global atomic", v.ty),
+        device: caps.label(),
+    })
 }
 
 /// Plans a launch. Pure: depends only on its arguments.
@@ -676,17 +948,53 @@ pub fn plan(caps: &DeviceCaps, req: &Request) -> Result<Plan> {
                 device: caps.label(),
             });
         }
+        if v.init_to_identity && v.op.identity(v.ty).is_none() {
+            return Err(Error::NoIdentity {
+                op: v.op.to_string(),
+                ty: v.ty,
+                needed_for: "initialize_to_identity",
+            });
+        }
+        if let (Operator::Custom(c), Some(id)) = (&v.op, v.op.identity(v.ty)) {
+            if id.ty() != v.ty {
+                return Err(Error::TypeMismatch {
+                    name: format!("the identity of custom({})", c.expr()),
+                    expected: v.ty,
+                    found: id.ty(),
+                });
+            }
+        }
     }
     let det = req.determinism;
     // Group steps first: they do not depend on the geometry (the local-memory budget does).
     let mut groups_algo = Vec::new();
+    let mut spans = Vec::new();
     for v in &req.vars {
-        groups_algo.push(choose_group(caps, v, det, req.strategy.group)?);
+        match v.span {
+            Some(len) => {
+                let (store, g, why) = choose_span(caps, v, len, det, req.strategy, req.form)?;
+                groups_algo.push((g, why.to_string()));
+                spans.push(Some(SpanPlan {
+                    len,
+                    store,
+                    reason: why,
+                }));
+            }
+            None => {
+                groups_algo.push(choose_group(caps, v, det, req.strategy.group)?);
+                spans.push(None);
+            }
+        }
     }
-    let typed: Vec<(GroupAlgo, ElemType)> = groups_algo
+    let typed: Vec<Need> = groups_algo
         .iter()
         .zip(&req.vars)
-        .map(|((g, _), v)| (*g, v.ty))
+        .zip(&spans)
+        .map(|(((g, _), v), sp)| Need {
+            group: *g,
+            acc: acc_bytes(shape_of(&v.op), v.ty),
+            span: sp.map(|s| (s.len, s.store)),
+        })
         .collect();
     let max_wg = caps
         .max_work_group_size
@@ -697,7 +1005,7 @@ pub fn plan(caps: &DeviceCaps, req: &Request) -> Result<Plan> {
                 .unwrap_or(usize::MAX),
         )
         .max(1);
-    let widest = req.vars.iter().map(|v| v.ty.size()).max().unwrap_or(4);
+    let widest = typed.iter().map(|n| n.acc).max().unwrap_or(4);
 
     let (local, groups, per_item, order, unroll, total, geometry_reason) = match req.form {
         FormRequest::NdRange { global, local } => {
@@ -814,7 +1122,17 @@ pub fn plan(caps: &DeviceCaps, req: &Request) -> Result<Plan> {
             } else {
                 ((local * unroll * 4) as u64).max(4096)
             };
-            let groups = n.div_ceil(per_group_min).clamp(1, max_groups.max(1));
+            let mut groups = n.div_ceil(per_group_min).clamp(1, max_groups.max(1));
+            // A span kept in global scratch has one copy per work-item: cap the work-items.
+            for sp in spans.iter().flatten() {
+                if sp.store == SpanStore::GlobalPrivate {
+                    let rows = (private_rows_cap(caps) / (sp.len * 8) as u64).max(1);
+                    while local > 1 && local as u64 > rows {
+                        local /= 2;
+                    }
+                    groups = groups.min((rows / local as u64).max(1));
+                }
+            }
             let per_item = n.div_ceil(groups * local as u64).max(1);
             let order = tune.order.unwrap_or(if gpu {
                 IndexOrder::GridStride
@@ -832,8 +1150,9 @@ pub fn plan(caps: &DeviceCaps, req: &Request) -> Result<Plan> {
     };
 
     let mut vars = Vec::new();
-    for (v, (mut g, mut g_reason)) in req.vars.iter().zip(groups_algo) {
-        if g == GroupAlgo::SgReduce && caps.sg_via_ptx() && local % 32 != 0 {
+    let mut needs = Vec::new();
+    for ((v, (mut g, mut g_reason)), sp) in req.vars.iter().zip(groups_algo).zip(spans) {
+        if sp.is_none() && g == GroupAlgo::SgReduce && caps.sg_via_ptx() && local % 32 != 0 {
             // PTX shuffles with a full mask need whole warps.
             if req.strategy.group.is_some() {
                 return Err(Error::Unsupported {
@@ -849,23 +1168,62 @@ pub fn plan(caps: &DeviceCaps, req: &Request) -> Result<Plan> {
                 "work-group size {local} is not a multiple of the 32-wide warp: local-memory tree"
             );
         }
-        let (c, c_reason) = choose_cross(caps, v, det, req.strategy.cross, groups)?;
-        let identity = v.op.identity(v.ty).ok_or_else(|| Error::NoIdentity {
-            op: v.op.to_string(),
-            ty: v.ty,
-            needed_for: "every built-in reduction needs one",
-        })?;
+        let (c, c_reason) = match sp.map(|s| s.store) {
+            Some(SpanStore::GlobalAtomic) => (
+                CrossAlgo::Atomic,
+                "the updates themselves are global atomics on the result".to_string(),
+            ),
+            Some(SpanStore::GlobalPrivate) => {
+                if req
+                    .strategy
+                    .cross
+                    .is_some_and(|c| c != CrossAlgo::ExtraPass)
+                {
+                    return Err(Error::Unsupported {
+                        what: format!("cross-group step {} for a span kept in global scratch", req.strategy.cross.unwrap_or(CrossAlgo::ExtraPass)),
+                        missing: "local memory for the span's work-group copies (only an extra pass folds per-work-item copies)".into(),
+                        device: caps.label(),
+                    });
+                }
+                (
+                    CrossAlgo::ExtraPass,
+                    "one extra pass folds the per-work-item copies element by element".to_string(),
+                )
+            }
+            _ => choose_cross(caps, v, det, req.strategy.cross, groups)?,
+        };
+        let shape = shape_of(&v.op);
+        let need = Need {
+            group: g,
+            acc: acc_bytes(shape, v.ty),
+            span: sp.map(|s| (s.len, s.store)),
+        };
+        needs.push(need);
         vars.push(VarPlan {
-            op: v.op,
+            op: v.op.clone(),
             ty: v.ty,
-            identity,
+            identity: v.op.identity(v.ty),
+            shape,
+            acc_bytes: need.acc,
+            span: sp,
             init_to_identity: v.init_to_identity,
             group: g,
             cross: c,
             group_reason: g_reason,
             cross_reason: c_reason,
-            local_slots: local_slots(caps, g, local),
+            local_slots: local_slots(caps, &need, local),
             deterministic: var_deterministic(g, c, v),
+        });
+    }
+    // A work-group step that fell back to the tree needs more local memory: check again.
+    let local_need = local_bytes(caps, &needs, local);
+    if local_need > caps.local_mem_size {
+        return Err(Error::LocalMemory {
+            local,
+            need: local_need,
+            have: caps.local_mem_size,
+            detail: describe_local(caps, &needs, local),
+            device: caps.label(),
         });
     }
     let passes = if vars.iter().any(|v| v.cross == CrossAlgo::ExtraPass) {
@@ -887,7 +1245,7 @@ pub fn plan(caps: &DeviceCaps, req: &Request) -> Result<Plan> {
         order,
         unroll,
         wide_index,
-        local_bytes: local_bytes(caps, &typed, local),
+        local_bytes: local_need,
         vars,
         passes,
         deterministic,
@@ -901,15 +1259,19 @@ pub fn plan(caps: &DeviceCaps, req: &Request) -> Result<Plan> {
     })
 }
 
-fn describe_local(caps: &DeviceCaps, typed: &[(GroupAlgo, ElemType)], local: usize) -> String {
-    typed
+fn describe_local(caps: &DeviceCaps, needs: &[Need], local: usize) -> String {
+    needs
         .iter()
         .enumerate()
-        .map(|(k, &(g, ty))| {
+        .map(|(k, n)| {
             format!(
-                "var {k}: {g} needs {} x {} bytes",
-                local_slots(caps, g, local),
-                ty.size()
+                "var {k}: {} needs {} x {} bytes",
+                match n.span {
+                    Some((len, store)) => format!("span of {len} ({})", store.name()),
+                    None => n.group.to_string(),
+                },
+                local_slots(caps, n, local),
+                n.acc
             )
         })
         .collect::<Vec<_>>()
@@ -924,11 +1286,7 @@ mod tests {
     fn req(form: FormRequest, op: Op, ty: ElemType) -> Request {
         Request {
             form,
-            vars: vec![VarRequest {
-                op,
-                ty,
-                init_to_identity: false,
-            }],
+            vars: vec![VarRequest::new(op, ty)],
             strategy: Strategy::AUTO,
             determinism: Determinism::Deterministic,
             tuning: None,
@@ -1165,6 +1523,97 @@ mod tests {
                 }
             }
         }
+    }
+
+    fn span_req(form: FormRequest, op: Op, ty: ElemType, len: usize) -> Request {
+        let mut r = req(form, op, ty);
+        r.vars[0].span = Some(len);
+        r
+    }
+
+    #[test]
+    fn span_stores_follow_the_device() {
+        let nv = fixtures::nvidia_h200();
+        let p = plan(&nv, &span_req(N, Op::Plus, ElemType::U32, 256)).unwrap();
+        let v = &p.vars[0];
+        assert_eq!(
+            v.span.unwrap().store,
+            SpanStore::LocalShared,
+            "GPU histogram"
+        );
+        assert_eq!(v.cross, CrossAlgo::Atomic);
+        assert_eq!(p.local, 256);
+        // No float atomics (deterministic anyway): private copies, a smaller work-group.
+        let p = plan(&nv, &span_req(N, Op::Plus, ElemType::F32, 256)).unwrap();
+        assert_eq!(p.vars[0].span.unwrap().store, SpanStore::LocalPrivate);
+        assert!(p.local_bytes <= nv.local_mem_size && p.local >= 32, "{p}");
+        // Too large for local memory.
+        let p = plan(&nv, &span_req(N, Op::Plus, ElemType::U32, 65536)).unwrap();
+        assert_eq!(p.vars[0].span.unwrap().store, SpanStore::GlobalAtomic);
+        let p = plan(&nv, &span_req(N, Op::Plus, ElemType::F32, 65536)).unwrap();
+        assert_eq!(p.vars[0].span.unwrap().store, SpanStore::GlobalPrivate);
+        assert_eq!(p.passes, 2);
+        assert!(p.groups * p.local as u64 * 65536 * 4 <= 256 << 20);
+        // CPUs keep a private copy per work-item.
+        let p = plan(
+            &fixtures::pocl_cpu(),
+            &span_req(N, Op::Plus, ElemType::U32, 256),
+        )
+        .unwrap();
+        assert_eq!(p.vars[0].span.unwrap().store, SpanStore::LocalPrivate);
+        // nd_range with a fixed work-group that cannot hold private copies.
+        let nd = FormRequest::NdRange {
+            global: 1024 * 4,
+            local: 1024,
+        };
+        let p = plan(&nv, &span_req(nd, Op::Maximum, ElemType::F64, 4096)).unwrap();
+        assert_eq!(p.vars[0].span.unwrap().store, SpanStore::GlobalPrivate);
+    }
+
+    #[test]
+    fn argmin_and_custom_ops_plan_without_atomics_unless_declared() {
+        let nv = fixtures::nvidia_h200();
+        let p = plan(&nv, &req(N, Op::Plus, ElemType::F32)).unwrap();
+        assert_eq!(p.vars[0].shape, AccShape::Plain);
+        let mut r = req(N, Op::Minimum, ElemType::F32);
+        r.vars[0].op = Operator::ArgMin;
+        let p = plan(&nv, &r).unwrap();
+        assert_eq!(p.vars[0].shape, AccShape::Pair);
+        assert_eq!(
+            p.vars[0].group,
+            GroupAlgo::SgReduce,
+            "PTX shuffles move pairs"
+        );
+        assert_eq!(p.vars[0].cross, CrossAlgo::LastGroup);
+        assert_eq!(p.vars[0].acc_bytes, 16);
+        let p = plan(&fixtures::oclgrind(), &r).unwrap();
+        assert_eq!(p.vars[0].group, GroupAlgo::Tree);
+        assert_eq!(
+            p.vars[0].cross,
+            CrossAlgo::ExtraPass,
+            "no OpenCL C 2.0 atomics to publish a pair"
+        );
+        let custom = crate::ops::CustomOp::new("a + b").identity(0i32);
+        r = req(N, Op::Plus, ElemType::I32);
+        r.vars[0].op = custom.clone().into();
+        let p = plan(&nv, &r).unwrap();
+        assert_eq!(
+            p.vars[0].cross,
+            CrossAlgo::LastGroup,
+            "undeclared: no atomics"
+        );
+        r.vars[0].op = custom.atomic(Op::Plus).into();
+        let p = plan(&nv, &r).unwrap();
+        assert_eq!(p.vars[0].cross, CrossAlgo::Atomic, "declared plus");
+        r.vars[0].op = crate::ops::CustomOp::new("max(a, b)").into();
+        let p = plan(&nv, &r).unwrap();
+        assert_eq!(p.vars[0].shape, AccShape::Flagged);
+        assert_eq!(p.vars[0].identity, None);
+        r.vars[0].init_to_identity = true;
+        assert!(matches!(plan(&nv, &r), Err(Error::NoIdentity { .. })));
+        r.vars[0].init_to_identity = false;
+        r.vars[0].op = crate::ops::CustomOp::new("a + b").identity(0.0f32).into();
+        assert!(matches!(plan(&nv, &r), Err(Error::TypeMismatch { .. })));
     }
 
     #[test]

@@ -1,12 +1,14 @@
 //! The public reduction API: ranges, reductions, kernel bodies, `parallel_for_reduce`, and the
 //! launch sequence that runs a plan.
 
-use crate::buffer::AnyBuffer;
+use crate::buffer::{AnyBuffer, Buffer};
 use crate::codegen::{self, ParamKind};
 use crate::error::{Error, Result};
 use crate::launch::{self, Arg, Mem};
-use crate::ops::Op;
-use crate::plan::{self, CrossAlgo, Determinism, FormRequest, Plan, Request, Strategy, VarRequest};
+use crate::ops::Operator;
+use crate::plan::{
+    self, CrossAlgo, Determinism, FormRequest, Plan, Request, SpanStore, Strategy, VarRequest,
+};
 use crate::program;
 use crate::queue::{Queue, QueueInner};
 use crate::types::{ElemType, Value};
@@ -74,35 +76,85 @@ impl Form {
     }
 }
 
-/// One reduction variable: a device buffer whose first element is the result, an op, and the
-/// reducer's name in the kernel body (default `sum` for the first variable, `sum1`, `sum2`, ...
-/// for later ones).
+/// The buffer a reduction writes, as the launch needs it.
 #[derive(Clone)]
-pub struct Reduction {
+struct Target {
     mem: Arc<Mem>,
     ty: ElemType,
     len: usize,
     device: usize,
     device_label: String,
     queue: usize,
-    op: Op,
+}
+
+impl Target {
+    fn of<B: AnyBuffer>(buf: &B) -> Target {
+        Target {
+            mem: buf.mem(),
+            ty: buf.elem_type(),
+            len: buf.len(),
+            device: buf.device_index(),
+            device_label: buf.device_label(),
+            queue: buf.queue_id(),
+        }
+    }
+}
+
+/// One reduction variable: a device buffer whose first element (or first `span` elements) is
+/// the result, an operator, and the reducer's name in the kernel body (default `sum` for the
+/// first variable, `sum1`, `sum2`, ... for later ones).
+#[derive(Clone)]
+pub struct Reduction {
+    target: Target,
+    /// argmin/argmax: the u64 buffer that receives the index.
+    index: Option<Target>,
+    op: Operator,
+    span: Option<usize>,
     name: Option<String>,
     init_to_identity: bool,
 }
 
-/// Creates a reduction of `buf[0]` with `op` (SYCL's `sycl::reduction(buf, op)`).
-pub fn reduction<B: AnyBuffer>(buf: &B, op: Op) -> Reduction {
+/// Creates a reduction of `buf[0]` with `op` (SYCL's `sycl::reduction(buf, op)`): a built-in
+/// [`Op`] or a [`crate::ops::CustomOp`].
+pub fn reduction<B: AnyBuffer>(buf: &B, op: impl Into<Operator>) -> Reduction {
     Reduction {
-        mem: buf.mem(),
-        ty: buf.elem_type(),
-        len: buf.len(),
-        device: buf.device_index(),
-        device_label: buf.device_label(),
-        queue: buf.queue_id(),
-        op,
+        target: Target::of(buf),
+        index: None,
+        op: op.into(),
+        span: None,
         name: None,
         init_to_identity: false,
     }
+}
+
+/// A span reduction (SYCL's `reduction(span<T>(buf, len), op)`): `len` independent
+/// reductions into `buf[0..len]`. The body combines element `j` with `hist[j] += v` (for ops
+/// with that shorthand), `combine(hist[j], v)` or `hist_combine(j, v)`.
+pub fn reduction_span<B: AnyBuffer>(buf: &B, len: usize, op: impl Into<Operator>) -> Reduction {
+    Reduction {
+        span: Some(len),
+        ..reduction(buf, op)
+    }
+}
+
+fn reduction_arg<B: AnyBuffer>(value: &B, index: &Buffer<u64>, op: Operator) -> Reduction {
+    Reduction {
+        index: Some(Target::of(index)),
+        ..reduction(value, op)
+    }
+}
+
+/// The smallest value and its index (the lowest index among equal values): the body calls
+/// `combine(r, value, index)`; the value lands in `value[0]` and the index in `index[0]`. With
+/// `initialize_to_identity` an empty range gives (the type's maximum or +inf, u64::MAX).
+pub fn reduction_argmin<B: AnyBuffer>(value: &B, index: &Buffer<u64>) -> Reduction {
+    reduction_arg(value, index, Operator::ArgMin)
+}
+
+/// The largest value and its index (the lowest index among equal values); see
+/// [`reduction_argmin`].
+pub fn reduction_argmax<B: AnyBuffer>(value: &B, index: &Buffer<u64>) -> Reduction {
+    reduction_arg(value, index, Operator::ArgMax)
 }
 
 impl Reduction {
@@ -117,11 +169,18 @@ impl Reduction {
         self.init_to_identity = true;
         self
     }
-    pub fn op(&self) -> Op {
-        self.op
+    pub fn op(&self) -> &Operator {
+        &self.op
     }
     pub fn elem_type(&self) -> ElemType {
-        self.ty
+        self.target.ty
+    }
+    /// The span length, for span reductions.
+    pub fn span(&self) -> Option<usize> {
+        self.span
+    }
+    fn elems(&self) -> usize {
+        self.span.unwrap_or(1)
     }
 }
 
@@ -282,9 +341,47 @@ impl ReduceEvent {
 
 const RESERVED: [&str; 2] = ["i", "n"];
 
-/// Sets a reduction variable to its op's identity (initialize_to_identity).
-fn fill_identity(q: &QueueInner, r: &Reduction, v: &plan::VarPlan) -> Result<Event> {
-    launch::fill(&q.queue, &r.mem, &v.identity.to_bytes(), 0, r.ty.size())
+/// Sets a reduction variable (every span element; and the index of argmin/argmax, to
+/// u64::MAX) to its op's identity (initialize_to_identity).
+fn fill_identity(
+    q: &QueueInner,
+    r: &Reduction,
+    v: &plan::VarPlan,
+    events: &mut Vec<Event>,
+) -> Result<()> {
+    let id = v.identity.ok_or_else(|| Error::NoIdentity {
+        op: v.op.to_string(),
+        ty: v.ty,
+        needed_for: "initialize_to_identity",
+    })?;
+    let t = &r.target;
+    events.push(launch::fill(
+        &q.queue,
+        &t.mem,
+        &id.to_bytes(),
+        0,
+        r.elems() * t.ty.size(),
+    )?);
+    if let Some(ix) = &r.index {
+        events.push(launch::fill(
+            &q.queue,
+            &ix.mem,
+            &u64::MAX.to_le_bytes(),
+            0,
+            8,
+        )?);
+    }
+    Ok(())
+}
+
+/// The bytes of a variable's result that a launch may change: (buffer, bytes), the index
+/// buffer included.
+fn result_regions(r: &Reduction) -> Vec<(&Arc<Mem>, usize)> {
+    let mut v = vec![(&r.target.mem, r.elems() * r.target.ty.size())];
+    if let Some(ix) = &r.index {
+        v.push((&ix.mem, 8));
+    }
+    v
 }
 
 fn is_ident(s: &str) -> bool {
@@ -294,7 +391,7 @@ fn is_ident(s: &str) -> bool {
 }
 
 /// Checks the reducer shorthands in the body against what each op allows.
-fn check_shorthands(body: &str, name: &str, op: Op) -> Result<()> {
+fn check_shorthands(body: &str, name: &str, op: &Operator) -> Result<()> {
     let allowed = op.shorthands();
     let b = body.as_bytes();
     let mut pos = 0;
@@ -333,6 +430,179 @@ fn check_shorthands(body: &str, name: &str, op: Op) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Skips a comment starting at `i` (if any); returns the index after it.
+fn skip_comment(b: &[u8], i: usize) -> Option<usize> {
+    if b[i..].starts_with(b"//") {
+        Some(
+            b[i..]
+                .iter()
+                .position(|&c| c == b'\n')
+                .map_or(b.len(), |p| i + p),
+        )
+    } else if b[i..].starts_with(b"/*") {
+        Some(
+            b[i + 2..]
+                .windows(2)
+                .position(|w| w == b"*/")
+                .map_or(b.len(), |p| i + 2 + p + 2),
+        )
+    } else {
+        None
+    }
+}
+
+/// The end of a balanced expression starting at `i`: the first `;`, `,` or unmatched closing
+/// bracket at depth 0 (or `close` itself when it is the matching bracket).
+fn expr_end(b: &[u8], mut i: usize) -> usize {
+    let mut depth = 0i32;
+    while i < b.len() {
+        if let Some(j) = skip_comment(b, i) {
+            i = j;
+            continue;
+        }
+        match b[i] {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => {
+                if depth == 0 {
+                    return i;
+                }
+                depth -= 1;
+            }
+            b';' | b',' if depth == 0 => return i,
+            _ => {}
+        }
+        i += 1;
+    }
+    i
+}
+
+/// Rewrites the subscripted uses of span reducers into calls the generated code defines:
+/// `hist[b] += v`, `hist[b]++`, `++hist[b]` and `combine(hist[b], v)` become
+/// `hist_combine((b), ...)`; `hist_combine(b, v)` is left as it is. Line breaks are kept, so
+/// build-log lines still map to the body. Any other use of a span reducer is an error: a
+/// reducer is write-only.
+fn rewrite_spans(body: &str, spans: &[(&str, &Operator)]) -> Result<String> {
+    let mut out = body.to_string();
+    for &(name, op) in spans {
+        let b = out.clone().into_bytes();
+        let mut res = String::with_capacity(b.len() + 32);
+        let mut i = 0;
+        let mut copied = 0;
+        let is_word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+        while i < b.len() {
+            if let Some(j) = skip_comment(&b, i) {
+                i = j;
+                continue;
+            }
+            let at_name = b[i..].starts_with(name.as_bytes())
+                && (i == 0 || !is_word(b[i - 1]))
+                && b.get(i + name.len()).is_none_or(|&c| !is_word(c));
+            if !at_name {
+                i += 1;
+                continue;
+            }
+            let bad = |what: &str| {
+                Error::BadArgument {
+                name: name.to_string(),
+                problem: format!(
+                    "{what}: a span reducer is only combined, as {name}[i] += v (for ops with that shorthand), combine({name}[i], v) or {name}_combine(i, v)"
+                ),
+            }
+            };
+            let after = i + name.len();
+            let mut k = after;
+            while k < b.len() && b[k].is_ascii_whitespace() {
+                k += 1;
+            }
+            if k >= b.len() || b[k] != b'[' {
+                return Err(bad("used without a subscript"));
+            }
+            let idx_end = expr_end(&b, k + 1);
+            if idx_end >= b.len() || b[idx_end] != b']' {
+                return Err(bad("unbalanced subscript"));
+            }
+            let idx = &out[k + 1..idx_end];
+            // What precedes: `combine(` or a prefix `++`.
+            let pre = out[copied..i].trim_end();
+            let pre_start = copied + pre.len();
+            let mut m = idx_end + 1;
+            while m < b.len() && b[m].is_ascii_whitespace() {
+                m += 1;
+            }
+            if let Some(p) = pre.strip_suffix('(') {
+                let p = p.trim_end();
+                if p.ends_with("combine") && (p.len() == 7 || !is_word(p.as_bytes()[p.len() - 8])) {
+                    if m >= b.len() || b[m] != b',' {
+                        return Err(bad("combine() needs a value"));
+                    }
+                    let start = copied + p.len() - 7;
+                    res.push_str(&out[copied..start]);
+                    res.push_str(&format!("{name}_combine(({idx}),"));
+                    i = m + 1;
+                    copied = i;
+                    continue;
+                }
+            }
+            if pre.ends_with("++") || pre.ends_with("--") {
+                let opstr = &pre[pre.len() - 2..];
+                if !op.shorthands().contains(&"++") || opstr == "--" {
+                    return Err(Error::ReducerOperator {
+                        name: name.to_string(),
+                        operator: opstr.to_string(),
+                        op: op.to_string(),
+                    });
+                }
+                res.push_str(&out[copied..pre_start - 2]);
+                res.push_str(&format!("{name}_combine(({idx}), 1)"));
+                i = idx_end + 1;
+                copied = i;
+                continue;
+            }
+            let rest = &out[m..];
+            if rest.starts_with("++") || rest.starts_with("--") {
+                let opstr = &rest[..2];
+                if !op.shorthands().contains(&"++") || opstr == "--" {
+                    return Err(Error::ReducerOperator {
+                        name: name.to_string(),
+                        operator: opstr.to_string(),
+                        op: op.to_string(),
+                    });
+                }
+                res.push_str(&out[copied..i]);
+                res.push_str(&format!("{name}_combine(({idx}), 1)"));
+                i = m + 2;
+                copied = i;
+                continue;
+            }
+            let Some(opstr) = ["+=", "*=", "&=", "|=", "^=", "-=", "/=", "%=", "<<=", ">>="]
+                .into_iter()
+                .find(|o| rest.starts_with(o))
+            else {
+                return Err(bad("read or assigned"));
+            };
+            if !op.shorthands().contains(&opstr) {
+                return Err(Error::ReducerOperator {
+                    name: name.to_string(),
+                    operator: opstr.to_string(),
+                    op: op.to_string(),
+                });
+            }
+            let v_start = m + opstr.len();
+            let v_end = expr_end(&b, v_start);
+            res.push_str(&out[copied..i]);
+            res.push_str(&format!(
+                "{name}_combine(({idx}), ({}))",
+                &out[v_start..v_end]
+            ));
+            i = v_end;
+            copied = i;
+        }
+        res.push_str(&out[copied..]);
+        out = res;
+    }
+    Ok(out)
 }
 
 struct Prepared {
@@ -399,27 +669,43 @@ impl Queue {
                     format!("sum{k}")
                 }
             });
-            if r.device != me {
-                return Err(Error::ForeignBuffer {
-                    name,
-                    buffer_device: r.device_label.clone(),
-                    queue_device: q.device.label(),
-                });
+            let targets = std::iter::once((name.clone(), &r.target, r.elems())).chain(
+                r.index
+                    .iter()
+                    .map(|t| (format!("{name} (index buffer)"), t, 1)),
+            );
+            for (label, t, need) in targets {
+                if t.device != me {
+                    return Err(Error::ForeignBuffer {
+                        name: label,
+                        buffer_device: t.device_label.clone(),
+                        queue_device: q.device.label(),
+                    });
+                }
+                if t.queue != Arc::as_ptr(&self.inner) as usize {
+                    // Its reads go through the queue that made it, which would not wait for
+                    // this queue's kernels.
+                    return Err(Error::ForeignBuffer {
+                        name: label,
+                        buffer_device: format!("another queue on {}", t.device_label),
+                        queue_device: "the queue of this launch".into(),
+                    });
+                }
+                if t.len < need {
+                    return Err(Error::BufferTooShort {
+                        name: label,
+                        len: t.len,
+                        need,
+                    });
+                }
             }
-            if r.queue != Arc::as_ptr(&self.inner) as usize {
-                // Its reads go through the queue that made it, which would not wait for this
-                // queue's kernels.
-                return Err(Error::ForeignBuffer {
+            if r.op.is_arg() && r.index.is_none() {
+                return Err(Error::BadArgument {
                     name,
-                    buffer_device: format!("another queue on {}", r.device_label),
-                    queue_device: "the queue of this launch".into(),
-                });
-            }
-            if r.len == 0 {
-                return Err(Error::BufferTooShort {
-                    name,
-                    len: 0,
-                    need: 1,
+                    problem: format!(
+                        "{} needs an index buffer: use reduction_{}(&values, &indices)",
+                        r.op, r.op
+                    ),
                 });
             }
             names.push(name);
@@ -463,19 +749,23 @@ impl Queue {
             }
         }
         // A read-only argument is declared `restrict`: it must not also be written.
-        let written: Vec<(&str, *const Mem)> = names
-            .iter()
-            .map(String::as_str)
-            .zip(reds.0.iter().map(|r| Arc::as_ptr(&r.mem)))
-            .chain(kernel.args.iter().filter_map(|(n, a)| match a {
-                ArgKind::Buffer {
-                    mem,
-                    writable: true,
-                    ..
-                } => Some((n.as_str(), Arc::as_ptr(mem))),
-                _ => None,
-            }))
-            .collect();
+        let written: Vec<(&str, *const Mem)> =
+            names
+                .iter()
+                .map(String::as_str)
+                .zip(reds.0.iter().map(|r| Arc::as_ptr(&r.target.mem)))
+                .chain(names.iter().zip(&reds.0).filter_map(|(n, r)| {
+                    r.index.as_ref().map(|t| (n.as_str(), Arc::as_ptr(&t.mem)))
+                }))
+                .chain(kernel.args.iter().filter_map(|(n, a)| match a {
+                    ArgKind::Buffer {
+                        mem,
+                        writable: true,
+                        ..
+                    } => Some((n.as_str(), Arc::as_ptr(mem))),
+                    _ => None,
+                }))
+                .collect();
         for (idx, (n, m)) in written.iter().enumerate() {
             if let Some((other, _)) = written[..idx].iter().find(|(_, o)| o == m) {
                 return Err(Error::BadArgument {
@@ -507,9 +797,10 @@ impl Queue {
                 .0
                 .iter()
                 .map(|r| VarRequest {
-                    op: r.op,
-                    ty: r.ty,
+                    op: r.op.clone(),
+                    ty: r.target.ty,
                     init_to_identity: r.init_to_identity,
+                    span: r.span,
                 })
                 .collect(),
             strategy: options.strategy,
@@ -560,8 +851,17 @@ impl Queue {
             }
         }
         for (name, r) in names.iter().zip(&reds.0) {
-            check_shorthands(&kernel.body, name, r.op)?;
+            if r.span.is_none() {
+                check_shorthands(&kernel.body, name, &r.op)?;
+            }
         }
+        let spans: Vec<(&str, &Operator)> = names
+            .iter()
+            .zip(&reds.0)
+            .filter(|(_, r)| r.span.is_some())
+            .map(|(n, r)| (n.as_str(), &r.op))
+            .collect();
+        rewrite_spans(&kernel.body, &spans)?;
         let plan = Arc::new(plan::plan(&q.caps, req)?);
         tracing::debug!(plan = %plan.summary(), device = %q.device.label(), "planned");
         Ok(Prepared {
@@ -589,13 +889,17 @@ impl Queue {
             let mut events = Vec::new();
             for (r, v) in reds.0.iter().zip(&plan.vars) {
                 if r.init_to_identity {
-                    events.push(fill_identity(q, r, v)?);
+                    fill_identity(q, r, v, &mut events)?;
                 }
             }
             return Ok(ReduceEvent {
                 events,
                 plan: Some(plan),
-                _keep: reds.0.iter().map(|r| r.mem.clone()).collect(),
+                _keep: reds
+                    .0
+                    .iter()
+                    .flat_map(|r| result_regions(r).into_iter().map(|(m, _)| m.clone()))
+                    .collect(),
             });
         }
         let compiled = match prep.compiled {
@@ -620,7 +924,14 @@ impl Queue {
         let compiled = match cached {
             Some(c) => c,
             None => {
-                let gen = codegen::generate(plan, &q.caps, names, body, params);
+                let spans: Vec<(&str, &Operator)> = names
+                    .iter()
+                    .zip(&plan.vars)
+                    .filter(|(_, v)| v.span.is_some())
+                    .map(|(n, v)| (n.as_str(), &v.op))
+                    .collect();
+                let body = rewrite_spans(body, &spans)?;
+                let gen = codegen::generate(plan, &q.caps, names, &body, params);
                 let program =
                     program::get(&q.device, &gen.source, &gen.options).map_err(|e| match e {
                         Error::Build {
@@ -690,25 +1001,30 @@ impl Queue {
         let q: &QueueInner = &self.inner;
         let mut scratch = q.scratch.lock().unwrap_or_else(|p| p.into_inner());
         let label = q.device.label();
-        // Scratch: partials per variable, the counter, and a backup slot per variable.
-        let need_parts = plan.uses(CrossAlgo::LastGroup) || plan.uses(CrossAlgo::ExtraPass);
+        // Scratch: partials per variable, the counter, and a backup of every result region.
         while scratch.partials.len() < plan.vars.len() {
             scratch.partials.push(None);
         }
         for (k, v) in plan.vars.iter().enumerate() {
-            let bytes = if need_parts {
-                plan.groups as usize * v.ty.size()
-            } else {
-                8
+            let elems = v.span.map_or(1, |s| s.len) as u64;
+            let rows = match v.span.map(|s| s.store) {
+                Some(SpanStore::GlobalPrivate) => plan.groups * plan.local as u64,
+                _ if matches!(v.cross, CrossAlgo::LastGroup | CrossAlgo::ExtraPass) => plan.groups,
+                _ => 0,
             };
+            let bytes = (rows * elems * v.acc_bytes as u64).max(8);
             let ok = scratch.partials[k]
                 .as_ref()
-                .is_some_and(|m| m.bytes >= bytes);
+                .is_some_and(|m| m.bytes as u64 >= bytes);
             if !ok {
                 // Zeroed once at allocation (kernels leave every slot at 0 again). Created from
                 // host zeros rather than filled: Oclgrind's uninitialised-value checker does not
                 // see clEnqueueFillBuffer.
-                let zeros = vec![0u8; bytes.max(8)];
+                let bytes = usize::try_from(bytes).map_err(|_| Error::InvalidRange {
+                    reason: format!("{bytes} bytes of partials exceed the address space"),
+                })?;
+                let zeros = vec![0u8; bytes];
+                scratch.partials[k] = None;
                 scratch.partials[k] = Some(launch::create_mem(
                     &q.context,
                     zeros.len(),
@@ -720,23 +1036,24 @@ impl Queue {
         if scratch.counter.is_none() {
             scratch.counter = Some(launch::create_mem(&q.context, 4, Some(&[0u8; 4]), &label)?);
         }
-        let backup_bytes = 8 * plan.vars.len();
+        let regions: Vec<(&Arc<Mem>, usize)> = reds.0.iter().flat_map(result_regions).collect();
+        let backup_bytes: usize = regions.iter().map(|(_, b)| b.next_multiple_of(8)).sum();
         if scratch
             .backup
             .as_ref()
             .is_none_or(|m| m.bytes < backup_bytes)
         {
+            scratch.backup = None;
             scratch.backup = Some(launch::create_mem(&q.context, backup_bytes, None, &label)?);
         }
         let counter = scratch.counter.as_ref().expect("counter allocated above");
         let backup = scratch.backup.as_ref().expect("backup allocated above");
 
         let mut events = Vec::new();
-        // Atomic combine into a variable under initialize_to_identity: back the value up, then
-        // set it to the identity; restored if the kernel cannot be enqueued.
         // A launch that changes a variable before a later command could still fail to enqueue
         // (initialize_to_identity filled before an atomic combine, or an extra pass after the
-        // main kernel) first backs every variable up, and puts them back if anything fails.
+        // main kernel) first backs every result region up, and puts them back if anything
+        // fails.
         let needs_backup = plan.passes > 1
             || reds
                 .0
@@ -744,20 +1061,26 @@ impl Queue {
                 .zip(&plan.vars)
                 .any(|(r, v)| v.cross == CrossAlgo::Atomic && r.init_to_identity);
         if needs_backup {
-            for (k, r) in reds.0.iter().enumerate() {
-                launch::copy(&q.queue, &r.mem, 0, backup, 8 * k, r.ty.size())?;
+            let mut off = 0;
+            for (m, b) in &regions {
+                launch::copy(&q.queue, m, 0, backup, off, *b)?;
+                off += b.next_multiple_of(8);
             }
         }
         let mut args: Vec<Arg> = Vec::new();
         let n_arg = form.size();
         args.push(Arg::Bytes(n_arg.to_le_bytes().to_vec()));
         for (k, r) in reds.0.iter().enumerate() {
-            args.push(Arg::Mem(&r.mem));
-            args.push(Arg::Mem(
-                scratch.partials[k]
-                    .as_ref()
-                    .expect("partials allocated above"),
-            ));
+            let part = scratch.partials[k]
+                .as_ref()
+                .expect("partials allocated above");
+            args.push(Arg::Mem(&r.target.mem));
+            // The index buffer of argmin/argmax; other variables never touch clr_aux.
+            args.push(match &r.index {
+                Some(ix) => Arg::Mem(&ix.mem),
+                None => Arg::Mem(part),
+            });
+            args.push(Arg::Mem(part));
         }
         args.push(Arg::Mem(counter));
         for (_, a) in &kernel.args {
@@ -770,7 +1093,7 @@ impl Queue {
         let enqueued = (|| -> Result<()> {
             for (r, v) in reds.0.iter().zip(&plan.vars) {
                 if v.cross == CrossAlgo::Atomic && r.init_to_identity {
-                    events.push(fill_identity(q, r, v)?);
+                    fill_identity(q, r, v, &mut events)?;
                 }
             }
             events.push(launch::enqueue_kernel(
@@ -804,8 +1127,10 @@ impl Queue {
                     .finish()
                     .map_err(Error::cl("clFinish"))
                     .and_then(|()| {
-                        for (k, r) in reds.0.iter().enumerate() {
-                            launch::copy(&q.queue, backup, 8 * k, &r.mem, 0, r.ty.size())?;
+                        let mut off = 0;
+                        for (m, b) in &regions {
+                            launch::copy(&q.queue, backup, off, m, 0, *b)?;
+                            off += b.next_multiple_of(8);
                         }
                         q.queue.finish().map_err(Error::cl("clFinish"))
                     });
@@ -816,7 +1141,7 @@ impl Queue {
             return Err(e);
         }
         drop(args);
-        let mut keep: Vec<Arc<Mem>> = reds.0.iter().map(|r| r.mem.clone()).collect();
+        let mut keep: Vec<Arc<Mem>> = regions.iter().map(|(m, _)| (*m).clone()).collect();
         for (_, a) in &kernel.args {
             if let ArgKind::Buffer { mem, .. } = a {
                 keep.push(mem.clone());
@@ -834,26 +1159,76 @@ impl Queue {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ops::Op;
     #[test]
     fn shorthand_checks() {
-        assert!(check_shorthands("sum += x[i];", "sum", Op::Plus).is_ok());
-        assert!(check_shorthands("sum++;", "sum", Op::Plus).is_ok());
-        assert!(check_shorthands("++sum;", "sum", Op::Plus).is_ok());
+        assert!(check_shorthands("sum += x[i];", "sum", &Op::Plus.into()).is_ok());
+        assert!(check_shorthands("sum++;", "sum", &Op::Plus.into()).is_ok());
+        assert!(check_shorthands("++sum;", "sum", &Op::Plus.into()).is_ok());
         assert!(matches!(
-            check_shorthands("lo += x[i];", "lo", Op::Minimum),
+            check_shorthands("lo += x[i];", "lo", &Op::Minimum.into()),
             Err(Error::ReducerOperator { .. })
         ));
         assert!(matches!(
-            check_shorthands("sum -= 1;", "sum", Op::Plus),
+            check_shorthands("sum -= 1;", "sum", &Op::Plus.into()),
             Err(Error::ReducerOperator { .. })
         ));
-        assert!(check_shorthands("summary += 1; combine(sum, 2);", "sum", Op::Minimum).is_ok());
-        assert!(check_shorthands("p *= x[i];", "p", Op::Multiplies).is_ok());
+        assert!(
+            check_shorthands("summary += 1; combine(sum, 2);", "sum", &Op::Minimum.into()).is_ok()
+        );
+        assert!(check_shorthands("p *= x[i];", "p", &Op::Multiplies.into()).is_ok());
         assert!(matches!(
-            check_shorthands("lo = x[i];", "lo", Op::Minimum),
+            check_shorthands("lo = x[i];", "lo", &Op::Minimum.into()),
             Err(Error::ReducerOperator { .. })
         ));
-        assert!(check_shorthands("if (lo == 3) combine(lo, 1);", "lo", Op::Minimum).is_ok());
+        assert!(
+            check_shorthands("if (lo == 3) combine(lo, 1);", "lo", &Op::Minimum.into()).is_ok()
+        );
+    }
+    #[test]
+    fn span_subscripts_are_rewritten() {
+        let plus: Operator = Op::Plus.into();
+        let min: Operator = Op::Minimum.into();
+        let r = |b: &str, op: &Operator| rewrite_spans(b, &[("hist", op)]);
+        assert_eq!(
+            r("hist[x[i] & 255] += 1;", &plus).unwrap(),
+            "hist_combine((x[i] & 255), ( 1));"
+        );
+        assert_eq!(r("hist[b]++;", &plus).unwrap(), "hist_combine((b), 1);");
+        assert_eq!(r("++hist[b];", &plus).unwrap(), "hist_combine((b), 1);");
+        assert_eq!(
+            r("combine(hist[f(a, b)], g(c, d));", &min).unwrap(),
+            "hist_combine((f(a, b)), g(c, d));"
+        );
+        assert_eq!(
+            r("hist_combine(b, v); // hist[0] = 1\nhistory += 1;", &min).unwrap(),
+            "hist_combine(b, v); // hist[0] = 1\nhistory += 1;"
+        );
+        // Line breaks inside a combined value are kept (build logs map back to the body).
+        assert_eq!(
+            r("hist[b] +=\n  x[i];", &plus).unwrap(),
+            "hist_combine((b), (\n  x[i]));"
+        );
+        assert!(matches!(
+            r("hist[b] += 1;", &min),
+            Err(Error::ReducerOperator { .. })
+        ));
+        assert!(matches!(
+            r("hist[b]--;", &plus),
+            Err(Error::ReducerOperator { .. })
+        ));
+        assert!(matches!(
+            r("y = hist[b];", &plus),
+            Err(Error::BadArgument { .. })
+        ));
+        assert!(matches!(
+            r("hist += 1;", &plus),
+            Err(Error::BadArgument { .. })
+        ));
+        assert!(matches!(
+            r("hist[b] = 1;", &plus),
+            Err(Error::BadArgument { .. })
+        ));
     }
     #[test]
     fn identifiers() {
