@@ -154,6 +154,16 @@ pub struct Workarounds {
     /// the same tree in the main phase or in the extra pass does not: the last work-group
     /// combines its values with one barrier and a serial loop instead.
     pub serial_last_group_tree: bool,
+    /// Oclgrind 21.10 keeps its runtime state (the simulated global memory, the bookkeeping of
+    /// queued commands, reference counts) without locks, and runs queued commands inside
+    /// whichever thread calls `clFinish`, a blocking read or `clWaitForEvents`. Two host
+    /// threads using one queue, or one queue each, crash the process (SIGSEGV in
+    /// `oclgrind::Memory::store`, or the abort `Context::notifyKernelBegin: Assertion
+    /// m_kernelInvocation == NULL`). clreduce runs every command of such a device (buffer
+    /// creation and release, reads, writes, fills, copies, kernel enqueues, `clFinish`) under
+    /// one process-wide lock per device, and finishes each enqueued command before releasing
+    /// it, so no command is left for an unlocked wait to run. Other devices take no lock.
+    pub serialize_device: bool,
 }
 
 /// The `-cl-std` an OpenCL C dialect needs.
@@ -456,6 +466,7 @@ pub fn translate(raw: &RawDeviceInfo) -> DeviceCaps {
         removed: Vec::new(),
         workarounds: Workarounds {
             no_restrict: raw.platform.contains("Oclgrind"),
+            serialize_device: raw.platform.contains("Oclgrind"),
             serial_last_group_tree: raw.platform.contains("Portable Computing Language")
                 && raw.driver.starts_with("3."),
         },
@@ -728,6 +739,7 @@ pub mod fixtures {
         c.local_mem_size = 32 * 1024;
         c.max_alloc = 128 << 20;
         c.workarounds.no_restrict = true;
+        c.workarounds.serialize_device = true;
         c
     }
 

@@ -4,10 +4,11 @@
 
 use crate::caps::{self, ClStd, DeviceCaps, RawDeviceInfo};
 use crate::error::{Error, Result};
+use crate::launch::Serial;
 use opencl3::context::Context;
 use opencl3::device::Device as ClDevice;
 use opencl3::platform::get_platforms;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// One OpenCL device, as found at enumeration. Cheap to clone.
 #[derive(Clone)]
@@ -22,6 +23,9 @@ pub(crate) struct DeviceInner {
     pub name: String,
     context: OnceLock<Result<Arc<Context>>>,
     caps: OnceLock<Result<DeviceCaps>>,
+    /// The process-wide command lock, used only when the device's capabilities carry
+    /// `Workarounds::serialize_device` (see [`Device::serial`]).
+    serial: Arc<Mutex<()>>,
 }
 
 impl std::fmt::Debug for Device {
@@ -67,6 +71,7 @@ pub fn devices() -> Result<&'static [Device]> {
                             name,
                             context: OnceLock::new(),
                             caps: OnceLock::new(),
+                            serial: Arc::new(Mutex::new(())),
                         }),
                     });
                 }
@@ -173,9 +178,39 @@ impl Device {
             .get_or_init(|| {
                 let raw = query(self)?;
                 let caps = caps::translate(&raw);
+                // The probe builds run under the device lock too where the device needs it.
+                let _g = caps
+                    .workarounds
+                    .serialize_device
+                    .then(|| self.inner.serial.lock().unwrap_or_else(|p| p.into_inner()));
                 probe(self, caps)
             })
             .clone()
+    }
+
+    /// The device's process-wide command lock if its capabilities carry
+    /// `Workarounds::serialize_device` (Oclgrind), else none: every queue, buffer and kernel
+    /// object on such a device runs its OpenCL calls under this one lock (`launch::Serial`).
+    pub(crate) fn serial(&self) -> Result<Serial> {
+        let on = match self.inner.caps.get() {
+            Some(Ok(c)) => c.workarounds.serialize_device,
+            _ => self.caps()?.workarounds.serialize_device,
+        };
+        Ok(Serial::new(on.then(|| self.inner.serial.clone())))
+    }
+}
+
+/// The command lock of the enumerated device with this id (see [`Device::serial`]); none for
+/// an unknown id or a device whose capabilities are not known (yet).
+pub(crate) fn serial_of(id: opencl3::types::cl_device_id) -> Serial {
+    let Some(Ok(all)) = DEVICES.get() else {
+        return Serial::default();
+    };
+    match all.iter().find(|d| d.id() == id) {
+        Some(d) if matches!(d.inner.caps.get(), Some(Ok(c)) if c.workarounds.serialize_device) => {
+            Serial::new(Some(d.inner.serial.clone()))
+        }
+        _ => Serial::default(),
     }
 }
 
@@ -355,7 +390,16 @@ fn probes(c: &DeviceCaps) -> Vec<Probe> {
             "{pragma}__kernel void p(__global {t}* g) {{ {decl} {f}((volatile __{space} atomic_{t}*){ptr}, ({t})1, memory_order_relaxed, memory_scope_work_group); }}\n"
         )
     };
-    let float_probes: [(&str, bool, &str, &str, &str, fn(&mut DeviceCaps)); 8] = [
+    /// (name, advertised, type, address space, atomic function, how to remove it)
+    type FloatProbe = (
+        &'static str,
+        bool,
+        &'static str,
+        &'static str,
+        &'static str,
+        fn(&mut DeviceCaps),
+    );
+    let float_probes: [FloatProbe; 8] = [
         (
             "fp32 global atomic add",
             a.f32_global_add,

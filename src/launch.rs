@@ -1,6 +1,10 @@
 //! Every `unsafe` OpenCL call lives here (the only other `unsafe` is the byte view of element
 //! slices in `buffer.rs`): every OpenCL call that takes raw pointers or sets kernel
 //! arguments goes through here, behind safe functions that check sizes first.
+//!
+//! On a device with `Workarounds::serialize_device` (Oclgrind) every call here that reaches the
+//! device runs under that device's process-wide lock ([`Serial`]), and each enqueued command is
+//! finished before the lock is released; see design/errors.md, "Oclgrind and threads".
 
 use crate::error::{Error, Result};
 use opencl3::command_queue::CommandQueue;
@@ -10,6 +14,88 @@ use opencl3::kernel::Kernel;
 use opencl3::program::Program;
 use opencl3::types::{cl_event, cl_mem};
 use std::ffi::c_void;
+use std::mem::ManuallyDrop;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// The process-wide command lock of a device with `Workarounds::serialize_device`, or nothing
+/// (every other device: no lock is taken, the cost is one `Option` check per call).
+///
+/// Oclgrind keeps its runtime state (simulated global memory, command bookkeeping, reference
+/// counts) without locks and runs queued commands inside whichever thread finishes or waits, so
+/// on such a device every command runs under this lock and is finished before the lock is
+/// released: afterwards nothing is queued, and `clWaitForEvents` on the returned (complete)
+/// event or a blocking read elsewhere never runs a command outside the lock.
+#[derive(Clone, Default)]
+pub(crate) struct Serial(Option<Arc<Mutex<()>>>);
+
+impl Serial {
+    /// `lock` is the device's lock when the device needs serializing, else `None`.
+    pub(crate) fn new(lock: Option<Arc<Mutex<()>>>) -> Serial {
+        Serial(lock)
+    }
+
+    /// Holds the lock (when there is one) until the guard is dropped. Poisoning is ignored:
+    /// the lock protects no data of its own.
+    pub(crate) fn hold(&self) -> Option<MutexGuard<'_, ()>> {
+        self.0
+            .as_ref()
+            .map(|m| m.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    fn is_on(&self) -> bool {
+        self.0.is_some()
+    }
+}
+
+/// A device's shared context, with the device's [`Serial`] lock. Derefs to the `Context`.
+pub(crate) struct DeviceContext {
+    context: Arc<Context>,
+    serial: Serial,
+}
+
+impl DeviceContext {
+    pub(crate) fn new(context: Arc<Context>, serial: Serial) -> DeviceContext {
+        DeviceContext { context, serial }
+    }
+}
+
+impl std::ops::Deref for DeviceContext {
+    type Target = Context;
+    fn deref(&self) -> &Context {
+        &self.context
+    }
+}
+
+/// An in-order command queue with its device's [`Serial`] lock; released under that lock.
+pub(crate) struct DeviceQueue {
+    queue: ManuallyDrop<CommandQueue>,
+    serial: Serial,
+}
+
+impl DeviceQueue {
+    /// `clFinish`, under the device lock where there is one.
+    pub(crate) fn finish(&self) -> std::result::Result<(), opencl3::error_codes::ClError> {
+        let _g = self.serial.hold();
+        self.queue.finish()
+    }
+
+    /// On a serialized device, finishes what the caller just enqueued while it still holds the
+    /// lock (a no-op elsewhere).
+    fn settle(&self) -> Result<()> {
+        if self.serial.is_on() {
+            self.queue.finish().map_err(Error::cl("clFinish"))?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for DeviceQueue {
+    fn drop(&mut self) {
+        let _g = self.serial.hold();
+        // SAFETY: `queue` is dropped exactly once, here, and never used afterwards.
+        unsafe { ManuallyDrop::drop(&mut self.queue) };
+    }
+}
 
 /// An OpenCL buffer, type-erased: a `cl_mem` released on drop. OpenCL keeps a released buffer
 /// alive until the commands that use it have finished, so dropping one while a launch is in
@@ -17,6 +103,7 @@ use std::ffi::c_void;
 pub struct Mem {
     raw: cl_mem,
     pub bytes: usize,
+    serial: Serial,
 }
 
 // SAFETY: cl_mem handles may be used from any thread (OpenCL API calls are thread-safe, except
@@ -26,6 +113,8 @@ unsafe impl Sync for Mem {}
 
 impl Drop for Mem {
     fn drop(&mut self) {
+        // Releasing the last reference frees the buffer in the device's memory.
+        let _g = self.serial.hold();
         // SAFETY: `raw` is a valid mem object this value owns one reference to.
         unsafe {
             let _ = opencl3::memory::release_mem_object(self.raw);
@@ -41,7 +130,7 @@ impl Mem {
 
 /// Creates a buffer of `bytes` bytes, copying `init` into it when given (its length must be `bytes`).
 pub(crate) fn create_mem(
-    ctx: &Context,
+    ctx: &DeviceContext,
     bytes: usize,
     init: Option<&[u8]>,
     device: &str,
@@ -59,6 +148,7 @@ pub(crate) fn create_mem(
         }
         _ => (CL_MEM_READ_WRITE, std::ptr::null_mut()),
     };
+    let guard = ctx.serial.hold();
     // SAFETY: with COPY_HOST_PTR the runtime copies `size` bytes from `ptr`, which points to
     // `bytes == size` readable bytes; otherwise ptr is null.
     let raw =
@@ -69,19 +159,29 @@ pub(crate) fn create_mem(
                 code,
             }
         })?;
-    Ok(Mem { raw, bytes: size })
+    drop(guard);
+    Ok(Mem {
+        raw,
+        bytes: size,
+        serial: ctx.serial.clone(),
+    })
 }
 
 /// Creates an in-order command queue with profiling enabled.
 pub(crate) fn create_queue(
-    ctx: &Context,
+    ctx: &DeviceContext,
     device: opencl3::types::cl_device_id,
-) -> Result<CommandQueue> {
+) -> Result<DeviceQueue> {
     const CL_QUEUE_PROFILING_ENABLE: u64 = 1 << 1;
+    let _g = ctx.serial.hold();
     // SAFETY: ctx and device are valid; clCreateCommandQueue exists on every OpenCL version
     // (deprecated, not removed, since 2.0) and gives an in-order queue.
-    unsafe { CommandQueue::create(ctx, device, CL_QUEUE_PROFILING_ENABLE) }
-        .map_err(Error::cl("clCreateCommandQueue"))
+    let queue = unsafe { CommandQueue::create(ctx, device, CL_QUEUE_PROFILING_ENABLE) }
+        .map_err(Error::cl("clCreateCommandQueue"))?;
+    Ok(DeviceQueue {
+        queue: ManuallyDrop::new(queue),
+        serial: ctx.serial.clone(),
+    })
 }
 
 fn wait_list(events: &[&Event]) -> Vec<cl_event> {
@@ -89,7 +189,7 @@ fn wait_list(events: &[&Event]) -> Vec<cl_event> {
 }
 
 /// Blocking read of `out.len()` bytes from `mem` at `offset`.
-pub(crate) fn read_bytes(q: &CommandQueue, mem: &Mem, offset: usize, out: &mut [u8]) -> Result<()> {
+pub(crate) fn read_bytes(q: &DeviceQueue, mem: &Mem, offset: usize, out: &mut [u8]) -> Result<()> {
     if offset + out.len() > mem.bytes {
         return Err(Error::LengthMismatch {
             buffer: mem.bytes,
@@ -99,11 +199,13 @@ pub(crate) fn read_bytes(q: &CommandQueue, mem: &Mem, offset: usize, out: &mut [
     if out.is_empty() {
         return Ok(());
     }
+    // Blocking: the runtime finishes the queue inside the call, under the lock.
+    let _g = q.serial.hold();
     // SAFETY: the range was checked against the buffer size; the read is blocking, so `out`
     // outlives the transfer.
     let ev = unsafe {
         opencl3::command_queue::enqueue_read_buffer(
-            q.get(),
+            q.queue.get(),
             mem.raw,
             1,
             offset,
@@ -122,7 +224,7 @@ pub(crate) fn read_bytes(q: &CommandQueue, mem: &Mem, offset: usize, out: &mut [
 }
 
 /// Blocking write of `data` into `mem` at `offset`.
-pub(crate) fn write_bytes(q: &CommandQueue, mem: &Mem, offset: usize, data: &[u8]) -> Result<()> {
+pub(crate) fn write_bytes(q: &DeviceQueue, mem: &Mem, offset: usize, data: &[u8]) -> Result<()> {
     if offset + data.len() > mem.bytes {
         return Err(Error::LengthMismatch {
             buffer: mem.bytes,
@@ -132,10 +234,11 @@ pub(crate) fn write_bytes(q: &CommandQueue, mem: &Mem, offset: usize, data: &[u8
     if data.is_empty() {
         return Ok(());
     }
+    let _g = q.serial.hold();
     // SAFETY: range checked; blocking write, so `data` outlives the transfer.
     let ev = unsafe {
         opencl3::command_queue::enqueue_write_buffer(
-            q.get(),
+            q.queue.get(),
             mem.raw,
             1,
             offset,
@@ -155,22 +258,23 @@ pub(crate) fn write_bytes(q: &CommandQueue, mem: &Mem, offset: usize, data: &[u8
 
 /// Fills `size` bytes at `offset` with a repeated `pattern`.
 pub(crate) fn fill(
-    q: &CommandQueue,
+    q: &DeviceQueue,
     mem: &Mem,
     pattern: &[u8],
     offset: usize,
     size: usize,
 ) -> Result<Event> {
-    if offset + size > mem.bytes || pattern.is_empty() || size % pattern.len() != 0 {
+    if offset + size > mem.bytes || pattern.is_empty() || !size.is_multiple_of(pattern.len()) {
         return Err(Error::LengthMismatch {
             buffer: mem.bytes,
             host: offset + size,
         });
     }
+    let _g = q.serial.hold();
     // SAFETY: range and pattern size checked; the runtime copies the pattern before returning.
     let ev = unsafe {
         opencl3::command_queue::enqueue_fill_buffer(
-            q.get(),
+            q.queue.get(),
             mem.raw,
             pattern.as_ptr() as *const c_void,
             pattern.len(),
@@ -184,12 +288,14 @@ pub(crate) fn fill(
         call: "clEnqueueFillBuffer",
         code,
     })?;
-    Ok(Event::new(ev))
+    let ev = Event::new(ev);
+    q.settle()?;
+    Ok(ev)
 }
 
 /// Device-side copy of `size` bytes.
 pub(crate) fn copy(
-    q: &CommandQueue,
+    q: &DeviceQueue,
     src: &Mem,
     src_off: usize,
     dst: &Mem,
@@ -202,10 +308,11 @@ pub(crate) fn copy(
             host: size,
         });
     }
+    let _g = q.serial.hold();
     // SAFETY: both ranges checked against the buffer sizes.
     let ev = unsafe {
         opencl3::command_queue::enqueue_copy_buffer(
-            q.get(),
+            q.queue.get(),
             src.raw,
             dst.raw,
             src_off,
@@ -219,7 +326,9 @@ pub(crate) fn copy(
         call: "clEnqueueCopyBuffer",
         code,
     })?;
-    Ok(Event::new(ev))
+    let ev = Event::new(ev);
+    q.settle()?;
+    Ok(ev)
 }
 
 /// A kernel argument, checked against nothing but its own size: the generated kernel's
@@ -237,6 +346,8 @@ pub(crate) struct Compiled {
     /// `CL_KERNEL_WORK_GROUP_SIZE` of `clr_main` on the device.
     pub kernel_wg_limit: usize,
     pool: std::sync::Mutex<Vec<(&'static str, Kernel)>>,
+    /// The device's lock: kernel objects are created and released under it.
+    serial: Serial,
 }
 
 impl Compiled {
@@ -244,14 +355,18 @@ impl Compiled {
         program: std::sync::Arc<Program>,
         device: opencl3::types::cl_device_id,
     ) -> Result<Compiled> {
+        let serial = crate::device::serial_of(device);
+        let g = serial.hold();
         let main = Kernel::create(&program, "clr_main").map_err(Error::cl("clCreateKernel"))?;
         let kernel_wg_limit = main
             .get_work_group_size(device)
             .map_err(Error::cl("clGetKernelWorkGroupInfo"))?;
+        drop(g);
         Ok(Compiled {
             program,
             kernel_wg_limit,
             pool: std::sync::Mutex::new(vec![("clr_main", main)]),
+            serial,
         })
     }
 
@@ -272,9 +387,19 @@ impl Compiled {
     }
 }
 
+impl Drop for Compiled {
+    fn drop(&mut self) {
+        let _g = self.serial.hold();
+        self.pool
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+    }
+}
+
 /// Sets a pooled kernel's arguments and enqueues it over `global` with work-groups of `local`.
 pub(crate) fn enqueue_kernel(
-    q: &CommandQueue,
+    q: &DeviceQueue,
     compiled: &Compiled,
     name: &'static str,
     args: &[Arg<'_>],
@@ -282,10 +407,15 @@ pub(crate) fn enqueue_kernel(
     local: &[usize],
     after: &[&Event],
 ) -> Result<Event> {
+    // On a serialized device: create the kernel object if needed, set its arguments, enqueue it
+    // and run it to completion, all under the device lock.
+    let _g = q.serial.hold();
     let kernel = compiled.take(name)?;
-    let r = enqueue_with(q, &kernel, args, global, local, after);
+    let r = enqueue_with(&q.queue, &kernel, args, global, local, after);
     compiled.give(name, kernel);
-    r
+    let ev = r?;
+    q.settle()?;
+    Ok(ev)
 }
 
 fn enqueue_with(

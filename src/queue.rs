@@ -5,10 +5,8 @@ use crate::buffer::Buffer;
 use crate::caps::{DeviceCaps, Mask};
 use crate::device::{self, Device};
 use crate::error::Result;
-use crate::launch::{self, Mem};
+use crate::launch::{self, DeviceContext, DeviceQueue, Mem};
 use crate::types::Element;
-use opencl3::command_queue::CommandQueue;
-use opencl3::context::Context;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -25,8 +23,10 @@ pub(crate) struct Scratch {
 
 pub(crate) struct QueueInner {
     pub device: Device,
-    pub context: Arc<Context>,
-    pub queue: CommandQueue,
+    /// The device's shared context and in-order queue, each with the device's command lock
+    /// where the device needs one (`Workarounds::serialize_device`, Oclgrind).
+    pub context: DeviceContext,
+    pub queue: DeviceQueue,
     pub caps: DeviceCaps,
     pub mask: Mask,
     pub scratch: Mutex<Scratch>,
@@ -42,7 +42,9 @@ pub(crate) struct QueueInner {
 pub(crate) const LAUNCH_CACHE_MAX: usize = 4096;
 
 /// A device plus an in-order command queue with profiling. `Send + Sync`: share it between
-/// threads freely (launches from several threads are serialized at enqueue).
+/// threads freely (launches from several threads are serialized at enqueue; on a device with
+/// `Workarounds::serialize_device`, such as Oclgrind, every command of every queue on that
+/// device runs under one process-wide lock).
 #[derive(Clone)]
 pub struct Queue {
     pub(crate) inner: Arc<QueueInner>,
@@ -75,7 +77,7 @@ impl Queue {
     /// A queue on `device` whose capabilities are narrowed by `mask` (a mask only removes).
     pub fn with_mask(device: &Device, mask: Mask) -> Result<Queue> {
         let caps = mask.apply(&device.caps()?);
-        let context = device.context()?;
+        let context = DeviceContext::new(device.context()?, device.serial()?);
         let queue = launch::create_queue(&context, device.id())?;
         Ok(Queue {
             inner: Arc::new(QueueInner {

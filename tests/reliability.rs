@@ -7,10 +7,13 @@
 //! - a long run of small reductions with host RSS and open file descriptors measured;
 //! - bad input of every kind returns its `Error` and leaves the user's result unchanged (read
 //!   back from the device after each error);
-//! - the CLI turns errors into exit code 2 and one `clreduce: error:` line (plus indented detail).
+//! - the CLI turns errors into exit code 2 and one `clreduce: error:` line (plus indented detail);
+//! - with `CLREDUCE_HUGE=1` only: reductions past 2^31 work-items and elements on the device
+//!   `CLREDUCE_DEVICE` names (about 9 GB of device memory; meant for a large GPU).
 //!
-//! Runs on every device except the simulator (Oclgrind is slow, and aborts when two threads run
-//! kernels at once, which this binary's tests do); each skip is printed as `SKIP <device>: <reason>`.
+//! Runs on every device except the simulator (Oclgrind is too slow for these counts, and clreduce
+//! serializes its commands process-wide; `tests/device.rs::oclgrind_queue_from_two_threads`
+//! covers its threads); each skip is printed as `SKIP <device>: <reason>`.
 //!
 //! Tests of this binary run in parallel except those that measure process-wide figures (the
 //! compile counter, RSS, file descriptors), which hold `GATE` exclusively.
@@ -64,7 +67,7 @@ fn fast_devices(test: &str) -> Vec<Device> {
     for d in all {
         if d.is_simulator() {
             eprintln!(
-                "SKIP {}: {test}: simulator (slow, and it aborts when two threads run kernels at once)",
+                "SKIP {}: {test}: simulator (too slow here; its threads are tested in device.rs)",
                 short(d)
             );
         } else {
@@ -1103,6 +1106,195 @@ fn allocation_failure() {
         }
         queue_still_works(q, "allocation failure");
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// More than 2^31 elements (CLREDUCE_HUGE=1)
+
+/// 2^31: indices at and past it do not fit a signed 32-bit `int`.
+const TWO_31: u64 = 1 << 31;
+
+/// `CLREDUCE_HUGE_N` replaces both sizes of `huge_reductions_past_2_pow_31` (a dry run of its
+/// logic on a small device); otherwise the sizes are the real ones, past 2^31.
+fn huge_n(real: u64) -> u64 {
+    std::env::var("CLREDUCE_HUGE_N")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(real)
+}
+
+/// Reductions past 2^31 work-items and elements, on the device `CLREDUCE_DEVICE` names (else
+/// the default one). Runs only with `CLREDUCE_HUGE=1`: it needs a device with about 9 GB of
+/// buffer memory and a fast one (run on an NVIDIA H200 through `scripts/gpu.sh`); the host
+/// allocates next to nothing.
+///
+/// (a) A range of 2^31 + 12345 work-items, and an nd_range of 2^31 + 12288 (local 256), whose
+///     body needs no buffer: `sum += (ulong)(i & 7)` into a u64 variable that starts at 1000,
+///     checked exactly against the closed form.
+/// (b) A u32 buffer of 2^31 + 777 elements, filled on the device by a first launch
+///     (`x[i] = 1000 + i % 65521`, which also counts its work-items), with a minimum (7) and a
+///     maximum (4000000123) planted past index 2^31 through `Buffer::write`; then its u64 sum
+///     alone, and sum, min and max as three variables of one launch, all checked exactly.
+#[test]
+fn huge_reductions_past_2_pow_31() {
+    if std::env::var("CLREDUCE_HUGE").as_deref() != Ok("1") {
+        eprintln!(
+            "SKIP huge_reductions_past_2_pow_31: reductions over more than 2^31 elements need \
+             about 9 GB of device memory; set CLREDUCE_HUGE=1 to run them"
+        );
+        return;
+    }
+    // Alone: it fills most of a device's memory and takes the device for a while.
+    let _g = exclusive();
+    let d = clreduce::device::select(None).expect("CLREDUCE_DEVICE or a default device");
+    let q = Queue::with_mask(&d, Mask::default()).expect("queue");
+    let dev = short(&d);
+    if std::env::var_os("CLREDUCE_HUGE_N").is_some() {
+        eprintln!(
+            "{dev}: CLREDUCE_HUGE_N is set: a dry run with n = {}",
+            huge_n(0)
+        );
+    }
+    let t0 = Instant::now();
+    huge_range_without_buffer(&q, &dev);
+    huge_u32_buffer(&q, &dev);
+    eprintln!(
+        "{dev}: huge_reductions_past_2_pow_31 passed in {:.1} s",
+        t0.elapsed().as_secs_f64()
+    );
+}
+
+/// Sum of `i & 7` over `0..n`.
+fn sum_low3(n: u64) -> u64 {
+    let r = n % 8;
+    n / 8 * 28 + r * r.saturating_sub(1) / 2
+}
+
+fn huge_range_without_buffer(q: &Queue, dev: &str) {
+    let n = huge_n(TWO_31 + 12345);
+    let global = n / 256 * 256;
+    let forms: [(Form, u64); 2] = [
+        (Range::new(n).into(), n),
+        (NdRange::new(global, 256).into(), global),
+    ];
+    for (form, items) in forms {
+        let t = Instant::now();
+        let res = q.buffer_from(&[1000u64]).unwrap();
+        let ev = q
+            .parallel_for_reduce_with(
+                form,
+                reduction(&res, Op::Plus),
+                Kernel::new("sum += (ulong)(i & 7);"),
+                Options::default(),
+            )
+            .unwrap_or_else(|e| panic!("{dev}: {form:?}: {e}"));
+        let got = res.get(0).unwrap();
+        let want = 1000 + sum_low3(items);
+        eprintln!(
+            "{dev}: {form:?}: sum of (i & 7) = {got} (want {want}), {:.2} s, device {:.1} ms; plan: {}",
+            t.elapsed().as_secs_f64(),
+            ev.device_time_ns().unwrap_or(0) as f64 / 1e6,
+            ev.plan()
+                .map(|p| p.to_string().lines().take(2).collect::<Vec<_>>().join(";"))
+                .unwrap_or_default()
+        );
+        assert_eq!(got, want, "{dev}: {form:?}");
+    }
+}
+
+fn huge_u32_buffer(q: &Queue, dev: &str) {
+    const PERIOD: u64 = 65521;
+    const BASE: u64 = 1000;
+    const LOW: u32 = 7;
+    const HIGH: u32 = 4_000_000_123;
+    let n = huge_n(TWO_31 + 777);
+    let (lo_at, hi_at) = (n - 5, n - 3);
+    let bytes = n * 4;
+    let caps = q.caps();
+    if caps.max_alloc < bytes || caps.global_mem_size < bytes {
+        eprintln!(
+            "SKIP {dev} huge u32 buffer: {bytes} bytes, but the device allows {} per buffer and has {}",
+            caps.max_alloc, caps.global_mem_size
+        );
+        return;
+    }
+    let t = Instant::now();
+    let x = q.buffer::<u32>(n as usize).unwrap();
+    // The fill: a launch whose body writes x and counts its work-items.
+    let count = q.buffer_from(&[0u64]).unwrap();
+    q.parallel_for_reduce_with(
+        Range::new(n),
+        reduction(&count, Op::Plus),
+        Kernel::new("x[i] = 1000u + (uint)((ulong)i % 65521ul); sum += 1;").arg_mut("x", &x),
+        Options::default(),
+    )
+    .unwrap_or_else(|e| panic!("{dev}: fill: {e}"));
+    assert_eq!(count.get(0).unwrap(), n, "{dev}: work-items of the fill");
+    let value = |i: u64| (BASE + i % PERIOD) as u32;
+    // Spot checks of the fill on both sides of 2^31 (and the end).
+    for i in [0, 1, n / 2, n.min(TWO_31) - 1, n - 1]
+        .into_iter()
+        .chain((n > TWO_31).then_some(TWO_31))
+    {
+        assert_eq!(x.get(i as usize).unwrap(), value(i), "{dev}: x[{i}]");
+    }
+    x.write(lo_at as usize, &[LOW]).unwrap();
+    x.write(hi_at as usize, &[HIGH]).unwrap();
+    let (full, rest) = (n / PERIOD, n % PERIOD);
+    let want_sum =
+        BASE * n + full * (PERIOD * (PERIOD - 1) / 2) + rest * rest.saturating_sub(1) / 2
+            - value(lo_at) as u64
+            - value(hi_at) as u64
+            + LOW as u64
+            + HIGH as u64;
+    eprintln!(
+        "{dev}: u32 buffer of {n} elements filled in {:.2} s",
+        t.elapsed().as_secs_f64()
+    );
+
+    // The sum alone.
+    let t = Instant::now();
+    let sum = q.buffer_from(&[0u64]).unwrap();
+    let ev = q
+        .parallel_for_reduce_with(
+            Range::new(n),
+            reduction(&sum, Op::Plus).initialize_to_identity(),
+            Kernel::new("sum += x[i];").arg("x", &x),
+            Options::default(),
+        )
+        .unwrap_or_else(|e| panic!("{dev}: sum: {e}"));
+    let got = sum.get(0).unwrap();
+    eprintln!(
+        "{dev}: u64 sum of {n} u32 = {got} (want {want_sum}), {:.2} s, device {:.1} ms",
+        t.elapsed().as_secs_f64(),
+        ev.device_time_ns().unwrap_or(0) as f64 / 1e6
+    );
+    assert_eq!(got, want_sum, "{dev}: u64 sum of the u32 buffer");
+
+    // Sum, min and max as three variables of one launch.
+    let t = Instant::now();
+    let sum = q.buffer_from(&[5u64]).unwrap();
+    let lo = q.buffer_from(&[u32::MAX]).unwrap();
+    let hi = q.buffer_from(&[0u32]).unwrap();
+    let ev = q
+        .parallel_for_reduce_with(
+            Range::new(n),
+            (
+                reduction(&sum, Op::Plus),
+                reduction(&lo, Op::Minimum).name("lo"),
+                reduction(&hi, Op::Maximum).name("hi"),
+            ),
+            Kernel::new("uint v = x[i]; sum += v; combine(lo, v); combine(hi, v);").arg("x", &x),
+            Options::default(),
+        )
+        .unwrap_or_else(|e| panic!("{dev}: sum, min and max: {e}"));
+    let got = (sum.get(0).unwrap(), lo.get(0).unwrap(), hi.get(0).unwrap());
+    eprintln!(
+        "{dev}: sum, min, max of {n} u32 = {got:?}, {:.2} s, device {:.1} ms",
+        t.elapsed().as_secs_f64(),
+        ev.device_time_ns().unwrap_or(0) as f64 / 1e6
+    );
+    assert_eq!(got, (5 + want_sum, LOW, HIGH), "{dev}: sum, min and max");
 }
 
 // ---------------------------------------------------------------------------------------------
