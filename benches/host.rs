@@ -7,13 +7,14 @@
 //!   cargo bench --bench host
 
 use clreduce::caps::{fixtures, DeviceKind};
-use clreduce::plan::{self, Determinism, FormRequest, Request, Strategy, VarRequest};
+use clreduce::plan::{self, Determinism, FormRequest, Request, Shape, Strategy, VarRequest};
 use clreduce::{devices, reduction, ElemType, Kernel, Mask, Op, Options, Queue, Range};
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 
 fn request(vars: &[Op], n: u64) -> Request {
     Request {
         form: FormRequest::Range { n },
+        shape: Shape::linear(n, 1),
         vars: vars
             .iter()
             .map(|&op| VarRequest::new(op, ElemType::F32))

@@ -48,7 +48,7 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global uint* clr_counter C
 #if CLR_FORM == CLR_FORM_ND
     {
         // nd_range: one call per work-item, exactly the user's geometry.
-        const CLR_IDX i = (CLR_IDX)get_global_id(0);
+        const CLR_IDX i = (CLR_IDX)clr_linear_id();
         CLR_CALL(i, 0);
     }
 #elif CLR_ORDER == CLR_ORDER_GRID

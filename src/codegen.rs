@@ -12,6 +12,7 @@ use crate::types::ElemType;
 pub(crate) const COMMON_CL: &str = include_str!("../kernels/common.cl");
 pub(crate) const VAR_CL: &str = include_str!("../kernels/var.cl");
 pub(crate) const REDUCE_CL: &str = include_str!("../kernels/reduce.cl");
+pub(crate) const ITEM_CL: &str = include_str!("../kernels/item.cl");
 
 /// The kernel source `name` (`common.cl`, `var.cl`, `reduce.cl`): the embedded copy, or the file
 /// of that name in the directory `CLREDUCE_KERNELS` when that variable is set (kernel
@@ -91,6 +92,15 @@ pub(crate) fn options(plan: &Plan, caps: &DeviceCaps) -> String {
         .into(),
     );
     d("CLR_UNROLL", plan.unroll.to_string());
+    d("CLR_RANK", plan.shape.rank.to_string());
+    if plan.shape.rank > 1 {
+        // Multi-dimensional ids need the extents at compile time (a rank-1 launch does not, so
+        // its program serves every n).
+        for k in 0..3 {
+            d(&format!("CLR_E{k}"), format!("{}UL", plan.shape.global[k]));
+            d(&format!("CLR_L{k}"), format!("{}UL", plan.shape.local[k]));
+        }
+    }
     d("CLR_C11", (plan.c11_atomics as u8).to_string());
     d(
         "CLR_HAS_LAST",
@@ -144,6 +154,28 @@ pub(crate) fn options(plan: &Plan, caps: &DeviceCaps) -> String {
         );
     }
     o.join(" ")
+}
+
+/// OpenCL's id functions as a multi-dimensional nd_range body sees them (kernels/item.cl).
+const ND_IDS: [(&str, &str); 9] = [
+    ("get_global_id(d)", "clr_global_id(d)"),
+    ("get_local_id(d)", "clr_local_id(d)"),
+    ("get_group_id(d)", "clr_group_id(d)"),
+    ("get_global_size(d)", "clr_global_size(d)"),
+    ("get_local_size(d)", "clr_local_size(d)"),
+    ("get_num_groups(d)", "clr_num_groups(d)"),
+    ("get_global_linear_id()", "((size_t)i)"),
+    ("get_local_linear_id()", "clr_local_linear_id()"),
+    ("get_work_dim()", "CLR_RANK"),
+];
+
+/// Whether `word` occurs in `body` as a whole identifier.
+pub(crate) fn mentions(body: &str, word: &str) -> bool {
+    let b = body.as_bytes();
+    let is_word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    body.match_indices(word).any(|(p, _)| {
+        (p == 0 || !is_word(b[p - 1])) && b.get(p + word.len()).is_none_or(|&c| !is_word(c))
+    })
 }
 
 /// The accumulator type of variable `k`: its element type, or a struct generated in the source.
@@ -269,6 +301,7 @@ pub(crate) fn generate(
         s.push_str(&var_cl);
         s.push_str("#undef CLR_V\n");
     }
+    s.push_str(&kernel_source("item.cl", ITEM_CL));
     // Generated glue.
     let restrict = if caps.workarounds.no_restrict {
         ""
@@ -328,13 +361,29 @@ pub(crate) fn generate(
     for (k, (name, v)) in names.iter().zip(&plan.vars).enumerate() {
         s.push_str(&reducer_macros(k, v, name));
     }
+    let nd_multi = plan.shape.rank > 1 && matches!(plan.form, FormRequest::NdRange { .. });
+    if nd_multi {
+        // The body sees the user's dimensions (kernels/item.cl maps the 1-D launch).
+        for (f, to) in ND_IDS {
+            s.push_str(&format!("#define {f} {to}\n"));
+        }
+    }
     s.push_str("{\n");
+    if mentions(body, "item") {
+        s.push_str("const clr_item item = clr_make_item((ulong)i, (ulong)n);\n");
+    }
     let body_first_line = s.lines().count() + 1;
     s.push_str(body);
     if !body.ends_with('\n') {
         s.push('\n');
     }
     s.push_str("}\n");
+    if nd_multi {
+        for (f, _) in ND_IDS {
+            let name = &f[..f.find('(').unwrap_or(f.len())];
+            s.push_str(&format!("#undef {name}\n"));
+        }
+    }
     for (name, v) in names.iter().zip(&plan.vars) {
         if v.span.is_none() && v.shape == AccShape::Plain {
             s.push_str(&format!("#undef {name}\n"));

@@ -212,6 +212,37 @@ pub enum FormRequest {
     NdRange { global: u64, local: usize },
 }
 
+/// The shape of the iteration space in 1, 2 or 3 dimensions (SYCL's `range<Dims>`): the planner
+/// works on the linear sizes in [`FormRequest`]; the shape only changes how a linear id maps to
+/// the body's `item` and, in the nd_range form, to `get_global_id(d)` and friends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct Shape {
+    /// 1, 2 or 3.
+    pub rank: usize,
+    /// Global extent per dimension (1 beyond the rank).
+    pub global: [u64; 3],
+    /// Work-group extent per dimension in the nd_range form (1 beyond the rank; all 1 in the
+    /// range form).
+    pub local: [usize; 3],
+}
+
+impl Shape {
+    /// A 1-D shape of `n` (work-groups of `local`).
+    pub fn linear(n: u64, local: usize) -> Shape {
+        Shape {
+            rank: 1,
+            global: [n, 1, 1],
+            local: [local, 1, 1],
+        }
+    }
+}
+
+impl Default for Shape {
+    fn default() -> Shape {
+        Shape::linear(0, 1)
+    }
+}
+
 /// One reduction variable as the planner sees it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct VarRequest {
@@ -240,6 +271,8 @@ impl VarRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct Request {
     pub form: FormRequest,
+    /// The 1-, 2- or 3-D shape; `rank == 1` for linear launches.
+    pub shape: Shape,
     pub vars: Vec<VarRequest>,
     pub strategy: Strategy,
     pub determinism: Determinism,
@@ -399,6 +432,7 @@ pub enum IndexOrder {
 pub struct Plan {
     pub device: String,
     pub form: FormRequest,
+    pub shape: Shape,
     /// Work-group size.
     pub local: usize,
     /// Number of work-groups of the main kernel.
@@ -450,6 +484,20 @@ impl fmt::Display for Plan {
             FormRequest::NdRange { global, local } => {
                 format!("nd_range global={global} local={local}")
             }
+        };
+        let form = if self.shape.rank > 1 {
+            let r = self.shape.rank;
+            format!(
+                "{form} (shape {:?}{})",
+                &self.shape.global[..r],
+                if matches!(self.form, FormRequest::NdRange { .. }) {
+                    format!(" local {:?}", &self.shape.local[..r])
+                } else {
+                    String::new()
+                }
+            )
+        } else {
+            form
         };
         writeln!(f, "plan on {}: {form}", self.device)?;
         writeln!(
@@ -1239,6 +1287,7 @@ pub fn plan(caps: &DeviceCaps, req: &Request) -> Result<Plan> {
     Ok(Plan {
         device: caps.label(),
         form: req.form,
+        shape: req.shape,
         local,
         groups,
         items_per_work_item: per_item,
@@ -1286,6 +1335,7 @@ mod tests {
     fn req(form: FormRequest, op: Op, ty: ElemType) -> Request {
         Request {
             form,
+            shape: Shape::default(),
             vars: vec![VarRequest::new(op, ty)],
             strategy: Strategy::AUTO,
             determinism: Determinism::Deterministic,

@@ -47,7 +47,13 @@ pub(crate) fn get(device: &Device, source: &str, options: &str) -> Result<Arc<Pr
         return Ok(p.clone());
     }
     let ctx = device.context()?;
+    // Oclgrind compiles in one compiler context per device: no build while another thread's
+    // command or build runs (Workarounds::serialize_device). Not in build_uncached: the probes
+    // call it with the lock already held.
+    let serial = device.serial()?;
+    let held = serial.hold();
     let program = Arc::new(build_uncached(device, &ctx, source, options)?);
+    drop(held);
     BUILDS.fetch_add(1, Ordering::Relaxed);
     tracing::debug!(device = %device.label(), options, "program compiled");
     *guard = Some(program.clone());

@@ -5,38 +5,125 @@ use crate::buffer::{AnyBuffer, Buffer};
 use crate::codegen::{self, ParamKind};
 use crate::error::{Error, Result};
 use crate::launch::{self, Arg, Mem};
+use crate::ops::Op;
 use crate::ops::Operator;
 use crate::plan::{
-    self, CrossAlgo, Determinism, FormRequest, Plan, Request, SpanStore, Strategy, VarRequest,
+    self, CrossAlgo, Determinism, FormRequest, Plan, Request, Shape, SpanStore, Strategy,
+    VarRequest,
 };
 use crate::program;
 use crate::queue::{Queue, QueueInner};
-use crate::types::{ElemType, Value};
+use crate::types::{ElemType, Element, Value};
 use opencl3::event::Event;
 use std::sync::Arc;
 
-/// A SYCL `range`: `n` work-items, each with an id `i` in `0..n`; clreduce picks the geometry.
+/// A SYCL `range` in 1, 2 or 3 dimensions: `n` work-items (the product of the extents), each
+/// with a linear id `i` in `0..n` and, through `item`, its id per dimension (row-major: the
+/// last dimension varies fastest, as in SYCL); clreduce picks the geometry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Range {
+    /// Total work-items (read-only: build ranges with the constructors).
     pub n: u64,
+    shape: Shape,
 }
 
 impl Range {
     pub fn new(n: u64) -> Range {
-        Range { n }
+        Range {
+            n,
+            shape: Shape::linear(n, 1),
+        }
+    }
+    /// `range<2>(a, b)`.
+    pub fn new_2d(a: u64, b: u64) -> Range {
+        Range::dims(&[a, b])
+    }
+    /// `range<3>(a, b, c)`.
+    pub fn new_3d(a: u64, b: u64, c: u64) -> Range {
+        Range::dims(&[a, b, c])
+    }
+    fn dims(e: &[u64]) -> Range {
+        let mut global = [1u64; 3];
+        global[..e.len()].copy_from_slice(e);
+        Range {
+            n: e.iter().product(),
+            shape: Shape {
+                rank: e.len(),
+                global,
+                local: [1; 3],
+            },
+        }
+    }
+    /// The extents, one per dimension.
+    pub fn extents(&self) -> &[u64] {
+        &self.shape.global[..self.shape.rank]
     }
 }
 
-/// A SYCL `nd_range`: a global size and a work-group (local) size, 1-D.
+impl From<u64> for Range {
+    fn from(n: u64) -> Range {
+        Range::new(n)
+    }
+}
+impl From<[u64; 2]> for Range {
+    fn from(e: [u64; 2]) -> Range {
+        Range::dims(&e)
+    }
+}
+impl From<[u64; 3]> for Range {
+    fn from(e: [u64; 3]) -> Range {
+        Range::dims(&e)
+    }
+}
+
+/// A SYCL `nd_range` in 1, 2 or 3 dimensions: a global and a work-group (local) extent per
+/// dimension. The body sees OpenCL's `get_global_id(d)`, `get_local_id(d)`, `get_group_id(d)`,
+/// `get_global_size(d)`, `get_local_size(d)`, `get_num_groups(d)` with the user's dimensions
+/// (clreduce launches the equivalent 1-D geometry and maps the ids).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NdRange {
+    /// Total work-items.
     pub global: u64,
+    /// Work-items per work-group.
     pub local: usize,
+    shape: Shape,
 }
 
 impl NdRange {
     pub fn new(global: u64, local: usize) -> NdRange {
-        NdRange { global, local }
+        NdRange {
+            global,
+            local,
+            shape: Shape::linear(global, local),
+        }
+    }
+    /// `nd_range<2>(range<2>(g0, g1), range<2>(l0, l1))`.
+    pub fn new_2d(global: [u64; 2], local: [usize; 2]) -> NdRange {
+        NdRange::dims(&global, &local)
+    }
+    /// `nd_range<3>(...)`.
+    pub fn new_3d(global: [u64; 3], local: [usize; 3]) -> NdRange {
+        NdRange::dims(&global, &local)
+    }
+    fn dims(g: &[u64], l: &[usize]) -> NdRange {
+        let mut shape = Shape {
+            rank: g.len(),
+            global: [1; 3],
+            local: [1; 3],
+        };
+        shape.global[..g.len()].copy_from_slice(g);
+        shape.local[..l.len()].copy_from_slice(l);
+        NdRange {
+            global: g.iter().product(),
+            local: l.iter().product(),
+            shape,
+        }
+    }
+    pub fn global_extents(&self) -> &[u64] {
+        &self.shape.global[..self.shape.rank]
+    }
+    pub fn local_extents(&self) -> &[usize] {
+        &self.shape.local[..self.shape.rank]
     }
 }
 
@@ -57,6 +144,21 @@ impl From<NdRange> for Form {
         Form::NdRange(r)
     }
 }
+impl From<u64> for Form {
+    fn from(n: u64) -> Form {
+        Form::Range(Range::new(n))
+    }
+}
+impl From<[u64; 2]> for Form {
+    fn from(e: [u64; 2]) -> Form {
+        Form::Range(e.into())
+    }
+}
+impl From<[u64; 3]> for Form {
+    fn from(e: [u64; 3]) -> Form {
+        Form::Range(e.into())
+    }
+}
 
 impl Form {
     fn request(&self) -> FormRequest {
@@ -67,6 +169,34 @@ impl Form {
                 local: r.local,
             },
         }
+    }
+    fn shape(&self) -> Shape {
+        match *self {
+            Form::Range(r) => r.shape,
+            Form::NdRange(r) => r.shape,
+        }
+    }
+    /// Per-dimension checks of an nd_range (the planner sees only the linear sizes).
+    fn validate(&self) -> Result<()> {
+        let Form::NdRange(r) = *self else {
+            return Ok(());
+        };
+        let sh = r.shape;
+        if sh.rank > 1 {
+            let (g, l) = (&sh.global[..sh.rank], &sh.local[..sh.rank]);
+            if l.contains(&0) {
+                return Err(Error::InvalidRange {
+                    reason: format!("local size {l:?} has a zero extent"),
+                });
+            }
+            if g.iter().zip(l).any(|(&g, &l)| g % l as u64 != 0) {
+                return Err(Error::NdRangeNotDivisible {
+                    global: g.iter().map(|&x| x as usize).collect(),
+                    local: l.to_vec(),
+                });
+            }
+        }
+        Ok(())
     }
     fn size(&self) -> u64 {
         match *self {
@@ -339,7 +469,7 @@ impl ReduceEvent {
     }
 }
 
-const RESERVED: [&str; 2] = ["i", "n"];
+const RESERVED: [&str; 3] = ["i", "n", "item"];
 
 /// Sets a reduction variable (every span element; and the index of argmin/argmax, to
 /// u64::MAX) to its op's identity (initialize_to_identity).
@@ -627,6 +757,109 @@ pub(crate) struct Launchable {
     compiled: Arc<launch::Compiled>,
 }
 
+/// Shortcuts on the queue that take reductions directly (seed 003 missing feature 1), in the
+/// style of the main call: `parallel_for` is SYCL's spelling of `parallel_for_reduce`, and the
+/// whole-buffer reductions need no body at all.
+impl Queue {
+    /// SYCL's `queue::parallel_for(range, reductions..., kernel)`: the same as
+    /// [`Queue::parallel_for_reduce`].
+    pub fn parallel_for(
+        &self,
+        range: impl Into<Form>,
+        reductions: impl Into<Reductions>,
+        kernel: Kernel,
+    ) -> Result<ReduceEvent> {
+        self.parallel_for_reduce(range, reductions, kernel)
+    }
+
+    /// Reduces every element of `input` with `op` (a built-in [`Op`](crate::Op) or a
+    /// [`CustomOp`](crate::CustomOp), identity-less ones included) and waits for the result.
+    /// An empty buffer gives the identity, or an error for an identity-less op.
+    pub fn reduce<T: Element>(&self, input: &Buffer<T>, op: impl Into<Operator>) -> Result<T> {
+        let op = op.into();
+        if op.is_arg() {
+            return Err(Error::BadArgument {
+                name: op.to_string(),
+                problem: format!("returns a (value, index) pair: use Queue::{op}"),
+            });
+        }
+        let n = input.len() as u64;
+        let out = self.buffer::<T>(1)?;
+        let r = reduction(&out, op.clone()).name("r");
+        if op.identity(T::TYPE).is_some() {
+            self.parallel_for_reduce(
+                Range::new(n),
+                r.initialize_to_identity(),
+                Kernel::new("combine(r, x[i]);").arg("x", input),
+            )?;
+        } else {
+            // No identity: the first element is the initial value, the rest are combined.
+            if n == 0 {
+                return Err(Error::InvalidRange {
+                    reason: format!(
+                        "an identity-less reduction ({op}) of an empty buffer has no value"
+                    ),
+                });
+            }
+            launch::copy(
+                &self.inner.queue,
+                &input.mem,
+                0,
+                &out.mem,
+                0,
+                T::TYPE.size(),
+            )?;
+            self.parallel_for_reduce(
+                Range::new(n - 1),
+                r,
+                Kernel::new("combine(r, x[i + 1]);").arg("x", input),
+            )?;
+        }
+        out.get(0)
+    }
+
+    /// The sum of every element of `input`.
+    pub fn sum<T: Element>(&self, input: &Buffer<T>) -> Result<T> {
+        self.reduce(input, Op::Plus)
+    }
+    /// The smallest element of `input` (the type's maximum, or +inf, when empty).
+    pub fn min<T: Element>(&self, input: &Buffer<T>) -> Result<T> {
+        self.reduce(input, Op::Minimum)
+    }
+    /// The largest element of `input` (the type's minimum, or -inf, when empty).
+    pub fn max<T: Element>(&self, input: &Buffer<T>) -> Result<T> {
+        self.reduce(input, Op::Maximum)
+    }
+    /// The smallest element of `input` and its index (the lowest among equal values), or
+    /// `None` when `input` is empty.
+    pub fn argmin<T: Element>(&self, input: &Buffer<T>) -> Result<Option<(T, u64)>> {
+        self.arg(input, false)
+    }
+    /// The largest element of `input` and its index (the lowest among equal values), or
+    /// `None` when `input` is empty.
+    pub fn argmax<T: Element>(&self, input: &Buffer<T>) -> Result<Option<(T, u64)>> {
+        self.arg(input, true)
+    }
+    fn arg<T: Element>(&self, input: &Buffer<T>, max: bool) -> Result<Option<(T, u64)>> {
+        if input.is_empty() {
+            return Ok(None);
+        }
+        let v = self.buffer::<T>(1)?;
+        let ix = self.buffer::<u64>(1)?;
+        let r = if max {
+            reduction_argmax(&v, &ix)
+        } else {
+            reduction_argmin(&v, &ix)
+        };
+        self.parallel_for_reduce(
+            Range::new(input.len() as u64),
+            r.name("r").initialize_to_identity(),
+            Kernel::new("combine(r, x[i], i);").arg("x", input),
+        )?;
+        Ok(Some((v.get(0)?, ix.get(0)?)))
+    }
+}
+
 impl Queue {
     /// Runs `kernel` over `range` with `reductions`, with the strategy from `CLREDUCE_STRATEGY`
     /// (else automatic) and deterministic floating point.
@@ -791,8 +1024,10 @@ impl Queue {
                 }
             }
         }
+        form.validate()?;
         let req = Request {
             form: form.request(),
+            shape: form.shape(),
             vars: reds
                 .0
                 .iter()
@@ -837,7 +1072,7 @@ impl Queue {
                 || n.starts_with("CLR_")
                 || n.as_str() == "combine"
             {
-                Some("reserved (i, n, combine and clr_* are clreduce's)".to_string())
+                Some("reserved (i, n, item, combine and clr_* are clreduce's)".to_string())
             } else if all[..idx].contains(n) {
                 Some("bound twice (argument and reducer names must be unique)".to_string())
             } else {

@@ -595,3 +595,175 @@ fn planner_refusals_name_the_reason() {
     assert_eq!(h.to_vec().unwrap(), vec![0u32; 4]);
     assert_eq!(b.get(0).unwrap(), 0);
 }
+
+/// 2-D and 3-D ranges: `item` gives the id per dimension (row-major) and the range; the
+/// linear id `i` matches; nd_range bodies see OpenCL's id functions in the user's dimensions.
+#[test]
+fn multi_dimensional_ranges_and_item() {
+    let mut t = Tally::new("ranges");
+    for q in queues() {
+        let d = q.device();
+        let dev = short(d);
+        let _sim = sim_lock(d);
+        let cases: Vec<(Form, &str)> = vec![
+            (Range::new_2d(37, 53).into(), "range 37x53"),
+            (Range::new_3d(5, 7, 11).into(), "range 5x7x11"),
+            ([3u64, 1000].into(), "range [3, 1000]"),
+            (Range::new(1001).into(), "range 1001 (1-D item)"),
+            (NdRange::new_2d([12, 40], [4, 8]).into(), "nd 12x40 / 4x8"),
+            (
+                NdRange::new_3d([4, 6, 10], [2, 3, 5]).into(),
+                "nd 4x6x10 / 2x3x5",
+            ),
+            (NdRange::new_2d([64, 3], [32, 1]).into(), "nd 64x3 / 32x1"),
+        ];
+        for (form, name) in cases {
+            t.record(&dev, name, dims_case(q, form));
+        }
+        // Per-dimension divisibility, even when the totals divide.
+        let b = q.buffer_from(&[0u64]).unwrap();
+        let e = q
+            .parallel_for_reduce_with(
+                NdRange::new_2d([6, 4], [4, 6]),
+                reduction(&b, Op::Plus),
+                Kernel::new("sum += 1;"),
+                Options::default(),
+            )
+            .err();
+        match e {
+            Some(Error::NdRangeNotDivisible { .. }) => t.pass(&dev),
+            other => t.fail(
+                &dev,
+                "nd 6x4 / 4x6",
+                &format!("expected NdRangeNotDivisible, got {other:?}"),
+            ),
+        }
+    }
+    t.finish();
+}
+
+fn dims_case(q: &Queue, form: Form) -> Outcome {
+    let (g, l, nd): (Vec<u64>, Vec<u64>, bool) = match form {
+        Form::Range(r) => (r.extents().to_vec(), vec![1; r.extents().len()], false),
+        Form::NdRange(r) => (
+            r.global_extents().to_vec(),
+            r.local_extents().iter().map(|&x| x as u64).collect(),
+            true,
+        ),
+    };
+    let rank = g.len();
+    let mut e = [1u64; 3];
+    e[..rank].copy_from_slice(&g);
+    // sum of a weighted id, the max of each range entry, and a count of linear-id mismatches.
+    let s = dev!(q.buffer_from(&[0u64]));
+    let rmax = dev!(q.buffer_from(&[0u64]));
+    let bad = dev!(q.buffer_from(&[0u64]));
+    let mut body = String::from(
+        "sum += item.id[0] * 1000000 + item.id[1] * 1000 + item.id[2];\n\
+         combine(rmax, item.range[0] * 10000 + item.range[1] * 100 + item.range[2] + item.dims * 1000000000);\n\
+         bad += (item.linear_id != (ulong)i) + ((ulong)i != (item.id[0] * item.range[1] + item.id[1]) * item.range[2] + item.id[2]);\n",
+    );
+    if nd {
+        // OpenCL's id functions in the user's dimensions agree with item and with each other.
+        body.push_str(
+            "for (uint d = 0; d < 3; ++d) {\n\
+               bad += get_global_id(d) != item.id[d];\n\
+               bad += get_global_id(d) != get_group_id(d) * get_local_size(d) + get_local_id(d);\n\
+               bad += get_global_size(d) != item.range[d];\n\
+               bad += get_num_groups(d) * get_local_size(d) != get_global_size(d);\n\
+               bad += get_local_id(d) >= get_local_size(d);\n\
+             }\n\
+             bad += get_work_dim() != item.dims;\n\
+             bad += get_global_linear_id() != i;\n",
+        );
+    }
+    let reds = vec![
+        reduction(&s, Op::Plus).name("sum"),
+        reduction(&rmax, Op::Maximum).name("rmax"),
+        reduction(&bad, Op::Plus).name("bad"),
+    ];
+    tri!(launch(q, form, reds, Kernel::new(&body), Strategy::AUTO));
+    let mut expect = 0u64;
+    for a in 0..e[0] {
+        for b in 0..e[1] {
+            for c in 0..e[2] {
+                expect += a * 1_000_000 + b * 1000 + c;
+            }
+        }
+    }
+    let erange = e[0] * 10000 + e[1] * 100 + e[2] + rank as u64 * 1_000_000_000;
+    let got = (dev!(s.get(0)), dev!(rmax.get(0)), dev!(bad.get(0)));
+    let _ = l;
+    if got == (expect, erange, 0) {
+        Outcome::Pass
+    } else {
+        Outcome::Fail(format!(
+            "got (sum, range, mismatches) {got:?}, expected ({expect}, {erange}, 0)"
+        ))
+    }
+}
+
+/// The queue's shortcuts: whole-buffer reductions with built-in, custom and identity-less
+/// operators, argmin/argmax, and `parallel_for`.
+#[test]
+fn queue_shortcuts() {
+    let mut t = Tally::new("shortcuts");
+    for q in queues() {
+        let d = q.device();
+        let dev = short(d);
+        let _sim = sim_lock(d);
+        let x = data::<i64>(10_007, 3);
+        let xb = q.buffer_from(&x).unwrap();
+        let mut check = |name: &str, ok: bool, detail: String| {
+            if ok {
+                t.pass(&dev)
+            } else {
+                t.fail(&dev, name, &detail)
+            }
+        };
+        let s = q.sum(&xb).unwrap();
+        check("sum", s == x.iter().sum::<i64>(), format!("{s}"));
+        let lo = q.min(&xb).unwrap();
+        check("min", lo == *x.iter().min().unwrap(), format!("{lo}"));
+        let hi = q.max(&xb).unwrap();
+        check("max", hi == *x.iter().max().unwrap(), format!("{hi}"));
+        let am = q.argmin(&xb).unwrap().unwrap();
+        let first = x.iter().position(|&v| v == lo).unwrap() as u64;
+        check("argmin", am == (lo, first), format!("{am:?}"));
+        let am2 = q.argmax(&xb).unwrap().unwrap();
+        let firstm = x.iter().position(|&v| v == hi).unwrap() as u64;
+        check("argmax", am2 == (hi, firstm), format!("{am2:?}"));
+        let c = q.reduce(&xb, CustomOp::new("a > b ? a : b")).unwrap();
+        check("identity-less max", c == hi, format!("{c}"));
+        let c = q
+            .reduce(&xb, CustomOp::new("a + b").identity(0i64))
+            .unwrap();
+        check("custom sum", c == s, format!("{c}"));
+        let empty = q.buffer::<f32>(0).unwrap();
+        check("empty sum", q.sum(&empty).unwrap() == 0.0, String::new());
+        check(
+            "empty argmin",
+            q.argmin(&empty).unwrap().is_none(),
+            String::new(),
+        );
+        check(
+            "empty identity-less",
+            matches!(
+                q.reduce(&empty, CustomOp::new("a > b ? a : b")),
+                Err(Error::InvalidRange { .. })
+            ),
+            String::new(),
+        );
+        let out = q.buffer_from(&[0i64]).unwrap();
+        q.parallel_for(
+            [7u64, 11],
+            reduction(&out, Op::Plus).initialize_to_identity(),
+            Kernel::new("sum += item.id[0] * item.id[1];"),
+        )
+        .unwrap();
+        let e: i64 = (0..7).map(|a| (0..11).map(|b| a * b).sum::<i64>()).sum();
+        let got = out.get(0).unwrap();
+        check("parallel_for 2-D", got == e, format!("{got} vs {e}"));
+    }
+    t.finish();
+}
