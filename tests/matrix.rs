@@ -7,7 +7,18 @@
 //!
 //! A combination a device cannot run is reported as `SKIP <device> <case>: <reason>` (run with
 //! `--nocapture` to see them) and counted; every test ends with a `passed/failed/skipped`
-//! summary per device and fails if anything failed or nothing passed.
+//! summary per device (`SUMMARY <test> [<device>]: ...`). The verdict (`MatrixTally` in
+//! `tests/common`):
+//! - any failed case fails the test;
+//! - a device that passed nothing is fine only if every one of its skips is explained by a
+//!   missing capability (`capability_gap`: the type, the forced steps, the work-group size
+//!   limit), as on NVIDIA's OpenCL, which has no work-group collectives, under `wg_reduce+*`;
+//!   otherwise it could have run them and the test fails;
+//! - every device must record exactly the cases it was given, and some device must be given
+//!   cases: a case silently not run, or a loop that ran nothing, fails the test;
+//! - a test no device can run passes with a `SKIP <test>: ...` line saying so.
+//!
+//! No OpenCL device at all fails every test, with the setup hint (`common::queues`).
 //!
 //! Coverage per (device, strategy), chosen to keep program builds (the cost that dominates on
 //! PoCL) low; see `Level` for which (op, type) pairs each test takes (every op and every type
@@ -154,13 +165,16 @@ fn rotated(test: &str) -> Vec<&'static Queue> {
     let h = test
         .bytes()
         .fold(7usize, |h, b| h.wrapping_mul(31).wrapping_add(b as usize));
+    if qs.is_empty() {
+        return qs; // MatrixTally then fails the test: no case was given to any device
+    }
     let k = h % qs.len();
     qs[k..].iter().chain(&qs[..k]).copied().collect()
 }
 
 /// Runs the cases of one (strategy, form) on every device, through `queue_for`.
 fn run_matrix(test: &str, strategy: Strategy, form: FormKind, queue_for: impl Fn(&Queue) -> Queue) {
-    let mut tally = Tally::new(test);
+    let mut tally = MatrixTally::new(test);
     for base in rotated(test) {
         let q = queue_for(base);
         let dev = short(q.device());
@@ -173,9 +187,11 @@ fn run_matrix(test: &str, strategy: Strategy, form: FormKind, queue_for: impl Fn
         };
         let _serial = sim_lock(q.device());
         let t = std::time::Instant::now();
-        for c in cases(strategy, form, level) {
+        let cases = cases(strategy, form, level);
+        tally.expect(&dev, cases.len());
+        for c in cases {
             let o = run_case(&q, &c);
-            tally.record(&dev, &c.describe(), o);
+            tally.record(&dev, q.caps(), &c, o);
         }
         tally.time(&dev, t.elapsed().as_secs_f64());
     }
@@ -259,6 +275,87 @@ fn subsets_cover_every_op_type_and_size() {
             }
         }
     }
+}
+
+/// The verdict rule of `MatrixTally` on hand-made records against capability fixtures (no
+/// device): what may pass and what must fail.
+#[test]
+fn verdict_rule() {
+    use clreduce::caps::fixtures;
+    let (nvidia, intel) = (fixtures::nvidia_h200(), fixtures::intel_cpu());
+    let wg = Strategy::new(GroupAlgo::WgReduce, CrossAlgo::Atomic);
+    let tree = Strategy::new(GroupAlgo::Tree, CrossAlgo::Atomic);
+    let case = |strategy| Case {
+        op: Op::Plus,
+        ty: ElemType::I32,
+        form: range(1000),
+        init_to_identity: false,
+        strategy,
+        relaxed: false,
+        seed: 1,
+    };
+    let skip = || Outcome::Skip("cannot run on this device: some reason".into());
+    let verdict = |t: &MatrixTally| t.verdict().1;
+
+    // NVIDIA has no work-group collectives: every wg_reduce case skipped there, and run on
+    // Intel. Passes.
+    let mut t = MatrixTally::new("nvidia_and_intel");
+    t.expect("3:NVIDIA", 2);
+    t.record("3:NVIDIA", &nvidia, &case(wg), skip());
+    t.record("3:NVIDIA", &nvidia, &case(wg), skip());
+    t.expect("2:Intel", 1);
+    t.record("2:Intel", &intel, &case(wg), Outcome::Pass);
+    assert_eq!(verdict(&t), Ok(String::new()));
+    let lines = t.verdict().0;
+    assert!(
+        lines.iter().any(|l| l
+            .starts_with("SUMMARY nvidia_and_intel [3:NVIDIA]: 0 passed/0 failed/2 skipped")
+            && l.ends_with("every skip for a missing capability)")),
+        "{lines:#?}"
+    );
+
+    // NVIDIA alone: nothing can run anywhere, for a missing capability. Passes, saying so.
+    let mut t = MatrixTally::new("nvidia_only");
+    t.expect("3:NVIDIA", 1);
+    t.record("3:NVIDIA", &nvidia, &case(wg), skip());
+    let note = verdict(&t).expect("a capability skip everywhere passes");
+    assert!(note.starts_with("SKIP nvidia_only: no device found has the capabilities"));
+
+    // A device that has the capability but skipped everything could have run it. Fails, even
+    // when another device passed.
+    let mut t = MatrixTally::new("intel_skips");
+    t.expect("2:Intel", 1);
+    t.record("2:Intel", &intel, &case(wg), skip());
+    t.expect("0:PoCL", 1);
+    t.record("0:PoCL", &fixtures::pocl_cpu(), &case(tree), Outcome::Pass);
+    let problems = verdict(&t).unwrap_err();
+    assert!(
+        problems[0].contains("2:Intel: nothing passed"),
+        "{problems:?}"
+    );
+
+    // A case given to a device but never recorded fails, even with a pass elsewhere.
+    let mut t = MatrixTally::new("silent");
+    t.expect("2:Intel", 2);
+    t.record("2:Intel", &intel, &case(tree), Outcome::Pass);
+    let problems = verdict(&t).unwrap_err();
+    assert!(
+        problems[0].contains("given 2 case(s) but 1 were"),
+        "{problems:?}"
+    );
+
+    // No device looped over, or no case generated: fails.
+    assert!(verdict(&MatrixTally::new("no_devices")).is_err());
+    let mut t = MatrixTally::new("no_cases");
+    t.expect("2:Intel", 0);
+    assert!(verdict(&t).is_err());
+
+    // A failed case fails.
+    let mut t = MatrixTally::new("failed");
+    t.expect("2:Intel", 2);
+    t.record("2:Intel", &intel, &case(tree), Outcome::Pass);
+    t.record("2:Intel", &intel, &case(wg), Outcome::Fail("wrong".into()));
+    assert!(verdict(&t).unwrap_err()[0].starts_with("1 case(s) failed"));
 }
 
 #[test]
@@ -352,7 +449,7 @@ fn mask_names_parse() {
 }
 
 fn mask_test(test: &str, mask: Mask, form: FormKind) {
-    let mut tally = Tally::new(test);
+    let mut tally = MatrixTally::new(test);
     for base in rotated(test) {
         let _serial = sim_lock(base.device());
         let q = match Queue::with_mask(base.device(), mask) {
@@ -372,7 +469,9 @@ fn mask_test(test: &str, mask: Mask, form: FormKind) {
             Level::Masked
         };
         let t = std::time::Instant::now();
-        for c in cases(Strategy::AUTO, form, level) {
+        let cases = cases(Strategy::AUTO, form, level);
+        tally.expect(&dev, cases.len());
+        for c in cases {
             let o = run_case(&q, &c);
             let o = match o {
                 Outcome::Pass => match mask_plan_check(mask, &q, &c) {
@@ -381,7 +480,7 @@ fn mask_test(test: &str, mask: Mask, form: FormKind) {
                 },
                 other => other,
             };
-            tally.record(&dev, &c.describe(), o);
+            tally.record(&dev, q.caps(), &c, o);
         }
         tally.time(&dev, t.elapsed().as_secs_f64());
     }

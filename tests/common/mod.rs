@@ -373,7 +373,7 @@ pub fn check_plan(caps: &DeviceCaps, c: &Case, plan: &Plan) -> Result<(), String
         .vars
         .first()
         .ok_or_else(|| "plan without variables".to_string())?;
-    if v.op != c.op || v.ty != c.ty || v.init_to_identity != c.init_to_identity {
+    if v.op != c.op.into() || v.ty != c.ty || v.init_to_identity != c.init_to_identity {
         return Err(format!("plan is for another variable: {v:?}"));
     }
     if let Some(g) = c.strategy.group {
@@ -553,5 +553,193 @@ pub fn run_case(q: &Queue, c: &Case) -> Outcome {
                 format!(", initial {start}")
             }
         )),
+    }
+}
+
+/// Why the capabilities of a device (after its mask) rule the case out, from the same
+/// independent rules `run_case` checks refusals against: the element type, the forced steps
+/// (`strategy_allowed`, with determinism set aside since that is a request, not a capability)
+/// and the device's maximum work-group size. `None`: the device has what the case needs, so a
+/// skip of it is not explained by a missing capability.
+pub fn capability_gap(caps: &DeviceCaps, c: &Case) -> Option<String> {
+    if let Err(missing) = caps.supports_type(c.ty) {
+        return Some(format!("no {missing}"));
+    }
+    let relaxed = Case {
+        relaxed: true,
+        ..*c
+    };
+    if let Err(missing) = strategy_allowed(caps, &relaxed) {
+        return Some(format!("no {missing}"));
+    }
+    if let Form::NdRange(r) = c.form {
+        let max = caps
+            .max_work_item_sizes
+            .first()
+            .copied()
+            .unwrap_or(usize::MAX)
+            .min(caps.max_work_group_size);
+        if r.local > max {
+            return Some(format!(
+                "work-group size {} above the device's {max}",
+                r.local
+            ));
+        }
+    }
+    None
+}
+
+/// The tally of a capability-matrix test. Besides `Tally`'s counts it knows how many cases each
+/// device was given and why each skip happened, so that the verdict is:
+///
+/// - FAIL if any case failed;
+/// - FAIL if a device was given cases but recorded a different number (a case silently not
+///   run), or if no device was given any case at all (no device looped over, no case
+///   generated: a harness problem, never a pass);
+/// - FAIL if a device passed nothing while some of its skips are not explained by a missing
+///   capability (`capability_gap`): that device could have run them;
+/// - otherwise PASS. A device where every case is skipped for a missing capability (NVIDIA's
+///   OpenCL under `wg_reduce+*`) is fine, and so is a test that no device can run, which then
+///   says so in a `SKIP <test>: ...` line.
+pub struct MatrixTally {
+    tally: Tally,
+    /// Per device: cases it was given (`expect`).
+    expected: BTreeMap<String, usize>,
+    /// Per device: cases recorded through `record` (any outcome).
+    recorded: BTreeMap<String, usize>,
+    /// Per device: skips explained by a missing capability.
+    capability_skips: BTreeMap<String, usize>,
+    /// Per device: skips the capabilities do not explain ("case: reason").
+    other_skips: BTreeMap<String, Vec<String>>,
+}
+
+impl MatrixTally {
+    pub fn new(test: &str) -> MatrixTally {
+        MatrixTally {
+            tally: Tally::new(test),
+            expected: BTreeMap::new(),
+            recorded: BTreeMap::new(),
+            capability_skips: BTreeMap::new(),
+            other_skips: BTreeMap::new(),
+        }
+    }
+    /// Declares that `dev` is given `cases` cases; each must then be `record`ed.
+    pub fn expect(&mut self, dev: &str, cases: usize) {
+        *self.expected.entry(dev.to_string()).or_default() += cases;
+        self.tally.slot(dev);
+    }
+    /// Adds wall time spent on a device (for the summary).
+    pub fn time(&mut self, dev: &str, secs: f64) {
+        self.tally.time(dev, secs);
+    }
+    /// A failure outside the cases (a queue that could not be made, a wrong mask effect).
+    pub fn fail(&mut self, dev: &str, what: &str, msg: &str) {
+        self.tally.fail(dev, what, msg);
+    }
+    /// Records the outcome of case `c` on a device with capabilities `caps`; a skip is sorted
+    /// by `capability_gap`.
+    pub fn record(&mut self, dev: &str, caps: &DeviceCaps, c: &Case, o: Outcome) {
+        *self.recorded.entry(dev.to_string()).or_default() += 1;
+        let case = c.describe();
+        match o {
+            Outcome::Skip(reason) => match capability_gap(caps, c) {
+                Some(_) => {
+                    *self.capability_skips.entry(dev.to_string()).or_default() += 1;
+                    self.tally.skip(dev, &case, &reason);
+                }
+                None => {
+                    let first = reason.lines().next().unwrap_or("").to_string();
+                    self.tally.skip(
+                        dev,
+                        &case,
+                        &format!(
+                            "{first} [the device has the capabilities: not a capability skip]"
+                        ),
+                    );
+                    self.other_skips
+                        .entry(dev.to_string())
+                        .or_default()
+                        .push(format!("{case}: {first}"));
+                }
+            },
+            other => self.tally.record(dev, &case, other),
+        }
+    }
+    /// The summary lines and the verdict: `Ok(note)` passes (the note, when not empty, says
+    /// why nothing ran), `Err(problems)` fails.
+    pub fn verdict(&self) -> (Vec<String>, Result<String, Vec<String>>) {
+        let test = &self.tally.test;
+        let mut lines = Vec::new();
+        let mut problems = Vec::new();
+        for (dev, &[p, f, s]) in &self.tally.per_device {
+            let cap = self.capability_skips.get(dev).copied().unwrap_or(0);
+            let why = match (s, cap) {
+                (0, _) => String::new(),
+                (s, c) if s == c => ", every skip for a missing capability".to_string(),
+                (s, c) => format!(", {c} of the {s} skips for a missing capability"),
+            };
+            lines.push(format!(
+                "SUMMARY {test} [{dev}]: {p} passed/{f} failed/{s} skipped ({:.1} s{why})",
+                self.tally.secs.get(dev).copied().unwrap_or(0.0)
+            ));
+            let given = self.expected.get(dev).copied().unwrap_or(0);
+            let ran = self.recorded.get(dev).copied().unwrap_or(0);
+            if given != ran {
+                problems.push(format!(
+                    "harness: {dev} was given {given} case(s) but {ran} were recorded"
+                ));
+            }
+            if p == 0 && ran > 0 {
+                if let Some(other) = self.other_skips.get(dev) {
+                    problems.push(format!(
+                        "{dev}: nothing passed, and {} skip(s) are not explained by a missing \
+                         capability (the device could have run them), first: {}",
+                        other.len(),
+                        other[0]
+                    ));
+                }
+            }
+        }
+        let [p, f, s] = self.tally.totals();
+        lines.push(format!(
+            "SUMMARY {test} [total]: {p} passed/{f} failed/{s} skipped ({:.1} s)",
+            self.tally.started.elapsed().as_secs_f64()
+        ));
+        if f > 0 {
+            let listed: Vec<String> = self.tally.failures.iter().take(40).cloned().collect();
+            problems.insert(0, format!("{f} case(s) failed:\n{}", listed.join("\n")));
+        }
+        if self.expected.values().sum::<usize>() == 0 {
+            problems.push(format!(
+                "harness: no case was given to any device ({} device(s) looped over): the test \
+                 ran nothing",
+                self.expected.len()
+            ));
+        }
+        if !problems.is_empty() {
+            return (lines, Err(problems));
+        }
+        let note = if p == 0 {
+            format!(
+                "SKIP {test}: no device found has the capabilities it needs; all {s} case(s) \
+                 skipped for a missing capability"
+            )
+        } else {
+            String::new()
+        };
+        (lines, Ok(note))
+    }
+    /// Prints the summary lines (and the note when nothing could run), then fails the test if
+    /// the verdict is a failure.
+    pub fn finish(self) {
+        let (lines, verdict) = self.verdict();
+        for l in &lines {
+            eprintln!("{l}");
+        }
+        match verdict {
+            Ok(note) if note.is_empty() => {}
+            Ok(note) => eprintln!("{note}"),
+            Err(problems) => panic!("{}: {}", self.tally.test, problems.join("\n")),
+        }
     }
 }
