@@ -1,7 +1,14 @@
 //! `clreduce bench`: device time, wall time and GB/s of clreduce reductions per device, case,
 //! strategy and size, against a streaming-read reference measured in the same run, a native
-//! multi-threaded Rust peer (CPU devices), and optionally PyOpenCL (`--peers`) and the classic
-//! reduction optimization ladder (`--ladder`, benches/ladder/ladder.py).
+//! multi-threaded Rust peer (CPU devices), and optionally PyOpenCL and torch/cupy (`--peers`)
+//! and the classic reduction optimization ladder (`--ladder`, benches/ladder/ladder.py).
+//!
+//! Cases: scalar reductions TYPE-OP (`sum += x[i];`, `combine(sum, x[i]);`), three variables in
+//! one launch (f32-sum-min-max), a span histogram u32-histN (`hist[(uint)x[i] & (N-1)] += 1u;`
+//! into `reduction_span` of N u32 counters) and TYPE-argmin (`combine(best, x[i], i);` into
+//! `reduction_argmin`). Every result is checked against a serial host reference: integers,
+//! histograms and argmin exactly (argmin: the lowest index of the minimum), float sums within
+//! the plan's combination-depth bound.
 //!
 //! What is measured, per point:
 //! - device time: `ReduceEvent::device_time_ns` (first command's start to last command's end),
@@ -23,8 +30,8 @@ use clreduce::dynbuf::{value_as_int, DynBuffer};
 use clreduce::plan::{Determinism, Plan, Strategy};
 use clreduce::reference::{self, combination_depth, HostVec, Reference};
 use clreduce::{
-    devices, reduction, Device, ElemType, Kernel, Mask, Op, Options, Queue, Range, Reduction,
-    Result, Value,
+    devices, reduction, reduction_argmin, reduction_span, Buffer, Device, ElemType, Kernel, Mask,
+    Op, Options, Queue, Range, Reduction, Result, Value,
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
@@ -47,9 +54,11 @@ pub struct BenchArgs {
     /// Largest n to run (N or 2^K).
     #[arg(long)]
     max_n: Option<String>,
-    /// Cases: comma list of TYPE-OP (f32-sum, u32-or, i64-min, ...) and f32-sum-min-max
-    /// (three variables sum, lo, hi in one launch). Default:
-    /// f32-sum,f64-sum,i32-sum,f32-max,f32-sum-min-max.
+    /// Cases: comma list of TYPE-OP (f32-sum, u32-or, i64-min, ...), f32-sum-min-max (three
+    /// variables sum, lo, hi in one launch), u32-histN (a span of N u32 bins, N a power of two
+    /// up to 65536: `hist[(uint)x[i] & (N-1)] += 1u;`) and TYPE-argmin (value and lowest index,
+    /// `combine(best, x[i], i);`). Default:
+    /// f32-sum,f64-sum,i32-sum,f32-max,f32-sum-min-max,u32-hist256,f32-argmin.
     #[arg(long)]
     cases: Option<String>,
     /// Strategies: comma list of auto and GROUP+CROSS (e.g. tree+last-group), or `all`.
@@ -73,8 +82,9 @@ pub struct BenchArgs {
     #[arg(long)]
     quick: bool,
     /// Also run the peers and report clreduce/peer per size: PyOpenCL's ReductionKernel (f32 sum,
-    /// benches/peers/pyopencl_reduction.py) on CPU devices; torch.sum, torch sum+min+max and
-    /// cupy.sum (benches/peers/torch_cupy_sum.py) on an NVIDIA GPU.
+    /// benches/peers/pyopencl_reduction.py) on CPU devices; on an NVIDIA GPU
+    /// (benches/peers/torch_cupy_sum.py) torch.sum and cupy.sum, torch sum+min+max,
+    /// torch.bincount, torch.histc and cupy.bincount (u32-histN), torch.argmin and cupy.argmin.
     #[arg(long)]
     peers: bool,
     /// Instead of the sweep: the classic reduction optimization ladder (benches/ladder/ladder.py,
@@ -158,6 +168,18 @@ fn fmt_bytes(b: u64) -> String {
     }
 }
 
+/// How a case's result variables are shaped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Shape {
+    /// One scalar result per entry of `vars`.
+    Scalars,
+    /// One span variable (`vars[0]`, op plus) of this many u32 counters: a histogram.
+    Span(usize),
+    /// One argmin variable (`vars[0]`, op minimum): the value in the element type and the
+    /// lowest index holding it in a u64 buffer.
+    ArgMin,
+}
+
 /// One benchmark case: an element type, one or more reduction variables and the body.
 #[derive(Clone, Debug)]
 struct Case {
@@ -166,10 +188,15 @@ struct Case {
     /// The op the input data is generated for (reference::random_input).
     data_op: Op,
     vars: Vec<(Op, &'static str)>,
+    shape: Shape,
     body: String,
 }
 
-const DEFAULT_CASES: &str = "f32-sum,f64-sum,i32-sum,f32-max,f32-sum-min-max";
+const DEFAULT_CASES: &str =
+    "f32-sum,f64-sum,i32-sum,f32-max,f32-sum-min-max,u32-hist256,f32-argmin";
+
+/// Most bins a `u32-histN` case may have.
+const MAX_BINS: usize = 1 << 16;
 
 fn parse_case(s: &str) -> std::result::Result<Case, String> {
     let s = s.trim();
@@ -179,7 +206,39 @@ fn parse_case(s: &str) -> std::result::Result<Case, String> {
             ty: ElemType::F32,
             data_op: Op::Plus,
             vars: vec![(Op::Plus, "sum"), (Op::Minimum, "lo"), (Op::Maximum, "hi")],
+            shape: Shape::Scalars,
             body: "sum += x[i]; combine(lo, x[i]); combine(hi, x[i]);".into(),
+        });
+    }
+    if let Some(bins) = s.strip_prefix("u32-hist") {
+        let bins: usize = bins
+            .parse()
+            .ok()
+            .filter(|b: &usize| b.is_power_of_two() && *b <= MAX_BINS)
+            .ok_or_else(|| {
+                format!("bad case {s:?} (expected u32-histN, N a power of two up to {MAX_BINS})")
+            })?;
+        return Ok(Case {
+            name: s.into(),
+            ty: ElemType::U32,
+            // Full-range random u32: the low bits are uniform over the bins.
+            data_op: Op::BitOr,
+            vars: vec![(Op::Plus, "hist")],
+            shape: Shape::Span(bins),
+            body: format!("hist[(uint)x[i] & {}u] += 1u;", bins - 1),
+        });
+    }
+    if let Some(t) = s.strip_suffix("-argmin") {
+        let ty = ElemType::parse(t).map_err(|e| e.to_string())?;
+        return Ok(Case {
+            name: format!("{ty}-argmin"),
+            ty,
+            // Values on a grid of 1/64 in [-64, 64): large inputs hold the minimum many times,
+            // so the lowest-index rule is exercised.
+            data_op: Op::Minimum,
+            vars: vec![(Op::Minimum, "best")],
+            shape: Shape::ArgMin,
+            body: "combine(best, x[i], i);".into(),
         });
     }
     let (t, o) = s
@@ -197,12 +256,99 @@ fn parse_case(s: &str) -> std::result::Result<Case, String> {
         ty,
         data_op: op,
         vars: vec![(op, "sum")],
+        shape: Shape::Scalars,
         body: body.into(),
     })
 }
 
 fn identity(op: Op, ty: ElemType) -> Value {
     op.identity(ty).unwrap_or(Value::I32(0))
+}
+
+/// The result buffers of one case on one queue.
+struct Outs {
+    /// One per variable: a scalar, a span of `len` counters, or argmin's value.
+    vars: Vec<DynBuffer>,
+    /// argmin's index.
+    index: Option<Buffer<u64>>,
+}
+
+/// The results read back after a launch.
+#[derive(Debug, Clone, PartialEq)]
+enum Got {
+    Scalars(Vec<Value>),
+    Span(Vec<u32>),
+    ArgMin(Value, u64),
+}
+
+impl Case {
+    /// Allocates the result buffers, at the identity.
+    fn outs(&self, q: &Queue) -> Result<Outs> {
+        match self.shape {
+            Shape::Scalars => Ok(Outs {
+                vars: self
+                    .vars
+                    .iter()
+                    .map(|(op, _)| DynBuffer::scalar(q, identity(*op, self.ty)))
+                    .collect::<Result<Vec<_>>>()?,
+                index: None,
+            }),
+            Shape::Span(len) => Ok(Outs {
+                vars: vec![DynBuffer::U32(q.buffer_from(&vec![0u32; len])?)],
+                index: None,
+            }),
+            Shape::ArgMin => Ok(Outs {
+                vars: vec![DynBuffer::scalar(q, identity(Op::Minimum, self.ty))?],
+                index: Some(q.buffer_from(&[u64::MAX])?),
+            }),
+        }
+    }
+
+    /// Puts the results back at the identity (a host write, untimed).
+    fn reset(&self, o: &Outs) -> Result<()> {
+        match (self.shape, &o.vars[..]) {
+            (Shape::Span(len), [DynBuffer::U32(b)]) => b.write(0, &vec![0u32; len]),
+            _ => {
+                for (r, (op, _)) in o.vars.iter().zip(&self.vars) {
+                    r.set(0, identity(*op, self.ty))?;
+                }
+                if let Some(ix) = &o.index {
+                    ix.write(0, &[u64::MAX])?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// The reductions of one launch over `o`.
+    fn reductions(&self, o: &Outs) -> Vec<Reduction> {
+        match (self.shape, &o.index) {
+            (Shape::Span(len), _) => vec![reduction_span(&o.vars[0], len, Op::Plus).name("hist")],
+            (Shape::ArgMin, Some(ix)) => {
+                vec![reduction_argmin(&o.vars[0], ix).name(self.vars[0].1)]
+            }
+            _ => o
+                .vars
+                .iter()
+                .zip(&self.vars)
+                .map(|(r, (op, name))| reduction(r, *op).name(name))
+                .collect(),
+        }
+    }
+
+    /// Reads the results (blocking).
+    fn read(&self, o: &Outs) -> Result<Got> {
+        match (self.shape, &o.vars[..], &o.index) {
+            (Shape::Span(_), [DynBuffer::U32(b)], _) => Ok(Got::Span(b.to_vec()?)),
+            (Shape::ArgMin, [v], Some(ix)) => Ok(Got::ArgMin(v.value(0)?, ix.get(0)?)),
+            _ => Ok(Got::Scalars(
+                o.vars
+                    .iter()
+                    .map(|r| r.value(0))
+                    .collect::<Result<Vec<Value>>>()?,
+            )),
+        }
+    }
 }
 
 // --- cache state -------------------------------------------------------------------------------
@@ -355,18 +501,33 @@ struct Measured {
     device_ns: Spread,
     wall_ns: Spread,
     plan: Plan,
-    values: Vec<Value>,
+    got: Got,
+}
+
+/// The plan's summary, with where a span keeps its copies (the summary alone reads
+/// `local-atomic+atomic` for a span updated with global atomics).
+fn plan_label(p: &Plan) -> String {
+    let stores: Vec<String> = p
+        .vars
+        .iter()
+        .filter_map(|v| v.span.map(|s| s.store.name().to_string()))
+        .collect();
+    if stores.is_empty() {
+        p.summary()
+    } else {
+        format!("{} ({})", p.summary(), stores.join(","))
+    }
 }
 
 /// Runs `case` over inputs[rep % K], `warmup` untimed then `reps` timed repetitions. Each
-/// repetition resets the result variables to the identity first (untimed).
+/// repetition resets the results to the identity first (untimed).
 #[allow(clippy::too_many_arguments)]
 fn measure(
     q: &Queue,
     case: &Case,
     n: u64,
     inputs: &[DynBuffer],
-    results: &[DynBuffer],
+    outs: &Outs,
     opts: Options,
     warmup: usize,
     reps: usize,
@@ -374,23 +535,14 @@ fn measure(
     let mut dev = Vec::with_capacity(reps);
     let mut wall = Vec::with_capacity(reps);
     let mut plan = None;
-    let mut values = Vec::new();
+    let mut got = None;
     for rep in 0..warmup + reps {
-        for (r, (op, _)) in results.iter().zip(&case.vars) {
-            r.set(0, identity(*op, case.ty))?;
-        }
-        let reds: Vec<Reduction> = results
-            .iter()
-            .zip(&case.vars)
-            .map(|(r, (op, name))| reduction(r, *op).name(name))
-            .collect();
+        case.reset(outs)?;
+        let reds = case.reductions(outs);
         let kernel = Kernel::new(&case.body).arg("x", &inputs[rep % inputs.len()]);
         let t0 = Instant::now();
         let ev = q.parallel_for_reduce_with(Range::new(n), reds, kernel, opts)?;
-        let got = results
-            .iter()
-            .map(|r| r.value(0))
-            .collect::<Result<Vec<Value>>>()?;
+        let g = case.read(outs)?;
         let w = t0.elapsed().as_nanos() as u64;
         let d = ev.device_time_ns()?;
         if rep >= warmup {
@@ -400,52 +552,132 @@ fn measure(
         if plan.is_none() {
             plan = ev.plan().cloned();
         }
-        values = got;
+        got = Some(g);
     }
     Ok(Measured {
         device_ns: spread(&mut dev),
         wall_ns: spread(&mut wall),
         plan: plan.expect("n > 0 runs a plan"),
-        values,
+        got: got.expect("at least one repetition"),
     })
 }
 
 /// One untimed launch over every input copy: drivers that allocate or copy a buffer's storage
 /// on its first use by a kernel would otherwise charge that to the first strategy timed.
-fn prime(
-    q: &Queue,
-    case: &Case,
-    n: u64,
-    inputs: &[DynBuffer],
-    results: &[DynBuffer],
-) -> Result<()> {
+fn prime(q: &Queue, case: &Case, n: u64, inputs: &[DynBuffer], outs: &Outs) -> Result<()> {
     for x in inputs {
-        let reds: Vec<Reduction> = results
-            .iter()
-            .zip(&case.vars)
-            .map(|(r, (op, name))| reduction(r, *op).name(name))
-            .collect();
         let kernel = Kernel::new(&case.body).arg("x", x);
-        q.parallel_for_reduce_with(Range::new(n), reds, kernel, Options::default())?
-            .wait()?;
+        q.parallel_for_reduce_with(
+            Range::new(n),
+            case.reductions(outs),
+            kernel,
+            Options::default(),
+        )?
+        .wait()?;
     }
     Ok(())
 }
 
-fn check_all(case: &Case, m: &Measured, refs: &[Reference]) -> String {
-    let mut problems = Vec::new();
-    for (k, ((op, name), r)) in case.vars.iter().zip(refs).enumerate() {
-        let got = m.values[k];
-        if let Err(e) = reference::check(
-            *op,
-            case.ty,
-            got.to_f64(),
-            value_as_int(got),
-            r,
-            combination_depth(&m.plan, k),
-        ) {
-            problems.push(format!("{name}: {e}"));
+/// What the host expects of a case over one input.
+enum Expect {
+    /// One reference per variable.
+    Scalars(Vec<Reference>),
+    /// The histogram.
+    Span(Vec<u32>),
+    /// The smallest value (None over no input) and the lowest index holding it.
+    ArgMin(Option<Value>, u64),
+}
+
+/// The host's result for `case` over `data`: serial and in float64 or exact integers,
+/// independent of the native peer.
+fn expect(case: &Case, data: &HostVec) -> Expect {
+    match case.shape {
+        Shape::Scalars => Expect::Scalars(
+            case.vars
+                .iter()
+                .map(|(op, _)| reference::reference(*op, data, None))
+                .collect(),
+        ),
+        Shape::Span(len) => {
+            let mut h = vec![0u32; len];
+            if let HostVec::U32(v) = data {
+                for &x in v {
+                    h[x as usize & (len - 1)] += 1;
+                }
+            }
+            Expect::Span(h)
         }
+        Shape::ArgMin => {
+            let (v, at) = match data {
+                HostVec::I32(v) => first_min(v),
+                HostVec::U32(v) => first_min(v),
+                HostVec::I64(v) => first_min(v),
+                HostVec::U64(v) => first_min(v),
+                HostVec::F32(v) => first_min(v),
+                HostVec::F64(v) => first_min(v),
+            };
+            Expect::ArgMin(v, at)
+        }
+    }
+}
+
+/// The smallest value and the lowest index holding it, serially; (the type's identity,
+/// u64::MAX) for an empty slice.
+fn first_min<T: Copy + PartialOrd + Into<Value>>(v: &[T]) -> (Option<Value>, u64) {
+    let mut best: Option<(T, usize)> = None;
+    for (i, &x) in v.iter().enumerate() {
+        if best.is_none_or(|(b, _)| x < b) {
+            best = Some((x, i));
+        }
+    }
+    match best {
+        Some((x, i)) => (Some(x.into()), i as u64),
+        None => (None, u64::MAX),
+    }
+}
+
+fn check_all(case: &Case, m: &Measured, want: &Expect) -> String {
+    let mut problems = Vec::new();
+    match (&m.got, want) {
+        (Got::Scalars(values), Expect::Scalars(refs)) => {
+            for (k, ((op, name), r)) in case.vars.iter().zip(refs).enumerate() {
+                let got = values[k];
+                if let Err(e) = reference::check(
+                    *op,
+                    case.ty,
+                    got.to_f64(),
+                    value_as_int(got),
+                    r,
+                    combination_depth(&m.plan, k),
+                ) {
+                    problems.push(format!("{name}: {e}"));
+                }
+            }
+        }
+        (Got::Span(got), Expect::Span(want)) => {
+            let bad: Vec<usize> = (0..want.len())
+                .filter(|&b| got.get(b) != Some(&want[b]))
+                .collect();
+            if let Some(&b) = bad.first() {
+                problems.push(format!(
+                    "{} of {} bins differ; bin {b}: got {}, expected {}",
+                    bad.len(),
+                    want.len(),
+                    got.get(b).map_or("nothing".into(), |v| v.to_string()),
+                    want[b]
+                ));
+            }
+        }
+        (Got::ArgMin(v, at), Expect::ArgMin(wv, wat)) => {
+            if wv.is_some_and(|w| w != *v) || at != wat {
+                problems.push(format!(
+                    "got ({}, index {at}), expected ({}, index {wat})",
+                    v.to_f64(),
+                    wv.map_or("identity".into(), |w| w.to_f64().to_string())
+                ));
+            }
+        }
+        (g, _) => problems.push(format!("result of the wrong shape: {g:?}")),
     }
     if problems.is_empty() {
         "ok".into()
@@ -511,20 +743,106 @@ fn sum_min_max8(c: &[f32]) -> (f32, f32, f32) {
     (a, b, d)
 }
 
-/// The native multi-threaded Rust reduction of `case` over `data` (rayon, 8 independent
-/// accumulators per chunk in the element type), or None where there is none for the case.
+/// Histogram of `x & (len - 1)` (len a power of two): per rayon job (about one per thread) a
+/// private histogram, then merged. Up to 4096 bins it is kept as 4 interleaved copies, so that
+/// runs of equal bins do not serialize on one counter; larger ones have a single copy.
+fn native_hist(v: &[u32], len: usize) -> Vec<u32> {
+    let mask = len - 1;
+    let copies = if len <= 4096 { 4 } else { 1 };
+    let merge = |mut a: Vec<u32>, b: Vec<u32>| {
+        for (x, y) in a.iter_mut().zip(&b) {
+            *x = x.wrapping_add(*y);
+        }
+        a
+    };
+    let all = v
+        .par_chunks(par_chunk(v.len()))
+        .fold(
+            || vec![0u32; copies * len],
+            |mut h, c| {
+                if copies == 4 {
+                    let (h0, rest) = h.split_at_mut(len);
+                    let (h1, rest) = rest.split_at_mut(len);
+                    let (h2, h3) = rest.split_at_mut(len);
+                    let mut it = c.chunks_exact(4);
+                    for q in &mut it {
+                        h0[q[0] as usize & mask] += 1;
+                        h1[q[1] as usize & mask] += 1;
+                        h2[q[2] as usize & mask] += 1;
+                        h3[q[3] as usize & mask] += 1;
+                    }
+                    for &x in it.remainder() {
+                        h0[x as usize & mask] += 1;
+                    }
+                } else {
+                    for &x in c {
+                        h[x as usize & mask] += 1;
+                    }
+                }
+                h
+            },
+        )
+        .reduce(|| vec![0u32; copies * len], merge);
+    all.chunks_exact(len)
+        .fold(vec![0u32; len], |a, b| merge(a, b.to_vec()))
+}
+
+/// Block size of the native argmin: the block's minimum is found with 8 independent
+/// accumulators (vectorizable), and only a block that beats the best so far is searched for
+/// its first index.
+const ARGMIN_BLOCK: usize = 4096;
+
+/// The smallest value and the lowest index holding it (`None` for no input); ties between
+/// chunks go to the lower index.
+fn native_argmin(v: &[f32]) -> Option<(f32, usize)> {
+    let chunk = par_chunk(v.len()).div_ceil(ARGMIN_BLOCK) * ARGMIN_BLOCK;
+    v.par_chunks(chunk)
+        .enumerate()
+        .map(|(k, c)| {
+            let mut best: Option<(f32, usize)> = None;
+            for (b, blk) in c.chunks(ARGMIN_BLOCK).enumerate() {
+                let m = chunk8(blk, f32::INFINITY, f32::min);
+                if best.is_none_or(|(bv, _)| m < bv) {
+                    if let Some(j) = blk.iter().position(|&x| x == m) {
+                        best = Some((m, k * chunk + b * ARGMIN_BLOCK + j));
+                    }
+                }
+            }
+            best
+        })
+        .reduce(
+            || None,
+            |a, b| match (a, b) {
+                (Some(x), Some(y)) => Some(if y.0 < x.0 || (y.0 == x.0 && y.1 < x.1) {
+                    y
+                } else {
+                    x
+                }),
+                (x, None) => x,
+                (None, y) => y,
+            },
+        )
+}
+
+/// The native multi-threaded Rust reduction of `case` over `data` (rayon; 8 independent
+/// accumulators per chunk in the element type; per-thread histograms for a span; block minima
+/// for argmin), or None where there is none for the case. The number returned only keeps the
+/// work from being optimized away.
 fn native(case: &Case, data: &HostVec) -> Option<f64> {
     let ops: Vec<Op> = case.vars.iter().map(|v| v.0).collect();
-    Some(match (data, ops.as_slice()) {
-        (HostVec::F32(v), [Op::Plus]) => par8(v, 0f32, |a, b| a + b) as f64,
-        (HostVec::F64(v), [Op::Plus]) => par8(v, 0f64, |a, b| a + b),
-        (HostVec::I32(v), [Op::Plus]) => par8(v, 0i32, |a, b| a.wrapping_add(b)) as f64,
-        (HostVec::I64(v), [Op::Plus]) => par8(v, 0i64, |a, b| a.wrapping_add(b)) as f64,
-        (HostVec::F32(v), [Op::Maximum]) => par8(v, f32::NEG_INFINITY, f32::max) as f64,
-        (HostVec::F32(v), [Op::Minimum]) => par8(v, f32::INFINITY, f32::min) as f64,
-        (HostVec::F64(v), [Op::Maximum]) => par8(v, f64::NEG_INFINITY, f64::max),
-        (HostVec::F64(v), [Op::Minimum]) => par8(v, f64::INFINITY, f64::min),
-        (HostVec::F32(v), [Op::Plus, Op::Minimum, Op::Maximum]) => {
+    Some(match (case.shape, data, ops.as_slice()) {
+        (Shape::Span(len), HostVec::U32(v), _) => native_hist(v, len)[0] as f64,
+        (Shape::ArgMin, HostVec::F32(v), _) => native_argmin(v).map_or(-1.0, |(_, i)| i as f64),
+        (Shape::Span(_) | Shape::ArgMin, _, _) => return None,
+        (_, HostVec::F32(v), [Op::Plus]) => par8(v, 0f32, |a, b| a + b) as f64,
+        (_, HostVec::F64(v), [Op::Plus]) => par8(v, 0f64, |a, b| a + b),
+        (_, HostVec::I32(v), [Op::Plus]) => par8(v, 0i32, |a, b| a.wrapping_add(b)) as f64,
+        (_, HostVec::I64(v), [Op::Plus]) => par8(v, 0i64, |a, b| a.wrapping_add(b)) as f64,
+        (_, HostVec::F32(v), [Op::Maximum]) => par8(v, f32::NEG_INFINITY, f32::max) as f64,
+        (_, HostVec::F32(v), [Op::Minimum]) => par8(v, f32::INFINITY, f32::min) as f64,
+        (_, HostVec::F64(v), [Op::Maximum]) => par8(v, f64::NEG_INFINITY, f64::max),
+        (_, HostVec::F64(v), [Op::Minimum]) => par8(v, f64::INFINITY, f64::min),
+        (_, HostVec::F32(v), [Op::Plus, Op::Minimum, Op::Maximum]) => {
             let (s, _, _) = v.par_chunks(par_chunk(v.len())).map(sum_min_max8).reduce(
                 || (0.0, f32::INFINITY, f32::NEG_INFINITY),
                 |x, y| (x.0 + y.0, x.1.min(y.1), x.2.max(y.2)),
@@ -574,7 +892,8 @@ struct Point {
     /// clreduce wall GB/s / native wall GB/s.
     native_ratio: Option<f64>,
     /// The peer of this point (--peers): pyopencl on CPUs (f32-sum), torch on NVIDIA GPUs
-    /// (f32-sum: torch.sum; f32-sum-min-max: torch.sum, torch.min, torch.max).
+    /// (f32-sum: torch.sum; f32-sum-min-max: torch.sum, torch.min, torch.max; u32-histN:
+    /// torch.bincount; f32-argmin: torch.argmin). The other peers are in `peers`.
     peer: Option<String>,
     /// The peer's GB/s: input bytes (once) / its device time.
     peer_gbps: Option<f64>,
@@ -620,6 +939,10 @@ struct Skip {
 struct PeerPoint {
     #[serde(default)]
     lib: String,
+    /// The clreduce case this peer stands beside (absent in older peer output: derived from
+    /// `op`, see [`peer_case`]).
+    #[serde(default)]
+    case: Option<String>,
     #[serde(default)]
     op: Option<String>,
     device: String,
@@ -795,6 +1118,28 @@ fn run_jsonl<T: serde::de::DeserializeOwned>(
     Ok(v)
 }
 
+/// The clreduce case a peer result belongs to.
+fn peer_case(x: &PeerPoint) -> String {
+    if let Some(c) = &x.case {
+        return c.clone();
+    }
+    match x.op.as_deref() {
+        None | Some("sum") => "f32-sum",
+        Some("argmin") => "f32-argmin",
+        Some("bincount" | "histc") => "u32-hist256",
+        Some(_) => "f32-sum-min-max",
+    }
+    .into()
+}
+
+/// Whether benches/peers/torch_cupy_sum.py has a peer for the case.
+fn has_gpu_peer(c: &Case) -> bool {
+    matches!(
+        c.name.as_str(),
+        "f32-sum" | "f32-sum-min-max" | "f32-argmin"
+    ) || matches!(c.shape, Shape::Span(_))
+}
+
 fn same_device(a: &str, b: &str) -> bool {
     a.trim() == b.trim()
 }
@@ -941,20 +1286,10 @@ pub fn run(a: BenchArgs) -> Result<bool> {
             };
             let mut ok = Vec::new();
             for s in list {
-                let bufs: Result<Vec<DynBuffer>> = case
-                    .vars
-                    .iter()
-                    .map(|(op, _)| DynBuffer::scalar(&queue, identity(*op, case.ty)))
-                    .collect();
-                let r = bufs.and_then(|bufs| {
-                    let reds: Vec<Reduction> = bufs
-                        .iter()
-                        .zip(&case.vars)
-                        .map(|(b, (op, name))| reduction(b, *op).name(name))
-                        .collect();
+                let r = case.outs(&queue).and_then(|outs| {
                     queue.explain(
                         Range::new(probe_n),
-                        reds,
+                        case.reductions(&outs),
                         Options {
                             strategy: s,
                             determinism,
@@ -1045,7 +1380,7 @@ pub fn run(a: BenchArgs) -> Result<bool> {
                 let inputs = (0..k)
                     .map(|_| DynBuffer::upload(&d.queue, &data))
                     .collect::<Result<Vec<_>>>()?;
-                let res = vec![DynBuffer::scalar(&d.queue, Value::U32(0))?];
+                let res = sref.outs(&d.queue)?;
                 prime(&d.queue, &sref, n, &inputs, &res)?;
                 let mut best: Option<Measured> = None;
                 let mut tried = 0;
@@ -1130,11 +1465,7 @@ pub fn run(a: BenchArgs) -> Result<bool> {
             note(format!("{} at {}", case.name, fmt_n(n)));
             pb.set_message(format!("{} {}: input", case.name, fmt_n(n)));
             let data = reference::random_input(case.data_op, case.ty, n as usize, 1);
-            let refs: Vec<Reference> = case
-                .vars
-                .iter()
-                .map(|(op, _)| reference::reference(*op, &data, None))
-                .collect();
+            let want = expect(case, &data);
             let bytes = n * esz;
             // The native peer reads host memory, the CPU's LLC decides its rotation.
             let native_t = if native_on {
@@ -1151,15 +1482,11 @@ pub fn run(a: BenchArgs) -> Result<bool> {
             for &i in &users {
                 let d = &devs[i];
                 let (k, cache) = rotation(bytes, d.info.llc_bytes);
-                let bufs = (|| -> Result<(Vec<DynBuffer>, Vec<DynBuffer>)> {
+                let bufs = (|| -> Result<(Vec<DynBuffer>, Outs)> {
                     let inputs = (0..k)
                         .map(|_| DynBuffer::upload(&d.queue, &data))
                         .collect::<Result<Vec<_>>>()?;
-                    let res = case
-                        .vars
-                        .iter()
-                        .map(|(op, _)| DynBuffer::scalar(&d.queue, identity(*op, case.ty)))
-                        .collect::<Result<Vec<_>>>()?;
+                    let res = case.outs(&d.queue)?;
                     prime(&d.queue, case, n, &inputs, &res)?;
                     Ok((inputs, res))
                 })();
@@ -1205,12 +1532,12 @@ pub fn run(a: BenchArgs) -> Result<bool> {
                                 device_index: d.info.index,
                                 case: case.name.clone(),
                                 strategy: s.to_string(),
-                                plan: m.plan.summary(),
+                                plan: plan_label(&m.plan),
                                 n,
                                 bytes,
                                 cache: cache.clone(),
                                 reps,
-                                check: check_all(case, &m, &refs),
+                                check: check_all(case, &m, &want),
                                 device_ns: m.device_ns,
                                 wall_ns: m.wall_ns,
                                 gbps,
@@ -1309,14 +1636,23 @@ pub fn run(a: BenchArgs) -> Result<bool> {
                 }
             }
         }
-        let mut gpu_sizes = sizes_of("f32-sum", &|d| d.nvidia);
-        gpu_sizes.extend(sizes_of("f32-sum-min-max", &|d| d.nvidia));
+        let mut gpu_sizes = Vec::new();
+        let mut gpu_cases = Vec::new();
+        for c in cases.iter().filter(|c| has_gpu_peer(c)) {
+            let s = sizes_of(&c.name, &|d| d.nvidia);
+            if !s.is_empty() {
+                gpu_sizes.extend(s);
+                gpu_cases.push(c.name.clone());
+            }
+        }
         gpu_sizes.sort_unstable();
         gpu_sizes.dedup();
         if !gpu_sizes.is_empty() {
             let args = vec![
                 "--sizes".to_string(),
                 size_arg(&gpu_sizes),
+                "--cases".into(),
+                gpu_cases.join(","),
                 "--reps".into(),
                 reps.to_string(),
                 "--warmup".into(),
@@ -1345,12 +1681,15 @@ pub fn run(a: BenchArgs) -> Result<bool> {
                 ("f32-sum", "cpu") => Some(("pyopencl", "")),
                 ("f32-sum", _) if info.nvidia => Some(("torch", "sum")),
                 ("f32-sum-min-max", _) if info.nvidia => Some(("torch", "sum,min,max")),
+                ("f32-argmin", _) if info.nvidia => Some(("torch", "argmin")),
+                (c, _) if info.nvidia && c.starts_with("u32-hist") => Some(("torch", "bincount")),
                 _ => None,
             };
             let Some((lib, op)) = want else { continue };
             let found = peers.iter().find(|x| {
                 x.lib == lib
                     && x.n == p.n
+                    && peer_case(x) == p.case
                     && (op.is_empty() || x.op.as_deref() == Some(op))
                     && (same_device(&x.device, &p.device)
                         || (info.nvidia && p.device.ends_with(x.device.trim())))
@@ -1412,7 +1751,7 @@ pub fn run(a: BenchArgs) -> Result<bool> {
     }
     if native_on {
         println!(
-            "native peer: Rust, rayon on {} threads, 8 independent accumulators per chunk in the element type; wall time; `x native` = clreduce wall GB/s / native wall GB/s",
+            "native peer: Rust, rayon on {} threads, 8 independent accumulators per chunk in the element type (histograms: per-thread private histograms, merged; argmin: 8-accumulator minimum per 4096-element block, first index searched only in a block that improves); wall time; `x native` = clreduce wall GB/s / native wall GB/s",
             rayon::current_num_threads()
         );
     }
@@ -1546,27 +1885,36 @@ pub fn run(a: BenchArgs) -> Result<bool> {
     Ok(ok && io_ok)
 }
 
-/// Strategies that did not plan (or failed) on a device, one line per strategy with the cases.
+/// Strategies that did not plan (or failed) on a device: one line per reason and set of cases,
+/// with the strategies it applies to.
 fn print_skipped(device: &str, skipped: &[Skip]) {
-    let mut by: Vec<(String, Vec<String>, Vec<String>)> = Vec::new();
+    let mut by: Vec<(String, String, Vec<String>)> = Vec::new();
     for s in skipped.iter().filter(|s| s.device == device) {
-        let reason = s.reason.clone();
-        match by.iter_mut().find(|(st, _, _)| *st == s.strategy) {
-            Some((_, cases, reasons)) => {
-                cases.push(s.case.clone());
-                if !reasons.contains(&reason) {
-                    reasons.push(reason);
-                }
-            }
-            None => by.push((s.strategy.clone(), vec![s.case.clone()], vec![reason])),
+        match by
+            .iter_mut()
+            .find(|(st, r, _)| *st == s.strategy && *r == s.reason)
+        {
+            Some((_, _, cases)) => cases.push(s.case.clone()),
+            None => by.push((s.strategy.clone(), s.reason.clone(), vec![s.case.clone()])),
         }
     }
     if by.is_empty() {
         return;
     }
+    // Strategies refused for the same cases with the same reason share a line.
+    let mut lines: Vec<(Vec<String>, String, Vec<String>)> = Vec::new();
+    for (st, reason, cases) in by {
+        match lines
+            .iter_mut()
+            .find(|(_, r, c)| *r == reason && *c == cases)
+        {
+            Some((sts, _, _)) => sts.push(st),
+            None => lines.push((vec![st], reason, cases)),
+        }
+    }
     println!("   not run here (the planner refuses them on this device, or the launch failed):");
-    for (st, cases, reasons) in by {
-        println!("     {st} [{}]: {}", cases.join(", "), reasons.join("; "));
+    for (sts, reason, cases) in lines {
+        println!("     {} [{}]: {reason}", sts.join(", "), cases.join(", "));
     }
 }
 
@@ -1577,11 +1925,7 @@ fn print_peers(devs: &[Dev], points: &[Point], peers: &[PeerPoint]) {
     let mut rows = Vec::new();
     for x in peers {
         let op = x.op.clone().unwrap_or_else(|| "sum".into());
-        let case = if op == "sum" {
-            "f32-sum"
-        } else {
-            "f32-sum-min-max"
-        };
+        let case = peer_case(x);
         let dev = devs.iter().find(|d| {
             same_device(&d.info.label, &x.device)
                 || (d.info.nvidia && d.info.label.ends_with(x.device.trim()))
@@ -1596,6 +1940,7 @@ fn print_peers(devs: &[Dev], points: &[Point], peers: &[PeerPoint]) {
         });
         rows.push(vec![
             x.lib.clone(),
+            case,
             op,
             x.device.clone(),
             fmt_n(x.n),
@@ -1608,6 +1953,7 @@ fn print_peers(devs: &[Dev], points: &[Point], peers: &[PeerPoint]) {
     print_table(
         &[
             "peer",
+            "case",
             "op",
             "device",
             ">n",
@@ -1851,6 +2197,73 @@ mod tests {
         assert_eq!(c.vars.len(), 3);
         assert_eq!(parse_case("f64-max").unwrap().vars[0].0, Op::Maximum);
         assert!(parse_case("f32").is_err());
+        let h = parse_case("u32-hist256").unwrap();
+        assert_eq!(h.shape, Shape::Span(256));
+        assert_eq!(h.body, "hist[(uint)x[i] & 255u] += 1u;");
+        assert!(parse_case("u32-hist100").is_err());
+        assert!(parse_case("u32-hist131072").is_err());
+        let a = parse_case("f32-argmin").unwrap();
+        assert_eq!((a.shape, a.ty), (Shape::ArgMin, ElemType::F32));
+        for c in DEFAULT_CASES.split(',') {
+            assert_eq!(parse_case(c).unwrap().name, c);
+        }
+    }
+
+    #[test]
+    fn peer_cases() {
+        let p = |case: Option<&str>, op: Option<&str>| PeerPoint {
+            lib: "torch".into(),
+            case: case.map(String::from),
+            op: op.map(String::from),
+            device: "X".into(),
+            n: 1,
+            gbps: 1.0,
+            device_time_us: 1.0,
+        };
+        assert_eq!(peer_case(&p(None, None)), "f32-sum");
+        assert_eq!(peer_case(&p(None, Some("sum+aminmax"))), "f32-sum-min-max");
+        assert_eq!(peer_case(&p(None, Some("argmin"))), "f32-argmin");
+        assert_eq!(
+            peer_case(&p(Some("u32-hist1024"), Some("bincount"))),
+            "u32-hist1024"
+        );
+        assert!(has_gpu_peer(&parse_case("u32-hist256").unwrap()));
+        assert!(!has_gpu_peer(&parse_case("f64-sum").unwrap()));
+    }
+
+    #[test]
+    fn native_hist_and_argmin_match_the_host() {
+        for n in [0usize, 5, 4099, 300_001] {
+            for bins in [1usize, 256, 65536] {
+                let case = parse_case(&format!("u32-hist{bins}")).unwrap();
+                let data = reference::random_input(case.data_op, case.ty, n, 5);
+                let Expect::Span(want) = expect(&case, &data) else {
+                    panic!("span")
+                };
+                let HostVec::U32(v) = &data else {
+                    panic!("u32")
+                };
+                assert_eq!(native_hist(v, bins), want, "n {n} bins {bins}");
+                assert_eq!(want.iter().map(|&c| c as usize).sum::<usize>(), n);
+            }
+            let case = parse_case("f32-argmin").unwrap();
+            let data = reference::random_input(case.data_op, case.ty, n, 5);
+            let Expect::ArgMin(v, at) = expect(&case, &data) else {
+                panic!("argmin")
+            };
+            let HostVec::F32(x) = &data else {
+                panic!("f32")
+            };
+            let got = native_argmin(x);
+            assert_eq!(got.map(|(v, _)| Value::F32(v)), v, "n {n}");
+            assert_eq!(got.map_or(u64::MAX, |(_, i)| i as u64), at, "n {n}");
+        }
+        // Ties across blocks and chunks: the lowest index wins.
+        let mut x = vec![1.0f32; 1 << 20];
+        for i in [900_000, 70_000, 5000, 4097] {
+            x[i] = -3.0;
+        }
+        assert_eq!(native_argmin(&x), Some((-3.0, 4097)));
     }
 
     #[test]

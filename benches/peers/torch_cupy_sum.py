@@ -1,29 +1,47 @@
 #!/usr/bin/env python3
-"""torch.sum and cupy.sum over f32 on a CUDA GPU: the vendor-library peers for clreduce's
-numbers on NVIDIA GPUs (clreduce runs there through NVIDIA's OpenCL).
+"""torch and cupy reductions on a CUDA GPU: the vendor-library peers for clreduce's numbers on
+NVIDIA GPUs (clreduce runs there through NVIDIA's OpenCL).
 
 Prints one JSON line per (lib, op, n) on stdout:
-  {"lib": "torch", "op": "sum", "device": NAME, "n": N, "gbps": G, "device_time_us": T, ...}
+  {"lib": "torch", "case": "f32-sum", "op": "sum", "device": NAME, "n": N, "gbps": G,
+   "device_time_us": T, ...}
 progress and notes go to stderr.
 
 Times come from CUDA events recorded around the call on the current stream (median over --reps
 after --warmup untimed calls); gbps = n * 4 bytes / that time, the same definition as clreduce
-bench (input bytes once / device time). Ops:
-  sum            torch.sum(x) / cupy.sum(x)
-  sum,min,max    torch only: torch.sum, torch.min, torch.max as three separate reductions (the
-                 input is read three times; gbps still counts it once, to compare with clreduce's
-                 one-launch three-variable case)
-  sum+aminmax    torch only: torch.sum and torch.aminmax (two reductions)
-Cache: inputs larger than 2x the GPU's L2 are read cold; smaller ones rotate among K copies, as in
-clreduce bench. Either library may be missing; it is then skipped with the reason on stderr.
+bench (input bytes once / device time). Cases (--cases, the names of clreduce bench's cases;
+default f32-sum,f32-sum-min-max) and their ops:
+  f32-sum          sum            torch.sum(x) / cupy.sum(x)
+  f32-sum-min-max  sum,min,max    torch only: torch.sum, torch.min, torch.max as three separate
+                                  reductions (the input is read three times; gbps still counts
+                                  it once, to compare with clreduce's one-launch three-variable
+                                  case)
+                   sum+aminmax    torch only: torch.sum and torch.aminmax (two reductions)
+  u32-histN        bincount       torch.bincount(x, minlength=N) / cupy.bincount(x, minlength=N)
+                                  over int32 values already in [0, N) (clreduce reads u32 and
+                                  masks with N-1 in the kernel; torch has no uint32 bincount).
+                                  torch's CUDA bincount also reads x for its min and max first.
+                   histc          torch only: torch.histc(x, bins=N, min=0, max=N) over float32
+                                  values in [0, N) (one bin per integer)
+  f32-argmin       argmin         torch.argmin(x) / cupy.argmin(x) (index of the first minimum;
+                                  clreduce returns the value as well)
+Every (lib, case) runs in its own try/except: a failure is printed on stderr and the others go
+on. Cache: inputs larger than 2x the GPU's L2 are read cold; smaller ones rotate among K copies,
+as in clreduce bench. Either library may be missing; it is then skipped with the reason on
+stderr.
 
   python3 benches/peers/torch_cupy_sum.py --sizes 2^20..2^28 --reps 20
+  python3 benches/peers/torch_cupy_sum.py --sizes 2^20,2^24 --cases u32-hist256,f32-argmin
 """
 
 import argparse
 import json
+import re
 import statistics
 import sys
+import traceback
+
+DEFAULT_CASES = "f32-sum,f32-sum-min-max"
 
 
 def parse_n(s):
@@ -54,10 +72,29 @@ def rotation(nbytes, llc):
     return k, f"rotating {k} buffers ({state})"
 
 
+def parse_cases(s):
+    """[(case, bins or None)]; unknown names are reported and dropped."""
+    out = []
+    for c in filter(None, (x.strip() for x in s.split(","))):
+        m = re.fullmatch(r"u32-hist(\d+)", c)
+        if m:
+            out.append((c, int(m.group(1))))
+        elif c in ("f32-sum", "f32-sum-min-max", "f32-argmin"):
+            out.append((c, None))
+        else:
+            print(f"torch/cupy: no peer for case {c!r}, skipped", file=sys.stderr)
+    return out
+
+
 def emit(rec):
     print(json.dumps(rec), flush=True)
-    print(f"{rec['lib']}: {rec['op']} n=2^{rec['n'].bit_length() - 1}: {rec['gbps']:.1f} GB/s",
-          file=sys.stderr)
+    print(f"{rec['lib']}: {rec['case']} {rec['op']} n=2^{rec['n'].bit_length() - 1}: "
+          f"{rec['gbps']:.1f} GB/s", file=sys.stderr)
+
+
+def failed(lib, case, n, e):
+    print(f"{lib}: {case} n={n} failed: {type(e).__name__}: {e}", file=sys.stderr)
+    traceback.print_exc(limit=3, file=sys.stderr)
 
 
 def timed(calls, start, end, sync, reps, warmup, k):
@@ -82,50 +119,100 @@ def end_elapsed_ms(start, end):
     return cupy.cuda.get_elapsed_time(start, end)
 
 
-def run_torch(sizes, reps, warmup, dev_index):
+def torch_inputs(torch, case, bins, n, k, dev, g):
+    """k input copies for a case."""
+    if case.startswith("u32-hist"):
+        # int32 in [0, bins) for bincount, the same values as float32 for histc
+        ints = [torch.randint(0, bins, (n,), dtype=torch.int32, device=dev, generator=g)
+                for _ in range(k)]
+        return {"int": ints, "float": [x.float() for x in ints]}
+    if case == "f32-argmin":
+        # f32 on a grid of 1/64 in [-64, 64), like clreduce's data (the minimum has ties)
+        return {"float": [torch.randint(-4096, 4096, (n,), dtype=torch.int32, device=dev,
+                                        generator=g).float() / 64 for _ in range(k)]}
+    return {"float": [torch.empty(n, dtype=torch.float32, device=dev).uniform_(-64, 64,
+                                                                              generator=g)
+                      for _ in range(k)]}
+
+
+def torch_variants(torch, case, bins, xs, sink):
+    """[(op, call(i))] for a case."""
+    if case == "f32-sum":
+        x = xs["float"]
+        return [("sum", lambda i: sink.append(torch.sum(x[i])))]
+    if case == "f32-sum-min-max":
+        x = xs["float"]
+        return [
+            ("sum,min,max", lambda i: sink.append(
+                (torch.sum(x[i]), torch.min(x[i]), torch.max(x[i])))),
+            ("sum+aminmax", lambda i: sink.append((torch.sum(x[i]), torch.aminmax(x[i])))),
+        ]
+    if case == "f32-argmin":
+        x = xs["float"]
+        return [("argmin", lambda i: sink.append(torch.argmin(x[i])))]
+    if case.startswith("u32-hist"):
+        xi, xf = xs["int"], xs["float"]
+        return [
+            ("bincount", lambda i: sink.append(torch.bincount(xi[i], minlength=bins))),
+            ("histc", lambda i: sink.append(torch.histc(xf[i], bins=bins, min=0, max=bins))),
+        ]
+    return []
+
+
+def run_torch(sizes, cases, reps, warmup, dev_index):
     try:
         import torch
     except Exception as e:  # noqa: BLE001
         print(f"torch: skipped: cannot import torch: {e}", file=sys.stderr)
         return
-    if not torch.cuda.is_available():
-        print("torch: skipped: torch.cuda.is_available() is False", file=sys.stderr)
+    try:
+        if not torch.cuda.is_available():
+            print("torch: skipped: torch.cuda.is_available() is False", file=sys.stderr)
+            return
+        dev = torch.device("cuda", dev_index)
+        props = torch.cuda.get_device_properties(dev)
+    except Exception as e:  # noqa: BLE001
+        print(f"torch: skipped: no CUDA device: {e}", file=sys.stderr)
         return
-    dev = torch.device("cuda", dev_index)
-    props = torch.cuda.get_device_properties(dev)
     l2 = getattr(props, "L2_cache_size", 0) or (50 << 20)
     name = props.name
-    for n in sizes:
-        nbytes = n * 4
-        if 2 * nbytes > props.total_memory:
-            print(f"torch: n={n} does not fit, skipped", file=sys.stderr)
-            continue
-        k, cache = rotation(nbytes, l2)
-        g = torch.Generator(device=dev).manual_seed(1)
-        xs = [torch.empty(n, dtype=torch.float32, device=dev).uniform_(-64, 64, generator=g)
-              for _ in range(k)]
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        sync = lambda e: e.synchronize()  # noqa: E731
-        sink = []
-        variants = [
-            ("sum", lambda i: sink.append(torch.sum(xs[i]))),
-            ("sum,min,max", lambda i: sink.append(
-                (torch.sum(xs[i]), torch.min(xs[i]), torch.max(xs[i])))),
-            ("sum+aminmax", lambda i: sink.append((torch.sum(xs[i]), torch.aminmax(xs[i])))),
-        ]
-        for op, call in variants:
-            med, lo, hi = timed(call, start, end, sync, reps, warmup, k)
-            sink.clear()
-            emit({"lib": "torch", "version": torch.__version__, "op": op, "device": name,
-                  "n": n, "gbps": nbytes / (med * 1e3), "device_time_us": med,
-                  "device_time_us_min": lo, "device_time_us_max": hi, "reps": reps,
-                  "cache": cache})
-        del xs
-        torch.cuda.empty_cache()
+    for case, bins in cases:
+        for n in sizes:
+            nbytes = n * 4
+            # histograms keep an int and a float copy of each input
+            copies = 2 if bins else 1
+            if 2 * copies * nbytes > props.total_memory:
+                print(f"torch: {case} n={n} does not fit, skipped", file=sys.stderr)
+                continue
+            k, cache = rotation(nbytes, l2)
+            xs = None
+            try:
+                g = torch.Generator(device=dev).manual_seed(1)
+                xs = torch_inputs(torch, case, bins, n, k, dev, g)
+                start = torch.cuda.Event(enable_timing=True)
+                end = torch.cuda.Event(enable_timing=True)
+                sync = lambda e: e.synchronize()  # noqa: E731
+                sink = []
+                variants = torch_variants(torch, case, bins, xs, sink)
+            except Exception as e:  # noqa: BLE001
+                failed("torch", case, n, e)
+                variants = []
+            for op, call in variants:
+                try:
+                    med, lo, hi = timed(call, start, end, sync, reps, warmup, k)
+                    sink.clear()
+                    emit({"lib": "torch", "version": torch.__version__, "case": case, "op": op,
+                          "device": name, "n": n, "gbps": nbytes / (med * 1e3),
+                          "device_time_us": med, "device_time_us_min": lo,
+                          "device_time_us_max": hi, "reps": reps, "cache": cache})
+                except Exception as e:  # noqa: BLE001
+                    failed("torch", f"{case} {op}", n, e)
+                    sink.clear()
+            del xs
+            torch.cuda.empty_cache()
 
 
-def run_cupy(sizes, reps, warmup, dev_index):
+def run_cupy(sizes, cases, reps, warmup, dev_index):
     try:
         import cupy
     except Exception as e:  # noqa: BLE001
@@ -139,23 +226,45 @@ def run_cupy(sizes, reps, warmup, dev_index):
         return
     l2 = props.get("l2CacheSize", 0) or (50 << 20)
     name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
-    rng = cupy.random.default_rng(1)
-    for n in sizes:
-        nbytes = n * 4
-        if 2 * nbytes > props["totalGlobalMem"]:
-            print(f"cupy: n={n} does not fit, skipped", file=sys.stderr)
-            continue
-        k, cache = rotation(nbytes, l2)
-        xs = [rng.uniform(-64, 64, n, dtype=cupy.float32) for _ in range(k)]
-        start, end = cupy.cuda.Event(), cupy.cuda.Event()
-        sink = []
-        med, lo, hi = timed(lambda i: sink.append(cupy.sum(xs[i])), start, end,
-                            lambda e: e.synchronize(), reps, warmup, k)
-        emit({"lib": "cupy", "version": cupy.__version__, "op": "sum", "device": name, "n": n,
-              "gbps": nbytes / (med * 1e3), "device_time_us": med, "device_time_us_min": lo,
-              "device_time_us_max": hi, "reps": reps, "cache": cache})
-        del xs, sink
-        cupy.get_default_memory_pool().free_all_blocks()
+    for case, bins in cases:
+        if case == "f32-sum-min-max":
+            continue  # torch only
+        for n in sizes:
+            nbytes = n * 4
+            if 2 * nbytes > props["totalGlobalMem"]:
+                print(f"cupy: {case} n={n} does not fit, skipped", file=sys.stderr)
+                continue
+            k, cache = rotation(nbytes, l2)
+            xs, sink = None, []
+            try:
+                rng = cupy.random.default_rng(1)
+                cupy.random.seed(1)
+                if bins:
+                    xs = [cupy.random.randint(0, bins, size=n, dtype=cupy.int32)
+                          for _ in range(k)]
+                    op, fn = "bincount", lambda i: sink.append(cupy.bincount(xs[i],
+                                                                            minlength=bins))
+                elif case == "f32-argmin":
+                    # f32 on a grid of 1/64 in [-64, 64), like clreduce's data
+                    xs = [cupy.random.randint(-4096, 4096, size=n, dtype=cupy.int32)
+                          .astype(cupy.float32) / 64 for _ in range(k)]
+                    op, fn = "argmin", lambda i: sink.append(cupy.argmin(xs[i]))
+                else:
+                    xs = [rng.uniform(-64, 64, n, dtype=cupy.float32) for _ in range(k)]
+                    op, fn = "sum", lambda i: sink.append(cupy.sum(xs[i]))
+                start, end = cupy.cuda.Event(), cupy.cuda.Event()
+                med, lo, hi = timed(fn, start, end, lambda e: e.synchronize(), reps, warmup, k)
+                emit({"lib": "cupy", "version": cupy.__version__, "case": case, "op": op,
+                      "device": name, "n": n, "gbps": nbytes / (med * 1e3),
+                      "device_time_us": med, "device_time_us_min": lo,
+                      "device_time_us_max": hi, "reps": reps, "cache": cache})
+            except Exception as e:  # noqa: BLE001
+                failed("cupy", case, n, e)
+            del xs, sink
+            try:
+                cupy.get_default_memory_pool().free_all_blocks()
+            except Exception as e:  # noqa: BLE001
+                print(f"cupy: free_all_blocks failed: {e}", file=sys.stderr)
 
 
 def main():
@@ -166,15 +275,22 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--cuda-device", type=int, default=0)
     ap.add_argument("--libs", default="torch,cupy")
+    ap.add_argument("--cases", default=DEFAULT_CASES,
+                    help="clreduce bench case names (f32-sum, f32-sum-min-max, u32-histN, "
+                         "f32-argmin)")
     a = ap.parse_args()
     sizes = parse_sizes(a.sizes)
     if a.max_n:
         sizes = [n for n in sizes if n <= parse_n(a.max_n)]
+    cases = parse_cases(a.cases)
     libs = [x.strip() for x in a.libs.split(",")]
-    if "torch" in libs:
-        run_torch(sizes, a.reps, a.warmup, a.cuda_device)
-    if "cupy" in libs:
-        run_cupy(sizes, a.reps, a.warmup, a.cuda_device)
+    for lib, run in (("torch", run_torch), ("cupy", run_cupy)):
+        if lib in libs:
+            try:
+                run(sizes, cases, a.reps, a.warmup, a.cuda_device)
+            except Exception as e:  # noqa: BLE001
+                print(f"{lib}: failed: {type(e).__name__}: {e}", file=sys.stderr)
+                traceback.print_exc(limit=5, file=sys.stderr)
     return 0
 
 
