@@ -23,6 +23,8 @@ for l in sys.stdin:
         print(m["target"]["name"], m["executable"])' |
     while read -r name exe; do cp "$exe" ".gpu/test-$name"; done
   cp -r benches/peers .gpu/ 2>/dev/null || true
+  # The device tool carries at most 64 MiB: debug info stays here.
+  strip .gpu/clreduce .gpu/test-* 2>/dev/null || true
   ls -la .gpu
   ;;
 run)
@@ -30,8 +32,15 @@ run)
   what="${1:-all}"; shift || true
   mkdir -p /tmp/icd
   echo libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd
-  [ -f /etc/OpenCL/vendors/pocl.icd ] && cp /etc/OpenCL/vendors/pocl.icd /tmp/icd/
   export OCL_ICD_VENDORS=/tmp/icd
+  if [ "${WITH_POCL:-0}" = 1 ]; then
+    # The machine's PoCL (16 cores, slow builds) as a fourth capability profile.
+    [ -f /etc/OpenCL/vendors/pocl.icd ] && cp /etc/OpenCL/vendors/pocl.icd /tmp/icd/
+  else
+    # NVIDIA only: with PoCL present the test matrices spend the run compiling for it.
+    export OCL_ICD_FILENAMES=libnvidia-opencl.so.1
+  fi
+  export CLREDUCE_BIN="$PWD/.gpu/clreduce"
   out="${OUT:-/tmp/out}"; mkdir -p "$out"
   # PyOpenCL for the peer and ladder scripts travels as wheels (.whl, see the device README).
   if ls .whl/*.whl >/dev/null 2>&1; then
@@ -43,7 +52,7 @@ run)
   case "$what" in
   devices) $B devices ;;
   tests)
-    for t in .gpu/test-*; do echo "== $t"; "$t" --test-threads=4 "$@" 2>&1 | tail -n 40 | tee -a "$out/tests.txt"; done ;;
+    for t in .gpu/test-*; do echo "== $t"; rc=0; "$t" --test-threads=4 "$@" > "$out/$(basename "$t").log" 2>&1 || rc=$?; echo "rc=$rc"; grep -E "^SUMMARY|^FAIL|test result|panicked" "$out/$(basename "$t").log" | tail -n 40 | tee -a "$out/tests.txt" || true; done ;;
   cmd) "$@" ;;
   bench)
     $B bench --device NVIDIA --peers --json "$out/bench-nvidia.json" --svg "$out/bench-nvidia.svg" "$@" 2>&1 | tee "$out/bench-nvidia.txt" ;;
@@ -51,7 +60,7 @@ run)
     $B bench --ladder --device NVIDIA 2>&1 | tee "$out/ladder-nvidia.txt" ;;
   all)
     $B devices | tee "$out/devices.txt"
-    for t in .gpu/test-*; do echo "== $t"; "$t" --test-threads=4 2>&1 | tail -n 40 | tee -a "$out/tests.txt"; done ;;
+    for t in .gpu/test-*; do echo "== $t"; rc=0; "$t" --test-threads=4 > "$out/$(basename "$t").log" 2>&1 || rc=$?; echo "rc=$rc"; grep -E "^SUMMARY|^FAIL|test result|panicked" "$out/$(basename "$t").log" | tail -n 40 | tee -a "$out/tests.txt" || true; done ;;
   *) echo "unknown: $what" >&2; exit 2 ;;
   esac
   ;;

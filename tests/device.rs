@@ -434,6 +434,7 @@ fn select_by_name_substring_case_insensitive() {
         ("portable computing", "Portable Computing Language"),
         ("oclgrind", "Oclgrind"),
         ("intel", "Intel"),
+        ("nvidia", "NVIDIA"),
     ] {
         if !all.iter().any(|d| d.platform().contains(platform)) {
             eprintln!("SKIP {needle} select by name: platform not present");
