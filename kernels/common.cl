@@ -19,7 +19,8 @@
 //   step, CLR_XS_*), Rk_INIT (1: combine with the variable's initial value), Rk_LSLOTS (local
 //   memory accumulators of its group step), Rk_SPAN (0, or the element count of a span
 //   reduction) and Rk_SSTORE (CLR_SS_*: where a span's work-group copies live).
-// A custom combiner comes as a generated macro Rk_CUSTOM(a, b).
+// A custom combiner comes as a generated macro Rk_CUSTOM(a, b); Rk_PAD (generated) is 1 when
+// the accumulator struct has an explicit pad word.
 
 #define CLR_OP_PLUS 1
 #define CLR_OP_MUL 2
@@ -77,6 +78,7 @@
 #define VAOPID CLR_CAT3(R, CLR_V, _AOPID)
 #define VCUSTOM CLR_CAT3(R, CLR_V, _CUSTOM)
 #define VSPAN CLR_CAT3(R, CLR_V, _SPAN)
+#define VPAD CLR_CAT3(R, CLR_V, _PAD)
 #define VSSTORE CLR_CAT3(R, CLR_V, _SSTORE)
 #define VAID CLR_CAT3(clr_identity, _, CLR_V)()
 #define VKIND CLR_CAT3(R, CLR_V, _KIND)

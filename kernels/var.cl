@@ -62,12 +62,18 @@ static inline VA VAR(clr_identity)(void) {
     VA r;
     r.v = VID;
     r.i = ULONG_MAX;
+#if VPAD
+    r.pad = 0u;
+#endif
     return r;
 }
 static inline VA VAR(clr_mk)(VT x, ulong i) {
     VA r;
     r.v = x;
     r.i = i;
+#if VPAD
+    r.pad = 0u;
+#endif
     return r;
 }
 static inline VA VAR(clr_op)(VA a, VA b) {

@@ -279,15 +279,24 @@ pub(crate) fn generate(
     s.push_str(&kernel_source("common.cl", COMMON_CL));
     for (k, v) in plan.vars.iter().enumerate() {
         let t = v.ty.cl_name();
+        // No implicit padding (the flag is as wide as the value; a 4-byte value before a ulong
+        // index gets an explicit pad, Rk_PAD), so copies of an accumulator never carry
+        // uninitialised bytes (Oclgrind checks).
+        let pad = v.shape == AccShape::Pair && !v.ty.is_64bit();
         match v.shape {
             AccShape::Plain => {}
             AccShape::Flagged => s.push_str(&format!(
-                "typedef struct {{ {t} v; uint has; }} clr_acc_{k};\n"
+                "typedef struct {{ {t} v; {} has; }} clr_acc_{k};\n",
+                if v.ty.is_64bit() { "ulong" } else { "uint" }
+            )),
+            AccShape::Pair if pad => s.push_str(&format!(
+                "typedef struct {{ {t} v; uint pad; ulong i; }} clr_acc_{k};\n"
             )),
             AccShape::Pair => s.push_str(&format!(
                 "typedef struct {{ {t} v; ulong i; }} clr_acc_{k};\n"
             )),
         }
+        s.push_str(&format!("#define R{k}_PAD {}\n", pad as u8));
         if let Operator::Custom(c) = &v.op {
             s.push_str(&format!(
                 "#define R{k}_CUSTOM(a, b) ({})\n",

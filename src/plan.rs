@@ -471,7 +471,10 @@ impl Plan {
     pub fn summary(&self) -> String {
         self.vars
             .iter()
-            .map(|v| format!("{}+{}", v.group, v.cross))
+            .map(|v| match v.span {
+                Some(sp) => format!("{}+{} ({})", v.group, v.cross, sp.store.name()),
+                None => format!("{}+{}", v.group, v.cross),
+            })
             .collect::<Vec<_>>()
             .join(",")
     }
@@ -525,6 +528,9 @@ impl fmt::Display for Plan {
                     ""
                 }
             )?;
+            if let Some(sp) = v.span {
+                writeln!(f, "    span of {} elements, {}", sp.len, sp.store.name())?;
+            }
             writeln!(f, "    work-group step: {}", v.group_reason)?;
             writeln!(f, "    cross-group step: {}", v.cross_reason)?;
         }
@@ -904,9 +910,15 @@ fn choose_span(
                     format!("fast local atomics for {} on {}", v.op, v.ty)
                 }));
             }
+            if bytes > budget && global_ok {
+                return Ok((SpanStore::GlobalAtomic, GroupAlgo::LocalAtomic, "forced local-atomic, span too large for local memory: every update is a global atomic on the result"));
+            }
             return Ok((SpanStore::LocalShared, GroupAlgo::LocalAtomic, "forced local-atomic: one shared copy per work-group"));
         }
         Some(GroupAlgo::Tree) => {
+            if !private_fits(1) && bytes <= private_rows_cap(caps) {
+                return Ok((SpanStore::GlobalPrivate, GroupAlgo::Tree, "forced tree, span too large for local memory: one private copy per work-item in global scratch"));
+            }
             return Ok((SpanStore::LocalPrivate, GroupAlgo::Tree, "forced tree: one private copy per work-item, folded element by element"));
         }
         Some(g) => {

@@ -932,7 +932,7 @@ impl Queue {
                     });
                 }
             }
-            if r.op.is_arg() && r.index.is_none() {
+            if r.op.is_arg() && r.index.is_none() && r.span.is_none() {
                 return Err(Error::BadArgument {
                     name,
                     problem: format!(

@@ -33,6 +33,9 @@ struct Case {
     /// `None`: range form with n; `Some(local)`: nd_range with global = n.
     local: Option<usize>,
     n: u64,
+    /// Feature variants (argmin, custom and identity-less ops, several variables, spans):
+    /// `clreduce reduce` arguments replacing `--op`, and a label for the name.
+    feature: Option<(&'static str, &'static [&'static str])>,
 }
 
 impl Case {
@@ -41,7 +44,7 @@ impl Case {
             "{} {} {} {}",
             self.strategy,
             self.ty,
-            self.op,
+            self.feature.map_or(self.op.name(), |(label, _)| label),
             match self.local {
                 Some(l) => format!("nd_range global={} local={l}", self.n),
                 None => format!("range n={}", self.n),
@@ -70,7 +73,11 @@ fn run_with_kernels(case: &Case, kernels: Option<&Path>) -> Result<Option<String
             .unwrap_or_else(|_| env!("CARGO_BIN_EXE_clreduce").to_string()),
     );
     cmd.args(["reduce", "--device", "Oclgrind", "--seed", "7"])
-        .args(["--type", case.ty.name(), "--op", case.op.name()])
+        .args(["--type", case.ty.name()])
+        .args(match case.feature {
+            Some((_, args)) => args.to_vec(),
+            None => vec!["--op", case.op.name()],
+        })
         .args(["--strategy", &case.strategy.to_string()])
         .args(["--n", &case.n.to_string()])
         .env("OCLGRIND_DATA_RACES", "1")
@@ -158,6 +165,50 @@ fn cases() -> Vec<Case> {
                     op,
                     local,
                     n,
+                    feature: None,
+                });
+            }
+        }
+    }
+    // The feature kernels: (value, index) pairs, flagged (identity-less) and custom
+    // accumulators, several variables and spans, under the strategies that apply to them, in
+    // one range and two nd_range shapes; the type rotates.
+    const FEATURES: [(&str, &[&str]); 7] = [
+        ("argmin", &["--op", "argmin"]),
+        ("argmax", &["--op", "argmax"]),
+        (
+            "identity-less max",
+            &["--custom", "max(a,b)", "--no-identity"],
+        ),
+        (
+            "custom a+b",
+            &["--custom", "a+b", "--identity", "0", "--atomic", "sum"],
+        ),
+        ("sum,min,max", &["--op", "sum,min,max"]),
+        ("span 256 sum", &["--op", "sum", "--span", "256"]),
+        ("span 7 max", &["--op", "max", "--span", "7"]),
+    ];
+    let types = [ElemType::I32, ElemType::F32, ElemType::I64, ElemType::F64];
+    let strategies = [
+        "auto",
+        "tree+last-group",
+        "tree+extra-pass",
+        "tree+atomic",
+        "local-atomic+atomic",
+        "local-atomic+last-group",
+    ];
+    let mut rot = 0;
+    for feature in FEATURES {
+        for s in strategies {
+            for (local, n) in [(None, 4097u64), (Some(96), 96 * 5), (Some(3), 3 * 33)] {
+                rot += 1;
+                v.push(Case {
+                    strategy: Strategy::parse(s).expect("a strategy"),
+                    ty: types[rot % types.len()],
+                    op: Op::Plus,
+                    local,
+                    n,
+                    feature: Some(feature),
                 });
             }
         }
@@ -344,6 +395,7 @@ fn the_race_tier_catches_a_missing_barrier() {
         op: Op::Plus,
         local: Some(96),
         n: 96 * 5,
+        feature: None,
     };
     broken_kernel_is_caught(
         "tree-barrier",
@@ -371,6 +423,7 @@ fn the_race_tier_catches_a_missing_last_group_barrier() {
         op: Op::Plus,
         local: Some(96),
         n: 96 * 5,
+        feature: None,
     };
     broken_kernel_is_caught(
         "last-group-barrier",

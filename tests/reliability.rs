@@ -1228,7 +1228,14 @@ fn huge_u32_buffer(q: &Queue, dev: &str) {
         Kernel::new("x[i] = 1000u + (uint)((ulong)i % 65521ul); sum += 1;").arg_mut("x", &x),
         Options::default(),
     )
-    .unwrap_or_else(|e| panic!("{dev}: fill: {e}"));
+    .unwrap_or_else(|e| {
+        if let (clreduce::Error::Build { generated, log, .. }, Ok(dir)) = (&e, std::env::var("OUT"))
+        {
+            let _ = std::fs::write(format!("{dir}/fill.cl"), generated);
+            let _ = std::fs::write(format!("{dir}/fill.log"), log);
+        }
+        panic!("{dev}: fill: {e:?}")
+    });
     assert_eq!(count.get(0).unwrap(), n, "{dev}: work-items of the fill");
     let value = |i: u64| (BASE + i % PERIOD) as u32;
     // Spot checks of the fill on both sides of 2^31 (and the end).
