@@ -504,19 +504,9 @@ struct Measured {
     got: Got,
 }
 
-/// The plan's summary, with where a span keeps its copies (the summary alone reads
-/// `local-atomic+atomic` for a span updated with global atomics).
+/// The plan's summary (`Plan::summary` names where a span keeps its copies).
 fn plan_label(p: &Plan) -> String {
-    let stores: Vec<String> = p
-        .vars
-        .iter()
-        .filter_map(|v| v.span.map(|s| s.store.name().to_string()))
-        .collect();
-    if stores.is_empty() {
-        p.summary()
-    } else {
-        format!("{} ({})", p.summary(), stores.join(","))
-    }
+    p.summary()
 }
 
 /// Runs `case` over inputs[rep % K], `warmup` untimed then `reps` timed repetitions. Each
