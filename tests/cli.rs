@@ -6,31 +6,10 @@
 //! binary cargo built) on every non-simulator device: PoCL and the Intel CPU runtime here. Sizes
 //! are small so the whole file runs in seconds per device.
 
+#[path = "common/cli.rs"]
+mod cli_run;
+use cli_run::cli;
 use clreduce::devices;
-use std::process::Command;
-
-/// Runs the CLI with a clean clreduce environment: (exit code, stdout, stderr).
-fn cli(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(
-        std::env::var("CLREDUCE_BIN")
-            .unwrap_or_else(|_| env!("CARGO_BIN_EXE_clreduce").to_string()),
-    )
-    .args(args)
-    .env_remove("CLREDUCE_DEVICE")
-    .env_remove("CLREDUCE_MASK")
-    .env_remove("CLREDUCE_STRATEGY")
-    .env_remove("CLREDUCE_TUNE")
-    .env_remove("CLREDUCE_LOG")
-    .env_remove("CLREDUCE_KERNELS")
-    .env_remove("RUST_BACKTRACE")
-    .output()
-    .expect("run the clreduce binary");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 /// (index for `--device`, short name) of every device but the simulator (Oclgrind is slow and
 /// has its own tier, tests/race.rs).

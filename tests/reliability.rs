@@ -18,6 +18,9 @@
 //! Tests of this binary run in parallel except those that measure process-wide figures (the
 //! compile counter, RSS, file descriptors), which hold `GATE` exclusively.
 
+#[path = "common/cli.rs"]
+mod cli_run;
+use cli_run::cli;
 use clreduce::dynbuf::{value_as_int, DynBuffer};
 use clreduce::plan::{CrossAlgo, GroupAlgo, Strategy};
 use clreduce::reference::{random_initial, random_input, reference, HostVec};
@@ -25,7 +28,6 @@ use clreduce::{
     devices, program, reduction, Buffer, Device, ElemType, Error, Form, Kernel, Mask, NdRange, Op,
     Options, Queue, Range, Reduction, Reductions, Value,
 };
-use std::process::Command;
 use std::sync::{Barrier, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
@@ -1326,27 +1328,6 @@ fn huge_u32_buffer(q: &Queue, dev: &str) {
 
 // ---------------------------------------------------------------------------------------------
 // CLI
-
-fn cli(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(
-        std::env::var("CLREDUCE_BIN")
-            .unwrap_or_else(|_| env!("CARGO_BIN_EXE_clreduce").to_string()),
-    )
-    .args(args)
-    .env_remove("CLREDUCE_DEVICE")
-    .env_remove("CLREDUCE_MASK")
-    .env_remove("CLREDUCE_STRATEGY")
-    .env_remove("CLREDUCE_TUNE")
-    .env_remove("CLREDUCE_LOG")
-    .env_remove("RUST_BACKTRACE")
-    .output()
-    .expect("run the clreduce binary");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 #[test]
 fn cli_bad_input() {

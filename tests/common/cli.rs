@@ -1,0 +1,28 @@
+//! Running the `clreduce` binary from tests with a clean clreduce environment. Included by path
+//! (`#[path = "common/cli.rs"] mod cli_run;`) by the tests that drive the CLI.
+
+use std::process::Command;
+
+/// Runs the CLI (`CLREDUCE_BIN`, else the binary cargo built) with none of clreduce's
+/// environment variables and no backtraces: (exit code, stdout, stderr).
+pub fn cli(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(
+        std::env::var("CLREDUCE_BIN")
+            .unwrap_or_else(|_| env!("CARGO_BIN_EXE_clreduce").to_string()),
+    )
+    .args(args)
+    .env_remove("CLREDUCE_DEVICE")
+    .env_remove("CLREDUCE_MASK")
+    .env_remove("CLREDUCE_STRATEGY")
+    .env_remove("CLREDUCE_TUNE")
+    .env_remove("CLREDUCE_LOG")
+    .env_remove("CLREDUCE_KERNELS")
+    .env_remove("RUST_BACKTRACE")
+    .output()
+    .expect("run the clreduce binary");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
