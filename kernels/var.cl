@@ -428,6 +428,16 @@ static inline void VAR(clr_group_cross)(VA acc, __local VA* lm, __global VT* res
         part[base + e] = g;
 #endif
     }
+#if VXS == CLR_XS_LAST
+    // Every work-item published elements: all of them must be visible before work-item 0
+    // takes the work-group's ticket (kernels/reduce.cl), or the last work-group can read a
+    // slot before it is published (and the late value stays in the slot for the next launch).
+#if CLR_C11
+    work_group_barrier(CLK_GLOBAL_MEM_FENCE, memory_scope_device);
+#else
+    barrier(CLK_GLOBAL_MEM_FENCE);
+#endif
+#endif
 #endif
 }
 
