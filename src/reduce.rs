@@ -641,6 +641,18 @@ fn rewrite_spans(body: &str, spans: &[(&str, &Operator)]) -> Result<String> {
                 ),
             }
             };
+            // A shorthand the op does not allow (`--` never is).
+            let allowed = |opstr: &str| {
+                if op.shorthands().contains(&opstr) {
+                    Ok(())
+                } else {
+                    Err(Error::ReducerOperator {
+                        name: name.to_string(),
+                        operator: opstr.to_string(),
+                        op: op.to_string(),
+                    })
+                }
+            };
             let after = i + name.len();
             let mut k = after;
             while k < b.len() && b[k].is_ascii_whitespace() {
@@ -676,14 +688,7 @@ fn rewrite_spans(body: &str, spans: &[(&str, &Operator)]) -> Result<String> {
                 }
             }
             if pre.ends_with("++") || pre.ends_with("--") {
-                let opstr = &pre[pre.len() - 2..];
-                if !op.shorthands().contains(&"++") || opstr == "--" {
-                    return Err(Error::ReducerOperator {
-                        name: name.to_string(),
-                        operator: opstr.to_string(),
-                        op: op.to_string(),
-                    });
-                }
+                allowed(&pre[pre.len() - 2..])?;
                 res.push_str(&out[copied..pre_start - 2]);
                 res.push_str(&format!("{name}_combine(({idx}), 1)"));
                 i = idx_end + 1;
@@ -692,14 +697,7 @@ fn rewrite_spans(body: &str, spans: &[(&str, &Operator)]) -> Result<String> {
             }
             let rest = &out[m..];
             if rest.starts_with("++") || rest.starts_with("--") {
-                let opstr = &rest[..2];
-                if !op.shorthands().contains(&"++") || opstr == "--" {
-                    return Err(Error::ReducerOperator {
-                        name: name.to_string(),
-                        operator: opstr.to_string(),
-                        op: op.to_string(),
-                    });
-                }
+                allowed(&rest[..2])?;
                 res.push_str(&out[copied..i]);
                 res.push_str(&format!("{name}_combine(({idx}), 1)"));
                 i = m + 2;
@@ -712,13 +710,7 @@ fn rewrite_spans(body: &str, spans: &[(&str, &Operator)]) -> Result<String> {
             else {
                 return Err(bad("read or assigned"));
             };
-            if !op.shorthands().contains(&opstr) {
-                return Err(Error::ReducerOperator {
-                    name: name.to_string(),
-                    operator: opstr.to_string(),
-                    op: op.to_string(),
-                });
-            }
+            allowed(opstr)?;
             let v_start = m + opstr.len();
             let v_end = expr_end(&b, v_start);
             res.push_str(&out[copied..i]);
@@ -737,7 +729,9 @@ fn rewrite_spans(body: &str, spans: &[(&str, &Operator)]) -> Result<String> {
 
 struct Prepared {
     plan: Arc<Plan>,
-    compiled: Option<Arc<launch::Compiled>>,
+    /// The cached program (a launch-cache hit), or on a miss the body with its span
+    /// subscripts rewritten, ready to compile.
+    compiled: std::result::Result<Arc<launch::Compiled>, String>,
     key: LaunchKey,
 }
 
@@ -1056,7 +1050,7 @@ impl Queue {
         {
             return Ok(Prepared {
                 plan: hit.plan.clone(),
-                compiled: Some(hit.compiled.clone()),
+                compiled: Ok(hit.compiled.clone()),
                 key,
             });
         }
@@ -1096,12 +1090,12 @@ impl Queue {
             .filter(|(_, r)| r.span.is_some())
             .map(|(n, r)| (n.as_str(), &r.op))
             .collect();
-        rewrite_spans(&kernel.body, &spans)?;
+        let body = rewrite_spans(&kernel.body, &spans)?;
         let plan = Arc::new(plan::plan(&q.caps, req)?);
         tracing::debug!(plan = %plan.summary(), device = %q.device.label(), "planned");
         Ok(Prepared {
             plan,
-            compiled: None,
+            compiled: Err(body),
             key,
         })
     }
@@ -1138,14 +1132,20 @@ impl Queue {
             });
         }
         let compiled = match prep.compiled {
-            Some(c) => c,
-            None => self.compile(&plan, &prep.key)?,
+            Ok(c) => c,
+            Err(body) => self.compile(&plan, &prep.key, &body)?,
         };
         self.run(&plan, &reds, &kernel, &compiled, form)
     }
 
     /// Builds (or finds) the program of a plan and records the launch in the queue's cache.
-    fn compile(&self, plan: &Arc<Plan>, key: &LaunchKey) -> Result<Arc<launch::Compiled>> {
+    /// `source_body` is the key's body with span subscripts rewritten (`rewrite_spans`).
+    fn compile(
+        &self,
+        plan: &Arc<Plan>,
+        key: &LaunchKey,
+        source_body: &str,
+    ) -> Result<Arc<launch::Compiled>> {
         let q = &self.inner;
         let (names, params, body) = (&key.names, &key.params, &key.body);
         let options = codegen::options(plan, &q.caps);
@@ -1159,14 +1159,7 @@ impl Queue {
         let compiled = match cached {
             Some(c) => c,
             None => {
-                let spans: Vec<(&str, &Operator)> = names
-                    .iter()
-                    .zip(&plan.vars)
-                    .filter(|(_, v)| v.span.is_some())
-                    .map(|(n, v)| (n.as_str(), &v.op))
-                    .collect();
-                let body = rewrite_spans(body, &spans)?;
-                let gen = codegen::generate(plan, &q.caps, names, &body, params);
+                let gen = codegen::generate(plan, &q.caps, names, source_body, params);
                 let program =
                     program::get(&q.device, &gen.source, &gen.options).map_err(|e| match e {
                         Error::Build {
