@@ -676,6 +676,7 @@ fn forced_float_atomics_need_relaxed() {
                 strategy: s,
                 relaxed: true,
                 seed: 1,
+                feature: None,
             };
             if let Err(why) = strategy_allowed(caps, &c) {
                 tally.skip_device(&dev, &s.to_string(), &format!("the device lacks {why}"));

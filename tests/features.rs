@@ -1,91 +1,23 @@
-//! The SYCL 2020 reduction features beyond one built-in scalar: argmin/argmax, custom
-//! operators with and without an identity (including work-groups that contribute nothing),
-//! several variables of different types and plans in one launch, and span reductions (small,
-//! 256-bin and 65536-element), on every device, with the automatic strategy and every forced
-//! one, in both forms. Each case is checked against a host reference (integers and min/max
-//! exactly, float sums within the plan's combination-depth bound); results are poisoned (a
-//! non-identity initial value) so an unwritten result is caught; a combination a device cannot
-//! run is printed as a SKIP with the reason.
+//! The SYCL 2020 reduction features that the capability matrix (tests/matrix.rs, whose
+//! feature rows are in tests/common/feat.rs) does not cover: four variables of different types,
+//! ops and plans in one launch (a float sum, an integer min and max, and an argmax), a
+//! 65536-element span, the planner's refusals, 2-D and 3-D ranges with `item`, and the queue
+//! shortcuts. Each case is checked against a host reference (integers and min/max exactly,
+//! float sums within the plan's combination-depth bound); results are poisoned (a non-identity
+//! initial value) so an unwritten result is caught; a combination a device cannot run is
+//! printed as a SKIP with the reason.
 
+#[macro_use]
 mod common;
 
 use clreduce::plan::{GroupAlgo, Strategy};
-use clreduce::reference::{combination_depth, unit_roundoff, Rng};
+use clreduce::reference::{combination_depth, unit_roundoff};
 use clreduce::{
-    reduction, reduction_argmax, reduction_argmin, reduction_span, Buffer, CustomOp, ElemType,
-    Element, Error, Form, Kernel, NdRange, Op, Options, Queue, Range, Reductions,
+    reduction, reduction_argmax, reduction_span, CustomOp, ElemType, Error, Form, Kernel, NdRange,
+    Op, Options, Queue, Range, Reductions,
 };
+use common::feat::{data, form_size};
 use common::*;
-
-/// Element types the feature tests run on, with host arithmetic.
-trait Num: Element + PartialOrd + Into<clreduce::Value> {
-    fn from_i64(i: i64) -> Self;
-    fn wadd(self, o: Self) -> Self;
-    fn max_value() -> Self;
-    fn min_value() -> Self;
-}
-macro_rules! int_num {
-    ($t:ty) => {
-        impl Num for $t {
-            fn from_i64(i: i64) -> Self {
-                i as $t
-            }
-            fn wadd(self, o: Self) -> Self {
-                self.wrapping_add(o)
-            }
-            fn max_value() -> Self {
-                <$t>::MAX
-            }
-            fn min_value() -> Self {
-                <$t>::MIN
-            }
-        }
-    };
-}
-int_num!(i32);
-int_num!(u32);
-int_num!(i64);
-int_num!(u64);
-impl Num for f32 {
-    fn from_i64(i: i64) -> Self {
-        i as f32 * 0.25
-    }
-    fn wadd(self, o: Self) -> Self {
-        self + o
-    }
-    fn max_value() -> Self {
-        f32::INFINITY
-    }
-    fn min_value() -> Self {
-        f32::NEG_INFINITY
-    }
-}
-impl Num for f64 {
-    fn from_i64(i: i64) -> Self {
-        i as f64 * 0.25
-    }
-    fn wadd(self, o: Self) -> Self {
-        self + o
-    }
-    fn max_value() -> Self {
-        f64::INFINITY
-    }
-    fn min_value() -> Self {
-        f64::NEG_INFINITY
-    }
-}
-
-/// Random values in a small range (so argmin/argmax meet ties); non-negative for unsigned.
-fn data<T: Num>(n: usize, seed: u64) -> Vec<T> {
-    let mut r = Rng::new(seed);
-    let unsigned = T::min_value().to_f64() == 0.0;
-    (0..n)
-        .map(|_| {
-            let v = r.range(-40, 40);
-            T::from_i64(if unsigned { v + 40 } else { v })
-        })
-        .collect()
-}
 
 fn opts(s: Strategy) -> Options {
     Options::default().strategy(s)
@@ -103,124 +35,6 @@ fn launch(
         Ok(ev) => Ok(ev),
         Err(e) if is_device_limit(&e) => Err(Outcome::Skip(e.to_string())),
         Err(e) => Err(Outcome::Fail(format!("launch: {e}"))),
-    }
-}
-
-fn form_size(f: Form) -> u64 {
-    match f {
-        Form::Range(r) => r.n,
-        Form::NdRange(r) => r.global,
-    }
-}
-
-macro_rules! tri {
-    ($e:expr) => {
-        match $e {
-            Ok(v) => v,
-            Err(o) => return o,
-        }
-    };
-}
-macro_rules! dev {
-    ($e:expr) => {
-        match $e {
-            Ok(v) => v,
-            Err(e) => return Outcome::Fail(format!("{e}")),
-        }
-    };
-}
-
-/// argmin or argmax, with and without initialize_to_identity.
-fn argminmax<T: Num>(q: &Queue, form: Form, s: Strategy, max: bool, init: bool) -> Outcome {
-    let n = form_size(form) as usize;
-    let x = data::<T>(n, n as u64 ^ 11);
-    let xb = dev!(q.buffer_from(&x));
-    // The poisoned initial pair: a mid value at index 5 (it wins when nothing beats it).
-    let (v0, i0) = (T::from_i64(3), 5u64);
-    let vb = dev!(q.buffer_from(&[v0]));
-    let ib = dev!(q.buffer_from(&[i0]));
-    let mut r = if max {
-        reduction_argmax(&vb, &ib)
-    } else {
-        reduction_argmin(&vb, &ib)
-    }
-    .name("best");
-    if init {
-        r = r.initialize_to_identity();
-    }
-    let k = Kernel::new("combine(best, x[i], i);").arg("x", &xb);
-    let _ev = tri!(launch(q, form, r, k, s));
-    let mut best: (T, u64) = if init {
-        (if max { T::min_value() } else { T::max_value() }, u64::MAX)
-    } else {
-        (v0, i0)
-    };
-    for (j, &v) in x.iter().enumerate() {
-        let better = if max { v > best.0 } else { v < best.0 };
-        if better || (v == best.0 && (j as u64) < best.1) {
-            best = (v, j as u64);
-        }
-    }
-    let got = (dev!(vb.get(0)), dev!(ib.get(0)));
-    if got.0 == best.0 && got.1 == best.1 {
-        Outcome::Pass
-    } else {
-        Outcome::Fail(format!("got {got:?}, expected {best:?}"))
-    }
-}
-
-/// A custom combiner: `a + b` with identity 0 (optionally declared as plus, so atomics may be
-/// used), or an identity-less max in which only the second half of the work-items
-/// contributes (whole work-groups see nothing).
-fn custom<T: Num>(q: &Queue, form: Form, s: Strategy, which: usize) -> Outcome {
-    let n = form_size(form) as usize;
-    let x = data::<T>(n, n as u64 ^ 23);
-    let xb = dev!(q.buffer_from(&x));
-    let init = T::from_i64(7);
-    let rb = dev!(q.buffer_from(&[init]));
-    let zero = T::from_i64(0);
-    let (op, body) = match which {
-        0 => (CustomOp::new("a + b").identity(zero), "combine(acc, x[i]);"),
-        1 => (
-            CustomOp::new("a + b").identity(zero).atomic(Op::Plus),
-            "acc_combine(x[i]);",
-        ),
-        _ => (
-            CustomOp::new("a > b ? a : b"),
-            "if (i >= n / 2) combine(acc, x[i]);",
-        ),
-    };
-    let r = reduction(&rb, op).name("acc");
-    let k = Kernel::new(body).arg("x", &xb);
-    let ev = tri!(launch(q, form, r, k, s));
-    let got = dev!(rb.get(0));
-    if which < 2 {
-        let expect = x.iter().fold(init, |a, &b| a.wadd(b));
-        if T::TYPE.is_float() {
-            let plan = ev.plan().expect("a plan ran");
-            let sum_abs: f64 = x.iter().map(|v| v.to_f64().abs()).sum::<f64>() + 7.0;
-            let bound = combination_depth(plan, 0) * unit_roundoff(T::TYPE) * sum_abs + 1e-300;
-            if (got.to_f64() - expect.to_f64()).abs() <= bound {
-                return Outcome::Pass;
-            }
-            return Outcome::Fail(format!("got {got:?}, expected {expect:?} within {bound:e}"));
-        }
-        if got == expect {
-            Outcome::Pass
-        } else {
-            Outcome::Fail(format!("got {got:?}, expected {expect:?}"))
-        }
-    } else {
-        let expect = x[n / 2..]
-            .iter()
-            .fold(init, |a, &b| if a > b { a } else { b });
-        if got == expect {
-            Outcome::Pass
-        } else {
-            Outcome::Fail(format!(
-                "identity-less max: got {got:?}, expected {expect:?}"
-            ))
-        }
     }
 }
 
@@ -282,85 +96,6 @@ fn multi(q: &Queue, form: Form, s: Strategy) -> Outcome {
     }
 }
 
-/// A span reduction of `len` elements: a histogram (u32 counts, `hist[b] += 1`) or an f32 sum
-/// per bin (`combine(hist[b], x[i])`), with and without initialize_to_identity.
-fn span(q: &Queue, form: Form, s: Strategy, len: usize, float: bool, init: bool) -> Outcome {
-    let n = form_size(form) as usize;
-    let x = data::<i32>(n, n as u64 ^ 41 ^ len as u64);
-    let xb = dev!(q.buffer_from(&x));
-    // Bins from the data and the index, so every bin is hit for large n.
-    let bin = |j: usize| ((x[j] + 40) as usize * 131 + j) % len;
-    let body = format!(
-        "const uint b = ((uint)(x[i] + 40) * 131u + (uint)i) % {len}u; {}",
-        if float {
-            "combine(hist[b], (float)x[i] * 0.25f);"
-        } else {
-            "hist[b] += 1u;"
-        }
-    );
-    let k = Kernel::new(&body).arg("x", &xb);
-    let ev;
-    let got_u: Vec<u32>;
-    let got_f: Vec<f32>;
-    let hb_u: Buffer<u32>;
-    let hb_f: Buffer<f32>;
-    if float {
-        let start: Vec<f32> = (0..len).map(|e| (e % 5) as f32).collect();
-        hb_f = dev!(q.buffer_from(&start));
-        let mut r = reduction_span(&hb_f, len, Op::Plus).name("hist");
-        if init {
-            r = r.initialize_to_identity();
-        }
-        ev = tri!(launch(q, form, r, k, s));
-        got_f = dev!(hb_f.to_vec());
-        let mut e: Vec<f64> = if init {
-            vec![0.0; len]
-        } else {
-            start.iter().map(|&v| v as f64).collect()
-        };
-        let mut abs = e.iter().map(|v: &f64| v.abs()).collect::<Vec<_>>();
-        for j in 0..n {
-            e[bin(j)] += x[j] as f64 * 0.25;
-            abs[bin(j)] += (x[j] as f64 * 0.25).abs();
-        }
-        let plan = ev.plan().expect("a plan ran");
-        let depth = combination_depth(plan, 0) + plan.local as f64;
-        for b in 0..len {
-            let bound = depth * unit_roundoff(ElemType::F32) * abs[b];
-            if (got_f[b] as f64 - e[b]).abs() > bound {
-                return Outcome::Fail(format!(
-                    "bin {b}: got {}, expected {} within {bound:e} [{}]",
-                    got_f[b],
-                    e[b],
-                    plan.summary()
-                ));
-            }
-        }
-    } else {
-        let start: Vec<u32> = (0..len).map(|e| (e % 3) as u32 + 1).collect();
-        hb_u = dev!(q.buffer_from(&start));
-        let mut r = reduction_span(&hb_u, len, Op::Plus).name("hist");
-        if init {
-            r = r.initialize_to_identity();
-        }
-        ev = tri!(launch(q, form, r, k, s));
-        got_u = dev!(hb_u.to_vec());
-        let mut e: Vec<u32> = if init { vec![0; len] } else { start.clone() };
-        for j in 0..n {
-            e[bin(j)] += 1;
-        }
-        if let Some(b) = (0..len).find(|&b| got_u[b] != e[b]) {
-            return Outcome::Fail(format!(
-                "bin {b}: got {}, expected {} [{}]",
-                got_u[b],
-                e[b],
-                ev.plan().map(|p| p.summary()).unwrap_or_default()
-            ));
-        }
-    }
-    Outcome::Pass
-}
-
 /// The forms each feature runs in: range sizes and nd_range (local, groups) shapes.
 fn forms(sim: bool) -> Vec<Form> {
     let mut v: Vec<Form> = [0u64, 1, 3, 257, 4097]
@@ -413,93 +148,9 @@ fn run_all(test: &str, f: &dyn Fn(&Queue, Form, Strategy, usize) -> Outcome) {
     t.finish();
 }
 
-/// Each position runs another type, so every type is met across the forms.
-fn by_type(pos: usize, f: [&dyn Fn() -> Outcome; 6]) -> Outcome {
-    f[pos % 6]()
-}
-
-#[test]
-fn argmin_every_type() {
-    run_all("argmin", &|q, form, s, pos| {
-        let init = pos % 2 == 0;
-        by_type(
-            pos,
-            [
-                &|| argminmax::<i32>(q, form, s, false, init),
-                &|| argminmax::<u32>(q, form, s, false, init),
-                &|| argminmax::<i64>(q, form, s, false, init),
-                &|| argminmax::<u64>(q, form, s, false, init),
-                &|| argminmax::<f32>(q, form, s, false, init),
-                &|| argminmax::<f64>(q, form, s, false, init),
-            ],
-        )
-    });
-}
-
-#[test]
-fn argmax_every_type() {
-    run_all("argmax", &|q, form, s, pos| {
-        let init = pos % 2 == 1;
-        by_type(
-            pos + 3,
-            [
-                &|| argminmax::<i32>(q, form, s, true, init),
-                &|| argminmax::<u32>(q, form, s, true, init),
-                &|| argminmax::<i64>(q, form, s, true, init),
-                &|| argminmax::<u64>(q, form, s, true, init),
-                &|| argminmax::<f32>(q, form, s, true, init),
-                &|| argminmax::<f64>(q, form, s, true, init),
-            ],
-        )
-    });
-}
-
-#[test]
-fn custom_op_with_identity() {
-    run_all("custom", &|q, form, s, pos| {
-        let which = pos % 2;
-        by_type(
-            pos,
-            [
-                &|| custom::<i32>(q, form, s, which),
-                &|| custom::<u32>(q, form, s, which),
-                &|| custom::<i64>(q, form, s, which),
-                &|| custom::<u64>(q, form, s, which),
-                &|| custom::<f32>(q, form, s, which),
-                &|| custom::<f64>(q, form, s, which),
-            ],
-        )
-    });
-}
-
-#[test]
-fn identity_less_op_with_empty_work_groups() {
-    run_all("identity_less", &|q, form, s, pos| {
-        by_type(
-            pos + 1,
-            [
-                &|| custom::<i32>(q, form, s, 2),
-                &|| custom::<u32>(q, form, s, 2),
-                &|| custom::<i64>(q, form, s, 2),
-                &|| custom::<u64>(q, form, s, 2),
-                &|| custom::<f32>(q, form, s, 2),
-                &|| custom::<f64>(q, form, s, 2),
-            ],
-        )
-    });
-}
-
 #[test]
 fn four_variables_in_one_launch() {
     run_all("multi", &|q, form, s, _| multi(q, form, s));
-}
-
-#[test]
-fn span_histogram_256_and_small() {
-    run_all("span", &|q, form, s, pos| {
-        let len = [256, 7, 1, 256][pos % 4];
-        span(q, form, s, len, pos % 3 == 1, pos % 2 == 0)
-    });
 }
 
 #[test]
@@ -530,7 +181,17 @@ fn span_65536_elements() {
                     if float { "f32 sum" } else { "u32 count" },
                     describe(form)
                 );
-                let o = span(q, form, Strategy::AUTO, 65536, float, init);
+                let c = Case {
+                    op: Op::Plus,
+                    ty: if float { ElemType::F32 } else { ElemType::U32 },
+                    form,
+                    init_to_identity: init,
+                    strategy: Strategy::AUTO,
+                    relaxed: false,
+                    seed: 41,
+                    feature: Some(Feature::Span(65536)),
+                };
+                let o = run_case(q, &c);
                 t.record(&dev, &case, o);
             }
         }

@@ -37,7 +37,25 @@ use clreduce::plan::{CrossAlgo, GroupAlgo, Strategy};
 use clreduce::{ElemType, Mask, Op, Queue};
 use common::*;
 
-const LOCALS: [usize; 5] = [1, 3, 96, 256, 1000];
+/// Work-group sizes of the nd_range form; `DEVICE_MAX` stands for the device's maximum
+/// (resolved per device by `locals`).
+const DEVICE_MAX: usize = 0;
+const LOCALS: [usize; 8] = [1, 3, 7, 64, 96, 256, 1000, DEVICE_MAX];
+
+/// `LOCALS` with the device's maximum work-group size filled in.
+fn locals(max_local: usize) -> [usize; 8] {
+    LOCALS.map(|l| if l == DEVICE_MAX { max_local } else { l })
+}
+
+/// The largest work-group the device takes in dimension 0.
+fn device_max_local(q: &Queue) -> usize {
+    let c = q.caps();
+    c.max_work_item_sizes
+        .first()
+        .copied()
+        .unwrap_or(usize::MAX)
+        .min(c.max_work_group_size)
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum FormKind {
@@ -83,74 +101,150 @@ fn init_for(pos: usize, op: Op, form: FormKind) -> bool {
     (pos + pos / 2 + op_index(op)).is_multiple_of(2) == (form == FormKind::Range)
 }
 
-fn nd_groups(local: usize, sim: bool) -> &'static [u64] {
-    match (local, sim) {
-        (1, false) => &[0, 1, 2, 7, 700],
-        (3, false) => &[1, 2, 7, 400],
-        (96, false) => &[1, 2, 7, 150],
-        (256, false) => &[1, 2, 7, 300],
-        (_, false) => &[1, 2, 7, 40],
-        (1, true) => &[0, 1, 2, 300],
-        (3, true) => &[1, 2, 100],
-        (96, true) => &[1, 2, 40],
-        (256, true) => &[1, 16],
-        (_, true) => &[1, 4],
+/// Work-group counts per work-group size (`max`: the size is the device's maximum).
+fn nd_groups(local: usize, max: bool, sim: bool) -> &'static [u64] {
+    match (local, max, sim) {
+        (_, true, false) => &[1, 2, 5],
+        (_, true, true) => &[1],
+        (1, _, false) => &[0, 1, 2, 7, 700],
+        (3, _, false) => &[1, 2, 7, 400],
+        (7, _, false) => &[1, 2, 7, 300],
+        (64, _, false) => &[1, 2, 7, 200],
+        (96, _, false) => &[1, 2, 7, 150],
+        (256, _, false) => &[1, 2, 7, 300],
+        (_, _, false) => &[1, 2, 7, 40],
+        (1, _, true) => &[0, 1, 2, 300],
+        (3, _, true) => &[1, 2, 100],
+        (7, _, true) => &[1, 2, 60],
+        (64, _, true) => &[1, 2, 30],
+        (96, _, true) => &[1, 2, 40],
+        (256, _, true) => &[1, 16],
+        (_, _, true) => &[1, 4],
     }
 }
 
-/// The cases of one (strategy, form) on one device.
-fn cases(strategy: Strategy, form: FormKind, level: Level) -> Vec<Case> {
+/// Range sizes every pair meets (n = 0 runs in both init modes besides).
+const SIZES: [u64; 9] = [1, 2, 3, 31, 255, 256, 257, 4097, 65537];
+const SIM_SIZES: [u64; 5] = [1, 3, 31, 257, 4097];
+/// Range sizes of the feature rows.
+const FEATURE_SIZES: [u64; 5] = [0, 1, 31, 4097, 65537];
+const SIM_FEATURE_SIZES: [u64; 3] = [0, 3, 257];
+/// 2^24 + 1: plus on every type under the automatic strategy (the input is read from more than
+/// the last-level cache; the result crosses 2^24, where f32 stops counting exactly).
+const HUGE: u64 = (1 << 24) + 1;
+
+/// A number per strategy (the forced ones in `Strategy::all_forced` order, then the automatic
+/// one), so that the feature rows rotate through the types across the tests.
+fn salt(strategy: Strategy) -> usize {
+    let forced = Strategy::all_forced();
+    forced
+        .iter()
+        .position(|&s| s == strategy)
+        .unwrap_or(forced.len())
+}
+
+/// The cases of one (strategy, form) on one device whose largest work-group is `max_local`.
+/// `extra` rotates the feature rows' types (mask tests pass their position).
+fn cases(
+    strategy: Strategy,
+    form: FormKind,
+    level: Level,
+    max_local: usize,
+    extra: usize,
+) -> Vec<Case> {
     let sim = level == Level::Sim;
+    let sizes = locals(max_local);
     let mut out = Vec::new();
-    for (pos, (op, ty)) in pairs(level, form).into_iter().enumerate() {
-        let mut push = |f, init: bool, seed: u64| {
-            let mut c = Case {
-                op,
-                ty,
-                form: f,
-                init_to_identity: init,
-                strategy,
-                relaxed: false,
-                seed,
-            };
-            // Forcing float atomics under plus/multiplies needs relaxed determinism (the
-            // deterministic refusal is checked in tests/errors.rs).
-            c.relaxed = forces_order_dependence(&c);
-            out.push(c)
+    let mut push = |op, ty, f, init: bool, seed: u64, feature: Option<Feature>| {
+        let mut c = Case {
+            op,
+            ty,
+            form: f,
+            init_to_identity: init,
+            strategy,
+            relaxed: false,
+            seed,
+            feature,
         };
+        // Forcing float atomics under plus/multiplies needs relaxed determinism (the
+        // deterministic refusal is checked in tests/errors.rs).
+        c.relaxed = forces_order_dependence(&c);
+        out.push(c)
+    };
+    for (pos, (op, ty)) in pairs(level, form).into_iter().enumerate() {
+        let init = init_for(pos, op, form);
         match form {
             FormKind::Range => {
-                let init = init_for(pos, op, form);
                 for init0 in [false, true] {
-                    push(range(0), init0, 1);
+                    push(op, ty, range(0), init0, 1, None);
                 }
-                let sizes: &[u64] = if sim {
-                    &[1, 257, 4097]
-                } else {
-                    &[1, 2, 255, 256, 257, 4097]
-                };
+                let sizes: &[u64] = if sim { &SIM_SIZES } else { &SIZES };
                 for &n in sizes {
-                    push(range(n), init, n + 11);
+                    push(op, ty, range(n), init, n + 11, None);
                 }
                 if !sim && matches!(op, Op::Plus | Op::Minimum) {
-                    push(range(1_000_003), init, 5);
+                    push(op, ty, range(1_000_003), init, 5, None);
+                }
+                if level == Level::Auto && op == Op::Plus {
+                    push(op, ty, range(HUGE), init, 9, None);
                 }
             }
             FormKind::NdRange => {
-                let init = init_for(pos, op, form);
                 // Rotating through the subset's order gives every op and every type several
                 // work-group sizes; plus on i32 and f64 meets all of them.
-                let primary = LOCALS[pos % LOCALS.len()];
+                let primary = pos % sizes.len();
                 let all_sizes = level == Level::Auto
                     && op == Op::Plus
                     && matches!(ty, ElemType::I32 | ElemType::F64);
-                for local in LOCALS {
-                    if local != primary && !all_sizes {
+                for (k, &local) in sizes.iter().enumerate() {
+                    if k != primary && !all_sizes {
                         continue;
                     }
-                    for &g in nd_groups(local, sim) {
-                        push(nd(g * local as u64, local), init, g + local as u64);
+                    for &g in nd_groups(local, LOCALS[k] == DEVICE_MAX, sim) {
+                        push(
+                            op,
+                            ty,
+                            nd(g * local as u64, local),
+                            init,
+                            g + local as u64,
+                            None,
+                        );
                     }
+                }
+            }
+        }
+    }
+    // The feature rows: each feature on one type (rotating with the strategy), one init mode
+    // (alternating; an identity-less op has no initialize_to_identity), and in nd_range one
+    // work-group size (rotating).
+    let s = salt(strategy) + extra;
+    for (fi, f) in Feature::ALL.into_iter().enumerate() {
+        let ty = ElemType::REDUCIBLE[(fi + s) % ElemType::REDUCIBLE.len()];
+        let init =
+            f.has_identity() && (fi + s + (form == FormKind::NdRange) as usize).is_multiple_of(2);
+        match form {
+            FormKind::Range => {
+                let sizes: &[u64] = if sim {
+                    &SIM_FEATURE_SIZES
+                } else {
+                    &FEATURE_SIZES
+                };
+                for &n in sizes {
+                    push(f.op(), ty, range(n), init, n + 17 + fi as u64, Some(f));
+                }
+            }
+            FormKind::NdRange => {
+                let k = (fi + s) % sizes.len();
+                for &g in nd_groups(sizes[k], LOCALS[k] == DEVICE_MAX, sim) {
+                    let local = sizes[k];
+                    push(
+                        f.op(),
+                        ty,
+                        nd(g * local as u64, local),
+                        init,
+                        g + local as u64,
+                        Some(f),
+                    );
                 }
             }
         }
@@ -187,7 +281,7 @@ fn run_matrix(test: &str, strategy: Strategy, form: FormKind, queue_for: impl Fn
         };
         let _serial = sim_lock(q.device());
         let t = std::time::Instant::now();
-        let cases = cases(strategy, form, level);
+        let cases = cases(strategy, form, level, device_max_local(&q), 0);
         tally.expect(&dev, cases.len());
         for c in cases {
             let o = run_case(&q, &c);
@@ -251,29 +345,71 @@ forced_matrix! {
 #[test]
 fn subsets_cover_every_op_type_and_size() {
     use std::collections::BTreeSet;
+    const MAX: usize = 4096;
     for level in [Level::Auto, Level::Forced, Level::Masked, Level::Sim] {
         for form in [FormKind::Range, FormKind::NdRange] {
-            let cs = cases(Strategy::AUTO, form, level);
+            let all = cases(Strategy::AUTO, form, level, MAX, 0);
+            let cs: Vec<&Case> = all.iter().filter(|c| c.feature.is_none()).collect();
             let ops: BTreeSet<_> = cs.iter().map(|c| op_index(c.op)).collect();
             let tys: BTreeSet<_> = cs.iter().map(|c| ty_index(c.ty)).collect();
             assert_eq!(ops.len(), Op::ALL.len(), "{level:?} {form:?}");
             assert_eq!(tys.len(), ElemType::REDUCIBLE.len(), "{level:?} {form:?}");
             let inits: BTreeSet<_> = cs.iter().map(|c| c.init_to_identity).collect();
             assert_eq!(inits.len(), 2, "{level:?} {form:?}");
+            let local_of = |c: &Case| match c.form {
+                clreduce::Form::NdRange(r) => r.local,
+                _ => unreachable!(),
+            };
             if form == FormKind::NdRange {
-                let locals: BTreeSet<_> = cs
-                    .iter()
-                    .map(|c| match c.form {
-                        clreduce::Form::NdRange(r) => r.local,
-                        _ => unreachable!(),
-                    })
-                    .collect();
+                let locals: BTreeSet<_> = cs.iter().map(|c| local_of(c)).collect();
                 assert_eq!(locals.len(), LOCALS.len(), "{level:?}");
+                assert!(locals.contains(&MAX), "{level:?}: the device maximum");
+            } else if level != Level::Sim {
+                let ns: BTreeSet<_> = cs.iter().map(|c| c.size()).collect();
+                for n in [0, 1, 2, 3, 31, 255, 256, 257, 4097, 65537, 1_000_003] {
+                    assert!(ns.contains(&n), "{level:?}: n = {n}");
+                }
+                assert_eq!(
+                    ns.contains(&HUGE),
+                    level == Level::Auto,
+                    "{level:?}: 2^24 + 1"
+                );
             }
             if level == Level::Sim {
-                assert!(cs.iter().all(|c| c.size() <= 4097));
+                assert!(all.iter().all(|c| c.size() <= 4097));
+            }
+            // Every feature row, in each test.
+            let fs: BTreeSet<String> = all
+                .iter()
+                .filter_map(|c| c.feature)
+                .map(|f| f.name())
+                .collect();
+            assert_eq!(fs.len(), Feature::ALL.len(), "{level:?} {form:?}");
+        }
+    }
+    // Across the tests (strategies and masks), every feature meets every type, both init modes
+    // (when it has an identity) and, in nd_range, every work-group size.
+    for f in Feature::ALL {
+        let mut tys = BTreeSet::new();
+        let mut inits = BTreeSet::new();
+        let mut locals = BTreeSet::new();
+        let forced = Strategy::all_forced();
+        for s in forced.iter().copied().chain([Strategy::AUTO]) {
+            for form in [FormKind::Range, FormKind::NdRange] {
+                for c in cases(s, form, Level::Forced, MAX, 0) {
+                    if c.feature == Some(f) {
+                        tys.insert(ty_index(c.ty));
+                        inits.insert(c.init_to_identity);
+                        if let clreduce::Form::NdRange(r) = c.form {
+                            locals.insert(r.local);
+                        }
+                    }
+                }
             }
         }
+        assert_eq!(tys.len(), ElemType::REDUCIBLE.len(), "{f:?}");
+        assert_eq!(inits.len(), 1 + f.has_identity() as usize, "{f:?}");
+        assert_eq!(locals.len(), LOCALS.len(), "{f:?}");
     }
 }
 
@@ -293,6 +429,7 @@ fn verdict_rule() {
         strategy,
         relaxed: false,
         seed: 1,
+        feature: None,
     };
     let skip = || Outcome::Skip("cannot run on this device: some reason".into());
     let verdict = |t: &MatrixTally| t.verdict().1;
@@ -469,11 +606,19 @@ fn mask_test(test: &str, mask: Mask, form: FormKind) {
             Level::Masked
         };
         let t = std::time::Instant::now();
-        let cases = cases(Strategy::AUTO, form, level);
+        // Each mask's feature rows take other types than the automatic strategy's.
+        let extra = 1 + MASKS
+            .iter()
+            .position(|m| test.starts_with(&format!("masks::{m}::")))
+            .unwrap_or(0);
+        let cases = cases(Strategy::AUTO, form, level, device_max_local(&q), extra);
         tally.expect(&dev, cases.len());
         for c in cases {
             let o = run_case(&q, &c);
             let o = match o {
+                // Feature rows check their chosen steps against the masked capabilities
+                // themselves (`feat::chosen_steps_allowed`).
+                Outcome::Pass if c.feature.is_some() => Outcome::Pass,
                 Outcome::Pass => match mask_plan_check(mask, &q, &c) {
                     Ok(()) => Outcome::Pass,
                     Err(m) => Outcome::Fail(m),

@@ -11,9 +11,12 @@ use clreduce::{
 use proptest::prelude::*;
 use std::sync::{Mutex, OnceLock};
 
+/// Queues made so far, by (device index, mask).
+type QueueCache = Mutex<Vec<((usize, String), Queue)>>;
+
 /// Non-simulator devices, one queue per (device, mask) made on demand.
 fn queue(device: usize, mask: &str) -> Option<Queue> {
-    static QUEUES: OnceLock<Mutex<Vec<((usize, String), Queue)>>> = OnceLock::new();
+    static QUEUES: OnceLock<QueueCache> = OnceLock::new();
     let devs: Vec<&Device> = devices()
         .ok()?
         .iter()

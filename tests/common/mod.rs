@@ -15,6 +15,10 @@ use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::Instant;
 
+#[macro_use]
+pub mod feat;
+pub use feat::Feature;
+
 /// One queue per device found, without a mask (the `CLREDUCE_MASK` environment is ignored so
 /// the matrix means the same thing everywhere). Created once per test binary and shared by
 /// every test in it: queues are `Send + Sync`, and launches from several threads serialize.
@@ -192,6 +196,9 @@ pub struct Case {
     /// Relaxed determinism: needed to force order-dependent float atomics.
     pub relaxed: bool,
     pub seed: u64,
+    /// A row beyond one built-in op (`feat`): `op` and `ty` then name its first variable's
+    /// built-in equivalent and its element type.
+    pub feature: Option<Feature>,
 }
 
 impl Case {
@@ -206,10 +213,13 @@ impl Case {
             Form::Range(r) => format!("range n={}", r.n),
             Form::NdRange(r) => format!("nd_range global={} local={}", r.global, r.local),
         };
+        let op = match self.feature {
+            Some(f) => f.name(),
+            None => self.op.to_string(),
+        };
         format!(
-            "{} {} {} {form}{}{}",
+            "{} {op} {} {form}{}{}",
             self.strategy,
-            self.op,
             self.ty,
             if self.init_to_identity {
                 " init_to_identity"
@@ -478,6 +488,9 @@ pub fn run_case(q: &Queue, c: &Case) -> Outcome {
     if let Err(missing) = caps.supports_type(c.ty) {
         return Outcome::Skip(format!("the device lacks {missing}"));
     }
+    if let Some(f) = c.feature {
+        return feat::run(q, c, f);
+    }
     let n = c.size() as usize;
     let data = random_input(c.op, c.ty, n, c.seed);
     let init_val = initial(c.op, c.ty, c.seed);
@@ -585,7 +598,11 @@ pub fn capability_gap(caps: &DeviceCaps, c: &Case) -> Option<String> {
         relaxed: true,
         ..*c
     };
-    if let Err(missing) = strategy_allowed(caps, &relaxed) {
+    let rule = match c.feature {
+        Some(f) => feat::allowed(caps, &relaxed, f),
+        None => strategy_allowed(caps, &relaxed),
+    };
+    if let Err(missing) = rule {
         return Some(format!("no {missing}"));
     }
     if let Form::NdRange(r) = c.form {
