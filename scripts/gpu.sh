@@ -2,16 +2,18 @@
 # GPU runs through the device tool, in two halves of one script:
 #   here:   bash scripts/gpu.sh build      builds the release binary and the test binaries into .gpu/
 #   there:  bash scripts/gpu.sh run [what]  registers NVIDIA's OpenCL (and the machine's PoCL) in a
-#           private vendors folder and runs: devices, the test binaries, the bench; what = all|tests|bench|ladder|devices|cmd ...
+#           private vendors folder and runs: devices, the test binaries, the bench; what = all|tests|bench|ladder|latency|devices|cmd ...
 # The device tool call is then:  run(command="bash scripts/gpu.sh run all", carry=[".gpu", ".whl"])
 # (.whl: PyOpenCL wheels for the peer/ladder scripts, downloaded as the device README describes).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 case "${1:-}" in
 build)
-  cargo build --release
+  cargo build --release --bins --examples
   mkdir -p .gpu
   cp target/release/clreduce .gpu/
+  # Developer probes: examples/latency.rs (where a small reduction's time goes), sweep.rs.
+  cp target/release/examples/latency target/release/examples/sweep .gpu/
   # Test binaries: cargo prints their paths as JSON.
   rm -f .gpu/test-*
   cargo test --release --no-run --message-format=json 2>/dev/null |
@@ -58,11 +60,13 @@ run)
     $B bench --device NVIDIA --peers --json "$out/bench-nvidia.json" --svg "$out/bench-nvidia.svg" "$@" 2>&1 | tee "$out/bench-nvidia.txt" ;;
   ladder)
     $B bench --ladder --device NVIDIA 2>&1 | tee "$out/ladder-nvidia.txt" ;;
+  latency)
+    .gpu/latency NVIDIA "${1:-300}" 2>&1 | tee "$out/latency-nvidia.txt" ;;
   all)
     $B devices | tee "$out/devices.txt"
     for t in .gpu/test-*; do echo "== $t"; rc=0; "$t" --test-threads=4 > "$out/$(basename "$t").log" 2>&1 || rc=$?; echo "rc=$rc"; grep -E "^SUMMARY|^FAIL|test result|panicked" "$out/$(basename "$t").log" | tail -n 40 | tee -a "$out/tests.txt" || true; done ;;
   *) echo "unknown: $what" >&2; exit 2 ;;
   esac
   ;;
-*) echo "usage: scripts/gpu.sh build | run [all|tests|devices|cmd ...]" >&2; exit 2 ;;
+*) echo "usage: scripts/gpu.sh build | run [all|tests|bench|ladder|latency|devices|cmd ...]" >&2; exit 2 ;;
 esac
