@@ -15,7 +15,9 @@ use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
 use opencl3::device::{Device, CL_DEVICE_TYPE_ALL};
 use opencl3::kernel::{ExecuteKernel, Kernel as ClKernel};
-use opencl3::memory::{Buffer, CL_MEM_READ_WRITE};
+use opencl3::memory::{Buffer, ClMem, CL_MAP_READ, CL_MAP_WRITE, CL_MEM_ALLOC_HOST_PTR, CL_MEM_READ_WRITE};
+use opencl3::event::CL_COMPLETE;
+use opencl3::types::cl_mem;
 use opencl3::platform::get_platforms;
 use opencl3::program::Program;
 use opencl3::types::{CL_BLOCKING, CL_NON_BLOCKING};
@@ -99,6 +101,83 @@ fn raw(label: &str, reps: usize) -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     q.finish()?;
+    // Other ways to get 4 bytes back after a kernel of 1 work-item: spinning on the read's
+    // event status instead of a blocking call; reading into pinned host memory (a mapped
+    // CL_MEM_ALLOC_HOST_PTR buffer); mapping a pinned buffer the kernel wrote.
+    let pinned = unsafe {
+        Buffer::<i32>::create(
+            &ctx,
+            CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
+            1,
+            std::ptr::null_mut(),
+        )?
+    };
+    let staging = unsafe {
+        Buffer::<i32>::create(
+            &ctx,
+            CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
+            1,
+            std::ptr::null_mut(),
+        )?
+    };
+    let mut host_ptr: cl_mem = std::ptr::null_mut();
+    unsafe {
+        q.enqueue_map_buffer(&staging, CL_BLOCKING, CL_MAP_READ | CL_MAP_WRITE, 0, 4, &mut host_ptr, &[])?;
+    }
+    let pinned_out: &mut [i32] = unsafe { std::slice::from_raw_parts_mut(host_ptr as *mut i32, 1) };
+    let (mut spin, mut into_pinned, mut map) = (vec![], vec![], vec![]);
+    for r in 0..reps + 10 {
+        let mut out = [0i32];
+        let t0 = Instant::now();
+        unsafe {
+            ExecuteKernel::new(&k)
+                .set_arg(&buf)
+                .set_global_work_size(1)
+                .set_local_work_size(1)
+                .enqueue_nd_range(&q)?;
+        }
+        let rd = unsafe { q.enqueue_read_buffer(&buf, CL_NON_BLOCKING, 0, &mut out, &[])? };
+        q.flush()?;
+        while rd.command_execution_status()?.0 != CL_COMPLETE {
+            std::hint::spin_loop();
+        }
+        let a = us(t0);
+        let t1 = Instant::now();
+        unsafe {
+            ExecuteKernel::new(&k)
+                .set_arg(&buf)
+                .set_global_work_size(1)
+                .set_local_work_size(1)
+                .enqueue_nd_range(&q)?;
+            q.enqueue_read_buffer(&buf, CL_BLOCKING, 0, pinned_out, &[])?;
+        }
+        let b = us(t1);
+        let t2 = Instant::now();
+        let mut p: cl_mem = std::ptr::null_mut();
+        unsafe {
+            ExecuteKernel::new(&k)
+                .set_arg(&pinned)
+                .set_global_work_size(1)
+                .set_local_work_size(1)
+                .enqueue_nd_range(&q)?;
+            q.enqueue_map_buffer(&pinned, CL_BLOCKING, CL_MAP_READ, 0, 4, &mut p, &[])?;
+            let _v = *(p as *const i32);
+            q.enqueue_unmap_mem_object(pinned.get(), p, &[])?;
+        }
+        let c = us(t2);
+        if r >= 10 {
+            spin.push(a);
+            into_pinned.push(b);
+            map.push(c);
+        }
+    }
+    q.finish()?;
+    println!(
+        "  kernel 1 x 1 then: read + spin on its event {:.2} us; blocking read into pinned host memory {:.2} us; blocking map of a pinned buffer (+ unmap) {:.2} us",
+        median(spin),
+        median(into_pinned),
+        median(map)
+    );
     let mut rd = vec![];
     for r in 0..reps + 10 {
         let mut out = [0i32];

@@ -26,7 +26,7 @@ for l in sys.stdin:
     while read -r name exe; do cp "$exe" ".gpu/test-$name"; done
   cp -r benches/peers .gpu/ 2>/dev/null || true
   # The device tool carries at most 64 MiB: debug info stays here.
-  strip .gpu/clreduce .gpu/test-* 2>/dev/null || true
+  strip .gpu/clreduce .gpu/latency .gpu/sweep .gpu/test-* 2>/dev/null || true
   ls -la .gpu
   ;;
 run)
