@@ -164,6 +164,13 @@ pub struct Workarounds {
     /// one process-wide lock per device, and finishes each enqueued command before releasing
     /// it, so no command is left for an unlocked wait to run. Other devices take no lock.
     pub serialize_device: bool,
+    /// NVIDIA's OpenCL (driver 580.159.04) reports `CL_KERNEL_WORK_GROUP_SIZE` 256 for every
+    /// kernel, even an empty one with `reqd_work_group_size(1024)`, yet runs and computes
+    /// correctly with 512 and 1024 work-items per group (`scripts/nv_wg_probe.py`). The value
+    /// is advisory there: work-groups up to the device maximum are launched (codegen caps the
+    /// registers with `-cl-nv-maxrregcount` so they fit), and a launch the driver does refuse
+    /// returns its error with the variables restored.
+    pub kernel_wg_size_advisory: bool,
 }
 
 /// The `-cl-std` an OpenCL C dialect needs.
@@ -469,6 +476,7 @@ pub fn translate(raw: &RawDeviceInfo) -> DeviceCaps {
             serialize_device: raw.platform.contains("Oclgrind"),
             serial_last_group_tree: raw.platform.contains("Portable Computing Language")
                 && raw.driver.starts_with("3."),
+            kernel_wg_size_advisory: raw.vendor_id == 0x10de,
         },
     }
 }

@@ -1196,7 +1196,7 @@ impl Queue {
                 c
             }
         };
-        if plan.local > compiled.kernel_wg_limit {
+        if plan.local > compiled.kernel_wg_limit && !q.caps.workarounds.kernel_wg_size_advisory {
             return Err(Error::WorkGroupTooLarge {
                 local: plan.local,
                 limit: compiled.kernel_wg_limit,
