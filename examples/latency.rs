@@ -14,12 +14,14 @@ use clreduce::{reduction, Kernel, Op, Options, Queue, Range};
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
 use opencl3::device::{Device, CL_DEVICE_TYPE_ALL};
-use opencl3::kernel::{ExecuteKernel, Kernel as ClKernel};
-use opencl3::memory::{Buffer, ClMem, CL_MAP_READ, CL_MAP_WRITE, CL_MEM_ALLOC_HOST_PTR, CL_MEM_READ_WRITE};
 use opencl3::event::CL_COMPLETE;
-use opencl3::types::cl_mem;
+use opencl3::kernel::{ExecuteKernel, Kernel as ClKernel};
+use opencl3::memory::{
+    Buffer, ClMem, CL_MAP_READ, CL_MAP_WRITE, CL_MEM_ALLOC_HOST_PTR, CL_MEM_READ_WRITE,
+};
 use opencl3::platform::get_platforms;
 use opencl3::program::Program;
+use opencl3::types::cl_mem;
 use opencl3::types::{CL_BLOCKING, CL_NON_BLOCKING};
 use std::time::Instant;
 
@@ -122,7 +124,15 @@ fn raw(label: &str, reps: usize) -> Result<(), Box<dyn std::error::Error>> {
     };
     let mut host_ptr: cl_mem = std::ptr::null_mut();
     unsafe {
-        q.enqueue_map_buffer(&staging, CL_BLOCKING, CL_MAP_READ | CL_MAP_WRITE, 0, 4, &mut host_ptr, &[])?;
+        q.enqueue_map_buffer(
+            &staging,
+            CL_BLOCKING,
+            CL_MAP_READ | CL_MAP_WRITE,
+            0,
+            4,
+            &mut host_ptr,
+            &[],
+        )?;
     }
     let pinned_out: &mut [i32] = unsafe { std::slice::from_raw_parts_mut(host_ptr as *mut i32, 1) };
     let (mut spin, mut into_pinned, mut map) = (vec![], vec![], vec![]);

@@ -30,7 +30,6 @@ fn main() -> clreduce::Result<()> {
             let mut plan = String::new();
             for r in 0..reps + 3 {
                 let t0 = Instant::now();
-                let t_call;
                 let ev = if three {
                     q.parallel_for_reduce(
                         Range::new(n as u64),
@@ -53,7 +52,7 @@ fn main() -> clreduce::Result<()> {
                         Kernel::new("sum += x[i];").arg("x", &x),
                     )?
                 };
-                t_call = t0.elapsed().as_nanos() as f64 / 1e3;
+                let t_call = t0.elapsed().as_nanos() as f64 / 1e3;
                 let _v = s.get(0)?;
                 let w = t0.elapsed().as_nanos() as f64 / 1e3;
                 if r >= 3 {
