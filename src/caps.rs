@@ -192,6 +192,16 @@ impl ClStd {
 }
 
 impl DeviceCaps {
+    /// The largest work-group of a 1-D launch: `CL_DEVICE_MAX_WORK_GROUP_SIZE`, capped by
+    /// `CL_DEVICE_MAX_WORK_ITEM_SIZES[0]`.
+    pub fn max_local_1d(&self) -> usize {
+        self.max_work_group_size.min(
+            self.max_work_item_sizes
+                .first()
+                .copied()
+                .unwrap_or(usize::MAX),
+        )
+    }
     /// The newest OpenCL C dialect the device's compiler accepts.
     pub fn cl_std(&self) -> ClStd {
         match self.opencl_c_version {

@@ -1056,15 +1056,7 @@ pub fn plan(caps: &DeviceCaps, req: &Request) -> Result<Plan> {
             span: sp.map(|s| (s.len, s.store)),
         })
         .collect();
-    let max_wg = caps
-        .max_work_group_size
-        .min(
-            caps.max_work_item_sizes
-                .first()
-                .copied()
-                .unwrap_or(usize::MAX),
-        )
-        .max(1);
+    let max_wg = caps.max_local_1d().max(1);
     let widest = typed.iter().map(|n| n.acc).max().unwrap_or(4);
 
     let (local, groups, per_item, order, unroll, total, geometry_reason) = match req.form {

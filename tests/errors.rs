@@ -159,12 +159,7 @@ fn local_memory_over_budget() {
             tally.skip(&dev, "f64 tree", "the device lacks fp64");
             continue;
         }
-        let local = caps.max_work_group_size.min(
-            caps.max_work_item_sizes
-                .first()
-                .copied()
-                .unwrap_or(usize::MAX),
-        );
+        let local = caps.max_local_1d();
         let per_var = local as u64 * 8;
         let vars = (caps.local_mem_size + 1 - 4).div_ceil(per_var).max(1) as usize;
         if vars > 64 {

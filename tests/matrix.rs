@@ -47,16 +47,6 @@ fn locals(max_local: usize) -> [usize; 8] {
     LOCALS.map(|l| if l == DEVICE_MAX { max_local } else { l })
 }
 
-/// The largest work-group the device takes in dimension 0.
-fn device_max_local(q: &Queue) -> usize {
-    let c = q.caps();
-    c.max_work_item_sizes
-        .first()
-        .copied()
-        .unwrap_or(usize::MAX)
-        .min(c.max_work_group_size)
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum FormKind {
     Range,
@@ -281,7 +271,7 @@ fn run_matrix(test: &str, strategy: Strategy, form: FormKind, queue_for: impl Fn
         };
         let _serial = sim_lock(q.device());
         let t = std::time::Instant::now();
-        let cases = cases(strategy, form, level, device_max_local(&q), 0);
+        let cases = cases(strategy, form, level, q.caps().max_local_1d(), 0);
         tally.expect(&dev, cases.len());
         for c in cases {
             let o = run_case(&q, &c);
@@ -611,7 +601,7 @@ fn mask_test(test: &str, mask: Mask, form: FormKind) {
             .iter()
             .position(|m| test.starts_with(&format!("masks::{m}::")))
             .unwrap_or(0);
-        let cases = cases(Strategy::AUTO, form, level, device_max_local(&q), extra);
+        let cases = cases(Strategy::AUTO, form, level, q.caps().max_local_1d(), extra);
         tally.expect(&dev, cases.len());
         for c in cases {
             let o = run_case(&q, &c);

@@ -649,12 +649,7 @@ fn local_memory_over_budget() {
         let q = queue_on(&d);
         let dev = short(&d);
         let caps = q.caps();
-        let local = caps.max_work_group_size.min(
-            caps.max_work_item_sizes
-                .first()
-                .copied()
-                .unwrap_or(usize::MAX),
-        );
+        let local = caps.max_local_1d();
         let per_var = local as u64 * 8;
         let vars = (caps.local_mem_size + 1).div_ceil(per_var).max(1) as usize;
         if vars > 64 {

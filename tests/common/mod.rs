@@ -203,10 +203,7 @@ pub struct Case {
 
 impl Case {
     pub fn size(&self) -> u64 {
-        match self.form {
-            Form::Range(r) => r.n,
-            Form::NdRange(r) => r.global,
-        }
+        feat::form_size(self.form)
     }
     pub fn describe(&self) -> String {
         let form = match self.form {
@@ -606,12 +603,7 @@ pub fn capability_gap(caps: &DeviceCaps, c: &Case) -> Option<String> {
         return Some(format!("no {missing}"));
     }
     if let Form::NdRange(r) = c.form {
-        let max = caps
-            .max_work_item_sizes
-            .first()
-            .copied()
-            .unwrap_or(usize::MAX)
-            .min(caps.max_work_group_size);
+        let max = caps.max_local_1d();
         if r.local > max {
             return Some(format!(
                 "work-group size {} above the device's {max}",
