@@ -430,6 +430,22 @@ fn close(got: f64, expect: f64, depth: f64, ty: ElemType, sum_abs: f64) -> Resul
     }
 }
 
+/// A plus result over `x` that started at `first`: integers exactly (wrapping), floats within
+/// the plan's combination depth of the float64 sum.
+fn check_sum<T: Num>(got: T, x: &[T], first: T, plan: &Plan) -> Result<(), String> {
+    if T::TYPE.is_float() {
+        let e64: f64 = x.iter().map(|v| v.to_f64()).sum::<f64>() + first.to_f64();
+        let abs: f64 = x.iter().map(|v| v.to_f64().abs()).sum::<f64>() + first.to_f64().abs();
+        return close(got.to_f64(), e64, combination_depth(plan, 0), T::TYPE, abs);
+    }
+    let e = x.iter().fold(first, |a, &b| a.wadd(b));
+    if got == e {
+        Ok(())
+    } else {
+        Err(format!("got {got:?}, expected {e:?}"))
+    }
+}
+
 /// argmin or argmax. Without initialize_to_identity the initial pair (3 at index 5) takes
 /// part; with it, the result starts poisoned at a value outside the data (1000 at index 12345).
 fn argminmax<T: Num>(q: &Queue, c: &Case, f: Feature, max: bool) -> Outcome {
@@ -520,26 +536,10 @@ fn custom<T: Num>(q: &Queue, c: &Case, f: Feature) -> Outcome {
             Outcome::Fail(format!("got {got:?}, expected {expect:?}"))
         };
     }
-    let expect = x.iter().fold(first, |a, &b| a.wadd(b));
-    if T::TYPE.is_float() {
-        let plan = ev.plan().expect("a plan ran");
-        let sum_abs: f64 = x.iter().map(|v| v.to_f64().abs()).sum::<f64>() + 7.0;
-        let e64: f64 = x.iter().map(|v| v.to_f64()).sum::<f64>() + first.to_f64();
-        return match close(
-            got.to_f64(),
-            e64,
-            combination_depth(plan, 0),
-            T::TYPE,
-            sum_abs,
-        ) {
-            Ok(()) => Outcome::Pass,
-            Err(m) => Outcome::Fail(format!("{m} [{}]", plan.summary())),
-        };
-    }
-    if got == expect {
-        Outcome::Pass
-    } else {
-        Outcome::Fail(format!("got {got:?}, expected {expect:?}"))
+    let plan = ev.plan().expect("a plan ran");
+    match check_sum(got, &x, first, plan) {
+        Ok(()) => Outcome::Pass,
+        Err(m) => Outcome::Fail(format!("{m} [{}]", plan.summary())),
     }
 }
 
@@ -612,24 +612,7 @@ fn sum_min_max<T: Num>(q: &Queue, c: &Case, f: Feature) -> Outcome {
             plan.summary()
         ));
     }
-    let sum_ok = if T::TYPE.is_float() {
-        let e64: f64 = x.iter().map(|v| v.to_f64()).sum::<f64>() + s0.to_f64();
-        let abs: f64 = x.iter().map(|v| v.to_f64().abs()).sum::<f64>() + s0.to_f64().abs();
-        close(
-            got[0].to_f64(),
-            e64,
-            combination_depth(plan, 0),
-            T::TYPE,
-            abs,
-        )
-    } else {
-        let e = x.iter().fold(s0, |a, &b| a.wadd(b));
-        if got[0] == e {
-            Ok(())
-        } else {
-            Err(format!("got {:?}, expected {e:?}", got[0]))
-        }
-    };
+    let sum_ok = check_sum(got[0], &x, s0, plan);
     match sum_ok {
         Ok(()) => Outcome::Pass,
         Err(m) => Outcome::Fail(format!("sum: {m} [{}]", plan.summary())),
