@@ -55,6 +55,14 @@ fn raw(label: &str, reps: usize) -> Result<(), Box<dyn std::error::Error>> {
     let prog = Program::create_and_build_from_source(&ctx, SRC, "")?;
     let k = ClKernel::create(&prog, "empty")?;
     let buf = unsafe { Buffer::<i32>::create(&ctx, CL_MEM_READ_WRITE, 1, std::ptr::null_mut())? };
+    // Enqueues the empty kernel over `global` work-items in groups of `local`, writing `out`.
+    let launch = |out: &Buffer<i32>, global: usize, local: usize| unsafe {
+        ExecuteKernel::new(&k)
+            .set_arg(out)
+            .set_global_work_size(global)
+            .set_local_work_size(local)
+            .enqueue_nd_range(&q)
+    };
     println!("raw OpenCL on {}", dev.name()?);
     for (global, local) in [(1usize, 1usize), (1 << 20, 256)] {
         let (mut devt, mut enq, mut wall_blocking, mut wall_chained) =
@@ -63,25 +71,13 @@ fn raw(label: &str, reps: usize) -> Result<(), Box<dyn std::error::Error>> {
             let mut out = [0i32];
             // enqueue, then a blocking read
             let t0 = Instant::now();
-            let ev = unsafe {
-                ExecuteKernel::new(&k)
-                    .set_arg(&buf)
-                    .set_global_work_size(global)
-                    .set_local_work_size(local)
-                    .enqueue_nd_range(&q)?
-            };
+            let ev = launch(&buf, global, local)?;
             let e = us(t0);
             unsafe { q.enqueue_read_buffer(&buf, CL_BLOCKING, 0, &mut out, &[])? };
             let w = us(t0);
             // enqueue, the read enqueued non-blocking behind it, wait on the read
             let t1 = Instant::now();
-            unsafe {
-                ExecuteKernel::new(&k)
-                    .set_arg(&buf)
-                    .set_global_work_size(global)
-                    .set_local_work_size(local)
-                    .enqueue_nd_range(&q)?;
-            }
+            launch(&buf, global, local)?;
             let rd = unsafe { q.enqueue_read_buffer(&buf, CL_NON_BLOCKING, 0, &mut out, &[])? };
             rd.wait()?;
             let c = us(t1);
@@ -139,13 +135,7 @@ fn raw(label: &str, reps: usize) -> Result<(), Box<dyn std::error::Error>> {
     for r in 0..reps + 10 {
         let mut out = [0i32];
         let t0 = Instant::now();
-        unsafe {
-            ExecuteKernel::new(&k)
-                .set_arg(&buf)
-                .set_global_work_size(1)
-                .set_local_work_size(1)
-                .enqueue_nd_range(&q)?;
-        }
+        launch(&buf, 1, 1)?;
         let rd = unsafe { q.enqueue_read_buffer(&buf, CL_NON_BLOCKING, 0, &mut out, &[])? };
         q.flush()?;
         while rd.command_execution_status()?.0 != CL_COMPLETE {
@@ -153,23 +143,15 @@ fn raw(label: &str, reps: usize) -> Result<(), Box<dyn std::error::Error>> {
         }
         let a = us(t0);
         let t1 = Instant::now();
+        launch(&buf, 1, 1)?;
         unsafe {
-            ExecuteKernel::new(&k)
-                .set_arg(&buf)
-                .set_global_work_size(1)
-                .set_local_work_size(1)
-                .enqueue_nd_range(&q)?;
             q.enqueue_read_buffer(&buf, CL_BLOCKING, 0, pinned_out, &[])?;
         }
         let b = us(t1);
         let t2 = Instant::now();
         let mut p: cl_mem = std::ptr::null_mut();
+        launch(&pinned, 1, 1)?;
         unsafe {
-            ExecuteKernel::new(&k)
-                .set_arg(&pinned)
-                .set_global_work_size(1)
-                .set_local_work_size(1)
-                .enqueue_nd_range(&q)?;
             q.enqueue_map_buffer(&pinned, CL_BLOCKING, CL_MAP_READ, 0, 4, &mut p, &[])?;
             let _v = *(p as *const i32);
             q.enqueue_unmap_mem_object(pinned.get(), p, &[])?;
