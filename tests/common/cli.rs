@@ -26,3 +26,14 @@ pub fn cli(args: &[&str]) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// The tail every refused CLI run must satisfy: no panic or backtrace on stderr, and no result
+/// check on stdout (the reduction did not run). `what` names the run in the messages.
+pub fn assert_refused_cleanly(what: &str, stdout: &str, stderr: &str) {
+    let low = stderr.to_lowercase();
+    assert!(
+        !low.contains("panicked") && !low.contains("backtrace"),
+        "{what}: {stderr}"
+    );
+    assert!(!stdout.contains("check:"), "{what}: ran anyway:\n{stdout}");
+}
