@@ -103,6 +103,10 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global uint* clr_counter C
 #if CLR_C11
         uint prev = atomic_fetch_add_explicit((volatile __global atomic_uint*)clr_counter, 1u,
                                               memory_order_acq_rel, memory_scope_device);
+#elif CLR_PTX_ACQREL
+        // Release: the partial stored just before; acquire: every earlier group's release.
+        uint prev;
+        asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(prev) : "l"(clr_counter) : "memory");
 #else
         mem_fence(CLK_GLOBAL_MEM_FENCE);
         uint prev = atomic_inc(clr_counter);
@@ -114,11 +118,13 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global uint* clr_counter C
     if (!clr_is_last) return;
 #if CLR_C11
     atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE, memory_order_acquire, memory_scope_device);
+#elif CLR_PTX_ACQREL
+    asm volatile("fence.acq_rel.gpu;" ::: "memory");
 #else
     mem_fence(CLK_GLOBAL_MEM_FENCE);
 #endif
     CLR_FOR_VARS(CLR_LAST)
-#if CLR_C11
+#if CLR_C11 || CLR_PTX_ACQREL
     if (clr_lid == 0) *clr_counter = 0u;
 #else
     if (clr_lid == 0) atomic_xchg(clr_counter, 0u);

@@ -283,7 +283,7 @@ static inline VA VAR(clr_group)(VA v, __local VA* lm) {
 // (0 + bits = bits). 64-bit values need
 // cl_khr_int64_base_atomics (CLR_I64_ATOMICS); without it a plain store and a volatile load
 // after mem_fence and atomic_inc remain.
-#if !CLR_C11 && VSHAPE == CLR_SHAPE_PLAIN && (VKIND == CLR_KIND_INT32 || VKIND == CLR_KIND_F32 || CLR_I64_ATOMICS)
+#if !CLR_C11 && !CLR_PTX_ACQREL && VSHAPE == CLR_SHAPE_PLAIN && (VKIND == CLR_KIND_INT32 || VKIND == CLR_KIND_F32 || CLR_I64_ATOMICS)
 #define VAR_ATOMIC_PARTIALS 1
 static inline void VAR(clr_publish)(__global VA* p, VA v) {
 #if VKIND == CLR_KIND_INT32
@@ -308,8 +308,9 @@ static inline VA VAR(clr_take)(__global VA* p) {
 #endif
 }
 #else
-// Structured partials (identity-less, argmin/argmax) take this path only with OpenCL C 2.0
-// acquire/release on the counter, or in the extra pass (src/plan.rs cross_supported).
+// Structured partials (identity-less, argmin/argmax) take this path only with acquire/release
+// on the counter (OpenCL C 2.0 or NVIDIA PTX), or in the extra pass (src/plan.rs
+// cross_supported).
 static inline void VAR(clr_publish)(__global VA* p, VA v) { *p = v; }
 static inline VA VAR(clr_take)(__global VA* p) {
     VA v = *(volatile __global VA*)p;

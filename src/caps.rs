@@ -130,6 +130,12 @@ pub struct DeviceCaps {
     /// kernel. An explicitly NVIDIA-gated path: the sub-group step uses it where the
     /// work-group size is a multiple of 32.
     pub warp_shuffle_ptx: bool,
+    /// Acquire/release through inline PTX (`atom.acq_rel.gpu`, `fence.acq_rel.gpu`; sm_70 and
+    /// later): NVIDIA's OpenCL has neither OpenCL C 2.0 acquire/release nor device-scope
+    /// fences. Set for vendor 0x10de, verified by a probe kernel. An explicitly NVIDIA-gated
+    /// path: last-work-group detection then uses the OpenCL C 2.0 protocol (plain partials,
+    /// an acq_rel ticket), so structured partials (argmin/argmax, identity-less) can use it.
+    pub acq_rel_ptx: bool,
     /// Double precision: `cl_khr_fp64` / `__opencl_c_fp64`.
     pub fp64: bool,
     /// Half precision: `cl_khr_fp16`.
@@ -215,6 +221,18 @@ impl DeviceCaps {
     /// used with acquire/release order at device scope.
     pub fn c11_atomics(&self) -> bool {
         self.cl_std() >= ClStd::Cl20 && self.atomics.order_acq_rel && self.atomics.scope_device
+    }
+
+    /// Whether last-work-group detection can order plain partials through an acquire/release
+    /// ticket: OpenCL C 2.0 atomics, else NVIDIA's inline PTX (`acq_rel_ptx`).
+    pub fn acq_rel(&self) -> bool {
+        self.c11_atomics() || self.acq_rel_ptx_path()
+    }
+
+    /// Whether last-work-group detection takes the PTX acquire/release path (no OpenCL C 2.0
+    /// atomics, PTX available).
+    pub fn acq_rel_ptx_path(&self) -> bool {
+        !self.c11_atomics() && self.acq_rel_ptx
     }
 
     pub fn has_extension(&self, ext: &str) -> bool {
@@ -477,6 +495,7 @@ pub fn translate(raw: &RawDeviceInfo) -> DeviceCaps {
         sub_groups,
         work_group_collectives,
         warp_shuffle_ptx: raw.vendor_id == 0x10de,
+        acq_rel_ptx: raw.vendor_id == 0x10de,
         fp64,
         fp16: has_ext("cl_khr_fp16"),
         atomics,
@@ -632,6 +651,7 @@ impl Mask {
         if self.no_atomics || self.no_c11_atomics {
             a.order_acq_rel = false;
             a.scope_device = false;
+            c.acq_rel_ptx = false;
         }
         if self.no_group_reduce {
             c.work_group_collectives = false;
@@ -681,6 +701,7 @@ pub mod fixtures {
             sub_groups: None,
             work_group_collectives: false,
             warp_shuffle_ptx: false,
+            acq_rel_ptx: false,
             fp64: true,
             fp16: false,
             atomics: AtomicCaps {
@@ -775,6 +796,7 @@ pub mod fixtures {
         c.preferred_wg_multiple = 32;
         c.opencl_c_version = (3, 0);
         c.warp_shuffle_ptx = true;
+        c.acq_rel_ptx = true;
         c.atomics.order_acq_rel = true;
         c.atomics.scope_device = true;
         c

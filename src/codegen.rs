@@ -66,6 +66,10 @@ pub(crate) fn options(plan: &Plan, caps: &DeviceCaps) -> String {
         let regs = (65536 / plan.local.next_multiple_of(32)).min(255) / 8 * 8;
         o.push(format!("-cl-nv-maxrregcount={regs}"));
     }
+    if let Ok(extra) = std::env::var("CLREDUCE_EXTRA_OPTIONS") {
+        // Developer knob: more build options (e.g. -cl-nv-verbose with CLREDUCE_LOG=debug).
+        o.push(extra);
+    }
     let mut d = |k: &str, v: String| o.push(format!("-D {k}={v}"));
     d("CLR_WG", plan.local.to_string());
     d("CLR_WG_POW2", pow2_floor(plan.local).to_string());
@@ -102,6 +106,7 @@ pub(crate) fn options(plan: &Plan, caps: &DeviceCaps) -> String {
         }
     }
     d("CLR_C11", (plan.c11_atomics as u8).to_string());
+    d("CLR_PTX_ACQREL", (plan.ptx_acq_rel as u8).to_string());
     d(
         "CLR_HAS_LAST",
         (plan.uses(CrossAlgo::LastGroup) as u8).to_string(),
@@ -258,7 +263,7 @@ pub(crate) fn generate(
         v.ty.is_64bit()
             && ((!v.ty.is_float()
                 && (v.group == GroupAlgo::LocalAtomic || v.cross == CrossAlgo::Atomic))
-                || (v.cross == CrossAlgo::LastGroup && !plan.c11_atomics))
+                || (v.cross == CrossAlgo::LastGroup && !plan.c11_atomics && !plan.ptx_acq_rel))
     });
     if int64_atomics && caps.atomics.int64_base {
         s.push_str("#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n");

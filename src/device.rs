@@ -528,6 +528,17 @@ fn probes(c: &DeviceCaps) -> Vec<Probe> {
             remove: |c| c.warp_shuffle_ptx = false,
         });
     }
+    if c.acq_rel_ptx {
+        v.push(Probe {
+            name: "acquire/release through inline PTX (atom.acq_rel.gpu, fence.acq_rel.gpu)",
+            std: ClStd::Cl12,
+            source: "__kernel void p_acq(__global uint* g) { uint prev; \
+                     asm volatile(\"atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;\" : \"=r\"(prev) : \"l\"(g) : \"memory\"); \
+                     asm volatile(\"fence.acq_rel.gpu;\" ::: \"memory\"); g[1] = prev; }\n"
+                .into(),
+            remove: |c| c.acq_rel_ptx = false,
+        });
+    }
     if c.fp64 {
         v.push(Probe {
             name: "double precision (cl_khr_fp64)",

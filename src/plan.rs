@@ -451,6 +451,9 @@ pub struct Plan {
     pub deterministic: bool,
     /// OpenCL C 2.0 atomics for last-work-group detection (else OpenCL 1.2 atomics + fences).
     pub c11_atomics: bool,
+    /// Without OpenCL C 2.0 atomics: last-work-group detection orders through NVIDIA inline
+    /// PTX acquire/release (`DeviceCaps::acq_rel_ptx`), the C11 path's protocol.
+    pub ptx_acq_rel: bool,
     pub cl_std: ClStdName,
     /// Local memory bytes per work-group.
     pub local_bytes: u64,
@@ -541,7 +544,13 @@ impl fmt::Display for Plan {
             if self.deterministic { "deterministic" } else { "not run-to-run deterministic (relaxed)" },
             self.local_bytes,
             self.cl_std.0,
-            if self.c11_atomics { "OpenCL C 2.0" } else { "OpenCL 1.2" }
+            if self.c11_atomics {
+                "OpenCL C 2.0"
+            } else if self.ptx_acq_rel {
+                "NVIDIA PTX acquire/release"
+            } else {
+                "OpenCL 1.2"
+            }
         )
     }
 }
@@ -660,9 +669,9 @@ fn cross_supported(
         CrossAlgo::LastGroup => {
             if !caps.atomics.int32_global_base {
                 Err("32-bit global atomics for the work-group counter (cl_khr_global_int32_base_atomics)".into())
-            } else if shape_of(&v.op) != AccShape::Plain && !caps.c11_atomics() {
+            } else if shape_of(&v.op) != AccShape::Plain && !caps.acq_rel() {
                 Err(format!(
-                    "OpenCL C 2.0 acquire/release atomics, to publish {} partials (structures) to the last work-group",
+                    "acquire/release atomics (OpenCL C 2.0, or NVIDIA inline PTX), to publish {} partials (structures) to the last work-group",
                     v.op
                 ))
             } else {
@@ -1303,6 +1312,7 @@ pub fn plan(caps: &DeviceCaps, req: &Request) -> Result<Plan> {
         passes,
         deterministic,
         c11_atomics: caps.c11_atomics(),
+        ptx_acq_rel: caps.acq_rel_ptx_path(),
         cl_std: ClStdName(match std {
             ClStd::Cl12 => "OpenCL C 1.2",
             ClStd::Cl20 => "OpenCL C 2.0",
@@ -1622,6 +1632,38 @@ mod tests {
         };
         let p = plan(&nv, &span_req(nd, Op::Maximum, ElemType::F64, 4096)).unwrap();
         assert_eq!(p.vars[0].span.unwrap().store, SpanStore::GlobalPrivate);
+    }
+
+    #[test]
+    fn ptx_acquire_release_publishes_structures_on_nvidia() {
+        // NVIDIA's OpenCL without OpenCL C 2.0 acquire/release: the PTX path carries the
+        // last-group protocol, so a (value, index) pair still finishes in one launch.
+        let mut nv = fixtures::nvidia_h200();
+        nv.atomics.order_acq_rel = false;
+        assert!(!nv.c11_atomics() && nv.acq_rel());
+        let mut r = req(N, Op::Minimum, ElemType::F32);
+        r.vars[0].op = Operator::ArgMin;
+        let p = plan(&nv, &r).unwrap();
+        assert_eq!(p.vars[0].cross, CrossAlgo::LastGroup);
+        assert!(p.ptx_acq_rel && !p.c11_atomics);
+        assert!(p.to_string().contains("NVIDIA PTX acquire/release"));
+        // The mask that removes OpenCL C 2.0 atomics removes the PTX path too.
+        let masked = Mask::parse("no-c11-atomics").unwrap().apply(&nv);
+        let p = plan(&masked, &r).unwrap();
+        assert_eq!(p.vars[0].cross, CrossAlgo::ExtraPass);
+        assert!(!p.ptx_acq_rel);
+        // Never outside NVIDIA, and never beside C11 atomics.
+        for c in [
+            fixtures::amd_gpu(),
+            fixtures::oclgrind(),
+            fixtures::intel_cpu(),
+        ] {
+            assert!(!plan(&c, &r).unwrap().ptx_acq_rel);
+        }
+        let mut both = fixtures::nvidia_h200();
+        both.atomics.order_acq_rel = true;
+        assert!(both.c11_atomics());
+        assert!(!plan(&both, &r).unwrap().ptx_acq_rel);
     }
 
     #[test]

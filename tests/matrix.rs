@@ -653,7 +653,7 @@ fn mask_effect(mask: Mask, base: &Queue, q: &Queue) -> Result<(), String> {
     }
     if (mask.no_group_reduce && c.work_group_collectives)
         || (mask.no_subgroups && c.sub_groups.is_some())
-        || ((mask.no_c11_atomics || mask.no_atomics) && c.c11_atomics())
+        || ((mask.no_c11_atomics || mask.no_atomics) && (c.c11_atomics() || c.acq_rel_ptx))
     {
         return Err("a masked capability is still present".into());
     }
@@ -682,8 +682,11 @@ fn mask_plan_check(mask: Mask, q: &Queue, c: &Case) -> Result<(), String> {
     {
         return Err(format!("masked group step in plan {}", p.summary()));
     }
-    if (mask.no_c11_atomics || mask.no_atomics) && p.c11_atomics {
-        return Err(format!("plan {} uses OpenCL C 2.0 atomics", p.summary()));
+    if (mask.no_c11_atomics || mask.no_atomics) && (p.c11_atomics || p.ptx_acq_rel) {
+        return Err(format!(
+            "plan {} uses acquire/release atomics (OpenCL C 2.0 or PTX)",
+            p.summary()
+        ));
     }
     if mask.no_global_atomics && v.cross == CrossAlgo::Atomic {
         return Err(format!("no-global-atomics plan {}", p.summary()));

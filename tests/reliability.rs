@@ -1144,7 +1144,9 @@ fn huge_reductions_past_2_pow_31() {
     // Alone: it fills most of a device's memory and takes the device for a while.
     let _g = exclusive();
     let d = clreduce::device::select(None).expect("CLREDUCE_DEVICE or a default device");
-    let q = Queue::with_mask(&d, Mask::default()).expect("queue");
+    let q = Queue::with_mask(&d, Mask::default())
+        .and_then(|q| q.with_profiling())
+        .expect("queue");
     let dev = short(&d);
     if std::env::var_os("CLREDUCE_HUGE_N").is_some() {
         eprintln!(

@@ -177,9 +177,9 @@ fn rule(
                 if !caps.atomics.int32_global_base {
                     return Err(format!("{x}: 32-bit global atomics"));
                 }
-                if structured && !caps.c11_atomics() {
+                if structured && !caps.c11_atomics() && !caps.acq_rel_ptx {
                     return Err(format!(
-                        "{x} for {name}: OpenCL C 2.0 acquire/release to publish a structure"
+                        "{x} for {name}: acquire/release (OpenCL C 2.0 or NVIDIA PTX) to publish a structure"
                     ));
                 }
             }
@@ -219,6 +219,11 @@ fn chosen_steps_allowed(
     let (all, all_coll) = (atomic_ops(f), collective_ops(f));
     if plan.c11_atomics && !caps.c11_atomics() {
         return Err("the plan uses OpenCL C 2.0 atomics the capabilities lack".into());
+    }
+    if plan.ptx_acq_rel && (plan.c11_atomics || !caps.acq_rel_ptx) {
+        return Err(
+            "the plan uses PTX acquire/release the capabilities lack (or beside C11)".into(),
+        );
     }
     for (k, v) in plan.vars.iter().enumerate() {
         let (ops, coll) = match f {

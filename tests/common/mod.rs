@@ -424,6 +424,9 @@ pub fn check_plan(caps: &DeviceCaps, c: &Case, plan: &Plan) -> Result<(), String
     if plan.c11_atomics && !caps.c11_atomics() {
         return Err("plan uses OpenCL C 2.0 atomics the capabilities lack".into());
     }
+    if plan.ptx_acq_rel && (plan.c11_atomics || !caps.acq_rel_ptx) {
+        return Err("plan uses PTX acquire/release the capabilities lack (or beside C11)".into());
+    }
     let order_dependent = c.op.order_sensitive(c.ty)
         && (v.group == GroupAlgo::LocalAtomic || v.cross == CrossAlgo::Atomic);
     if v.deterministic == order_dependent {
