@@ -6,7 +6,7 @@ use std::time::Instant;
 
 fn main() -> clreduce::Result<()> {
     let args: Vec<String> = std::env::args().collect();
-    let q = Queue::with_device(args.get(1).map(String::as_str).unwrap_or("0"))?;
+    let q = Queue::with_device(args.get(1).map(String::as_str).unwrap_or("0"))?.with_profiling()?;
     let reps: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(20);
     let sizes: Vec<u32> = if args.len() > 3 {
         args[3..].iter().filter_map(|s| s.parse().ok()).collect()

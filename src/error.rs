@@ -153,6 +153,10 @@ pub enum Error {
         code: i32,
     },
 
+    /// Device time was asked of a reduction whose queue records no profiling timestamps.
+    #[error("device time needs profiling, which the queue on {device} was created without: use Queue::with_profiling()")]
+    ProfilingDisabled { device: String },
+
     /// A host slice length does not match the device buffer it is read into or written from.
     #[error("length mismatch: buffer has {buffer} elements, host slice has {host}")]
     LengthMismatch { buffer: usize, host: usize },

@@ -167,16 +167,22 @@ pub(crate) fn create_mem(
     })
 }
 
-/// Creates an in-order command queue with profiling enabled.
+/// Creates an in-order command queue, with profiling where asked.
 pub(crate) fn create_queue(
     ctx: &DeviceContext,
     device: opencl3::types::cl_device_id,
+    profiling: bool,
 ) -> Result<DeviceQueue> {
     const CL_QUEUE_PROFILING_ENABLE: u64 = 1 << 1;
     let _g = ctx.serial.hold();
+    let props = if profiling {
+        CL_QUEUE_PROFILING_ENABLE
+    } else {
+        0
+    };
     // SAFETY: ctx and device are valid; clCreateCommandQueue exists on every OpenCL version
     // (deprecated, not removed, since 2.0) and gives an in-order queue.
-    let queue = unsafe { CommandQueue::create(ctx, device, CL_QUEUE_PROFILING_ENABLE) }
+    let queue = unsafe { CommandQueue::create(ctx, device, props) }
         .map_err(Error::cl("clCreateCommandQueue"))?;
     Ok(DeviceQueue {
         queue: ManuallyDrop::new(queue),

@@ -146,7 +146,8 @@ fn queue_on(d: &Device, c: &Common) -> Result<Queue> {
         Some(m) => Mask::parse(m)?,
         None => Mask::from_env()?,
     };
-    Queue::with_mask(d, mask)
+    // `clreduce reduce` and `explain` print device times: a profiling queue.
+    Queue::with_mask(d, mask)?.with_profiling()
 }
 
 fn yn(b: bool) -> &'static str {
@@ -1057,7 +1058,8 @@ fn cmd_demo(n: u64) -> Result<bool> {
         "\ndefault device: {} (set CLREDUCE_DEVICE to pick another)\n",
         d.label()
     );
-    let q = Queue::new(&d)?;
+    // The demo prints device times: a profiling queue.
+    let q = Queue::new(&d)?.with_profiling()?;
     let mut ok = true;
     for (op, ty) in [
         (Op::Plus, ElemType::F32),

@@ -56,6 +56,15 @@ pub(crate) fn get(device: &Device, source: &str, options: &str) -> Result<Arc<Pr
     drop(held);
     BUILDS.fetch_add(1, Ordering::Relaxed);
     tracing::debug!(device = %device.label(), options, "program compiled");
+    if tracing::enabled!(tracing::Level::DEBUG) {
+        // A successful build's log (register counts with CLREDUCE_EXTRA_OPTIONS=-cl-nv-verbose
+        // on NVIDIA, vectorizer notes on some CPU runtimes).
+        if let Ok(log) = program.get_build_log(device.id()) {
+            if !log.trim().is_empty() {
+                tracing::debug!(device = %device.label(), log = %log.trim(), "build log");
+            }
+        }
+    }
     *guard = Some(program.clone());
     Ok(program)
 }

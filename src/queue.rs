@@ -1,5 +1,6 @@
-//! `Queue`: a device, its shared context, one in-order profiling command queue, the masked
-//! capabilities, and the scratch buffers reductions reuse.
+//! `Queue`: a device, its shared context, one in-order command queue (profiling on request, as
+//! SYCL's `property::queue::enable_profiling`), the masked capabilities, and the scratch
+//! buffers reductions reuse.
 
 use crate::buffer::Buffer;
 use crate::caps::{DeviceCaps, Mask};
@@ -29,6 +30,8 @@ pub(crate) struct QueueInner {
     pub queue: DeviceQueue,
     pub caps: DeviceCaps,
     pub mask: Mask,
+    /// Whether the OpenCL queue records profiling timestamps (`Queue::with_profiling`).
+    pub profiling: bool,
     pub scratch: Mutex<Scratch>,
     /// Compiled programs of this queue's launches, keyed by (options, names, params, body):
     /// a repeated launch skips code generation and the process-wide cache lookup.
@@ -41,7 +44,9 @@ pub(crate) struct QueueInner {
 
 pub(crate) const LAUNCH_CACHE_MAX: usize = 4096;
 
-/// A device plus an in-order command queue with profiling. `Send + Sync`: share it between
+/// A device plus an in-order command queue. Profiling is off unless asked for
+/// ([`Queue::with_profiling`]), as in SYCL: on NVIDIA's OpenCL a profiling queue costs about
+/// 6 us more per enqueue (design/decisions.md). `Send + Sync`: share it between
 /// threads freely (launches from several threads are serialized at enqueue; on a device with
 /// `Workarounds::serialize_device`, such as Oclgrind, every command of every queue on that
 /// device runs under one process-wide lock).
@@ -76,9 +81,25 @@ impl Queue {
 
     /// A queue on `device` whose capabilities are narrowed by `mask` (a mask only removes).
     pub fn with_mask(device: &Device, mask: Mask) -> Result<Queue> {
+        Queue::build(device, mask, false)
+    }
+
+    /// A new queue on the same device with the same mask whose commands record profiling
+    /// timestamps, so that [`crate::ReduceEvent::device_time_ns`] works (SYCL's
+    /// `property::queue::enable_profiling`). Buffers belong to the queue that made them.
+    pub fn with_profiling(&self) -> Result<Queue> {
+        Queue::build(&self.inner.device, self.inner.mask, true)
+    }
+
+    /// Whether this queue records profiling timestamps.
+    pub fn is_profiling(&self) -> bool {
+        self.inner.profiling
+    }
+
+    fn build(device: &Device, mask: Mask, profiling: bool) -> Result<Queue> {
         let caps = mask.apply(&device.caps()?);
         let context = DeviceContext::new(device.context()?, device.serial()?);
-        let queue = launch::create_queue(&context, device.id())?;
+        let queue = launch::create_queue(&context, device.id(), profiling)?;
         Ok(Queue {
             inner: Arc::new(QueueInner {
                 device: device.clone(),
@@ -86,6 +107,7 @@ impl Queue {
                 queue,
                 caps,
                 mask,
+                profiling,
                 scratch: Mutex::new(Scratch::default()),
                 compiled: Mutex::new(HashMap::new()),
                 launches: Mutex::new(HashMap::new()),

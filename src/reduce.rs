@@ -432,6 +432,8 @@ impl Options {
 /// the device until read (`Buffer::to_vec`, `get`), which waits for them.
 pub struct ReduceEvent {
     events: Vec<Event>,
+    /// The device label when the queue records no profiling timestamps.
+    unprofiled: Option<String>,
     plan: Option<Arc<Plan>>,
     _keep: Vec<Arc<Mem>>,
 }
@@ -449,9 +451,16 @@ impl ReduceEvent {
         self.plan.as_deref()
     }
     /// Device time in nanoseconds from the first command's start to the last one's end
-    /// (OpenCL profiling events). Waits first.
+    /// (OpenCL profiling events). Waits first. Needs a queue made by
+    /// [`Queue::with_profiling`](crate::Queue::with_profiling); on any other it is
+    /// `Error::ProfilingDisabled`.
     pub fn device_time_ns(&self) -> Result<u64> {
         self.wait()?;
+        if let Some(device) = &self.unprofiled {
+            return Err(Error::ProfilingDisabled {
+                device: device.clone(),
+            });
+        }
         let (Some(first), Some(last)) = (self.events.first(), self.events.last()) else {
             return Ok(0);
         };
@@ -1123,6 +1132,7 @@ impl Queue {
             }
             return Ok(ReduceEvent {
                 events,
+                unprofiled: (!self.inner.profiling).then(|| q.device.label()),
                 plan: Some(plan),
                 _keep: reds
                     .0
@@ -1378,6 +1388,7 @@ impl Queue {
         // No clFlush: reading a result or waiting on the event submits the commands.
         Ok(ReduceEvent {
             events,
+            unprofiled: (!self.inner.profiling).then(|| q.device.label()),
             plan: Some(plan.clone()),
             _keep: keep,
         })
