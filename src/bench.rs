@@ -11,18 +11,28 @@
 //! the plan's combination-depth bound.
 //!
 //! What is measured, per point:
-//! - device time: `ReduceEvent::device_time_ns` (first command's start to last command's end),
-//!   median and min..max over `--reps` repetitions after `--warmup` untimed ones;
+//! - device time: `ReduceEvent::device_time_ns` (first command's start to last command's end)
+//!   on a queue with profiling, median and min..max over the repetitions after `--warmup`
+//!   untimed ones;
 //! - wall time: from just before `parallel_for_reduce_with` to the result read on the host
-//!   (`DynBuffer::value`), median;
+//!   (`DynBuffer::value`), median, in separate repetitions on the default queue, which has no
+//!   profiling (as a user's; profiling costs enqueue time on some drivers);
 //! - GB/s: input bytes (n x element size) / median device time;
 //! - % stream: that GB/s over the device's streaming-read reference, which is clreduce itself:
 //!   the fastest single repetition of a u32 bit_or reduction over the largest size benched on
 //!   that device, over every strategy that plans. It is the best this library reads memory on
 //!   that device, not an independent roofline (small warm sizes can exceed 100%).
 //!
-//! Cache state: inputs larger than 2x the last-level cache are read cold; smaller ones rotate
-//! among K copies so that no repetition reads the buffer the previous one read.
+//! Cache state (`--cache`), stated on every point:
+//! - `auto` (default): inputs up to LLC/4 rotate among K <= 16 copies that together fit in half
+//!   the last-level cache (warm: the state of data a previous kernel just wrote); larger inputs
+//!   are read cold, from one buffer above 2x LLC or rotating among copies that together exceed
+//!   2x LLC, so no repetition finds its input in the cache;
+//! - `cold`: as auto for large inputs; the warm sizes instead read one buffer after an untimed
+//!   flush (a reduction over a 2x LLC scratch buffer) before every repetition.
+//!
+//! Repetitions: `--reps` exactly when given; else 20, and 100 for inputs up to 16 MiB, whose
+//! few-microsecond medians need more samples to settle.
 
 use clap::Args;
 use clreduce::caps::{DeviceCaps, DeviceKind};
@@ -104,6 +114,27 @@ pub struct BenchArgs {
     /// Skip the native Rust peer.
     #[arg(long)]
     no_native: bool,
+    /// Cache state of the inputs: `auto` (warm up to LLC/4, cold above) or `cold` (also the
+    /// small sizes, by an untimed flush of the LLC before every repetition).
+    #[arg(long, default_value = "auto")]
+    cache: String,
+}
+
+/// `--cache`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CacheMode {
+    Auto,
+    Cold,
+}
+
+/// Repetitions for a point of `bytes` input: `--reps` when given, else 20 (100 up to 16 MiB).
+fn reps_for(given: Option<usize>, quick: bool, bytes: u64) -> usize {
+    match given {
+        Some(r) => r.max(1),
+        None if quick => 5,
+        None if bytes <= 16 << 20 => 100,
+        None => 20,
+    }
 }
 
 // --- sizes, cases, strategies ------------------------------------------------------------------
@@ -458,18 +489,42 @@ fn llc_of(d: &Device, caps: &DeviceCaps) -> (u64, String) {
     }
 }
 
-/// How many input copies to rotate among, and the cache state to print.
-fn rotation(bytes: u64, llc: u64) -> (usize, String) {
+/// How the inputs of a point meet the cache: how many copies to rotate among, whether to flush
+/// the LLC before each repetition, and the state to print.
+struct CachePlan {
+    copies: usize,
+    flush: bool,
+    state: String,
+}
+
+fn rotation(bytes: u64, llc: u64, mode: CacheMode) -> CachePlan {
+    let bytes = bytes.max(1);
     if bytes > 2 * llc {
-        (1, "cold (> LLC)".into())
+        CachePlan {
+            copies: 1,
+            flush: false,
+            state: "cold (> 2x LLC)".into(),
+        }
+    } else if bytes * 4 > llc {
+        let k = (2 * llc / bytes + 1) as usize;
+        CachePlan {
+            copies: k,
+            flush: false,
+            state: format!("cold: rotating {k} buffers (together > 2x LLC)"),
+        }
+    } else if mode == CacheMode::Cold {
+        CachePlan {
+            copies: 1,
+            flush: true,
+            state: "cold: LLC flushed before each repetition".into(),
+        }
     } else {
-        let k = (2 * llc / bytes.max(1) + 1).clamp(2, 16) as usize;
-        let state = if k as u64 * bytes > llc {
-            "together > LLC"
-        } else {
-            "all fit in LLC: warm"
-        };
-        (k, format!("rotating {k} buffers ({state})"))
+        let k = (llc / (2 * bytes)).clamp(1, 16) as usize;
+        CachePlan {
+            copies: k,
+            flush: false,
+            state: format!("warm: rotating {k} buffers (together <= LLC/2)"),
+        }
     }
 }
 
@@ -502,6 +557,18 @@ struct Measured {
     wall_ns: Spread,
     plan: Plan,
     got: Got,
+    /// The interleaved peer's times (`Between::native`), when one ran.
+    native_ns: Option<Spread>,
+}
+
+/// Untimed work between the repetitions of a point.
+#[derive(Default)]
+struct Between<'a> {
+    /// Read before every repetition to evict the input from the LLC (`--cache cold`).
+    flush: Option<&'a Buffer<u32>>,
+    /// A peer timed right after every repetition (the native Rust sum on CPU devices), so that
+    /// both see the same state of a noisy machine; returns its wall time in ns.
+    native: Option<&'a mut dyn FnMut() -> Option<u64>>,
 }
 
 /// The plan's summary (`Plan::summary` names where a span keeps its copies).
@@ -521,12 +588,17 @@ fn measure(
     opts: Options,
     warmup: usize,
     reps: usize,
+    between: &mut Between,
 ) -> Result<Measured> {
     let mut dev = Vec::with_capacity(reps);
     let mut wall = Vec::with_capacity(reps);
+    let mut native = Vec::new();
     let mut plan = None;
     let mut got = None;
     for rep in 0..warmup + reps {
+        if let Some(f) = between.flush {
+            q.sum(f)?;
+        }
         case.reset(outs)?;
         let reds = case.reductions(outs);
         let kernel = Kernel::new(&case.body).arg("x", &inputs[rep % inputs.len()]);
@@ -534,10 +606,18 @@ fn measure(
         let ev = q.parallel_for_reduce_with(Range::new(n), reds, kernel, opts)?;
         let g = case.read(outs)?;
         let w = t0.elapsed().as_nanos() as u64;
-        let d = ev.device_time_ns()?;
         if rep >= warmup {
-            dev.push(d);
+            if q.is_profiling() {
+                dev.push(ev.device_time_ns()?);
+            }
             wall.push(w);
+        }
+        if let Some(peer) = between.native.as_mut() {
+            if let Some(t) = peer() {
+                if rep >= warmup {
+                    native.push(t);
+                }
+            }
         }
         if plan.is_none() {
             plan = ev.plan().cloned();
@@ -549,7 +629,30 @@ fn measure(
         wall_ns: spread(&mut wall),
         plan: plan.expect("n > 0 runs a plan"),
         got: got.expect("at least one repetition"),
+        native_ns: (!native.is_empty()).then(|| spread(&mut native)),
     })
+}
+
+/// A point's buffers on one queue: `copies` uploads of the input (primed), the results, and the
+/// flush buffer of `flush_words` u32 (`--cache cold`).
+fn point_buffers(
+    q: &Queue,
+    case: &Case,
+    n: u64,
+    data: &HostVec,
+    copies: usize,
+    flush_words: Option<usize>,
+) -> Result<(Vec<DynBuffer>, Outs, Option<Buffer<u32>>)> {
+    let inputs = (0..copies)
+        .map(|_| DynBuffer::upload(q, data))
+        .collect::<Result<Vec<_>>>()?;
+    let res = case.outs(q)?;
+    prime(q, case, n, &inputs, &res)?;
+    let flush = match flush_words {
+        Some(w) => Some(q.buffer_from(&vec![1u32; w])?),
+        None => None,
+    };
+    Ok((inputs, res, flush))
 }
 
 /// One untimed launch over every input copy: drivers that allocate or copy a buffer's storage
@@ -843,22 +946,6 @@ fn native(case: &Case, data: &HostVec) -> Option<f64> {
     })
 }
 
-/// Median wall time of the native peer over `datas[rep % K]`.
-fn time_native(case: &Case, datas: &[HostVec], warmup: usize, reps: usize) -> Option<Spread> {
-    let mut t = Vec::new();
-    for rep in 0..warmup + reps {
-        let d = &datas[rep % datas.len()];
-        let t0 = Instant::now();
-        let r = native(case, d)?;
-        let e = t0.elapsed().as_nanos() as u64;
-        std::hint::black_box(r);
-        if rep >= warmup {
-            t.push(e);
-        }
-    }
-    Some(spread(&mut t))
-}
-
 // --- results -----------------------------------------------------------------------------------
 
 #[derive(Debug, Clone, Serialize)]
@@ -1138,7 +1225,10 @@ fn same_device(a: &str, b: &str) -> bool {
 
 struct Dev {
     device: Device,
+    /// A profiling queue: device times, the streaming reference.
     queue: Queue,
+    /// The default queue, without profiling (as a user gets it): wall times.
+    wall_queue: Queue,
     info: DevInfo,
     /// Strategies that plan, per case name.
     strategies: BTreeMap<String, Vec<Strategy>>,
@@ -1183,7 +1273,13 @@ fn bad_arg(msg: String) -> Result<bool> {
 
 /// `clreduce bench`.
 pub fn run(a: BenchArgs) -> Result<bool> {
-    let reps = a.reps.unwrap_or(if a.quick { 5 } else { 20 }).max(1);
+    // The peers' and the header's count; points use reps_for (more for small inputs).
+    let reps = reps_for(a.reps, a.quick, u64::MAX);
+    let cache_mode = match a.cache.as_str() {
+        "auto" => CacheMode::Auto,
+        "cold" => CacheMode::Cold,
+        other => return bad_arg(format!("--cache {other:?}: expected auto or cold")),
+    };
     let max_n = match a.max_n.as_deref().map(parse_n).transpose() {
         Ok(m) => m,
         Err(e) => return bad_arg(e),
@@ -1245,7 +1341,8 @@ pub fn run(a: BenchArgs) -> Result<bool> {
     let mut devs = Vec::new();
     let mut skipped = Vec::new();
     for d in pick(a.device.as_deref())? {
-        let queue = Queue::with_mask(&d, mask)?;
+        let wall_queue = Queue::with_mask(&d, mask)?;
+        let queue = wall_queue.with_profiling()?;
         let caps = queue.caps().clone();
         let (llc, llc_source) = match &llc_override {
             Some(b) => (*b, "--llc".to_string()),
@@ -1315,6 +1412,7 @@ pub fn run(a: BenchArgs) -> Result<bool> {
             },
             device: d,
             queue,
+            wall_queue,
             strategies,
         });
     }
@@ -1365,7 +1463,11 @@ pub fn run(a: BenchArgs) -> Result<bool> {
                 fmt_n(n)
             ));
             let data = reference::random_input(Op::BitOr, ElemType::U32, n as usize, 7);
-            let (k, cache) = rotation(n * 4, d.info.llc_bytes);
+            let CachePlan {
+                copies: k,
+                state: cache,
+                ..
+            } = rotation(n * 4, d.info.llc_bytes, CacheMode::Auto);
             let r = (|| -> Result<StreamRef> {
                 let inputs = (0..k)
                     .map(|_| DynBuffer::upload(&d.queue, &data))
@@ -1389,6 +1491,7 @@ pub fn run(a: BenchArgs) -> Result<bool> {
                         opts,
                         a.warmup,
                         stream_reps,
+                        &mut Between::default(),
                     ) else {
                         continue;
                     };
@@ -1457,31 +1560,53 @@ pub fn run(a: BenchArgs) -> Result<bool> {
             let data = reference::random_input(case.data_op, case.ty, n as usize, 1);
             let want = expect(case, &data);
             let bytes = n * esz;
-            // The native peer reads host memory, the CPU's LLC decides its rotation.
-            let native_t = if native_on {
-                let llc = sysfs_llc().unwrap_or(32 << 20);
-                let (k, _) = rotation(bytes, llc);
-                let copies: Vec<HostVec> = (1..k).map(|_| data.clone()).collect();
-                let mut datas = vec![data.clone()];
-                datas.extend(copies);
-                pb.set_message(format!("{} {}: native peer", case.name, fmt_n(n)));
-                time_native(case, &datas, a.warmup, reps)
+            let reps = reps_for(a.reps, a.quick, bytes);
+            // The native peer reads host memory, the CPU's LLC decides its rotation (and, under
+            // --cache cold, its flush: a read of 2x LLC of host memory before each call).
+            let host_llc = sysfs_llc().unwrap_or(32 << 20);
+            let host_cache = rotation(bytes, host_llc, cache_mode);
+            let datas: Vec<HostVec> = if native_on {
+                (0..host_cache.copies).map(|_| data.clone()).collect()
             } else {
-                None
+                Vec::new()
+            };
+            let host_flush: Vec<u64> = if native_on && host_cache.flush {
+                vec![1; (2 * host_llc / 8) as usize]
+            } else {
+                Vec::new()
+            };
+            let mut native_rep = 0usize;
+            // One native call: flush (untimed) where asked, then the timed call.
+            let mut native_call = || -> Option<u64> {
+                if !host_flush.is_empty() {
+                    std::hint::black_box(host_flush.iter().sum::<u64>());
+                }
+                let d = &datas[native_rep % datas.len()];
+                native_rep += 1;
+                let t0 = Instant::now();
+                let r = native(case, d)?;
+                let e = t0.elapsed().as_nanos() as u64;
+                std::hint::black_box(r);
+                Some(e)
             };
             for &i in &users {
                 let d = &devs[i];
-                let (k, cache) = rotation(bytes, d.info.llc_bytes);
-                let bufs = (|| -> Result<(Vec<DynBuffer>, Outs)> {
-                    let inputs = (0..k)
-                        .map(|_| DynBuffer::upload(&d.queue, &data))
-                        .collect::<Result<Vec<_>>>()?;
-                    let res = case.outs(&d.queue)?;
-                    prime(&d.queue, case, n, &inputs, &res)?;
-                    Ok((inputs, res))
-                })();
+                let CachePlan {
+                    copies: k,
+                    flush,
+                    state: cache,
+                } = rotation(bytes, d.info.llc_bytes, cache_mode);
+                // Buffers belong to their queue: one set on the profiling queue (device
+                // time), one on the default queue (wall time).
+                let flush_words = flush.then_some((2 * d.info.llc_bytes / 4) as usize);
+                let bufs = point_buffers(&d.queue, case, n, &data, k, flush_words).and_then(|p| {
+                    Ok((
+                        p,
+                        point_buffers(&d.wall_queue, case, n, &data, k, flush_words)?,
+                    ))
+                });
                 let strategies = &d.strategies[&case.name];
-                let (inputs, res) = match bufs {
+                let ((inputs, res, flush_buf), (w_inputs, w_res, w_flush)) = match bufs {
                     Ok(b) => b,
                     Err(e) => {
                         pb.suspend(|| {
@@ -1497,24 +1622,82 @@ pub fn run(a: BenchArgs) -> Result<bool> {
                         continue;
                     }
                 };
+                let mut dev_native: Option<Spread> = None;
                 for &s in strategies {
-                    pb.set_message(format!(
-                        "{}: {} {} {}",
-                        d.device.name(),
-                        case.name,
-                        fmt_n(n),
-                        s
-                    ));
                     let opts = Options {
                         strategy: s,
                         determinism,
                         ..Options::default()
                     };
-                    match measure(&d.queue, case, n, &inputs, &res, opts, a.warmup, reps) {
-                        Ok(m) => {
+                    // On a CPU device the native peer runs interleaved with the auto plan's
+                    // repetitions (or the first strategy's, if auto is not benched), and every
+                    // strategy of the point is compared with that measurement.
+                    let cpu = d.info.kind == "cpu" && native_on;
+                    let interleave = cpu && dev_native.is_none();
+                    pb.set_message(format!(
+                        "{}: {} {} {}{}",
+                        d.device.name(),
+                        case.name,
+                        fmt_n(n),
+                        s,
+                        if interleave { " + native peer" } else { "" }
+                    ));
+                    // Device time on the profiling queue, then wall time on the default
+                    // queue (a profiling queue's enqueue costs more: decisions.md), each
+                    // repetition checked.
+                    let measured = measure(
+                        &d.queue,
+                        case,
+                        n,
+                        &inputs,
+                        &res,
+                        opts,
+                        a.warmup,
+                        reps,
+                        &mut Between {
+                            flush: flush_buf.as_ref(),
+                            native: None,
+                        },
+                    )
+                    .and_then(|m| {
+                        let mut between = Between {
+                            flush: w_flush.as_ref(),
+                            native: if interleave {
+                                Some(&mut native_call)
+                            } else {
+                                None
+                            },
+                        };
+                        let w = measure(
+                            &d.wall_queue,
+                            case,
+                            n,
+                            &w_inputs,
+                            &w_res,
+                            opts,
+                            a.warmup,
+                            reps,
+                            &mut between,
+                        )?;
+                        Ok((m, w))
+                    });
+                    match measured {
+                        Ok((m, w)) => {
+                            if interleave {
+                                dev_native = w.native_ns;
+                            }
+                            let check =
+                                match (check_all(case, &m, &want), check_all(case, &w, &want)) {
+                                    (a, b) if a == b => a,
+                                    (a, b) => format!("{a} (profiling queue); {b} (default queue)"),
+                                };
+                            let m = Measured {
+                                wall_ns: w.wall_ns,
+                                ..m
+                            };
                             let gbps = bytes as f64 / m.device_ns.median.max(1) as f64;
                             let wall_gbps = bytes as f64 / m.wall_ns.median.max(1) as f64;
-                            let native_for_dev = native_t.filter(|_| d.info.kind == "cpu");
+                            let native_for_dev = dev_native.filter(|_| cpu);
                             let native_gbps =
                                 native_for_dev.map(|t| bytes as f64 / t.median.max(1) as f64);
                             points.push(Point {
@@ -1527,7 +1710,7 @@ pub fn run(a: BenchArgs) -> Result<bool> {
                                 bytes,
                                 cache: cache.clone(),
                                 reps,
-                                check: check_all(case, &m, &want),
+                                check,
                                 device_ns: m.device_ns,
                                 wall_ns: m.wall_ns,
                                 gbps,
@@ -1733,15 +1916,24 @@ pub fn run(a: BenchArgs) -> Result<bool> {
     println!("clreduce bench");
     println!("command: {command}");
     println!(
-        "reps: {reps} timed after {} warm-up (median; device time = ReduceEvent::device_time_ns, wall = launch call to result read on the host)",
-        a.warmup
+        "reps: {} timed after {} warm-up (median; device time = ReduceEvent::device_time_ns on a profiling queue; wall = launch call to result read on the host, on the default queue without profiling, in separate repetitions); cache: {}",
+        match a.reps {
+            Some(r) => r.to_string(),
+            None if a.quick => "5".to_string(),
+            None => "100 for inputs up to 16 MiB, 20 above".to_string(),
+        },
+        a.warmup,
+        match cache_mode {
+            CacheMode::Auto => "auto (warm up to LLC/4, cold above)",
+            CacheMode::Cold => "cold (small inputs after an LLC flush)",
+        }
     );
     if !mask.is_empty() {
         println!("mask: {}", mask.names().join(","));
     }
     if native_on {
         println!(
-            "native peer: Rust, rayon on {} threads, 8 independent accumulators per chunk in the element type (histograms: per-thread private histograms, merged; argmin: 8-accumulator minimum per 4096-element block, first index searched only in a block that improves); wall time; `x native` = clreduce wall GB/s / native wall GB/s",
+            "native peer: Rust, rayon on {} threads, 8 independent accumulators per chunk in the element type (histograms: per-thread private histograms, merged; argmin: 8-accumulator minimum per 4096-element block, first index searched only in a block that improves); wall time, timed right after each repetition of the auto plan (interleaved, same machine state); `x native` = clreduce wall GB/s / native wall GB/s",
             rayon::current_num_threads()
         );
     }
@@ -2258,11 +2450,25 @@ mod tests {
 
     #[test]
     fn rotation_states() {
-        assert_eq!(rotation(100 << 20, 32 << 20).0, 1);
-        let (k, s) = rotation(16 << 20, 32 << 20);
-        assert_eq!(k, 5);
-        assert!(s.contains("rotating 5"));
-        assert_eq!(rotation(4096, 32 << 20).0, 16);
+        let r = rotation(100 << 20, 32 << 20, CacheMode::Auto);
+        assert_eq!((r.copies, r.flush), (1, false));
+        // Above LLC/4: copies that together exceed 2x LLC.
+        let r = rotation(16 << 20, 32 << 20, CacheMode::Auto);
+        assert_eq!(r.copies, 5);
+        assert!(r.copies as u64 * (16 << 20) > 2 * (32 << 20));
+        assert!(r.state.starts_with("cold: rotating 5"));
+        // Up to LLC/4: copies that together fit in half the LLC.
+        let r = rotation(4 << 20, 50 << 20, CacheMode::Auto);
+        assert_eq!(r.copies, 6);
+        assert!(r.copies as u64 * (4 << 20) <= 25 << 20);
+        assert!(r.state.starts_with("warm"));
+        assert_eq!(rotation(4096, 32 << 20, CacheMode::Auto).copies, 16);
+        // --cache cold flushes instead.
+        let r = rotation(4 << 20, 50 << 20, CacheMode::Cold);
+        assert_eq!((r.copies, r.flush), (1, true));
+        assert_eq!(reps_for(None, false, 4 << 20), 100);
+        assert_eq!(reps_for(None, false, 1 << 30), 20);
+        assert_eq!(reps_for(Some(7), false, 4 << 20), 7);
     }
 
     #[test]
