@@ -7,8 +7,9 @@
 //                    per work-group) or CLR_ORDER_CONTIG (a contiguous chunk per work-item: CPUs)
 //   CLR_UNROLL       independent accumulators (loads in flight) per work-item in the range form
 //   CLR_C11          1: OpenCL C 2.0 atomics and scoped fences; 0: OpenCL 1.2 atomics + mem_fence
-//   CLR_PTX_ACQREL   1 (only with CLR_C11=0): last-work-group detection orders through NVIDIA inline PTX
-//                    (atom.acq_rel.gpu ticket, fence.acq_rel.gpu), the C11 path's protocol
+//   CLR_PTX_ACQREL   1 (only with CLR_C11=0, where a structured partial finishes by last-group detection):
+//                    the ticket and the last group's fence are NVIDIA inline PTX acquire/release
+//                    (atom.acq_rel.gpu, fence.acq_rel.gpu); structured partials are plain stores
 //   CLR_HAS_LAST     1 if some variable finishes by last-work-group detection
 //   CLR_I64_ATOMICS  1 where cl_khr_int64_base_atomics is available (64-bit partials published atomically)
 //   CLR_SG_PTX       1: the sub-group step uses NVIDIA inline-PTX warp shuffles (32 lanes)

@@ -37,6 +37,12 @@
 #error "clreduce: CLR_UNROLL must be 1, 2, 4, 8 or 16"
 #endif
 
+#if CLR_C11 || CLR_PTX_ACQREL
+#define CLR_RESET_COUNTER if (clr_lid == 0) *clr_counter = 0u;
+#else
+#define CLR_RESET_COUNTER if (clr_lid == 0) atomic_xchg(clr_counter, 0u);
+#endif
+
 __kernel __attribute__((reqd_work_group_size(CLR_WG, 1, 1)))
 void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global uint* clr_counter CLR_USER_PARAMS) {
     const CLR_IDX clr_n = (CLR_IDX)clr_n_arg;
@@ -123,11 +129,16 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global uint* clr_counter C
 #else
     mem_fence(CLK_GLOBAL_MEM_FENCE);
 #endif
+    // Every other work-group has taken its ticket: the counter is reset for the next launch
+    // now, so that its latency overlaps the reduction of the partials. Not on PoCL 3.x
+    // (CLR_SERIAL_FINISH), whose last-group region then lost the result on the OpenCL 1.2 path
+    // (tests/matrix.rs masks::no_c11_atomics): there it is reset at the end, as before.
+#if !CLR_SERIAL_FINISH
+    CLR_RESET_COUNTER
+#endif
     CLR_FOR_VARS(CLR_LAST)
-#if CLR_C11 || CLR_PTX_ACQREL
-    if (clr_lid == 0) *clr_counter = 0u;
-#else
-    if (clr_lid == 0) atomic_xchg(clr_counter, 0u);
+#if CLR_SERIAL_FINISH
+    CLR_RESET_COUNTER
 #endif
 #endif
 }

@@ -283,7 +283,7 @@ static inline VA VAR(clr_group)(VA v, __local VA* lm) {
 // (0 + bits = bits). 64-bit values need
 // cl_khr_int64_base_atomics (CLR_I64_ATOMICS); without it a plain store and a volatile load
 // after mem_fence and atomic_inc remain.
-#if !CLR_C11 && !CLR_PTX_ACQREL && VSHAPE == CLR_SHAPE_PLAIN && (VKIND == CLR_KIND_INT32 || VKIND == CLR_KIND_F32 || CLR_I64_ATOMICS)
+#if !CLR_C11 && VSHAPE == CLR_SHAPE_PLAIN && (VKIND == CLR_KIND_INT32 || VKIND == CLR_KIND_F32 || CLR_I64_ATOMICS)
 #define VAR_ATOMIC_PARTIALS 1
 static inline void VAR(clr_publish)(__global VA* p, VA v) {
 #if VKIND == CLR_KIND_INT32
@@ -309,8 +309,8 @@ static inline VA VAR(clr_take)(__global VA* p) {
 }
 #else
 // Structured partials (identity-less, argmin/argmax) take this path only with acquire/release
-// on the counter (OpenCL C 2.0 or NVIDIA PTX), or in the extra pass (src/plan.rs
-// cross_supported).
+// on the counter (OpenCL C 2.0, or NVIDIA PTX: CLR_PTX_ACQREL, where plain partials of the
+// same kernel stay atomic above), or in the extra pass (src/plan.rs cross_supported).
 static inline void VAR(clr_publish)(__global VA* p, VA v) { *p = v; }
 static inline VA VAR(clr_take)(__global VA* p) {
     VA v = *(volatile __global VA*)p;
@@ -343,6 +343,34 @@ static inline void VAR(clr_store)(__global VT* res, __global ulong* aux, size_t 
 }
 
 #if !VSPAN
+// The variable's initial value as an accumulator (the identity under initialize_to_identity),
+// for the plain and (value, index) shapes; an identity-less variable's value is read directly
+// in VAR(clr_reduce_partials) (a struct-returning wrapper around clr_mk there left an
+// intrinsic Oclgrind 21.10 cannot run, llvm.experimental.noalias.scope.decl). The finishing
+// work-group loads it before it takes the partials, so the two latencies overlap instead of
+// adding up at the end of the launch.
+#if VSHAPE != CLR_SHAPE_FLAGGED
+static inline VA VAR(clr_initial)(__global VT* res, __global ulong* aux) {
+#if !VINIT
+    return VAID;
+#elif VSHAPE == CLR_SHAPE_PLAIN
+    return res[0];
+#else
+    return VAR(clr_mk)(res[0], aux[0]);
+#endif
+}
+
+// Writes the total t (initial value already combined in).
+static inline void VAR(clr_store_total)(__global VT* res, __global ulong* aux, VA t) {
+#if VSHAPE == CLR_SHAPE_PLAIN
+    res[0] = t;
+#else
+    res[0] = t.v;
+    aux[0] = t.i;
+#endif
+}
+#endif
+
 // ---- the cross-group step -----------------------------------------------------------------
 // Called by every work-item with the work-group's value g.
 static inline void VAR(clr_cross)(VA g, __global VT* res, __global VA* part) {
@@ -365,10 +393,20 @@ static inline void VAR(clr_group_cross)(VA acc, __local VA* lm, __global VT* res
 // Reduces partials[0..count) with one work-group and writes the variable.
 static inline void VAR(clr_reduce_partials)(__global VT* res, __global ulong* aux, __global VA* part, uint count, __local VA* lm, int serial) {
     const uint lid = (uint)get_local_id(0);
+    // Every work-item loads it (one address: a broadcast), only work-item 0 uses it. A value
+    // set by work-item 0 alone and kept across the barriers below came out wrong on PoCL 3.1
+    // with three variables in the tail (tests/cli.rs custom_max_without_identity).
+#if VSHAPE == CLR_SHAPE_FLAGGED
+    const VT init = VINIT ? res[0] : (VT)0;
+#else
+    const VA init = VAR(clr_initial)(res, aux);
+#endif
     VA acc = VAID;
     // Each slot is read once (and left at 0 for the next launch on the atomic-publish path).
     for (uint j = lid; j < count; j += CLR_WG) acc = VAR(clr_op)(acc, VAR(clr_take)(&part[j]));
-    barrier(CLK_LOCAL_MEM_FENCE);
+    // The global fence orders every work-item's load of the variable above before work-item
+    // 0's store below (Oclgrind reports the pair as a race under a local fence alone).
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     VA g;
 #if VGS == CLR_GS_TREE
     if (serial) {
@@ -383,7 +421,12 @@ static inline void VAR(clr_reduce_partials)(__global VT* res, __global ulong* au
     {
         g = VAR(clr_group)(acc, lm);
     }
-    if (lid == 0) VAR(clr_store)(res, aux, 0, g);
+#if VSHAPE == CLR_SHAPE_FLAGGED
+    // An identity-less accumulator that saw nothing leaves the variable unchanged.
+    if (lid == 0 && g.has) res[0] = VINIT ? VAR(clr_eop)(init, g.v) : g.v;
+#else
+    if (lid == 0) VAR(clr_store_total)(res, aux, VAR(clr_op)(init, g));
+#endif
 }
 
 #else

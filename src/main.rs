@@ -246,7 +246,9 @@ fn caps_row(c: &DeviceCaps) -> Vec<(String, String)> {
             "acq_rel+device".into(),
             yn(a.order_acq_rel && a.scope_device).into(),
         ),
+        ("PTX acq_rel (NV)".into(), yn(c.acq_rel_ptx).into()),
         ("wg collectives".into(), yn(c.work_group_collectives).into()),
+        ("PTX shuffles (NV)".into(), yn(c.warp_shuffle_ptx).into()),
         (
             "sub-groups".into(),
             match &c.sub_groups {

@@ -451,8 +451,10 @@ pub struct Plan {
     pub deterministic: bool,
     /// OpenCL C 2.0 atomics for last-work-group detection (else OpenCL 1.2 atomics + fences).
     pub c11_atomics: bool,
-    /// Without OpenCL C 2.0 atomics: last-work-group detection orders through NVIDIA inline
-    /// PTX acquire/release (`DeviceCaps::acq_rel_ptx`), the C11 path's protocol.
+    /// Without OpenCL C 2.0 atomics, and only where a structured partial (argmin/argmax,
+    /// identity-less) finishes by last-work-group detection: the ticket and the last group's
+    /// fence use NVIDIA inline PTX acquire/release (`DeviceCaps::acq_rel_ptx`), and structured
+    /// partials are plain stores as on the C11 path (plain ones stay atomic).
     pub ptx_acq_rel: bool,
     pub cl_std: ClStdName,
     /// Local memory bytes per work-group.
@@ -764,12 +766,21 @@ fn choose_group(
     ))
 }
 
+/// Above this many indices, structured partials (argmin/argmax, identity-less) on NVIDIA's PTX
+/// acquire/release path finish with an extra pass instead of last-group detection. Measured on
+/// the H200 (f32 argmin, device time, design/bench/): last-group 17.7 us vs extra pass 22.6 us
+/// at 2^22, 34.1 vs 31.4 at 2^24, 94.4 vs 77.4 at 2^26, 344 vs 267 at 2^28. The kernel with the
+/// last-group tail uses 40 registers per work-item instead of 32 (`-cl-nv-verbose`), so 6
+/// instead of 8 work-groups of 256 fit an SM; `-cl-nv-maxrregcount=32` did not lower it.
+const PTX_STRUCT_LAST_MAX: u64 = 1 << 23;
+
 fn choose_cross(
     caps: &DeviceCaps,
     v: &VarRequest,
     det: Determinism,
     forced: Option<CrossAlgo>,
     groups: u64,
+    total: u64,
 ) -> Result<(CrossAlgo, String)> {
     if let Some(c) = forced {
         cross_supported(caps, c, v).map_err(|missing| Error::Unsupported {
@@ -799,6 +810,19 @@ fn choose_cross(
                 } else {
                     ", exact in any order"
                 }
+            ),
+        ));
+    }
+    if groups > 1
+        && total > PTX_STRUCT_LAST_MAX
+        && shape_of(&v.op) != AccShape::Plain
+        && caps.acq_rel_ptx_path()
+    {
+        return Ok((
+            CrossAlgo::ExtraPass,
+            format!(
+                "{} partials are structures: on NVIDIA's PTX path their last-group tail costs registers (40 vs 32 per work-item on the H200) and with them occupancy, which outweighs the extra launch above {} elements: partials + one extra pass by one work-group",
+                v.op, PTX_STRUCT_LAST_MAX
             ),
         ));
     }
@@ -1251,7 +1275,7 @@ pub fn plan(caps: &DeviceCaps, req: &Request) -> Result<Plan> {
                     "one extra pass folds the per-work-item copies element by element".to_string(),
                 )
             }
-            _ => choose_cross(caps, v, det, req.strategy.cross, groups)?,
+            _ => choose_cross(caps, v, det, req.strategy.cross, groups, total)?,
         };
         let shape = shape_of(&v.op);
         let need = Need {
@@ -1297,6 +1321,13 @@ pub fn plan(caps: &DeviceCaps, req: &Request) -> Result<Plan> {
     let reach = total.saturating_add((unroll as u64 + 1) * groups * local as u64);
     let wide_index = reach > u32::MAX as u64;
     let std = caps.cl_std();
+    // Only where a structured partial needs it: plain partials keep the OpenCL 1.2 atomic
+    // publish, measured no slower on the H200 (2^20 f32 sum 7.8-7.9 us vs 8.0-8.7 us with
+    // the PTX ticket, medians of 500; design/bench/).
+    let ptx_acq_rel = caps.acq_rel_ptx_path()
+        && vars
+            .iter()
+            .any(|v| v.cross == CrossAlgo::LastGroup && v.shape != AccShape::Plain);
     Ok(Plan {
         device: caps.label(),
         form: req.form,
@@ -1312,7 +1343,7 @@ pub fn plan(caps: &DeviceCaps, req: &Request) -> Result<Plan> {
         passes,
         deterministic,
         c11_atomics: caps.c11_atomics(),
-        ptx_acq_rel: caps.acq_rel_ptx_path(),
+        ptx_acq_rel,
         cl_std: ClStdName(match std {
             ClStd::Cl12 => "OpenCL C 1.2",
             ClStd::Cl20 => "OpenCL C 2.0",
@@ -1638,15 +1669,33 @@ mod tests {
     fn ptx_acquire_release_publishes_structures_on_nvidia() {
         // NVIDIA's OpenCL without OpenCL C 2.0 acquire/release: the PTX path carries the
         // last-group protocol, so a (value, index) pair still finishes in one launch.
-        let mut nv = fixtures::nvidia_h200();
-        nv.atomics.order_acq_rel = false;
+        let nv = fixtures::nvidia_h200();
         assert!(!nv.c11_atomics() && nv.acq_rel());
-        let mut r = req(N, Op::Minimum, ElemType::F32);
+        let mut r = req(
+            FormRequest::Range { n: 1 << 20 },
+            Op::Minimum,
+            ElemType::F32,
+        );
         r.vars[0].op = Operator::ArgMin;
         let p = plan(&nv, &r).unwrap();
         assert_eq!(p.vars[0].cross, CrossAlgo::LastGroup);
         assert!(p.ptx_acq_rel && !p.c11_atomics);
-        assert!(p.to_string().contains("NVIDIA PTX acquire/release"));
+        // Above PTX_STRUCT_LAST_MAX the extra pass keeps the main kernel's registers down.
+        r.form = FormRequest::Range {
+            n: PTX_STRUCT_LAST_MAX + 1,
+        };
+        let p = plan(&nv, &r).unwrap();
+        assert_eq!(p.vars[0].cross, CrossAlgo::ExtraPass);
+        assert!(p.vars[0].cross_reason.contains("registers"));
+        r.form = FormRequest::Range { n: 1 << 20 };
+        assert!(plan(&nv, &r)
+            .unwrap()
+            .to_string()
+            .contains("NVIDIA PTX acquire/release"));
+        // A plain partial keeps the OpenCL 1.2 atomic publish: no PTX ticket for a sum.
+        let p = plan(&nv, &req(N, Op::Plus, ElemType::F32)).unwrap();
+        assert_eq!(p.vars[0].cross, CrossAlgo::LastGroup);
+        assert!(!p.ptx_acq_rel);
         // The mask that removes OpenCL C 2.0 atomics removes the PTX path too.
         let masked = Mask::parse("no-c11-atomics").unwrap().apply(&nv);
         let p = plan(&masked, &r).unwrap();
@@ -1662,6 +1711,7 @@ mod tests {
         }
         let mut both = fixtures::nvidia_h200();
         both.atomics.order_acq_rel = true;
+        both.atomics.scope_device = true;
         assert!(both.c11_atomics());
         assert!(!plan(&both, &r).unwrap().ptx_acq_rel);
     }
@@ -1680,7 +1730,11 @@ mod tests {
             GroupAlgo::SgReduce,
             "PTX shuffles move pairs"
         );
-        assert_eq!(p.vars[0].cross, CrossAlgo::LastGroup);
+        assert_eq!(
+            p.vars[0].cross,
+            CrossAlgo::ExtraPass,
+            "2^24 > PTX_STRUCT_LAST_MAX"
+        );
         assert_eq!(p.vars[0].acc_bytes, 16);
         let p = plan(&fixtures::oclgrind(), &r).unwrap();
         assert_eq!(p.vars[0].group, GroupAlgo::Tree);
