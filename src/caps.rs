@@ -158,7 +158,10 @@ pub struct Workarounds {
     /// of last-group detection gives wrong results in about 1 of 10 runs of
     /// `clreduce reduce --device 0 --type i32 --n 100003 --strategy tree+last-group`, while
     /// the same tree in the main phase or in the extra pass does not: the last work-group
-    /// combines its values with one barrier and a serial loop instead.
+    /// combines its values with one barrier and a serial loop instead. The same region lost
+    /// the result on the OpenCL 1.2 path (mask no-c11-atomics, every case of
+    /// tests/matrix.rs masks::no_c11_atomics) when the counter was reset before the partials
+    /// were taken, so under this workaround it is reset at the end (kernels/reduce.cl).
     pub serial_last_group_tree: bool,
     /// Oclgrind 21.10 keeps its runtime state (the simulated global memory, the bookkeeping of
     /// queued commands, reference counts) without locks, and runs queued commands inside
@@ -177,6 +180,13 @@ pub struct Workarounds {
     /// registers with `-cl-nv-maxrregcount` so they fit), and a launch the driver does refuse
     /// returns its error with the variables restored.
     pub kernel_wg_size_advisory: bool,
+    /// NVIDIA's OpenCL (driver 580.159.04, H200): on a queue without profiling, a blocking
+    /// 4-byte read enqueued behind a running kernel returns later than waiting for the kernel
+    /// and then reading on the idle queue: 2^20 f32 sum, launch + read 26.4 us vs launch +
+    /// wait + read 24.1 us (medians of 300, examples/latency.rs). Such a queue waits for the
+    /// last kernel it enqueued before a blocking read. (On a profiling queue the order is
+    /// reversed, 29.8 vs 37.0 us, so it is not done there.)
+    pub wait_before_read: bool,
 }
 
 /// The `-cl-std` an OpenCL C dialect needs.
@@ -506,6 +516,7 @@ pub fn translate(raw: &RawDeviceInfo) -> DeviceCaps {
             serial_last_group_tree: raw.platform.contains("Portable Computing Language")
                 && raw.driver.starts_with("3."),
             kernel_wg_size_advisory: raw.vendor_id == 0x10de,
+            wait_before_read: raw.vendor_id == 0x10de,
         },
     }
 }
@@ -796,9 +807,11 @@ pub mod fixtures {
         c.preferred_wg_multiple = 32;
         c.opencl_c_version = (3, 0);
         c.warp_shuffle_ptx = true;
+        // As the driver reports (`clreduce devices` on the H200, driver 580.159.04): no
+        // OpenCL C 2.0 acquire/release; PTX acquire/release instead.
         c.acq_rel_ptx = true;
-        c.atomics.order_acq_rel = true;
-        c.atomics.scope_device = true;
+        c.atomics.order_acq_rel = false;
+        c.atomics.scope_device = false;
         c
     }
 

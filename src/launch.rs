@@ -70,6 +70,9 @@ impl std::ops::Deref for DeviceContext {
 pub(crate) struct DeviceQueue {
     queue: ManuallyDrop<CommandQueue>,
     serial: Serial,
+    /// `Workarounds::wait_before_read` on a queue without profiling: the last kernel enqueued,
+    /// waited on before the next blocking read.
+    last_kernel: Option<Mutex<Option<Event>>>,
 }
 
 impl DeviceQueue {
@@ -167,11 +170,13 @@ pub(crate) fn create_mem(
     })
 }
 
-/// Creates an in-order command queue, with profiling where asked.
+/// Creates an in-order command queue, with profiling where asked; `wait_before_read`
+/// (`Workarounds::wait_before_read`) applies to a queue without profiling only.
 pub(crate) fn create_queue(
     ctx: &DeviceContext,
     device: opencl3::types::cl_device_id,
     profiling: bool,
+    wait_before_read: bool,
 ) -> Result<DeviceQueue> {
     const CL_QUEUE_PROFILING_ENABLE: u64 = 1 << 1;
     let _g = ctx.serial.hold();
@@ -187,6 +192,7 @@ pub(crate) fn create_queue(
     Ok(DeviceQueue {
         queue: ManuallyDrop::new(queue),
         serial: ctx.serial.clone(),
+        last_kernel: (wait_before_read && !profiling).then(|| Mutex::new(None)),
     })
 }
 
@@ -204,6 +210,12 @@ pub(crate) fn read_bytes(q: &DeviceQueue, mem: &Mem, offset: usize, out: &mut [u
     }
     if out.is_empty() {
         return Ok(());
+    }
+    if let Some(last) = &q.last_kernel {
+        let pending = last.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(ev) = pending {
+            ev.wait().map_err(Error::cl("clWaitForEvents"))?;
+        }
     }
     // Blocking: the runtime finishes the queue inside the call, under the lock.
     let _g = q.serial.hold();
@@ -421,6 +433,15 @@ pub(crate) fn enqueue_kernel(
     compiled.give(name, kernel);
     let ev = r?;
     q.settle()?;
+    if let Some(last) = &q.last_kernel {
+        // SAFETY: `ev` holds a valid event; the retained reference is released by the Event
+        // stored here.
+        unsafe { opencl3::event::retain_event(ev.get()) }.map_err(|code| Error::Cl {
+            call: "clRetainEvent",
+            code,
+        })?;
+        *last.lock().unwrap_or_else(|p| p.into_inner()) = Some(Event::new(ev.get()));
+    }
     Ok(ev)
 }
 

@@ -99,7 +99,12 @@ impl Queue {
     fn build(device: &Device, mask: Mask, profiling: bool) -> Result<Queue> {
         let caps = mask.apply(&device.caps()?);
         let context = DeviceContext::new(device.context()?, device.serial()?);
-        let queue = launch::create_queue(&context, device.id(), profiling)?;
+        let queue = launch::create_queue(
+            &context,
+            device.id(),
+            profiling,
+            caps.workarounds.wait_before_read,
+        )?;
         Ok(Queue {
             inner: Arc::new(QueueInner {
                 device: device.clone(),

@@ -1074,3 +1074,34 @@ fn plain_assignment_to_a_reducer() {
         ),
     }
 }
+
+#[test]
+fn device_time_needs_profiling() {
+    let q = fast_queue();
+    assert!(!q.is_profiling(), "queues have no profiling by default");
+    let x = q.buffer_from(&vec![3i32; 4096]).unwrap();
+    let res = q.buffer_from(&[START]).unwrap();
+    let ev = q
+        .parallel_for_reduce(Range::new(4096), reduction(&res, Op::Plus), sum_body(&x))
+        .unwrap();
+    let e = ev.device_time_ns().unwrap_err();
+    match &e {
+        Error::ProfilingDisabled { device } => assert_eq!(device, &q.device().label()),
+        other => panic!("{other:?}"),
+    }
+    assert!(e.to_string().contains("Queue::with_profiling()"), "{e}");
+    // The reduction itself ran.
+    assert_eq!(res.get(0).unwrap(), START + 3 * 4096);
+    // A profiling queue on the same device times it.
+    let p = q.with_profiling().unwrap();
+    assert!(p.is_profiling());
+    let (x, res) = (
+        p.buffer_from(&vec![3i32; 4096]).unwrap(),
+        p.buffer_from(&[START]).unwrap(),
+    );
+    let ev = p
+        .parallel_for_reduce(Range::new(4096), reduction(&res, Op::Plus), sum_body(&x))
+        .unwrap();
+    assert!(ev.device_time_ns().unwrap() > 0);
+    assert_eq!(res.get(0).unwrap(), START + 3 * 4096);
+}
