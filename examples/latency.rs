@@ -232,7 +232,8 @@ fn zero_copy(label: &str, reps: usize) -> Result<(), Box<dyn std::error::Error>>
         let buf =
             unsafe { Buffer::<i32>::create(&ctx, CL_MEM_READ_WRITE, 1, std::ptr::null_mut())? };
         for (global, local) in [(1usize, 1usize), (1 << 20, 256)] {
-            let (mut enq, mut waited, mut read_wall) = (vec![], vec![], vec![]);
+            let (mut enq, mut waited, mut read_wall, mut wait_read) =
+                (vec![], vec![], vec![], vec![]);
             for r in 0..reps + 10 {
                 let mut out = [0i32];
                 let t0 = Instant::now();
@@ -258,13 +259,28 @@ fn zero_copy(label: &str, reps: usize) -> Result<(), Box<dyn std::error::Error>>
                     q.enqueue_read_buffer(&buf, CL_BLOCKING, 0, &mut out, &[])?
                 };
                 let rw = us(t1);
+                // The same, waiting for the kernel's event before the read
+                // (Workarounds::wait_before_read's choice on a queue without profiling).
+                let t2 = Instant::now();
+                unsafe {
+                    let ev = ExecuteKernel::new(&k)
+                        .set_arg(&buf)
+                        .set_arg(&(r as i32))
+                        .set_global_work_size(global)
+                        .set_local_work_size(local)
+                        .enqueue_nd_range(&q)?;
+                    ev.wait()?;
+                    q.enqueue_read_buffer(&buf, CL_BLOCKING, 0, &mut out, &[])?
+                };
+                let wr = us(t2);
                 if r >= 10 {
                     enq.push(e);
                     waited.push(w);
                     read_wall.push(rw);
+                    wait_read.push(wr);
                 }
             }
-            println!("  {qname}, device buffer, {global} x {local}: enqueue call {:.2} us, enqueue + event wait {:.2} us, enqueue + blocking read {:.2} us", median(enq), median(waited), median(read_wall));
+            println!("  {qname}, device buffer, {global} x {local}: enqueue call {:.2} us, enqueue + event wait {:.2} us, enqueue + blocking read {:.2} us, enqueue + event wait + blocking read {:.2} us", median(enq), median(waited), median(read_wall), median(wait_read));
         }
         // Host-visible memory the kernel writes directly, if the driver lets it.
         let pinned = unsafe {
@@ -417,8 +433,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let data: Vec<f32> = (0..n)
         .map(|i| ((i * 7919) % 1024) as f32 / 64.0 - 8.0)
         .collect();
-    // The default queue (no profiling, as a user gets it) and a profiling one.
-    for q in [q.clone(), q.with_profiling()?] {
+    // The default queue (no profiling, as a user gets it), the same without
+    // Workarounds::wait_before_read (where the device has it), and a profiling one.
+    let q_nowait = {
+        std::env::set_var("CLREDUCE_NO_WAIT_BEFORE_READ", "1");
+        let r = Queue::with_device(spec);
+        std::env::remove_var("CLREDUCE_NO_WAIT_BEFORE_READ");
+        r?
+    };
+    let wait_workaround = q.caps().workarounds.wait_before_read;
+    let queues = if wait_workaround {
+        vec![
+            (q.clone(), ""),
+            (q_nowait, " (wait_before_read off)"),
+            (q.with_profiling()?, ""),
+        ]
+    } else {
+        vec![(q.clone(), ""), (q.with_profiling()?, "")]
+    };
+    for (q, note) in queues {
         let x = q.buffer_from(&data)?;
         let s = q.buffer_from(&[0.0f32])?;
         let (mut plan_t, mut call, mut wait, mut read, mut devt, mut wall) =
@@ -475,7 +508,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         let (split, direct): (Vec<f64>, Vec<f64>) = wall.into_iter().unzip();
         println!(
-            "clreduce f32 sum n={n} on a queue {} profiling [{summary}]",
+            "clreduce f32 sum n={n} on a queue {} profiling{note} [{summary}]",
             if q.is_profiling() { "with" } else { "without" }
         );
         println!(

@@ -103,7 +103,9 @@ impl Queue {
             &context,
             device.id(),
             profiling,
-            caps.workarounds.wait_before_read,
+            // CLREDUCE_NO_WAIT_BEFORE_READ: off, for measuring it (examples/latency.rs).
+            caps.workarounds.wait_before_read
+                && std::env::var_os("CLREDUCE_NO_WAIT_BEFORE_READ").is_none(),
         )?;
         Ok(Queue {
             inner: Arc::new(QueueInner {
