@@ -182,10 +182,11 @@ pub struct Workarounds {
     pub kernel_wg_size_advisory: bool,
     /// NVIDIA's OpenCL (driver 580.159.04, H200): on a queue without profiling, a blocking
     /// 4-byte read enqueued behind a running kernel returns later than waiting for the kernel
-    /// and then reading on the idle queue: 2^20 f32 sum, launch + read 26.4 us vs launch +
-    /// wait + read 24.1 us (medians of 300, examples/latency.rs). Such a queue waits for the
-    /// last kernel it enqueued before a blocking read. (On a profiling queue the order is
-    /// reversed, 29.8 vs 37.0 us, so it is not done there.)
+    /// and then reading on the idle queue: 2^20 f32 sum, launch to result 23.2-24.0 us with
+    /// the wait vs 27.2-28.0 us without (examples/latency.rs, medians of 300, two runs,
+    /// design/bench/2026-11-23-h200-2e20-repeats.txt). Such a queue waits for the last kernel
+    /// it enqueued before a blocking read. Not on a profiling queue, where the order is
+    /// reversed (design/decisions.md section 25). `CLREDUCE_NO_WAIT_BEFORE_READ` turns it off.
     pub wait_before_read: bool,
 }
 
