@@ -188,7 +188,22 @@ pub struct Workarounds {
     /// it enqueued before a blocking read. Not on a profiling queue, where the order is
     /// reversed (design/decisions.md section 25). `CLREDUCE_NO_WAIT_BEFORE_READ` turns it off.
     pub wait_before_read: bool,
+    /// PoCL (3.1, pthread driver): a blocking read, or a wait on an event, returns late: a
+    /// 4-byte blocking read on an idle queue takes 99 us, and after a 1-work-item kernel,
+    /// enqueue + blocking read takes 112 us against 34 us when the read is non-blocking and
+    /// its event is polled (examples/latency.rs on the 2-core dev machine). A read, and
+    /// `ReduceEvent::wait`, poll the event (yielding the thread between polls) for up to
+    /// [`POLL_READ_BUDGET_US`] and then block; `CLREDUCE_POLL_READ_US` overrides the budget
+    /// (0: off). design/decisions.md section 26.
+    pub poll_read: bool,
 }
+
+/// How long a read polls its event before it blocks, where `Workarounds::poll_read` is on.
+/// The polling thread competes with the runtime's worker threads for the CPU's cores: with a
+/// budget of 1000 us, PoCL's 2^20-2^22 f32 sums on 2 cores took up to 1.5x longer, while
+/// kernels shorter than this budget return as soon as they end (design/decisions.md
+/// section 26).
+pub const POLL_READ_BUDGET_US: u64 = 100;
 
 /// The `-cl-std` an OpenCL C dialect needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -518,6 +533,7 @@ pub fn translate(raw: &RawDeviceInfo) -> DeviceCaps {
                 && raw.driver.starts_with("3."),
             kernel_wg_size_advisory: raw.vendor_id == 0x10de,
             wait_before_read: raw.vendor_id == 0x10de,
+            poll_read: raw.platform.contains("Portable Computing Language"),
         },
     }
 }

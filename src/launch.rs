@@ -73,6 +73,9 @@ pub(crate) struct DeviceQueue {
     /// `Workarounds::wait_before_read` on a queue without profiling: the last kernel enqueued,
     /// waited on before the next blocking read.
     last_kernel: Option<Mutex<Option<Event>>>,
+    /// `Workarounds::poll_read`: how long a read polls its event before it blocks; None: a
+    /// plain blocking read.
+    poll_read: Option<std::time::Duration>,
 }
 
 impl DeviceQueue {
@@ -80,6 +83,11 @@ impl DeviceQueue {
     pub(crate) fn finish(&self) -> std::result::Result<(), opencl3::error_codes::ClError> {
         let _g = self.serial.hold();
         self.queue.finish()
+    }
+
+    /// `Workarounds::poll_read`'s polling budget on this queue, if it polls.
+    pub(crate) fn poll_read(&self) -> Option<std::time::Duration> {
+        self.poll_read
     }
 
     /// On a serialized device, finishes what the caller just enqueued while it still holds the
@@ -171,12 +179,14 @@ pub(crate) fn create_mem(
 }
 
 /// Creates an in-order command queue, with profiling where asked; `wait_before_read`
-/// (`Workarounds::wait_before_read`) applies to a queue without profiling only.
+/// (`Workarounds::wait_before_read`) applies to a queue without profiling only; `poll_read`
+/// (`Workarounds::poll_read`) is how long a read polls its event before it blocks.
 pub(crate) fn create_queue(
     ctx: &DeviceContext,
     device: opencl3::types::cl_device_id,
     profiling: bool,
     wait_before_read: bool,
+    poll_read: Option<std::time::Duration>,
 ) -> Result<DeviceQueue> {
     const CL_QUEUE_PROFILING_ENABLE: u64 = 1 << 1;
     let _g = ctx.serial.hold();
@@ -193,6 +203,7 @@ pub(crate) fn create_queue(
         queue: ManuallyDrop::new(queue),
         serial: ctx.serial.clone(),
         last_kernel: (wait_before_read && !profiling).then(|| Mutex::new(None)),
+        poll_read,
     })
 }
 
@@ -214,8 +225,11 @@ pub(crate) fn read_bytes(q: &DeviceQueue, mem: &Mem, offset: usize, out: &mut [u
     if let Some(last) = &q.last_kernel {
         let pending = last.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(ev) = pending {
-            ev.wait().map_err(Error::cl("clWaitForEvents"))?;
+            wait_event(&ev, q.poll_read, "clEnqueueNDRangeKernel")?;
         }
+    }
+    if let Some(budget) = q.poll_read {
+        return read_polled(q, mem, offset, out, budget);
     }
     // Blocking: the runtime finishes the queue inside the call, under the lock.
     let _g = q.serial.hold();
@@ -239,6 +253,81 @@ pub(crate) fn read_bytes(q: &DeviceQueue, mem: &Mem, offset: usize, out: &mut [u
     })?;
     drop(Event::new(ev));
     Ok(())
+}
+
+/// `Workarounds::poll_read`: a non-blocking read, flushed, whose event is polled for up to
+/// `budget` and then waited on. Every path out of here, errors included, returns only once the
+/// runtime no longer writes into `out` (the event completed or failed, or the queue finished).
+fn read_polled(
+    q: &DeviceQueue,
+    mem: &Mem,
+    offset: usize,
+    out: &mut [u8],
+    budget: std::time::Duration,
+) -> Result<()> {
+    let _g = q.serial.hold();
+    // SAFETY: the range was checked by the caller against the buffer size; `out` is borrowed
+    // for the whole function and the function does not return before the transfer has
+    // completed, failed or been finished below.
+    let raw = unsafe {
+        opencl3::command_queue::enqueue_read_buffer(
+            q.queue.get(),
+            mem.raw,
+            0,
+            offset,
+            out.len(),
+            out.as_mut_ptr() as *mut c_void,
+            0,
+            std::ptr::null(),
+        )
+    }
+    .map_err(|code| Error::Cl {
+        call: "clEnqueueReadBuffer",
+        code,
+    })?;
+    let ev = Event::new(raw);
+    let settled = q
+        .queue
+        .flush()
+        .map_err(Error::cl("clFlush"))
+        .and_then(|()| wait_event(&ev, Some(budget), "clEnqueueReadBuffer"));
+    if settled.is_err() {
+        // The read may still be in flight: `out` must not be released before it ends.
+        let _ = q.queue.finish();
+    }
+    settled
+}
+
+/// Waits for `ev`: with `poll`, by polling its status for up to that long first
+/// (`Workarounds::poll_read`), then blocking. A command that failed is `Error::Cl` of `call`
+/// with the status as its code.
+pub(crate) fn wait_event(
+    ev: &Event,
+    poll: Option<std::time::Duration>,
+    call: &'static str,
+) -> Result<()> {
+    const CL_COMPLETE: i32 = 0;
+    if let Some(budget) = poll {
+        // Without a flush the status may never advance; the budget bounds the polling and the
+        // blocking wait below flushes.
+        let start = std::time::Instant::now();
+        while start.elapsed() < budget {
+            let status = ev
+                .command_execution_status()
+                .map_err(Error::cl("clGetEventInfo"))?
+                .0;
+            if status == CL_COMPLETE {
+                return Ok(());
+            }
+            if status < 0 {
+                return Err(Error::Cl { call, code: status });
+            }
+            // Yield rather than spin: on a CPU device the runtime's worker threads need these
+            // cores (PoCL on 2 cores: spinning halved the 2^20 sum's throughput).
+            std::thread::yield_now();
+        }
+    }
+    ev.wait().map_err(Error::cl("clWaitForEvents"))
 }
 
 /// Blocking write of `data` into `mem` at `offset`.

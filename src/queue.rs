@@ -106,6 +106,7 @@ impl Queue {
             // CLREDUCE_NO_WAIT_BEFORE_READ: off, for measuring it (examples/latency.rs).
             caps.workarounds.wait_before_read
                 && std::env::var_os("CLREDUCE_NO_WAIT_BEFORE_READ").is_none(),
+            poll_read_budget(caps.workarounds.poll_read),
         )?;
         Ok(Queue {
             inner: Arc::new(QueueInner {
@@ -161,5 +162,46 @@ impl Queue {
             .queue
             .finish()
             .map_err(crate::Error::cl("clFinish"))
+    }
+}
+
+/// How long a read polls its event before it blocks (`Workarounds::poll_read`);
+/// `CLREDUCE_POLL_READ_US` overrides it for measuring (examples/latency.rs).
+fn poll_read_budget(workaround: bool) -> Option<std::time::Duration> {
+    poll_budget(
+        workaround,
+        std::env::var("CLREDUCE_POLL_READ_US").ok().as_deref(),
+    )
+}
+
+/// The polling budget from the workaround and the override: a number of microseconds, 0 for
+/// a plain blocking read (also on a device with the workaround); an override that is not a
+/// number is ignored.
+fn poll_budget(workaround: bool, over: Option<&str>) -> Option<std::time::Duration> {
+    let us = match over.and_then(|v| v.trim().parse::<u64>().ok()) {
+        Some(us) => us,
+        None if workaround => crate::caps::POLL_READ_BUDGET_US,
+        None => return None,
+    };
+    (us > 0).then(|| std::time::Duration::from_micros(us))
+}
+
+#[cfg(test)]
+mod poll_tests {
+    use super::poll_budget;
+    use std::time::Duration;
+
+    #[test]
+    fn poll_budget_follows_the_workaround_and_the_override() {
+        let dflt = Some(Duration::from_micros(crate::caps::POLL_READ_BUDGET_US));
+        assert_eq!(poll_budget(true, None), dflt);
+        assert_eq!(poll_budget(false, None), None);
+        assert_eq!(poll_budget(true, Some("0")), None);
+        assert_eq!(
+            poll_budget(false, Some(" 250 ")),
+            Some(Duration::from_micros(250))
+        );
+        assert_eq!(poll_budget(true, Some("soon")), dflt);
+        assert_eq!(poll_budget(false, Some("soon")), None);
     }
 }

@@ -434,6 +434,8 @@ pub struct ReduceEvent {
     events: Vec<Event>,
     /// The device label when the queue records no profiling timestamps.
     unprofiled: Option<String>,
+    /// The queue's `Workarounds::poll_read` budget: `wait` polls before it blocks.
+    poll: Option<std::time::Duration>,
     plan: Option<Arc<Plan>>,
     _keep: Vec<Arc<Mem>>,
 }
@@ -442,7 +444,7 @@ impl ReduceEvent {
     /// Blocks until the reduction has finished.
     pub fn wait(&self) -> Result<()> {
         for e in &self.events {
-            e.wait().map_err(Error::cl("clWaitForEvents"))?;
+            crate::launch::wait_event(e, self.poll, "clEnqueueNDRangeKernel")?;
         }
         Ok(())
     }
@@ -1133,6 +1135,7 @@ impl Queue {
             return Ok(ReduceEvent {
                 events,
                 unprofiled: (!self.inner.profiling).then(|| q.device.label()),
+                poll: self.inner.queue.poll_read(),
                 plan: Some(plan),
                 _keep: reds
                     .0
@@ -1389,6 +1392,7 @@ impl Queue {
         Ok(ReduceEvent {
             events,
             unprofiled: (!self.inner.profiling).then(|| q.device.label()),
+            poll: self.inner.queue.poll_read(),
             plan: Some(plan.clone()),
             _keep: keep,
         })

@@ -319,6 +319,10 @@ fn caps_per_platform() {
                 c.workarounds.serial_last_group_tree == pocl3 && !c.workarounds.no_restrict,
             );
             t(
+                "PoCL: reads poll their event",
+                c.workarounds.poll_read && !c.workarounds.wait_before_read,
+            );
+            t(
                 "PoCL: compute units = CPU threads",
                 std::thread::available_parallelism()
                     .map(|n| n.get() as u32 == c.compute_units)
