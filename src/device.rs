@@ -40,6 +40,15 @@ impl std::fmt::Debug for Device {
 
 static DEVICES: OnceLock<Result<Vec<Device>>> = OnceLock::new();
 
+/// Platforms whose device query failed during enumeration, as "name: error" lines (shown with
+/// `Error::DeviceNotFound` and `Error::NoDevices`, and logged at warn).
+static PLATFORM_ERRORS: OnceLock<Vec<String>> = OnceLock::new();
+
+/// The platforms whose device query failed while devices were enumerated ("name: error").
+pub fn platform_errors() -> &'static [String] {
+    PLATFORM_ERRORS.get().map(Vec::as_slice).unwrap_or(&[])
+}
+
 /// Every OpenCL device on every platform, in a stable order (platform order, then device order).
 /// Enumerated once per process.
 pub fn devices() -> Result<&'static [Device]> {
@@ -53,12 +62,22 @@ pub fn devices() -> Result<&'static [Device]> {
                 ),
             })?;
             let mut out = Vec::new();
+            let mut failed = Vec::new();
             for p in platforms {
                 let pname = p.name().unwrap_or_default();
                 // CL_DEVICE_TYPE_ALL
                 let ids = match p.get_devices(0xFFFF_FFFF) {
                     Ok(ids) => ids,
-                    Err(_) => continue,
+                    Err(e) => {
+                        let line = format!(
+                            "{pname}: clGetDeviceIDs failed with {} ({})",
+                            e.0,
+                            crate::error::cl_error_name(e.0)
+                        );
+                        tracing::warn!(platform = %pname, error = e.0, "platform skipped: its device query failed");
+                        failed.push(line);
+                        continue;
+                    }
                 };
                 for id in ids {
                     let cl = ClDevice::new(id);
@@ -76,10 +95,13 @@ pub fn devices() -> Result<&'static [Device]> {
                     });
                 }
             }
+            let _ = PLATFORM_ERRORS.set(failed.clone());
             if out.is_empty() {
-                return Err(Error::NoDevices {
-                    detail: "the ICD loader found no platform with a device".into(),
-                });
+                let mut detail = "the ICD loader found no platform with a device".to_string();
+                for f in &failed {
+                    detail.push_str(&format!("; platform {f}"));
+                }
+                return Err(Error::NoDevices { detail });
             }
             Ok(out)
         })
@@ -122,6 +144,11 @@ fn find(all: &[Device], s: &str) -> Result<Device> {
         found: all
             .iter()
             .map(|d| format!("  {}: {}", d.index(), d.label()))
+            .chain(
+                platform_errors()
+                    .iter()
+                    .map(|f| format!("  (no devices from platform {f})")),
+            )
             .collect(),
     })
 }

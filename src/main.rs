@@ -317,6 +317,9 @@ fn cmd_devices(json: bool) -> Result<bool> {
         }
     }
     println!("atomics: g = global, l = local (hardware atomics the probe kernels compiled); plans: group step + cross-group step, range form, n = 2^24");
+    for f in clreduce::device::platform_errors() {
+        println!("platform skipped (its device query failed): {f}");
+    }
     Ok(true)
 }
 
