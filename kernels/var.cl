@@ -83,6 +83,23 @@ static inline VA VAR(clr_op)(VA a, VA b) {
     return (a.v < b.v || (b.v == a.v && b.i < a.i)) ? b : a;
 #endif
 }
+// One element into an accumulator (the body's `combine(r, x, j)`): clr_op(a, clr_mk(x, j)),
+// written as a rarely taken branch. On a stream the running extreme is seldom beaten, so the
+// common path is one compare; the select form above costs three compares and a 16-byte select
+// per element, which made argmin on CPU runtimes instruction-bound (decision 27). Same result
+// for every input, NaN included (every comparison with NaN is false: the accumulator stays).
+static inline VA VAR(clr_push)(VA a, VT x, ulong j) {
+#if VOPID == CLR_OP_ARGMIN
+    if (x <= a.v) {
+        if (x < a.v || j < a.i) return VAR(clr_mk)(x, j);
+    }
+#else
+    if (x >= a.v) {
+        if (a.v < x || j < a.i) return VAR(clr_mk)(x, j);
+    }
+#endif
+    return a;
+}
 #endif
 
 // ---- atomics (only compiled where the plan uses them) ---------------------------------------

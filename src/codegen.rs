@@ -231,7 +231,7 @@ fn reducer_macros(k: usize, v: &VarPlan, name: &str) -> String {
             "#define {name}_combine(v) ((*clr_r{k}) = clr_op_{k}((*clr_r{k}), clr_mk_{k}(v)))\n"
         ),
         AccShape::Pair => format!(
-            "#define {name}_combine(v, j) ((*clr_r{k}) = clr_op_{k}((*clr_r{k}), clr_mk_{k}((v), (ulong)(j))))\n"
+            "#define {name}_combine(v, j) ((*clr_r{k}) = clr_push_{k}((*clr_r{k}), (v), (ulong)(j)))\n"
         ),
     }
 }
