@@ -52,7 +52,9 @@ enum Cmd {
     },
     /// Print the plan for a reduction without running it.
     Explain {
-        #[arg(long, default_value = "sum")]
+        /// Comma-separated ops, one variable each, planned as one launch: sum, prod, min, max,
+        /// and, or, xor, land, lor, argmin, argmax.
+        #[arg(long, value_name = "OP[,OP...]", default_value = "sum")]
         op: String,
         #[arg(long = "type", default_value = "f32")]
         ty: String,
@@ -332,21 +334,56 @@ fn cmd_explain(
     init_identity: bool,
     c: &Common,
 ) -> Result<bool> {
-    let op = Op::parse(op)?;
     let ty = ElemType::parse(ty)?;
+    let mut ops = Vec::new();
+    for name in op.split(',').map(str::trim) {
+        ops.push(match name {
+            "argmin" => VarOp::Arg { max: false },
+            "argmax" => VarOp::Arg { max: true },
+            _ => VarOp::Builtin(Op::parse(name).map_err(|_| {
+                Error::UnknownName {
+                    kind: "op",
+                    name: name.to_string(),
+                    known: Op::ALL
+                        .iter()
+                        .map(|o| o.name())
+                        .chain(["argmin", "argmax"])
+                        .collect(),
+                }
+            })?),
+        });
+    }
     for d in pick_devices(c.device.as_deref())? {
         let q = queue_on(&d, c)?;
-        let b = DynBuffer::scalar(&q, op_identity(op, ty))?;
-        let mut r = reduction(&b, op);
-        if init_identity {
-            r = r.initialize_to_identity();
+        let mut reds = Vec::new();
+        for (k, v) in ops.iter().enumerate() {
+            let r = match v {
+                VarOp::Builtin(op) => reduction(&DynBuffer::scalar(&q, op_identity(*op, ty))?, *op),
+                VarOp::Arg { max } => {
+                    let extreme = if *max { Op::Maximum } else { Op::Minimum };
+                    let b = DynBuffer::scalar(&q, op_identity(extreme, ty))?;
+                    let i = q.buffer_from(&[u64::MAX])?;
+                    if *max {
+                        reduction_argmax(&b, &i)
+                    } else {
+                        reduction_argmin(&b, &i)
+                    }
+                }
+                VarOp::Custom { .. } => unreachable!("explain parses no custom ops"),
+            };
+            let r = r.name(&format!("r{k}"));
+            reds.push(if init_identity {
+                r.initialize_to_identity()
+            } else {
+                r
+            });
         }
         let form: clreduce::Form = if nd {
             NdRange::new(n, local).into()
         } else {
             Range::new(n).into()
         };
-        match q.explain(form, r, options(c)?) {
+        match q.explain(form, reds, options(c)?) {
             Ok(p) => print!("{p}"),
             Err(e) => {
                 if c.device.as_deref() == Some("all") {

@@ -172,6 +172,33 @@ fn argmin_and_argmax() {
     );
 }
 
+/// `clreduce explain` takes the same op list as `reduce` (argmin/argmax included) and prints one
+/// plan line per variable without running anything.
+#[test]
+fn explain_takes_the_reduce_op_list() {
+    for (dev, name) in fast_devices() {
+        let args = [
+            "explain",
+            "--device",
+            &dev,
+            "--op",
+            "sum,argmin,argmax",
+            "--type",
+            "i64",
+            "--n",
+            "1000",
+        ];
+        let (code, stdout, stderr) = cli(&args);
+        assert_eq!(code, 0, "{name}: exit {code}\n{stdout}\n{stderr}");
+        for want in ["var 0: sum i64", "var 1: argmin i64", "var 2: argmax i64"] {
+            assert!(stdout.contains(want), "{name}: no {want:?}\n{stdout}");
+        }
+    }
+    let (code, _, stderr) = cli(&["explain", "--op", "sum,median"]);
+    assert_eq!(code, 2, "an unknown op is a usage error\n{stderr}");
+    assert!(stderr.contains("unknown op \"median\""), "{stderr}");
+}
+
 #[test]
 fn custom_product_with_identity() {
     for ty in ["i32", "f32"] {
