@@ -335,24 +335,7 @@ fn cmd_explain(
     c: &Common,
 ) -> Result<bool> {
     let ty = ElemType::parse(ty)?;
-    let mut ops = Vec::new();
-    for name in op.split(',').map(str::trim) {
-        ops.push(match name {
-            "argmin" => VarOp::Arg { max: false },
-            "argmax" => VarOp::Arg { max: true },
-            _ => VarOp::Builtin(Op::parse(name).map_err(|_| {
-                Error::UnknownName {
-                    kind: "op",
-                    name: name.to_string(),
-                    known: Op::ALL
-                        .iter()
-                        .map(|o| o.name())
-                        .chain(["argmin", "argmax"])
-                        .collect(),
-                }
-            })?),
-        });
-    }
+    let ops = parse_op_list(op)?;
     for d in pick_devices(c.device.as_deref())? {
         let q = queue_on(&d, c)?;
         let mut reds = Vec::new();
@@ -551,6 +534,30 @@ fn parse_value(ty: ElemType, s: &str) -> CliResult<Value> {
     })
 }
 
+/// A comma-separated `--op` list: built-in ops, `argmin` and `argmax`, one variable each.
+fn parse_op_list(list: &str) -> Result<Vec<VarOp>> {
+    list.split(',')
+        .map(str::trim)
+        .map(|name| {
+            Ok(match name {
+                "argmin" => VarOp::Arg { max: false },
+                "argmax" => VarOp::Arg { max: true },
+                _ => VarOp::Builtin(Op::parse(name).map_err(|_| {
+                    Error::UnknownName {
+                        kind: "op",
+                        name: name.to_string(),
+                        known: Op::ALL
+                            .iter()
+                            .map(|o| o.name())
+                            .chain(["argmin", "argmax"])
+                            .collect(),
+                    }
+                })?),
+            })
+        })
+        .collect()
+}
+
 /// The variables `--op` and `--custom` ask for, in order.
 fn parse_vars(a: &ReduceArgs, ty: ElemType) -> CliResult<Vec<VarOp>> {
     let mut vars = Vec::new();
@@ -559,22 +566,8 @@ fn parse_vars(a: &ReduceArgs, ty: ElemType) -> CliResult<Vec<VarOp>> {
         (None, None) => Some("sum"),
         (None, Some(_)) => None,
     };
-    for name in list.into_iter().flat_map(|l| l.split(',')).map(str::trim) {
-        vars.push(match name {
-            "argmin" => VarOp::Arg { max: false },
-            "argmax" => VarOp::Arg { max: true },
-            _ => VarOp::Builtin(Op::parse(name).map_err(|_| {
-                Error::UnknownName {
-                    kind: "op",
-                    name: name.to_string(),
-                    known: Op::ALL
-                        .iter()
-                        .map(|o| o.name())
-                        .chain(["argmin", "argmax"])
-                        .collect(),
-                }
-            })?),
-        });
+    if let Some(l) = list {
+        vars.extend(parse_op_list(l)?);
     }
     let Some(src) = &a.custom else {
         for (flag, given) in [
