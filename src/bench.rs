@@ -1135,6 +1135,8 @@ fn repo_root() -> PathBuf {
 /// path when it exists.
 fn python(root: &Path) -> Command {
     let mut c = Command::new("python3");
+    // The peers enumerate OpenCL themselves: give them the loader's list as this process saw it.
+    c.envs(clreduce::device::env_for_children());
     let deps = root.join(".pydeps");
     if deps.is_dir() {
         let mut p = deps.to_string_lossy().into_owned();

@@ -8,6 +8,7 @@ use crate::launch::Serial;
 use opencl3::context::Context;
 use opencl3::device::Device as ClDevice;
 use opencl3::platform::get_platforms;
+use std::ffi::OsString;
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// One OpenCL device, as found at enumeration. Cheap to clone.
@@ -49,12 +50,44 @@ pub fn platform_errors() -> &'static [String] {
     PLATFORM_ERRORS.get().map(Vec::as_slice).unwrap_or(&[])
 }
 
+/// `OCL_ICD_FILENAMES` as it was before the process's first OpenCL call, kept only when the
+/// ICD loader changed it during enumeration (see [`env_for_children`]).
+static ICD_FILENAMES_LOST: OnceLock<Option<OsString>> = OnceLock::new();
+
+/// Environment variables to give a child process so that it finds the devices this process
+/// found; empty unless the ICD loader altered the environment.
+///
+/// ocl-icd 2.3.2 (Ubuntu 24.04) cuts `OCL_ICD_FILENAMES` in place at its first `:` while it
+/// loads the vendors (`libpocl.so.2:libnvidia-opencl.so.1` becomes `libpocl.so.2`), so every
+/// process started after the first OpenCL call inherits a shorter list and sees fewer devices.
+/// clreduce does not write the process environment; it remembers the value it saw before it
+/// enumerated and hands it back here: `Command::new(..).envs(clreduce::device::env_for_children())`.
+/// `clreduce bench` does so for its Python peers.
+pub fn env_for_children() -> Vec<(&'static str, OsString)> {
+    match ICD_FILENAMES_LOST.get() {
+        Some(Some(v)) => vec![("OCL_ICD_FILENAMES", v.clone())],
+        _ => Vec::new(),
+    }
+}
+
 /// Every OpenCL device on every platform, in a stable order (platform order, then device order).
 /// Enumerated once per process.
 pub fn devices() -> Result<&'static [Device]> {
     DEVICES
         .get_or_init(|| {
-            let platforms = get_platforms().map_err(|e| Error::NoDevices {
+            let icd_before = std::env::var_os("OCL_ICD_FILENAMES");
+            let platforms = get_platforms();
+            let icd_after = std::env::var_os("OCL_ICD_FILENAMES");
+            let lost = (icd_after != icd_before).then(|| icd_before.clone()).flatten();
+            if let Some(v) = &lost {
+                tracing::debug!(
+                    before = ?v,
+                    after = ?icd_after,
+                    "the ICD loader changed OCL_ICD_FILENAMES; child processes get the original (device::env_for_children)"
+                );
+            }
+            let _ = ICD_FILENAMES_LOST.set(lost);
+            let platforms = platforms.map_err(|e| Error::NoDevices {
                 detail: format!(
                     "clGetPlatformIDs failed with {} ({})",
                     e.0,

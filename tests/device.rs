@@ -512,6 +512,25 @@ fn default_device_in_process() {
     assert_eq!(d.index(), expected_default().index());
 }
 
+/// What `device::env_for_children` hands back is the ICD loader's list as it was before
+/// enumeration, only when the loader changed it (decision 28): then the variable now in the
+/// environment is what the loader cut it to, a leading part of the original.
+#[test]
+fn env_for_children_only_repairs_what_the_loader_changed() {
+    devices().unwrap();
+    let now = std::env::var_os("OCL_ICD_FILENAMES");
+    for (k, v) in clreduce::device::env_for_children() {
+        assert_eq!(k, "OCL_ICD_FILENAMES");
+        let now = now.clone().unwrap_or_default();
+        assert_ne!(v, now, "handed back although unchanged");
+        let (v, now) = (v.to_string_lossy(), now.to_string_lossy());
+        assert!(
+            v.starts_with(&*now),
+            "the loader's value {now:?} is not a leading part of the original {v:?}"
+        );
+    }
+}
+
 /// `CLREDUCE_DEVICE`, tested in child processes (the CLI) so this process's environment is
 /// never mutated.
 #[test]
@@ -521,6 +540,7 @@ fn clreduce_device_env_in_child_process() {
     let explain = |env: Option<&str>| {
         let mut cmd = Command::new(&exe);
         cmd.args(["explain", "--n", "1000", "--type", "i32"]);
+        cmd.envs(clreduce::device::env_for_children());
         cmd.env_remove("CLREDUCE_MASK")
             .env_remove("CLREDUCE_STRATEGY");
         match env {

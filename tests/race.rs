@@ -72,6 +72,7 @@ fn run_with_kernels(case: &Case, kernels: Option<&Path>) -> Result<Option<String
         std::env::var("CLREDUCE_BIN")
             .unwrap_or_else(|_| env!("CARGO_BIN_EXE_clreduce").to_string()),
     );
+    cmd.envs(clreduce::device::env_for_children());
     cmd.args(["reduce", "--device", "Oclgrind", "--seed", "7"])
         .args(["--type", case.ty.name()])
         .args(match case.feature {

@@ -4,13 +4,15 @@
 use std::process::Command;
 
 /// Runs the CLI (`CLREDUCE_BIN`, else the binary cargo built) with none of clreduce's
-/// environment variables and no backtraces: (exit code, stdout, stderr).
+/// environment variables and no backtraces, and with the ICD loader's list as this process saw
+/// it (`device::env_for_children`): (exit code, stdout, stderr).
 pub fn cli(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(
         std::env::var("CLREDUCE_BIN")
             .unwrap_or_else(|_| env!("CARGO_BIN_EXE_clreduce").to_string()),
     )
     .args(args)
+    .envs(clreduce::device::env_for_children())
     .env_remove("CLREDUCE_DEVICE")
     .env_remove("CLREDUCE_MASK")
     .env_remove("CLREDUCE_STRATEGY")
