@@ -78,7 +78,7 @@ pub fn devices() -> Result<&'static [Device]> {
             let icd_before = std::env::var_os("OCL_ICD_FILENAMES");
             let platforms = get_platforms();
             let icd_after = std::env::var_os("OCL_ICD_FILENAMES");
-            let lost = (icd_after != icd_before).then(|| icd_before.clone()).flatten();
+            let lost = if icd_after != icd_before { icd_before } else { None };
             if let Some(v) = &lost {
                 tracing::debug!(
                     before = ?v,

@@ -211,7 +211,8 @@ fn wait_list(events: &[&Event]) -> Vec<cl_event> {
     events.iter().map(|e| e.get()).collect()
 }
 
-/// Blocking read of `out.len()` bytes from `mem` at `offset`.
+/// Reads `out.len()` bytes from `mem` at `offset`; returns once they are in `out` (a blocking
+/// read, or a polled one with `Workarounds::poll_read`).
 pub(crate) fn read_bytes(q: &DeviceQueue, mem: &Mem, offset: usize, out: &mut [u8]) -> Result<()> {
     if offset + out.len() > mem.bytes {
         return Err(Error::LengthMismatch {
@@ -228,52 +229,19 @@ pub(crate) fn read_bytes(q: &DeviceQueue, mem: &Mem, offset: usize, out: &mut [u
             wait_event(&ev, q.poll_read, "clEnqueueNDRangeKernel")?;
         }
     }
-    if let Some(budget) = q.poll_read {
-        return read_polled(q, mem, offset, out, budget);
-    }
-    // Blocking: the runtime finishes the queue inside the call, under the lock.
+    // Blocking, the runtime finishes the queue inside the call, under the lock. With
+    // `Workarounds::poll_read` the read is non-blocking, flushed, and its event polled for up to
+    // the budget, then waited on.
+    let blocking = q.poll_read.is_none();
     let _g = q.serial.hold();
-    // SAFETY: the range was checked against the buffer size; the read is blocking, so `out`
-    // outlives the transfer.
-    let ev = unsafe {
-        opencl3::command_queue::enqueue_read_buffer(
-            q.queue.get(),
-            mem.raw,
-            1,
-            offset,
-            out.len(),
-            out.as_mut_ptr() as *mut c_void,
-            0,
-            std::ptr::null(),
-        )
-    }
-    .map_err(|code| Error::Cl {
-        call: "clEnqueueReadBuffer",
-        code,
-    })?;
-    drop(Event::new(ev));
-    Ok(())
-}
-
-/// `Workarounds::poll_read`: a non-blocking read, flushed, whose event is polled for up to
-/// `budget` and then waited on. Every path out of here, errors included, returns only once the
-/// runtime no longer writes into `out` (the event completed or failed, or the queue finished).
-fn read_polled(
-    q: &DeviceQueue,
-    mem: &Mem,
-    offset: usize,
-    out: &mut [u8],
-    budget: std::time::Duration,
-) -> Result<()> {
-    let _g = q.serial.hold();
-    // SAFETY: the range was checked by the caller against the buffer size; `out` is borrowed
-    // for the whole function and the function does not return before the transfer has
-    // completed, failed or been finished below.
+    // SAFETY: the range was checked against the buffer size. `out` is borrowed for the whole
+    // function, and no path returns before the transfer has ended: a blocking read ends inside
+    // the call; a non-blocking one completes, fails or is finished below.
     let raw = unsafe {
         opencl3::command_queue::enqueue_read_buffer(
             q.queue.get(),
             mem.raw,
-            0,
+            blocking as u32,
             offset,
             out.len(),
             out.as_mut_ptr() as *mut c_void,
@@ -286,11 +254,14 @@ fn read_polled(
         code,
     })?;
     let ev = Event::new(raw);
+    if blocking {
+        return Ok(());
+    }
     let settled = q
         .queue
         .flush()
         .map_err(Error::cl("clFlush"))
-        .and_then(|()| wait_event(&ev, Some(budget), "clEnqueueReadBuffer"));
+        .and_then(|()| wait_event(&ev, q.poll_read, "clEnqueueReadBuffer"));
     if settled.is_err() {
         // The read may still be in flight: `out` must not be released before it ends.
         let _ = q.queue.finish();

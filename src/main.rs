@@ -338,29 +338,21 @@ fn cmd_explain(
     let ops = parse_op_list(op)?;
     for d in pick_devices(c.device.as_deref())? {
         let q = queue_on(&d, c)?;
-        let mut reds = Vec::new();
-        for (k, v) in ops.iter().enumerate() {
-            let r = match v {
-                VarOp::Builtin(op) => reduction(&DynBuffer::scalar(&q, op_identity(*op, ty))?, *op),
+        // The identity as the initial value, which is what makes a plan valid without
+        // `initialize_to_identity`.
+        let inits: Vec<Init> = ops
+            .iter()
+            .map(|v| match v {
+                VarOp::Builtin(op) => Init::Scalar(op_identity(*op, ty)),
                 VarOp::Arg { max } => {
                     let extreme = if *max { Op::Maximum } else { Op::Minimum };
-                    let b = DynBuffer::scalar(&q, op_identity(extreme, ty))?;
-                    let i = q.buffer_from(&[u64::MAX])?;
-                    if *max {
-                        reduction_argmax(&b, &i)
-                    } else {
-                        reduction_argmin(&b, &i)
-                    }
+                    Init::Arg(op_identity(extreme, ty), u64::MAX)
                 }
                 VarOp::Custom { .. } => unreachable!("explain parses no custom ops"),
-            };
-            let r = r.name(&format!("r{k}"));
-            reds.push(if init_identity {
-                r.initialize_to_identity()
-            } else {
-                r
-            });
-        }
+            })
+            .collect();
+        let targets = make_targets(&q, ty, &inits)?;
+        let reds = make_reductions(&ops, &targets, init_identity);
         let form: clreduce::Form = if nd {
             NdRange::new(n, local).into()
         } else {
@@ -709,6 +701,54 @@ enum Target {
     Span(DynBuffer),
 }
 
+/// The result buffers of the variables on `q`, holding their initial values.
+fn make_targets(q: &Queue, ty: ElemType, inits: &[Init]) -> Result<Vec<Target>> {
+    inits
+        .iter()
+        .map(|init| {
+            Ok(match init {
+                Init::Scalar(v) => Target::Scalar(DynBuffer::scalar(q, *v)?),
+                Init::Arg(v, i) => Target::Arg(DynBuffer::scalar(q, *v)?, q.buffer_from(&[*i])?),
+                Init::Span(vs) => Target::Span(DynBuffer::upload(
+                    q,
+                    &HostVec::from_values(ty, vs).expect("initial values of the type"),
+                )?),
+            })
+        })
+        .collect()
+}
+
+/// One reduction per variable into its target, named `r0`, `r1`, ... (the body's names).
+fn make_reductions(
+    vars: &[VarOp],
+    targets: &[Target],
+    init_identity: bool,
+) -> Vec<clreduce::Reduction> {
+    vars.iter()
+        .zip(targets)
+        .enumerate()
+        .map(|(k, (v, t))| {
+            let r = match (v, t) {
+                (VarOp::Arg { max: false }, Target::Arg(b, i)) => reduction_argmin(b, i),
+                (VarOp::Arg { max: true }, Target::Arg(b, i)) => reduction_argmax(b, i),
+                (VarOp::Builtin(op), Target::Scalar(b)) => reduction(b, *op),
+                (VarOp::Builtin(op), Target::Span(b)) => reduction_span(b, b.len(), *op),
+                (VarOp::Custom { op, .. }, Target::Scalar(b)) => reduction(b, op.clone()),
+                (VarOp::Custom { op, .. }, Target::Span(b)) => {
+                    reduction_span(b, b.len(), op.clone())
+                }
+                _ => unreachable!("targets follow the variables"),
+            };
+            let r = r.name(&format!("r{k}"));
+            if init_identity {
+                r.initialize_to_identity()
+            } else {
+                r
+            }
+        })
+        .collect()
+}
+
 /// Every element of a buffer.
 fn read_all(b: &DynBuffer) -> Result<Vec<Value>> {
     Ok(match b {
@@ -1035,35 +1075,8 @@ fn reduce_on(
 ) -> Result<(Plan, Vec<Got>, u64)> {
     let q = queue_on(d, &a.common)?;
     let x = DynBuffer::upload(&q, data)?;
-    let mut targets = Vec::new();
-    for init in inits {
-        targets.push(match init {
-            Init::Scalar(v) => Target::Scalar(DynBuffer::scalar(&q, *v)?),
-            Init::Arg(v, i) => Target::Arg(DynBuffer::scalar(&q, *v)?, q.buffer_from(&[*i])?),
-            Init::Span(vs) => Target::Span(DynBuffer::upload(
-                &q,
-                &HostVec::from_values(ty, vs).expect("initial values of the type"),
-            )?),
-        });
-    }
-    let mut reds = Vec::new();
-    for (k, (v, t)) in vars.iter().zip(&targets).enumerate() {
-        let r = match (v, t) {
-            (VarOp::Arg { max: false }, Target::Arg(b, i)) => reduction_argmin(b, i),
-            (VarOp::Arg { max: true }, Target::Arg(b, i)) => reduction_argmax(b, i),
-            (VarOp::Builtin(op), Target::Scalar(b)) => reduction(b, *op),
-            (VarOp::Builtin(op), Target::Span(b)) => reduction_span(b, b.len(), *op),
-            (VarOp::Custom { op, .. }, Target::Scalar(b)) => reduction(b, op.clone()),
-            (VarOp::Custom { op, .. }, Target::Span(b)) => reduction_span(b, b.len(), op.clone()),
-            _ => unreachable!("targets follow the variables"),
-        };
-        let r = r.name(&format!("r{k}"));
-        reds.push(if a.init_identity {
-            r.initialize_to_identity()
-        } else {
-            r
-        });
-    }
+    let targets = make_targets(&q, ty, inits)?;
+    let reds = make_reductions(vars, &targets, a.init_identity);
     let opts = options(&a.common)?;
     let ev =
         q.parallel_for_reduce_with(form, reds.clone(), Kernel::new(body).arg("x", &x), opts)?;
