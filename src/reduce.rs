@@ -360,6 +360,9 @@ enum ArgKind {
 pub struct Kernel {
     body: String,
     args: Vec<(String, ArgKind)>,
+    /// How the body names the reducers, by position (`Kernel::reducers`); `None`: each
+    /// reduction's own name or the default.
+    reducers: Option<Vec<String>>,
 }
 
 impl Kernel {
@@ -367,7 +370,17 @@ impl Kernel {
         Kernel {
             body: body.to_string(),
             args: Vec::new(),
+            reducers: None,
         }
+    }
+    /// Names the reducers as this body refers to them, by position: reduction `k` is
+    /// `names[k]` in the body, whatever its own [`Reduction::name`] or the default (`sum`,
+    /// `sum1`, ...). A body written apart from its reductions (closures, generated code) uses
+    /// this so that it does not depend on how the caller named them. The count must match the
+    /// reductions of the launch (`Error::BadArgument` otherwise).
+    pub fn reducers<S: AsRef<str>>(mut self, names: &[S]) -> Kernel {
+        self.reducers = Some(names.iter().map(|s| s.as_ref().to_string()).collect());
+        self
     }
     /// Binds a read-only buffer (`__global const T* restrict name`).
     pub fn arg<B: AnyBuffer>(mut self, name: &str, buf: &B) -> Kernel {
@@ -772,9 +785,9 @@ impl Queue {
         &self,
         range: impl Into<Form>,
         reductions: impl Into<Reductions>,
-        kernel: Kernel,
+        kernel: impl Into<Kernel>,
     ) -> Result<ReduceEvent> {
-        self.parallel_for_reduce(range, reductions, kernel)
+        self.parallel_for_reduce(range, reductions, kernel.into())
     }
 
     /// Reduces every element of `input` with `op` (a built-in [`Op`](crate::Op) or a
@@ -872,9 +885,9 @@ impl Queue {
         &self,
         range: impl Into<Form>,
         reductions: impl Into<Reductions>,
-        kernel: Kernel,
+        kernel: impl Into<Kernel>,
     ) -> Result<ReduceEvent> {
-        self.parallel_for_reduce_with(range, reductions, kernel, Options::from_env()?)
+        self.parallel_for_reduce_with(range, reductions, kernel.into(), Options::from_env()?)
     }
 
     /// The plan a launch would use, without running anything.
@@ -899,8 +912,21 @@ impl Queue {
         let q = &self.inner;
         let me = q.device.index();
         let mut names = Vec::new();
+        if let Some(given) = &kernel.reducers {
+            if given.len() != reds.0.len() {
+                return Err(Error::BadArgument {
+                    name: given.join(", "),
+                    problem: format!(
+                        "the kernel names {} reducer(s) but the launch has {} reduction(s)",
+                        given.len(),
+                        reds.0.len()
+                    ),
+                });
+            }
+        }
         for (k, r) in reds.0.iter().enumerate() {
-            let name = r.name.clone().unwrap_or_else(|| {
+            let kernel_name = kernel.reducers.as_ref().map(|g| g[k].clone());
+            let name = kernel_name.or_else(|| r.name.clone()).unwrap_or_else(|| {
                 if k == 0 {
                     "sum".into()
                 } else {
@@ -1116,11 +1142,12 @@ impl Queue {
         &self,
         range: impl Into<Form>,
         reductions: impl Into<Reductions>,
-        kernel: Kernel,
+        kernel: impl Into<Kernel>,
         options: Options,
     ) -> Result<ReduceEvent> {
         let form = range.into();
         let reds = reductions.into();
+        let kernel = kernel.into();
         let prep = self.prepare(&form, &reds, &kernel, options)?;
         let q = &self.inner;
         let plan = prep.plan;
