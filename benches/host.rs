@@ -75,7 +75,7 @@ fn cached_launch(c: &mut Criterion) {
             sum.get(0).expect("read")
         };
         assert_eq!(run(), expect, "the warm-up result");
-        let compiled = clreduce::program::compiled_count();
+        let compiled = clreduce::compiled_programs();
         let name = dev.label();
         eprintln!("host bench: device {}: {name}", dev.index());
         // The whole small reduction: launch call, kernel, blocking read of the result.
@@ -115,7 +115,7 @@ fn cached_launch(c: &mut Criterion) {
             },
         );
         assert_eq!(
-            clreduce::program::compiled_count(),
+            clreduce::compiled_programs(),
             compiled,
             "every timed launch hit the program cache"
         );

@@ -36,9 +36,9 @@
 
 use clap::Args;
 use clreduce::caps::{DeviceCaps, DeviceKind};
-use clreduce::dynbuf::{value_as_int, DynBuffer};
+use clreduce::check::reference::{self, combination_depth, HostVec, Reference};
 use clreduce::plan::{Determinism, Plan, Strategy};
-use clreduce::reference::{self, combination_depth, HostVec, Reference};
+use clreduce::DynBuffer;
 use clreduce::{
     devices, reduction, reduction_argmin, reduction_span, Buffer, Device, ElemType, Kernel, Mask,
     Op, Options, Queue, Range, Reduction, Result, Value,
@@ -739,7 +739,7 @@ fn check_all(case: &Case, m: &Measured, want: &Expect) -> String {
                     *op,
                     case.ty,
                     got.to_f64(),
-                    value_as_int(got),
+                    got.as_int(),
                     r,
                     combination_depth(&m.plan, k),
                 ) {

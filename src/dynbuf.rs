@@ -5,7 +5,7 @@ use crate::buffer::{AnyBuffer, Buffer};
 use crate::error::Result;
 use crate::launch::Mem;
 use crate::queue::Queue;
-use crate::reference::HostVec;
+use crate::types::HostVec;
 use crate::types::{ElemType, Value};
 use std::sync::Arc;
 
@@ -106,16 +106,5 @@ impl AnyBuffer for DynBuffer {
     }
     fn queue_id(&self) -> usize {
         each!(self, b => AnyBuffer::queue_id(b))
-    }
-}
-
-/// The value as an exact integer, when it is one.
-pub fn value_as_int(v: Value) -> Option<i128> {
-    match v {
-        Value::I32(x) => Some(x as i128),
-        Value::U32(x) => Some(x as i128),
-        Value::I64(x) => Some(x as i128),
-        Value::U64(x) => Some(x as i128),
-        _ => None,
     }
 }

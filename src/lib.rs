@@ -25,21 +25,20 @@
 //! specialized by `-D` defines), `launch` (every `unsafe` OpenCL call; the only other `unsafe` is
 //! the byte view of element slices in `buffer`), and [`Queue`] tying them together.
 
-pub mod buffer;
+mod buffer;
 pub mod caps;
+pub mod check;
 mod codegen;
 pub mod device;
-pub mod dynbuf;
-pub mod error;
-pub mod expr;
+mod dynbuf;
+mod error;
 mod launch;
-pub mod ops;
+mod ops;
 pub mod plan;
-pub mod program;
+mod program;
 mod queue;
 mod reduce;
-pub mod reference;
-pub mod types;
+mod types;
 
 pub use buffer::{AnyBuffer, Buffer};
 pub use caps::{DeviceCaps, Mask};
@@ -53,4 +52,10 @@ pub use reduce::{
     reduction, reduction_argmax, reduction_argmin, reduction_span, Form, Kernel, NdRange, Options,
     Range, ReduceEvent, Reduction, Reductions,
 };
-pub use types::{ElemType, Element, Half, Value};
+pub use types::{ElemType, Element, Half, HostVec, Value};
+
+/// How many programs this process has compiled (every device, every queue): a repeated launch
+/// compiles nothing, so tests and benchmarks check "compile once" with it.
+pub fn compiled_programs() -> u64 {
+    program::compiled_count()
+}

@@ -2,10 +2,10 @@
 
 use clap::{Parser, Subcommand};
 use clreduce::caps::{DeviceCaps, Space};
-use clreduce::dynbuf::{value_as_int, DynBuffer};
-use clreduce::expr::Expr;
+use clreduce::check::expr::Expr;
+use clreduce::check::reference::{self, combination_depth, HostOp, HostVec, Reference};
 use clreduce::plan::{CrossAlgo, Determinism, Plan, SpanStore, Strategy};
-use clreduce::reference::{self, combination_depth, HostOp, HostVec, Reference};
+use clreduce::DynBuffer;
 use clreduce::{
     devices, reduction, reduction_argmax, reduction_argmin, reduction_span, AnyBuffer, Buffer,
     CustomOp, Device, ElemType, Error, Kernel, Mask, NdRange, Op, Options, Queue, Range, Result,
@@ -1139,7 +1139,7 @@ fn cmd_demo(n: u64) -> Result<bool> {
             op,
             ty,
             got.to_f64(),
-            value_as_int(got),
+            got.as_int(),
             &expect,
             combination_depth(plan, 0),
         );

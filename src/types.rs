@@ -212,6 +212,17 @@ pub enum Value {
 }
 
 impl Value {
+    /// The value as an exact integer, when it is an integer.
+    pub fn as_int(self) -> Option<i128> {
+        match self {
+            Value::I32(x) => Some(x as i128),
+            Value::U32(x) => Some(x as i128),
+            Value::I64(x) => Some(x as i128),
+            Value::U64(x) => Some(x as i128),
+            _ => None,
+        }
+    }
+
     pub fn ty(&self) -> ElemType {
         match self {
             Value::I32(_) => ElemType::I32,
@@ -298,5 +309,42 @@ mod tests {
         assert_eq!(half_to_f64(0x3c00), 1.0);
         assert_eq!(half_to_f64(0xc000), -2.0);
         assert!(half_to_f64(0x7c00).is_infinite());
+    }
+}
+
+/// A host vector whose element type is known at run time (the CLI, file input, tests).
+#[derive(Debug, Clone, PartialEq)]
+pub enum HostVec {
+    I32(Vec<i32>),
+    U32(Vec<u32>),
+    I64(Vec<i64>),
+    U64(Vec<u64>),
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+}
+
+impl HostVec {
+    pub fn len(&self) -> usize {
+        match self {
+            HostVec::I32(v) => v.len(),
+            HostVec::U32(v) => v.len(),
+            HostVec::I64(v) => v.len(),
+            HostVec::U64(v) => v.len(),
+            HostVec::F32(v) => v.len(),
+            HostVec::F64(v) => v.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    pub fn ty(&self) -> ElemType {
+        match self {
+            HostVec::I32(_) => ElemType::I32,
+            HostVec::U32(_) => ElemType::U32,
+            HostVec::I64(_) => ElemType::I64,
+            HostVec::U64(_) => ElemType::U64,
+            HostVec::F32(_) => ElemType::F32,
+            HostVec::F64(_) => ElemType::F64,
+        }
     }
 }

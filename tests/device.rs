@@ -8,12 +8,12 @@
 mod common;
 
 use clreduce::caps::{DeviceKind, Space};
-use clreduce::dynbuf::DynBuffer;
+use clreduce::check::reference::{check, combination_depth, random_input, reference};
 use clreduce::plan::Strategy;
-use clreduce::reference::{check, combination_depth, random_input, reference};
+use clreduce::DynBuffer;
 use clreduce::{
-    devices, program, reduction, Buffer, Device, ElemType, Error, Kernel, Mask, NdRange, Op,
-    Options, Queue, Range,
+    devices, reduction, Buffer, Device, ElemType, Error, Kernel, Mask, NdRange, Op, Options, Queue,
+    Range,
 };
 use common::*;
 use std::collections::{BTreeMap, BTreeSet};
@@ -631,15 +631,15 @@ fn second_identical_launch_does_not_compile() {
         let dev = short(q.device());
         let body = "/* tests/device.rs second_identical_launch */ sum += x[i];";
         let data: Vec<i32> = (0..1000).map(|i| i * 7 - 3000).collect();
-        let c0 = program::compiled_count();
+        let c0 = clreduce::compiled_programs();
         sum_i32(q, body, Range::new(1000).into(), &data).unwrap_or_else(|e| panic!("{dev}: {e}"));
-        let c1 = program::compiled_count();
+        let c1 = clreduce::compiled_programs();
         assert_eq!(c1, c0 + 1, "{dev}: the first launch compiles once");
         sum_i32(q, body, Range::new(1000).into(), &data).unwrap_or_else(|e| panic!("{dev}: {e}"));
         // Another size of the same range form reuses the program too.
         sum_i32(q, body, Range::new(999).into(), &data[..999]).unwrap();
         assert_eq!(
-            program::compiled_count(),
+            clreduce::compiled_programs(),
             c1,
             "{dev}: identical launches reuse it"
         );
@@ -647,19 +647,19 @@ fn second_identical_launch_does_not_compile() {
         let q2 = Queue::with_mask(q.device(), Mask::default()).unwrap();
         sum_i32(&q2, body, Range::new(1000).into(), &data).unwrap();
         assert_eq!(
-            program::compiled_count(),
+            clreduce::compiled_programs(),
             c1,
             "{dev}: other queues reuse it"
         );
         // A different work-group size is a different program.
         sum_i32(q, body, NdRange::new(1000, 8).into(), &data).unwrap();
         assert_eq!(
-            program::compiled_count(),
+            clreduce::compiled_programs(),
             c1 + 1,
             "{dev}: new geometry compiles"
         );
         sum_i32(q, body, NdRange::new(1000, 8).into(), &data).unwrap();
-        assert_eq!(program::compiled_count(), c1 + 1, "{dev}");
+        assert_eq!(clreduce::compiled_programs(), c1 + 1, "{dev}");
         eprintln!("{dev}: program cache ok");
     }
 }
@@ -687,7 +687,7 @@ fn concurrent_identical_first_launches_compile_once() {
         let data: Arc<Vec<i32>> = Arc::new((0..100_003).map(|i| (i % 1013) - 500).collect());
         let threads = 8;
         let barrier = Arc::new(Barrier::new(threads));
-        let c0 = program::compiled_count();
+        let c0 = clreduce::compiled_programs();
         let handles: Vec<_> = (0..threads)
             .map(|k| {
                 // Half share the test's queue, half make their own on the same device.
@@ -711,7 +711,7 @@ fn concurrent_identical_first_launches_compile_once() {
                 Err(e) => tally.fail(&dev, "concurrent launch", &e),
             }
         }
-        let compiled = program::compiled_count() - c0;
+        let compiled = clreduce::compiled_programs() - c0;
         if compiled == 1 {
             tally.pass(&dev);
         } else {
@@ -733,7 +733,7 @@ fn failed_builds_are_not_cached() {
         .find(|q| !q.device().is_simulator())
         .unwrap();
     let data = [1i32, 2, 3];
-    let c0 = program::compiled_count();
+    let c0 = clreduce::compiled_programs();
     for _ in 0..2 {
         let x = q.buffer_from(&data).unwrap();
         let res = q.buffer_from(&[5i32]).unwrap();
@@ -749,7 +749,7 @@ fn failed_builds_are_not_cached() {
         assert!(matches!(e, Error::BodyBuild { .. }), "{e}");
         assert_eq!(res.get(0).unwrap(), 5);
     }
-    assert_eq!(program::compiled_count(), c0);
+    assert_eq!(clreduce::compiled_programs(), c0);
 }
 
 /// A float reduction through a second queue thread-shares scratch with the first: results of

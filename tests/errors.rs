@@ -5,8 +5,8 @@
 
 mod common;
 
-use clreduce::dynbuf::DynBuffer;
 use clreduce::plan::{CrossAlgo, GroupAlgo, Strategy};
+use clreduce::DynBuffer;
 use clreduce::{
     devices, reduction, Buffer, ElemType, Error, Form, Kernel, Mask, NdRange, Op, Options, Queue,
     Range, Reductions,
@@ -560,8 +560,9 @@ fn forced_strategy_unsupported() {
                 };
                 let case = format!("{s} {op} {ty}");
                 let res = DynBuffer::scalar(q, val(ty, 9)).unwrap();
-                let x = DynBuffer::upload(q, &clreduce::reference::random_input(op, ty, 10, 1))
-                    .unwrap();
+                let x =
+                    DynBuffer::upload(q, &clreduce::check::reference::random_input(op, ty, 10, 1))
+                        .unwrap();
                 match q.parallel_for_reduce_with(
                     Range::new(10),
                     reduction(&res, op).initialize_to_identity(),

@@ -10,8 +10,8 @@
 #[macro_use]
 mod common;
 
+use clreduce::check::reference::{combination_depth, unit_roundoff};
 use clreduce::plan::{GroupAlgo, Strategy};
-use clreduce::reference::{combination_depth, unit_roundoff};
 use clreduce::{
     reduction, reduction_argmax, reduction_span, CustomOp, ElemType, Error, Form, Kernel, NdRange,
     Op, Options, Queue, Range, Reductions,

@@ -2,8 +2,10 @@
 //! compared with the host reference; proptest shrinks a failure to a small reproducer (the
 //! failing case prints as a `clreduce reduce` command line).
 
-use clreduce::dynbuf::{value_as_int, DynBuffer};
-use clreduce::reference::{check, combination_depth, random_initial, random_input, reference};
+use clreduce::check::reference::{
+    check, combination_depth, random_initial, random_input, reference,
+};
+use clreduce::DynBuffer;
 use clreduce::{
     devices, reduction, Device, ElemType, Error, Form, Kernel, Mask, NdRange, Op, Options, Queue,
     Range,
@@ -89,7 +91,7 @@ proptest! {
         let got = res.value(0).unwrap();
         let expect = reference(op, &data, if init_identity { None } else { Some(init) });
         let depth = ev.plan().map(|p| combination_depth(p, 0)).unwrap_or(1.0);
-        if let Err(msg) = check(op, ty, got.to_f64(), value_as_int(got), &expect, depth) {
+        if let Err(msg) = check(op, ty, got.to_f64(), got.as_int(), &expect, depth) {
             return Err(TestCaseError::fail(format!("{repro}: {msg}")));
         }
     }

@@ -21,12 +21,12 @@
 #[path = "common/cli.rs"]
 mod cli_run;
 use cli_run::{assert_refused_cleanly, cli};
-use clreduce::dynbuf::{value_as_int, DynBuffer};
+use clreduce::check::reference::{random_initial, random_input, reference, HostVec};
 use clreduce::plan::{CrossAlgo, GroupAlgo, Strategy};
-use clreduce::reference::{random_initial, random_input, reference, HostVec};
+use clreduce::DynBuffer;
 use clreduce::{
-    devices, program, reduction, Buffer, Device, ElemType, Error, Form, Kernel, Mask, NdRange, Op,
-    Options, Queue, Range, Reduction, Reductions, Value,
+    devices, reduction, Buffer, Device, ElemType, Error, Form, Kernel, Mask, NdRange, Op, Options,
+    Queue, Range, Reduction, Reductions, Value,
 };
 use std::sync::{Barrier, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
@@ -180,7 +180,7 @@ fn checked_reduction(q: &Queue, thread: usize, iter: usize) -> Result<(), String
     let want = reference(op, &data, (!init_identity).then_some(init))
         .exact
         .expect("integer reference");
-    match value_as_int(got) {
+    match got.as_int() {
         Some(g) if g == want => Ok(()),
         other => Err(format!(
             "thread {thread} iter {iter}: {op} {ty} n={used} init_identity={init_identity}: got {other:?}, expected {want}"
@@ -206,7 +206,7 @@ const PER_THREAD: usize = 200;
 fn hammer(dev: &Device, what: &str, make: impl Fn() -> Queue + Sync) {
     let t0 = Instant::now();
     // Approximate: other tests of this binary may compile at the same time.
-    let compiled0 = program::compiled_count();
+    let compiled0 = clreduce::compiled_programs();
     let failures: Vec<String> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..THREADS)
             .map(|t| {
@@ -233,7 +233,7 @@ fn hammer(dev: &Device, what: &str, make: impl Fn() -> Queue + Sync) {
         short(dev),
         THREADS * PER_THREAD,
         (THREADS * PER_THREAD) as f64 / secs,
-        program::compiled_count() - compiled0,
+        clreduce::compiled_programs() - compiled0,
         failures.len()
     );
     assert!(
@@ -292,7 +292,7 @@ fn program_cache_compiles_once_under_concurrency() {
                 .map(|q| (q.buffer_from(&data).unwrap(), q.buffer_from(&[0]).unwrap()))
                 .collect();
             let barrier = Barrier::new(THREADS);
-            let before = program::compiled_count();
+            let before = clreduce::compiled_programs();
             let results: Vec<clreduce::Result<i32>> = std::thread::scope(|s| {
                 let hs: Vec<_> = queues
                     .iter()
@@ -313,7 +313,7 @@ fn program_cache_compiles_once_under_concurrency() {
                     .collect();
                 hs.into_iter().map(|h| h.join().unwrap()).collect()
             });
-            let after = program::compiled_count();
+            let after = clreduce::compiled_programs();
             let again = {
                 let (x, res) = &bufs[0];
                 queues[0]
@@ -324,7 +324,7 @@ fn program_cache_compiles_once_under_concurrency() {
                         Options::default(),
                     )
                     .unwrap();
-                program::compiled_count()
+                clreduce::compiled_programs()
             };
             eprintln!(
                 "{} program cache ({}): 8 concurrent first launches compiled {} program(s); a 9th launch {}",

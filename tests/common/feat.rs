@@ -9,7 +9,7 @@
 //! of the planner's code: a mismatch either way fails the case.
 
 use super::*;
-use clreduce::reference::{unit_roundoff, Rng};
+use clreduce::check::reference::{unit_roundoff, Rng};
 use clreduce::{
     reduction_argmax, reduction_argmin, reduction_span, Buffer, CustomOp, Element, ReduceEvent,
     Reductions,

@@ -4,9 +4,11 @@
 #![allow(dead_code)]
 
 use clreduce::caps::{DeviceCaps, Space};
-use clreduce::dynbuf::{value_as_int, DynBuffer};
+use clreduce::check::reference::{
+    self, combination_depth, random_initial, random_input, Reference,
+};
 use clreduce::plan::{CrossAlgo, GroupAlgo, Plan, Strategy};
-use clreduce::reference::{self, combination_depth, random_initial, random_input, Reference};
+use clreduce::DynBuffer;
 use clreduce::{
     devices, reduction, Device, ElemType, Error, Form, Kernel, Mask, NdRange, Op, Options, Queue,
     Range, Value,
@@ -257,11 +259,11 @@ pub fn valid_pairs() -> Vec<(Op, ElemType)> {
 
 /// A value of type `ty` from an integer (floats get k/4, exactly representable).
 pub fn val(ty: ElemType, i: i64) -> Value {
-    clreduce::reference::value_of(ty, i)
+    clreduce::check::reference::value_of(ty, i)
 }
 
 fn same(a: Value, b: Value) -> bool {
-    match (value_as_int(a), value_as_int(b)) {
+    match (a.as_int(), b.as_int()) {
         (Some(x), Some(y)) => x == y,
         _ => a.to_f64() == b.to_f64() || (a.to_f64().is_nan() && b.to_f64().is_nan()),
     }
@@ -286,7 +288,7 @@ pub fn poison(op: Op, ty: ElemType, seed: u64, expect: &Reference) -> Value {
     let mut cands = vec![random_initial(op, ty, seed)];
     cands.extend([7, -5, 12345, 3].map(|i| val(ty, i)));
     for c in cands {
-        let is_expected = match (expect.exact, value_as_int(c)) {
+        let is_expected = match (expect.exact, c.as_int()) {
             (Some(e), Some(x)) => e == x,
             _ => c.to_f64() == expect.value,
         };
@@ -569,7 +571,7 @@ pub fn run_case(q: &Queue, c: &Case) -> Outcome {
         Err(e) => return Outcome::Fail(format!("reading the result: {e}")),
     };
     let depth = combination_depth(plan, 0);
-    match reference::check(c.op, c.ty, got.to_f64(), value_as_int(got), &expect, depth) {
+    match reference::check(c.op, c.ty, got.to_f64(), got.as_int(), &expect, depth) {
         Ok(()) => Outcome::Pass,
         Err(m) => Outcome::Fail(format!(
             "{m} (plan {}: {} groups x {} work-items{})",

@@ -3,6 +3,7 @@
 
 use crate::ops::{wrap_to, Op};
 use crate::plan::{CrossAlgo, GroupAlgo, Plan};
+pub use crate::types::HostVec;
 use crate::types::{ElemType, Value};
 
 /// SplitMix64: small, seedable, good enough for test inputs.
@@ -26,41 +27,7 @@ impl Rng {
     }
 }
 
-/// A typed host vector.
-#[derive(Debug, Clone, PartialEq)]
-pub enum HostVec {
-    I32(Vec<i32>),
-    U32(Vec<u32>),
-    I64(Vec<i64>),
-    U64(Vec<u64>),
-    F32(Vec<f32>),
-    F64(Vec<f64>),
-}
-
 impl HostVec {
-    pub fn len(&self) -> usize {
-        match self {
-            HostVec::I32(v) => v.len(),
-            HostVec::U32(v) => v.len(),
-            HostVec::I64(v) => v.len(),
-            HostVec::U64(v) => v.len(),
-            HostVec::F32(v) => v.len(),
-            HostVec::F64(v) => v.len(),
-        }
-    }
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-    pub fn ty(&self) -> ElemType {
-        match self {
-            HostVec::I32(_) => ElemType::I32,
-            HostVec::U32(_) => ElemType::U32,
-            HostVec::I64(_) => ElemType::I64,
-            HostVec::U64(_) => ElemType::U64,
-            HostVec::F32(_) => ElemType::F32,
-            HostVec::F64(_) => ElemType::F64,
-        }
-    }
     /// Element `i` as an exact integer (integers) — floats are not representable this way.
     fn int(&self, i: usize) -> i128 {
         match self {
@@ -327,7 +294,7 @@ mod tests {
 // `crate::expr`), span reductions (per-bin folds) and the float bounds their checks use. The CLI
 // (`clreduce reduce --op argmin`, `--custom`, `--span`) and tests use them.
 
-use crate::expr::Expr;
+use crate::check::expr::Expr;
 
 impl HostVec {
     /// Element `i` as a typed value.

@@ -1,0 +1,7 @@
+//! Host-side checking: seeded inputs, exact and float64 references with their error bounds
+//! (`reference`), and an evaluator of custom combiner expressions (`expr`). Used by the CLI,
+//! the benchmarks and the tests to check device results; not needed to run reductions.
+//! Imports only the vocabulary layers (`ops`, `types`, `plan`), never the runtime.
+
+pub mod expr;
+pub mod reference;
