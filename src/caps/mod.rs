@@ -1,0 +1,381 @@
+//! Capabilities: what a device can do, as plain data.
+//!
+//! [`DeviceCaps`] is filled in exactly one place, [`translate`], from a [`RawDeviceInfo`] (the
+//! raw answers of OpenCL's `clGetDeviceInfo` queries), then checked by probe kernels
+//! (`runtime::probe`) and narrowed by a [`Mask`]. It is an ordinary value: tests build it by
+//! hand ([`fixtures`]) so planning can be tested without a device.
+//!
+//! This room owns the capability types; it imports only `ops` and `types`.
+
+pub mod fixtures;
+mod mask;
+mod translate;
+
+pub use mask::Mask;
+pub use translate::{translate, RawDeviceInfo};
+
+use crate::ops::Op;
+use crate::types::ElemType;
+use serde::Serialize;
+
+/// What kind of device this is (`CL_DEVICE_TYPE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeviceKind {
+    Cpu,
+    Gpu,
+    Accelerator,
+    Other,
+}
+
+/// Address space of an atomic operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Space {
+    Global,
+    Local,
+}
+
+/// Atomic operations the device runs in hardware ("fast atomics").
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct AtomicCaps {
+    /// 32-bit `atomic_add`/`atomic_inc`/`atomic_cmpxchg` on `__global`: `cl_khr_global_int32_base_atomics`, core since OpenCL 1.1.
+    pub int32_global_base: bool,
+    /// 32-bit `atomic_min/max/and/or/xor` on `__global`: `cl_khr_global_int32_extended_atomics`, core since OpenCL 1.1.
+    pub int32_global_ext: bool,
+    /// 32-bit base atomics on `__local`: `cl_khr_local_int32_base_atomics`, core since OpenCL 1.1.
+    pub int32_local_base: bool,
+    /// 32-bit extended atomics on `__local`: `cl_khr_local_int32_extended_atomics`, core since OpenCL 1.1.
+    pub int32_local_ext: bool,
+    /// 64-bit `atom_add`/`atom_cmpxchg` (global and local): `cl_khr_int64_base_atomics`.
+    pub int64_base: bool,
+    /// 64-bit `atom_min/max/and/or/xor` (global and local): `cl_khr_int64_extended_atomics`.
+    pub int64_ext: bool,
+    /// `atomic_fetch_add` on `atomic_float` in `__global`: `cl_ext_float_atomics`,
+    /// `CL_DEVICE_SINGLE_FP_ATOMIC_CAPABILITIES_EXT` bit `GLOBAL_FP_ATOMIC_ADD`, macro `__opencl_c_ext_fp32_global_atomic_add`.
+    pub f32_global_add: bool,
+    /// fp32 add on `__local` (`__opencl_c_ext_fp32_local_atomic_add`).
+    pub f32_local_add: bool,
+    /// fp32 min/max on `__global` (`__opencl_c_ext_fp32_global_atomic_min_max`).
+    pub f32_global_minmax: bool,
+    /// fp32 min/max on `__local` (`__opencl_c_ext_fp32_local_atomic_min_max`).
+    pub f32_local_minmax: bool,
+    /// fp64 add on `__global`: `CL_DEVICE_DOUBLE_FP_ATOMIC_CAPABILITIES_EXT` (`__opencl_c_ext_fp64_global_atomic_add`).
+    pub f64_global_add: bool,
+    /// fp64 add on `__local` (`__opencl_c_ext_fp64_local_atomic_add`).
+    pub f64_local_add: bool,
+    /// fp64 min/max on `__global` (`__opencl_c_ext_fp64_global_atomic_min_max`).
+    pub f64_global_minmax: bool,
+    /// fp64 min/max on `__local` (`__opencl_c_ext_fp64_local_atomic_min_max`).
+    pub f64_local_minmax: bool,
+    /// OpenCL C 2.0/3.0 atomics with `memory_order_acq_rel`: `CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES`
+    /// bit `CL_DEVICE_ATOMIC_ORDER_ACQ_REL` (macro `__opencl_c_atomic_order_acq_rel`); always on OpenCL 2.x.
+    pub order_acq_rel: bool,
+    /// `memory_scope_device` for atomics and fences: `CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES` bit
+    /// `CL_DEVICE_ATOMIC_SCOPE_DEVICE` (macro `__opencl_c_atomic_scope_device`).
+    pub scope_device: bool,
+}
+
+/// Sub-group support (`cl_khr_subgroups` or the OpenCL 3.0 feature `__opencl_c_subgroups`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct SubGroupCaps {
+    /// Sub-group sizes the device may use: `CL_DEVICE_SUB_GROUP_SIZES_INTEL`
+    /// (`cl_intel_required_subgroup_size`); empty when the driver does not say.
+    pub sizes: Vec<usize>,
+    /// `CL_DEVICE_MAX_NUM_SUB_GROUPS`.
+    pub max_sub_groups: u32,
+    /// `sub_group_non_uniform_reduce_{mul,and,or,xor,logical_and,logical_or}`:
+    /// `cl_khr_subgroup_non_uniform_arithmetic`.
+    pub non_uniform_arithmetic: bool,
+}
+
+/// Everything clreduce needs to know about a device to plan a reduction.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct DeviceCaps {
+    /// `CL_PLATFORM_NAME`.
+    pub platform: String,
+    /// `CL_DEVICE_NAME`.
+    pub name: String,
+    /// `CL_DEVICE_VENDOR`.
+    pub vendor: String,
+    /// `CL_DEVICE_VENDOR_ID` (0x10de NVIDIA, 0x1002 AMD, 0x8086 Intel).
+    pub vendor_id: u32,
+    /// `CL_DRIVER_VERSION`.
+    pub driver: String,
+    /// `CL_DEVICE_TYPE`.
+    pub kind: DeviceKind,
+    /// `CL_DEVICE_VERSION`, parsed (major, minor).
+    pub opencl_version: (u32, u32),
+    /// Highest OpenCL C version the compiler accepts: `CL_DEVICE_OPENCL_C_ALL_VERSIONS` (3.0+),
+    /// else `CL_DEVICE_OPENCL_C_VERSION`.
+    pub opencl_c_version: (u32, u32),
+    /// `CL_DEVICE_OPENCL_C_FEATURES` (OpenCL 3.0) names, e.g. `__opencl_c_subgroups`.
+    pub opencl_c_features: Vec<String>,
+    /// `CL_DEVICE_EXTENSIONS`, split.
+    pub extensions: Vec<String>,
+    /// `CL_DEVICE_MAX_COMPUTE_UNITS`.
+    pub compute_units: u32,
+    /// `CL_DEVICE_MAX_WORK_GROUP_SIZE`.
+    pub max_work_group_size: usize,
+    /// `CL_DEVICE_MAX_WORK_ITEM_SIZES`.
+    pub max_work_item_sizes: Vec<usize>,
+    /// `CL_DEVICE_LOCAL_MEM_SIZE` in bytes.
+    pub local_mem_size: u64,
+    /// `CL_DEVICE_GLOBAL_MEM_SIZE` in bytes.
+    pub global_mem_size: u64,
+    /// `CL_DEVICE_MAX_MEM_ALLOC_SIZE` in bytes.
+    pub max_alloc: u64,
+    /// `CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE` (OpenCL 3.0), else the probe kernel's
+    /// `CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE`; the warp/wavefront/SIMD width in practice.
+    pub preferred_wg_multiple: usize,
+    /// Sub-groups, if the device has them.
+    pub sub_groups: Option<SubGroupCaps>,
+    /// `work_group_reduce_{add,min,max}` and `work_group_all/any` ("fast group reduce"):
+    /// `CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT` / `__opencl_c_work_group_collective_functions`
+    /// on OpenCL 3.0, always on OpenCL 2.x.
+    pub work_group_collectives: bool,
+    /// Warp shuffles through inline PTX (`shfl.sync.down.b32`, warps of 32): NVIDIA's OpenCL
+    /// accepts inline PTX but exposes no sub-groups. Set for vendor 0x10de, verified by a probe
+    /// kernel. An explicitly NVIDIA-gated path: the sub-group step uses it where the
+    /// work-group size is a multiple of 32.
+    pub warp_shuffle_ptx: bool,
+    /// Acquire/release through inline PTX (`atom.acq_rel.gpu`, `fence.acq_rel.gpu`; sm_70 and
+    /// later): NVIDIA's OpenCL has neither OpenCL C 2.0 acquire/release nor device-scope
+    /// fences. Set for vendor 0x10de, verified by a probe kernel. An explicitly NVIDIA-gated
+    /// path: last-work-group detection then uses the OpenCL C 2.0 protocol (plain partials,
+    /// an acq_rel ticket), so structured partials (argmin/argmax, identity-less) can use it.
+    pub acq_rel_ptx: bool,
+    /// Double precision: `cl_khr_fp64` / `__opencl_c_fp64`.
+    pub fp64: bool,
+    /// Half precision: `cl_khr_fp16`.
+    pub fp16: bool,
+    /// Fast atomics per operation, type and address space.
+    pub atomics: AtomicCaps,
+    /// Capabilities that were advertised but removed, each with the reason (failed probe or mask).
+    pub removed: Vec<String>,
+    /// Named driver workarounds in force for this device.
+    pub workarounds: Workarounds,
+}
+
+/// Driver bugs worked around, by name (see design/decisions.md).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct Workarounds {
+    /// Oclgrind 21.10's LLVM cannot link kernels whose pointers are `restrict`
+    /// ("Undefined external function: llvm.experimental.noalias.scope.decl"): omit `restrict`.
+    pub no_restrict: bool,
+    /// PoCL 3.1 (pthread): a local-memory tree (a loop of barriers) run by the last work-group
+    /// of last-group detection gives wrong results in about 1 of 10 runs of
+    /// `clreduce reduce --device 0 --type i32 --n 100003 --strategy tree+last-group`, while
+    /// the same tree in the main phase or in the extra pass does not: the last work-group
+    /// combines its values with one barrier and a serial loop instead. The same region lost
+    /// the result on the OpenCL 1.2 path (mask no-c11-atomics, every case of
+    /// tests/matrix.rs masks::no_c11_atomics) when the counter was reset before the partials
+    /// were taken, so under this workaround it is reset at the end (kernels/reduce.cl).
+    pub serial_last_group_tree: bool,
+    /// Oclgrind 21.10 keeps its runtime state (the simulated global memory, the bookkeeping of
+    /// queued commands, reference counts) without locks, and runs queued commands inside
+    /// whichever thread calls `clFinish`, a blocking read or `clWaitForEvents`. Two host
+    /// threads using one queue, or one queue each, crash the process (SIGSEGV in
+    /// `oclgrind::Memory::store`, or the abort `Context::notifyKernelBegin: Assertion
+    /// m_kernelInvocation == NULL`). clreduce runs every command of such a device (buffer
+    /// creation and release, reads, writes, fills, copies, kernel enqueues, `clFinish`) under
+    /// one process-wide lock per device, and finishes each enqueued command before releasing
+    /// it, so no command is left for an unlocked wait to run. Other devices take no lock.
+    pub serialize_device: bool,
+    /// NVIDIA's OpenCL (driver 580.159.04) reports `CL_KERNEL_WORK_GROUP_SIZE` 256 for every
+    /// kernel, even an empty one with `reqd_work_group_size(1024)`, yet runs and computes
+    /// correctly with 512 and 1024 work-items per group (`scripts/nv_wg_probe.py`). The value
+    /// is advisory there: work-groups up to the device maximum are launched (codegen caps the
+    /// registers with `-cl-nv-maxrregcount` so they fit), and a launch the driver does refuse
+    /// returns its error with the variables restored.
+    pub kernel_wg_size_advisory: bool,
+    /// NVIDIA's OpenCL (driver 580.159.04, H200): on a queue without profiling, a blocking
+    /// 4-byte read enqueued behind a running kernel returns later than waiting for the kernel
+    /// and then reading on the idle queue: 2^20 f32 sum, launch to result 23.2-24.0 us with
+    /// the wait vs 27.2-28.0 us without (examples/latency.rs, medians of 300, two runs,
+    /// design/bench/2026-11-23-h200-2e20-repeats.txt). Such a queue waits for the last kernel
+    /// it enqueued before a blocking read. Not on a profiling queue, where the order is
+    /// reversed (design/decisions.md section 25). `CLREDUCE_NO_WAIT_BEFORE_READ` turns it off.
+    pub wait_before_read: bool,
+    /// PoCL (3.1, pthread driver): a blocking read, or a wait on an event, returns late: a
+    /// 4-byte blocking read on an idle queue takes 99 us, and after a 1-work-item kernel,
+    /// enqueue + blocking read takes 112 us against 34 us when the read is non-blocking and
+    /// its event is polled (examples/latency.rs on the 2-core dev machine). A read, and
+    /// `ReduceEvent::wait`, poll the event (yielding the thread between polls) for up to
+    /// [`POLL_READ_BUDGET_US`] and then block; `CLREDUCE_POLL_READ_US` overrides the budget
+    /// (0: off). design/decisions.md section 26.
+    pub poll_read: bool,
+}
+
+/// How long a read polls its event before it blocks, where `Workarounds::poll_read` is on.
+/// The polling thread competes with the runtime's worker threads for the CPU's cores: with a
+/// budget of 1000 us, PoCL's 2^20-2^22 f32 sums on 2 cores took up to 1.5x longer, while
+/// kernels shorter than this budget return as soon as they end (design/decisions.md
+/// section 26).
+pub const POLL_READ_BUDGET_US: u64 = 100;
+
+/// The `-cl-std` an OpenCL C dialect needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ClStd {
+    Cl12,
+    Cl20,
+    Cl30,
+}
+
+impl ClStd {
+    pub fn option(self) -> &'static str {
+        match self {
+            ClStd::Cl12 => "-cl-std=CL1.2",
+            ClStd::Cl20 => "-cl-std=CL2.0",
+            ClStd::Cl30 => "-cl-std=CL3.0",
+        }
+    }
+}
+
+impl DeviceCaps {
+    /// The largest work-group of a 1-D launch: `CL_DEVICE_MAX_WORK_GROUP_SIZE`, capped by
+    /// `CL_DEVICE_MAX_WORK_ITEM_SIZES[0]`.
+    pub fn max_local_1d(&self) -> usize {
+        self.max_work_group_size.min(
+            self.max_work_item_sizes
+                .first()
+                .copied()
+                .unwrap_or(usize::MAX),
+        )
+    }
+    /// The newest OpenCL C dialect the device's compiler accepts.
+    pub fn cl_std(&self) -> ClStd {
+        match self.opencl_c_version {
+            (3, _) => ClStd::Cl30,
+            (2, _) => ClStd::Cl20,
+            _ => ClStd::Cl12,
+        }
+    }
+
+    /// Whether OpenCL C 2.0-style atomics (`atomic_fetch_add_explicit`, fences with scopes) can be
+    /// used with acquire/release order at device scope.
+    pub fn c11_atomics(&self) -> bool {
+        self.cl_std() >= ClStd::Cl20 && self.atomics.order_acq_rel && self.atomics.scope_device
+    }
+
+    /// Whether last-work-group detection can order plain partials through an acquire/release
+    /// ticket: OpenCL C 2.0 atomics, else NVIDIA's inline PTX (`acq_rel_ptx`).
+    pub fn acq_rel(&self) -> bool {
+        self.c11_atomics() || self.acq_rel_ptx_path()
+    }
+
+    /// Whether last-work-group detection takes the PTX acquire/release path (no OpenCL C 2.0
+    /// atomics, PTX available).
+    pub fn acq_rel_ptx_path(&self) -> bool {
+        !self.c11_atomics() && self.acq_rel_ptx
+    }
+
+    pub fn has_extension(&self, ext: &str) -> bool {
+        self.extensions.iter().any(|e| e == ext)
+    }
+
+    /// Whether the sub-group step runs on PTX warp shuffles (NVIDIA) rather than OpenCL sub-groups.
+    pub fn sg_via_ptx(&self) -> bool {
+        self.sub_groups.is_none() && self.warp_shuffle_ptx
+    }
+
+    pub fn is_nvidia(&self) -> bool {
+        self.vendor_id == 0x10de || self.platform.contains("NVIDIA")
+    }
+
+    /// Whether the device has a hardware atomic for `op` on `ty` in `space`.
+    /// Logical and/or map to and/or on values normalised to 0/1 (integers only);
+    /// multiplies has no atomic anywhere.
+    pub fn fast_atomic(&self, op: Op, ty: ElemType, space: Space) -> bool {
+        let a = &self.atomics;
+        let local = space == Space::Local;
+        match ty {
+            ElemType::I32 | ElemType::U32 => {
+                let (base, ext) = if local {
+                    (a.int32_local_base, a.int32_local_ext)
+                } else {
+                    (a.int32_global_base, a.int32_global_ext)
+                };
+                match op {
+                    Op::Plus => base,
+                    Op::Multiplies => false,
+                    _ => ext,
+                }
+            }
+            ElemType::I64 | ElemType::U64 => match op {
+                Op::Plus => a.int64_base,
+                Op::Multiplies => false,
+                _ => a.int64_ext,
+            },
+            ElemType::F32 => match (op, local) {
+                (Op::Plus, false) => a.f32_global_add,
+                (Op::Plus, true) => a.f32_local_add,
+                (Op::Minimum | Op::Maximum, false) => a.f32_global_minmax,
+                (Op::Minimum | Op::Maximum, true) => a.f32_local_minmax,
+                _ => false,
+            },
+            ElemType::F64 => match (op, local) {
+                (Op::Plus, false) => a.f64_global_add,
+                (Op::Plus, true) => a.f64_local_add,
+                (Op::Minimum | Op::Maximum, false) => a.f64_global_minmax,
+                (Op::Minimum | Op::Maximum, true) => a.f64_local_minmax,
+                _ => false,
+            },
+            ElemType::F16 => false,
+        }
+    }
+
+    /// Whether `work_group_reduce_*`/`work_group_all/any` can compute this op on this type.
+    pub fn wg_reduce(&self, op: Op, ty: ElemType) -> bool {
+        self.work_group_collectives
+            && ty != ElemType::F16
+            && matches!(
+                op,
+                Op::Plus | Op::Minimum | Op::Maximum | Op::LogicalAnd | Op::LogicalOr
+            )
+    }
+
+    /// Whether `sub_group_reduce_*` (or the non-uniform arithmetic variants) can compute this op.
+    pub fn sg_reduce(&self, op: Op, ty: ElemType) -> bool {
+        if ty == ElemType::F16 {
+            return false;
+        }
+        let Some(sg) = &self.sub_groups else {
+            // PTX shuffles move bits; the kernel combines them with any op.
+            return self.warp_shuffle_ptx;
+        };
+        match op {
+            Op::Plus | Op::Minimum | Op::Maximum => true,
+            // Logical ops use sub_group_reduce_min/max on values normalised to 0/1.
+            Op::LogicalAnd | Op::LogicalOr => true,
+            Op::Multiplies => sg.non_uniform_arithmetic,
+            Op::BitAnd | Op::BitOr | Op::BitXor => sg.non_uniform_arithmetic && !ty.is_float(),
+        }
+    }
+
+    /// Whether the type can be used on the device at all.
+    pub fn supports_type(&self, ty: ElemType) -> Result<(), &'static str> {
+        match ty {
+            ElemType::F64 if !self.fp64 => Err("double precision (cl_khr_fp64)"),
+            ElemType::F16 if !self.fp16 => Err("half precision (cl_khr_fp16)"),
+            _ => Ok(()),
+        }
+    }
+
+    /// The smallest sub-group size the device may pick (for local-memory budgeting).
+    pub fn min_sub_group_size(&self) -> usize {
+        if self.sub_groups.is_none() && self.warp_shuffle_ptx {
+            return 32;
+        }
+        self.sub_groups
+            .as_ref()
+            .and_then(|s| s.sizes.iter().copied().min())
+            .unwrap_or(1)
+            .max(1)
+    }
+
+    /// A one-line summary of the device for messages.
+    pub fn label(&self) -> String {
+        format!("{} ({})", self.name, self.platform)
+    }
+}

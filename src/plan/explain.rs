@@ -1,0 +1,78 @@
+//! How a plan prints (`clreduce explain`, `ReduceEvent::plan`): the geometry, each variable's
+//! steps with the reason for each choice, launches and memory model.
+
+use super::model::Plan;
+use super::request::FormRequest;
+use std::fmt;
+
+impl fmt::Display for Plan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let form = match self.form {
+            FormRequest::Range { n } => format!("range n={n}"),
+            FormRequest::NdRange { global, local } => {
+                format!("nd_range global={global} local={local}")
+            }
+        };
+        let form = if self.shape.rank > 1 {
+            let r = self.shape.rank;
+            format!(
+                "{form} (shape {:?}{})",
+                &self.shape.global[..r],
+                if matches!(self.form, FormRequest::NdRange { .. }) {
+                    format!(" local {:?}", &self.shape.local[..r])
+                } else {
+                    String::new()
+                }
+            )
+        } else {
+            form
+        };
+        writeln!(f, "plan on {}: {form}", self.device)?;
+        writeln!(
+            f,
+            "  geometry: {} work-groups x {} work-items, <= {} indices each, order {:?}, {} accumulators, {}-bit indices",
+            self.groups,
+            self.local,
+            self.items_per_work_item,
+            self.order,
+            self.unroll,
+            if self.wide_index { 64 } else { 32 }
+        )?;
+        writeln!(f, "    because {}", self.geometry_reason)?;
+        for (k, v) in self.vars.iter().enumerate() {
+            writeln!(
+                f,
+                "  var {k}: {} {} -> {} + {}{}",
+                v.op,
+                v.ty,
+                v.group,
+                v.cross,
+                if v.init_to_identity {
+                    " (initialize_to_identity)"
+                } else {
+                    ""
+                }
+            )?;
+            if let Some(sp) = v.span {
+                writeln!(f, "    span of {} elements, {}", sp.len, sp.store.name())?;
+            }
+            writeln!(f, "    work-group step: {}", v.group_reason)?;
+            writeln!(f, "    cross-group step: {}", v.cross_reason)?;
+        }
+        writeln!(
+            f,
+            "  {} launch(es), {}, {} bytes of local memory per work-group, {} with {} last-group atomics",
+            self.passes,
+            if self.deterministic { "deterministic" } else { "not run-to-run deterministic (relaxed)" },
+            self.local_bytes,
+            self.cl_std.0,
+            if self.c11_atomics {
+                "OpenCL C 2.0"
+            } else if self.ptx_acq_rel {
+                "NVIDIA PTX acquire/release"
+            } else {
+                "OpenCL 1.2"
+            }
+        )
+    }
+}

@@ -1,0 +1,264 @@
+//! Geometry: work-group size, number of work-groups, indices per work-item, index order and
+//! accumulators, within the device's local memory.
+
+use super::model::{acc_bytes, shape_of, IndexOrder, SpanPlan, SpanStore, VarPlan};
+use super::request::{Request, VarRequest};
+use super::span::private_rows_cap;
+use super::strategy::GroupAlgo;
+use crate::caps::{DeviceCaps, DeviceKind};
+use crate::error::{Error, Result};
+
+fn pow2_floor(x: usize) -> usize {
+    if x == 0 {
+        0
+    } else {
+        1 << (usize::BITS - 1 - x.leading_zeros())
+    }
+}
+
+/// What one variable needs in local memory.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Need {
+    pub group: GroupAlgo,
+    /// Bytes of one accumulator.
+    pub acc: usize,
+    pub span: Option<(usize, SpanStore)>,
+}
+
+impl Need {
+    pub fn of(group: GroupAlgo, v: &VarRequest, span: Option<SpanPlan>) -> Need {
+        Need {
+            group,
+            acc: acc_bytes(shape_of(&v.op), v.ty),
+            span: span.map(|s| (s.len, s.store)),
+        }
+    }
+    pub fn of_plan(v: &VarPlan) -> Need {
+        Need {
+            group: v.group,
+            acc: v.acc_bytes,
+            span: v.span.map(|s| (s.len, s.store)),
+        }
+    }
+}
+
+/// The geometry of a launch and why.
+pub(super) struct Geometry {
+    /// Work-group size.
+    pub local: usize,
+    /// Work-groups of the main kernel.
+    pub groups: u64,
+    /// Indices per work-item (at most).
+    pub per_item: u64,
+    pub order: IndexOrder,
+    /// Independent accumulators per work-item.
+    pub unroll: usize,
+    /// Indices in all.
+    pub total: u64,
+    pub reason: String,
+}
+
+pub(super) fn local_slots(caps: &DeviceCaps, n: &Need, local: usize) -> usize {
+    match n.span {
+        Some((len, SpanStore::LocalShared)) => len,
+        Some((len, SpanStore::LocalPrivate)) => len * local,
+        Some((_, _)) => 1,
+        None => match n.group {
+            GroupAlgo::Tree => local,
+            GroupAlgo::WgReduce => 1,
+            GroupAlgo::SgReduce => local.div_ceil(caps.min_sub_group_size()) + 1,
+            GroupAlgo::LocalAtomic => 1,
+        },
+    }
+}
+
+pub(super) fn local_bytes(caps: &DeviceCaps, vars: &[Need], local: usize) -> u64 {
+    vars.iter()
+        .map(|n| (local_slots(caps, n, local) * n.acc) as u64)
+        .sum::<u64>()
+        + 4
+}
+
+pub(super) fn describe_local(caps: &DeviceCaps, needs: &[Need], local: usize) -> String {
+    needs
+        .iter()
+        .enumerate()
+        .map(|(k, n)| {
+            format!(
+                "var {k}: {} needs {} x {} bytes",
+                match n.span {
+                    Some((len, store)) => format!("span of {len} ({})", store.name()),
+                    None => n.group.to_string(),
+                },
+                local_slots(caps, n, local),
+                n.acc
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The nd_range form: the caller's geometry, checked against the device.
+pub(super) fn nd_range(
+    caps: &DeviceCaps,
+    needs: &[Need],
+    global: u64,
+    local: usize,
+) -> Result<Geometry> {
+    let max_wg = caps.max_local_1d().max(1);
+    if local == 0 {
+        return Err(Error::InvalidRange {
+            reason: "local size 0".into(),
+        });
+    }
+    if global % local as u64 != 0 {
+        return Err(Error::NdRangeNotDivisible {
+            global: vec![global as usize],
+            local: vec![local],
+        });
+    }
+    if local > caps.max_work_group_size {
+        return Err(Error::WorkGroupTooLarge {
+            local,
+            limit: caps.max_work_group_size,
+            limit_name: "CL_DEVICE_MAX_WORK_GROUP_SIZE",
+            device: caps.label(),
+        });
+    }
+    if local > max_wg {
+        return Err(Error::WorkGroupTooLarge {
+            local,
+            limit: max_wg,
+            limit_name: "CL_DEVICE_MAX_WORK_ITEM_SIZES[0]",
+            device: caps.label(),
+        });
+    }
+    let need = local_bytes(caps, needs, local);
+    if need > caps.local_mem_size {
+        return Err(Error::LocalMemory {
+            local,
+            need,
+            have: caps.local_mem_size,
+            detail: describe_local(caps, needs, local),
+            device: caps.label(),
+        });
+    }
+    let groups = global / local as u64;
+    if groups > u32::MAX as u64 {
+        return Err(Error::InvalidRange {
+            reason: format!("{groups} work-groups exceed 2^32"),
+        });
+    }
+    Ok(Geometry {
+        local,
+        groups,
+        per_item: 1,
+        order: IndexOrder::OnePerItem,
+        unroll: 1,
+        total: global,
+        reason: "nd_range: the caller's geometry".to_string(),
+    })
+}
+
+/// The range form: work-group size, count, order and accumulators chosen for the device.
+pub(super) fn range(
+    caps: &DeviceCaps,
+    req: &Request,
+    needs: &[Need],
+    spans: &[Option<SpanPlan>],
+    n: u64,
+) -> Result<Geometry> {
+    let max_wg = caps.max_local_1d().max(1);
+    let widest = needs.iter().map(|n| n.acc).max().unwrap_or(4);
+    let gpu = caps.kind == DeviceKind::Gpu;
+    let mult = caps.preferred_wg_multiple.max(1);
+    // GPUs: 256 work-items (8 warps / 4 wavefronts) keeps occupancy high with little
+    // local memory. CPUs: each work-item streams its own contiguous chunk (TODO #4). A
+    // CPU compiler that vectorizes across work-items (it asks for a work-group multiple
+    // of 16 or more, as Intel's asks for 128) would turn those streams into gathers, so it
+    // gets one work-item per group and vectorizes the work-item's own loop instead.
+    // Measured with examples/sweep at 2^22 f32 on the 2-core dev machine (loaded):
+    // Intel local 128 interleaved 1 GB/s, contiguous local 1 x 8 groups/core 17 GB/s;
+    // PoCL interleaved 1 GB/s, contiguous local 64 x 4 groups/core unroll 8 20 GB/s.
+    let lanes_vectorized = !gpu && mult >= 16;
+    let tune = req.tuning.unwrap_or_default();
+    let want = tune.local.unwrap_or(if gpu {
+        256
+    } else if lanes_vectorized {
+        1
+    } else {
+        64
+    });
+    let mut local = if tune.local.is_some() {
+        want.min(max_wg).max(1)
+    } else {
+        pow2_floor(want.min(max_wg)).max(1)
+    };
+    while local > 1 && local_bytes(caps, needs, local) > caps.local_mem_size {
+        local /= 2;
+    }
+    if local_bytes(caps, needs, local) > caps.local_mem_size {
+        return Err(Error::LocalMemory {
+            local,
+            need: local_bytes(caps, needs, local),
+            have: caps.local_mem_size,
+            detail: describe_local(caps, needs, local),
+            device: caps.label(),
+        });
+    }
+    // 8 loads in flight per work-item for one 4-byte variable; several variables (or
+    // 8-byte ones) keep 4, or the extra registers cost more than they hide. Measured on
+    // the H200 (examples/sweep, 2^28 f32): 1 var unroll 8 = 4351 GB/s vs unroll 4 = 4257;
+    // sum+min+max unroll 8 = 2734 GB/s vs unroll 4 = 4200 (design/bench/).
+    let default_unroll = if widest < 8 && req.vars.len() == 1 {
+        8
+    } else {
+        4
+    };
+    let unroll = tune.unroll.unwrap_or(default_unroll);
+    // Enough work-groups to fill the device: GPUs 8 per compute unit (2048 resident
+    // work-items per SM / 256), CPUs 4 per core for load balance.
+    let per_cu = tune
+        .groups_per_cu
+        .unwrap_or(if gpu || lanes_vectorized { 8 } else { 4 });
+    let max_groups = caps.compute_units as u64 * per_cu;
+    // CPUs: at least 4096 indices per work-group, or launching groups costs more than
+    // they save.
+    let per_group_min = if gpu {
+        (local * unroll) as u64
+    } else {
+        ((local * unroll * 4) as u64).max(4096)
+    };
+    let mut groups = n.div_ceil(per_group_min).clamp(1, max_groups.max(1));
+    // A span kept in global scratch has one copy per work-item: cap the work-items.
+    for sp in spans.iter().flatten() {
+        if sp.store == SpanStore::GlobalPrivate {
+            let rows = (private_rows_cap(caps) / (sp.len * 8) as u64).max(1);
+            while local > 1 && local as u64 > rows {
+                local /= 2;
+            }
+            groups = groups.min((rows / local as u64).max(1));
+        }
+    }
+    let per_item = n.div_ceil(groups * local as u64).max(1);
+    let order = tune.order.unwrap_or(if gpu {
+        IndexOrder::GridStride
+    } else {
+        IndexOrder::Contiguous
+    });
+    let reason = format!(
+            "{} device with {} compute units: {} work-items per group (preferred multiple {mult}), up to {max_groups} groups, {unroll} accumulators per work-item",
+            if gpu { "GPU" } else { "CPU" },
+            caps.compute_units,
+            local
+        );
+    Ok(Geometry {
+        local,
+        groups,
+        per_item,
+        order,
+        unroll,
+        total: n,
+        reason,
+    })
+}

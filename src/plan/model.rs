@@ -1,0 +1,185 @@
+//! The plan itself: [`Plan`] and its parts ([`VarPlan`], [`SpanPlan`], [`AccShape`],
+//! [`SpanStore`], [`IndexOrder`]), plain serializable data.
+
+use super::request::{FormRequest, Shape};
+use super::strategy::{CrossAlgo, GroupAlgo};
+use crate::ops::Operator;
+use crate::types::{ElemType, Value};
+use serde::Serialize;
+
+/// How a variable's work-item accumulator is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AccShape {
+    /// The element type itself (built-in ops, custom ops with an identity).
+    Plain,
+    /// `{ value, has }`: an identity-less reduction; `has == 0` is the identity, so every
+    /// algorithm (trees, shuffles, partials, empty work-groups) works unchanged.
+    Flagged,
+    /// `{ value, index }`: argmin / argmax; the identity is (the op's identity, u64::MAX).
+    Pair,
+}
+
+/// Where a span reduction's work-group copies live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SpanStore {
+    /// One copy per work-group in local memory, updated with local atomics.
+    LocalShared,
+    /// One copy per work-item in local memory (no atomics), folded element by element.
+    LocalPrivate,
+    /// Every update goes straight to the result with global atomics.
+    GlobalAtomic,
+    /// One copy per work-item in global scratch memory (no atomics), folded by an extra pass.
+    GlobalPrivate,
+}
+
+impl SpanStore {
+    /// Whether the store fixes the cross-group step (global atomics, or an extra pass).
+    pub(crate) fn cross_is_fixed(self) -> bool {
+        matches!(self, SpanStore::GlobalAtomic | SpanStore::GlobalPrivate)
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            SpanStore::LocalShared => "local-shared",
+            SpanStore::LocalPrivate => "local-private",
+            SpanStore::GlobalAtomic => "global-atomic",
+            SpanStore::GlobalPrivate => "global-private",
+        }
+    }
+    pub(crate) fn cl_id(self) -> &'static str {
+        match self {
+            SpanStore::LocalShared => "CLR_SS_LSHARED",
+            SpanStore::LocalPrivate => "CLR_SS_LPRIVATE",
+            SpanStore::GlobalAtomic => "CLR_SS_GATOMIC",
+            SpanStore::GlobalPrivate => "CLR_SS_GPRIVATE",
+        }
+    }
+}
+
+/// The plan of a span reduction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SpanPlan {
+    /// Number of elements.
+    pub len: usize,
+    pub store: SpanStore,
+    /// Why this store.
+    #[serde(skip)]
+    pub reason: &'static str,
+}
+
+/// The plan for one variable.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VarPlan {
+    pub op: Operator,
+    pub ty: ElemType,
+    /// The identity (for argmin/argmax the value part); `None` for identity-less reductions.
+    pub identity: Option<Value>,
+    pub shape: AccShape,
+    /// Bytes of one accumulator (partials are this size per work-group and span element).
+    pub acc_bytes: usize,
+    pub span: Option<SpanPlan>,
+    pub init_to_identity: bool,
+    pub group: GroupAlgo,
+    pub cross: CrossAlgo,
+    /// Why this work-group step.
+    pub group_reason: String,
+    /// Why this cross-group step.
+    pub cross_reason: String,
+    /// Local-memory elements of its group step.
+    pub local_slots: usize,
+    /// Whether this variable's result is run-to-run reproducible.
+    pub deterministic: bool,
+}
+
+/// How the range form maps indices to work-items.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IndexOrder {
+    /// nd_range: one index per work-item, the user's geometry.
+    OnePerItem,
+    /// Grid-stride (GPUs): coalesced, many loads in flight.
+    GridStride,
+    /// One contiguous chunk per work-group, work-items interleaved inside it.
+    Blocked,
+    /// One contiguous chunk per work-item (CPUs, seed 003 TODO #4): each work-item streams its
+    /// own range, which is what a CPU thread running the work-items one after another wants.
+    Contiguous,
+}
+
+/// Everything decided about one launch. Printable with `Display` (`clreduce explain`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Plan {
+    pub device: String,
+    pub form: FormRequest,
+    pub shape: Shape,
+    /// Work-group size.
+    pub local: usize,
+    /// Number of work-groups of the main kernel.
+    pub groups: u64,
+    /// Indices each work-item handles (at most).
+    pub items_per_work_item: u64,
+    pub order: IndexOrder,
+    /// Independent accumulators per work-item.
+    pub unroll: usize,
+    /// 64-bit indices.
+    pub wide_index: bool,
+    pub vars: Vec<VarPlan>,
+    /// Kernel launches: 1, or 2 with an extra pass.
+    pub passes: usize,
+    /// Whether every variable's result is run-to-run reproducible.
+    pub deterministic: bool,
+    /// OpenCL C 2.0 atomics for last-work-group detection (else OpenCL 1.2 atomics + fences).
+    pub c11_atomics: bool,
+    /// Without OpenCL C 2.0 atomics, and only where a structured partial (argmin/argmax,
+    /// identity-less) finishes by last-work-group detection: the ticket and the last group's
+    /// fence use NVIDIA inline PTX acquire/release (`DeviceCaps::acq_rel_ptx`), and structured
+    /// partials are plain stores as on the C11 path (plain ones stay atomic).
+    pub ptx_acq_rel: bool,
+    pub cl_std: ClStdName,
+    /// Local memory bytes per work-group.
+    pub local_bytes: u64,
+    /// Why the geometry is what it is.
+    pub geometry_reason: String,
+}
+
+/// Serializable name of the OpenCL C dialect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct ClStdName(pub &'static str);
+
+impl Plan {
+    /// Whether any variable uses the given cross step.
+    pub fn uses(&self, c: CrossAlgo) -> bool {
+        self.vars.iter().any(|v| v.cross == c)
+    }
+    /// A one-line summary (`tree+last-group`, per variable).
+    pub fn summary(&self) -> String {
+        self.vars
+            .iter()
+            .map(|v| match v.span {
+                Some(sp) => format!("{}+{} ({})", v.group, v.cross, sp.store.name()),
+                None => format!("{}+{}", v.group, v.cross),
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+}
+
+/// The accumulator layout of an operator.
+pub(crate) fn shape_of(op: &Operator) -> AccShape {
+    match op {
+        Operator::ArgMin | Operator::ArgMax => AccShape::Pair,
+        Operator::Custom(c) if c.identity_value().is_none() => AccShape::Flagged,
+        _ => AccShape::Plain,
+    }
+}
+
+/// Bytes of one accumulator: `{T v; uint has;}` and `{T v; ulong i;}` follow OpenCL C's struct
+/// layout (aligned to their largest member).
+pub(crate) fn acc_bytes(shape: AccShape, ty: ElemType) -> usize {
+    match shape {
+        AccShape::Plain => ty.size(),
+        AccShape::Flagged => 2 * ty.size(),
+        AccShape::Pair => 16,
+    }
+}

@@ -1,0 +1,139 @@
+//! What the planner is asked: the iteration space ([`FormRequest`], [`Shape`]), the variables
+//! ([`VarRequest`]), a forced strategy, the determinism and an expert geometry override
+//! ([`Tuning`]).
+
+use super::model::IndexOrder;
+use super::strategy::{Determinism, Strategy};
+use crate::error::{Error, Result};
+use crate::ops::Operator;
+use crate::types::ElemType;
+use serde::Serialize;
+
+/// The iteration space as the planner sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FormRequest {
+    /// `Range`: n work-items, geometry chosen by clreduce.
+    Range { n: u64 },
+    /// `NdRange`: the user's global and local size (1-D, linearized).
+    NdRange { global: u64, local: usize },
+}
+
+/// The shape of the iteration space in 1, 2 or 3 dimensions (SYCL's `range<Dims>`): the planner
+/// works on the linear sizes in [`FormRequest`]; the shape only changes how a linear id maps to
+/// the body's `item` and, in the nd_range form, to `get_global_id(d)` and friends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct Shape {
+    /// 1, 2 or 3.
+    pub rank: usize,
+    /// Global extent per dimension (1 beyond the rank).
+    pub global: [u64; 3],
+    /// Work-group extent per dimension in the nd_range form (1 beyond the rank; all 1 in the
+    /// range form).
+    pub local: [usize; 3],
+}
+
+impl Shape {
+    /// A 1-D shape of `n` (work-groups of `local`).
+    pub fn linear(n: u64, local: usize) -> Shape {
+        Shape {
+            rank: 1,
+            global: [n, 1, 1],
+            local: [local, 1, 1],
+        }
+    }
+}
+
+impl Default for Shape {
+    fn default() -> Shape {
+        Shape::linear(0, 1)
+    }
+}
+
+/// One reduction variable as the planner sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct VarRequest {
+    pub op: Operator,
+    pub ty: ElemType,
+    /// `initialize_to_identity`: the variable's initial value is not included.
+    pub init_to_identity: bool,
+    /// A span reduction of this many independent elements (`reduction_span`); `None` for a
+    /// scalar reduction.
+    pub span: Option<usize>,
+}
+
+impl VarRequest {
+    /// A scalar reduction with a built-in op or any other operator.
+    pub fn new(op: impl Into<Operator>, ty: ElemType) -> VarRequest {
+        VarRequest {
+            op: op.into(),
+            ty,
+            init_to_identity: false,
+            span: None,
+        }
+    }
+}
+
+/// What to plan.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct Request {
+    pub form: FormRequest,
+    /// The 1-, 2- or 3-D shape; `rank == 1` for linear launches.
+    pub shape: Shape,
+    pub vars: Vec<VarRequest>,
+    pub strategy: Strategy,
+    pub determinism: Determinism,
+    /// Expert override of the range form's geometry (`CLREDUCE_TUNE`); `None` is automatic.
+    pub tuning: Option<Tuning>,
+}
+
+/// Geometry override for the range form, for tuning experiments:
+/// `CLREDUCE_TUNE=local=512,groups_per_cu=4,unroll=16` (any subset).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct Tuning {
+    pub local: Option<usize>,
+    pub groups_per_cu: Option<u64>,
+    pub unroll: Option<usize>,
+    pub order: Option<IndexOrder>,
+}
+
+impl Tuning {
+    pub fn parse(s: &str) -> Result<Tuning> {
+        let mut t = Tuning::default();
+        for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let bad = || Error::UnknownName {
+                kind: "tuning key",
+                name: part.to_string(),
+                known: vec![
+                    "local=N",
+                    "groups_per_cu=N",
+                    "unroll=1|2|4|8|16",
+                    "order=1 (grid-stride)|2 (blocked)|3 (contiguous)",
+                ],
+            };
+            let (k, v) = part.split_once('=').ok_or_else(bad)?;
+            let v: u64 = v.trim().parse().map_err(|_| bad())?;
+            match k.trim() {
+                "local" => t.local = Some(v as usize),
+                "groups_per_cu" => t.groups_per_cu = Some(v),
+                "order" => {
+                    t.order = Some(match v {
+                        1 => IndexOrder::GridStride,
+                        2 => IndexOrder::Blocked,
+                        3 => IndexOrder::Contiguous,
+                        _ => return Err(bad()),
+                    })
+                }
+                "unroll" if [1, 2, 4, 8, 16].contains(&v) => t.unroll = Some(v as usize),
+                _ => return Err(bad()),
+            }
+        }
+        Ok(t)
+    }
+    pub fn from_env() -> Result<Option<Tuning>> {
+        match std::env::var("CLREDUCE_TUNE") {
+            Ok(s) if !s.trim().is_empty() => Ok(Some(Tuning::parse(&s)?)),
+            _ => Ok(None),
+        }
+    }
+}

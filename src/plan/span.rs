@@ -1,0 +1,166 @@
+//! Span reductions (`reduction_span`): where a span's work-group copies live ([`SpanStore`]).
+
+use super::cross::cross_supported;
+use super::group::atomic_capable;
+use super::model::{shape_of, AccShape, SpanStore};
+use super::request::{FormRequest, VarRequest};
+use super::strategy::{CrossAlgo, Determinism, GroupAlgo, Strategy};
+use crate::caps::{DeviceCaps, DeviceKind, Space};
+use crate::error::{Error, Result};
+
+/// Global scratch a `GlobalPrivate` span may take (one copy per work-item).
+pub(super) fn private_rows_cap(caps: &DeviceCaps) -> u64 {
+    (caps.max_alloc / 2).min(256 << 20)
+}
+
+/// Chooses where a span reduction keeps its copies (see [`SpanStore`]).
+pub(super) fn choose_span(
+    caps: &DeviceCaps,
+    v: &VarRequest,
+    len: usize,
+    det: Determinism,
+    strategy: Strategy,
+    form: FormRequest,
+) -> Result<(SpanStore, GroupAlgo, &'static str)> {
+    let unsupported = |missing: String| Error::Unsupported {
+        what: format!("a span reduction of {len} x {} with {}", v.ty, v.op),
+        missing,
+        device: caps.label(),
+    };
+    if len == 0 {
+        return Err(Error::InvalidRange {
+            reason: "a span reduction needs at least one element".into(),
+        });
+    }
+    if shape_of(&v.op) == AccShape::Pair {
+        return Err(unsupported(
+            "argmin/argmax spans: use one argmin variable per element".into(),
+        ));
+    }
+    if v.op.identity(v.ty).is_none() {
+        return Err(Error::NoIdentity {
+            op: v.op.to_string(),
+            ty: v.ty,
+            needed_for: "a span reduction starts its work-group copies at the identity",
+        });
+    }
+    let relaxed_ok = det == Determinism::Relaxed || !v.op.order_sensitive(v.ty);
+    let shared_ok = atomic_capable(caps, v, Space::Local) && relaxed_ok;
+    let global_ok = relaxed_ok
+        && cross_supported(caps, CrossAlgo::Atomic, v).is_ok()
+        && strategy.cross.is_none_or(|c| c == CrossAlgo::Atomic);
+    let bytes = (len * v.ty.size()) as u64;
+    let budget = caps.local_mem_size.saturating_sub(64);
+    let gpu = caps.kind == DeviceKind::Gpu;
+    // Work-items sharing the work-group: fixed in nd_range, shrinkable in range.
+    let private_fits = |min_local: usize| match form {
+        FormRequest::NdRange { local, .. } => local as u64 * bytes <= budget,
+        FormRequest::Range { .. } => min_local as u64 * bytes <= budget,
+    };
+    match strategy.group {
+        Some(GroupAlgo::LocalAtomic) => {
+            if !shared_ok {
+                return Err(unsupported(if atomic_capable(caps, v, Space::Local) {
+                    "run-to-run determinism with float atomics (ask for relaxed determinism)".into()
+                } else {
+                    format!("fast local atomics for {} on {}", v.op, v.ty)
+                }));
+            }
+            if bytes > budget && global_ok {
+                return Ok((SpanStore::GlobalAtomic, GroupAlgo::LocalAtomic, "forced local-atomic, span too large for local memory: every update is a global atomic on the result"));
+            }
+            return Ok((SpanStore::LocalShared, GroupAlgo::LocalAtomic, "forced local-atomic: one shared copy per work-group"));
+        }
+        Some(GroupAlgo::Tree) => {
+            if !private_fits(1) && bytes <= private_rows_cap(caps) {
+                return Ok((SpanStore::GlobalPrivate, GroupAlgo::Tree, "forced tree, span too large for local memory: one private copy per work-item in global scratch"));
+            }
+            return Ok((SpanStore::LocalPrivate, GroupAlgo::Tree, "forced tree: one private copy per work-item, folded element by element"));
+        }
+        Some(g) => {
+            return Err(unsupported(format!(
+                "a span is combined element by element: its work-group step is tree (private copies) or local-atomic (a shared copy), not {g}"
+            )))
+        }
+        None => {}
+    }
+    if gpu && shared_ok && bytes <= budget / 2 {
+        return Ok((
+            SpanStore::LocalShared,
+            GroupAlgo::LocalAtomic,
+            "GPU with fast local atomics: one shared copy per work-group in local memory",
+        ));
+    }
+    if (!gpu && private_fits(1)) || (gpu && private_fits(32)) {
+        return Ok((
+            SpanStore::LocalPrivate,
+            GroupAlgo::Tree,
+            if gpu {
+                "no usable local atomic: one private copy per work-item in local memory"
+            } else {
+                "CPU: one private copy per work-item in local memory (plain stores, no atomics)"
+            },
+        ));
+    }
+    if shared_ok && bytes <= budget {
+        return Ok((
+            SpanStore::LocalShared,
+            GroupAlgo::LocalAtomic,
+            "one shared copy per work-group in local memory, local atomics",
+        ));
+    }
+    if global_ok {
+        return Ok((
+            SpanStore::GlobalAtomic,
+            GroupAlgo::LocalAtomic,
+            "too large for private local copies: every update is a global atomic on the result",
+        ));
+    }
+    if private_fits(1) {
+        return Ok((
+            SpanStore::LocalPrivate,
+            GroupAlgo::Tree,
+            "one private copy per work-item in local memory",
+        ));
+    }
+    if bytes <= private_rows_cap(caps) {
+        return Ok((SpanStore::GlobalPrivate, GroupAlgo::Tree, "too large for local memory and no usable global atomic: one private copy per work-item in global scratch, folded by an extra pass"));
+    }
+    Err(Error::LocalMemory {
+        local: 1,
+        need: bytes,
+        have: caps.local_mem_size,
+        detail: format!("a span of {len} x {} fits neither local memory nor the scratch limit, and the device has no usable global atomic", v.ty),
+        device: caps.label(),
+    })
+}
+
+/// The cross-group step of a span whose store fixes it: updates that are already global
+/// atomics on the result, or per-work-item copies in global scratch that only an extra pass
+/// can fold.
+pub(super) fn fixed_cross(
+    caps: &DeviceCaps,
+    strategy: Strategy,
+    store: SpanStore,
+) -> Result<(CrossAlgo, String)> {
+    if store == SpanStore::GlobalAtomic {
+        return Ok((
+            CrossAlgo::Atomic,
+            "the updates themselves are global atomics on the result".to_string(),
+        ));
+    }
+    if strategy.cross.is_some_and(|c| c != CrossAlgo::ExtraPass) {
+        return Err(Error::Unsupported {
+            what: format!(
+                "cross-group step {} for a span kept in global scratch",
+                strategy.cross.unwrap_or(CrossAlgo::ExtraPass)
+            ),
+            missing: "local memory for the span's work-group copies (only an extra pass folds per-work-item copies)".into(),
+            device: caps.label(),
+        });
+    }
+    Ok((
+        CrossAlgo::ExtraPass,
+        "one extra pass folds the per-work-item copies element by element".to_string(),
+    ))
+}

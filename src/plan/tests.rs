@@ -1,0 +1,408 @@
+//! Planning tests on the capability fixtures: no device needed.
+
+use super::cross::PTX_STRUCT_LAST_MAX;
+use super::*;
+use crate::caps::{fixtures, Mask};
+use crate::ops::Op;
+
+fn req(form: FormRequest, op: Op, ty: ElemType) -> Request {
+    Request {
+        form,
+        shape: Shape::default(),
+        vars: vec![VarRequest::new(op, ty)],
+        strategy: Strategy::AUTO,
+        determinism: Determinism::Deterministic,
+        tuning: None,
+    }
+}
+const N: FormRequest = FormRequest::Range { n: 1 << 24 };
+
+#[test]
+fn nvidia_f32_sum_is_warp_shuffle_last_group_grid_stride() {
+    let p = plan(&fixtures::nvidia_h200(), &req(N, Op::Plus, ElemType::F32)).unwrap();
+    assert_eq!(p.vars[0].group, GroupAlgo::SgReduce, "PTX warp shuffles");
+    assert_eq!(p.vars[0].cross, CrossAlgo::LastGroup);
+    assert_eq!(p.order, IndexOrder::GridStride);
+    assert_eq!(p.local, 256);
+    assert_eq!(p.groups, 132 * 8);
+    assert_eq!(p.passes, 1);
+    assert!(p.deterministic);
+}
+
+#[test]
+fn nvidia_i32_sum_uses_atomics_both_levels_without_shuffles() {
+    let p = plan(&fixtures::nvidia_h200(), &req(N, Op::Plus, ElemType::I32)).unwrap();
+    assert_eq!(p.vars[0].group, GroupAlgo::SgReduce);
+    assert_eq!(p.vars[0].cross, CrossAlgo::Atomic);
+    let caps = Mask::parse("no-subgroups")
+        .unwrap()
+        .apply(&fixtures::nvidia_h200());
+    let p = plan(&caps, &req(N, Op::Plus, ElemType::I32)).unwrap();
+    assert_eq!(p.vars[0].group, GroupAlgo::LocalAtomic, "seed variant B");
+    assert_eq!(p.vars[0].cross, CrossAlgo::Atomic);
+    let p = plan(&caps, &req(N, Op::Plus, ElemType::F32)).unwrap();
+    assert_eq!(p.vars[0].group, GroupAlgo::Tree);
+}
+
+#[test]
+fn ptx_shuffles_need_whole_warps() {
+    let r = req(
+        FormRequest::NdRange {
+            global: 96 * 5,
+            local: 96,
+        },
+        Op::Multiplies,
+        ElemType::F64,
+    );
+    assert_eq!(
+        plan(&fixtures::nvidia_h200(), &r).unwrap().vars[0].group,
+        GroupAlgo::SgReduce
+    );
+    let r = req(
+        FormRequest::NdRange {
+            global: 1000,
+            local: 1000,
+        },
+        Op::Plus,
+        ElemType::F32,
+    );
+    assert_eq!(
+        plan(&fixtures::nvidia_h200(), &r).unwrap().vars[0].group,
+        GroupAlgo::Tree
+    );
+    let mut r = req(
+        FormRequest::NdRange {
+            global: 9,
+            local: 3,
+        },
+        Op::Plus,
+        ElemType::F32,
+    );
+    r.strategy = Strategy::new(GroupAlgo::SgReduce, CrossAlgo::LastGroup);
+    assert!(matches!(
+        plan(&fixtures::nvidia_h200(), &r),
+        Err(Error::Unsupported { .. })
+    ));
+}
+
+#[test]
+fn intel_prefers_work_group_collectives_and_blocked_order() {
+    let p = plan(&fixtures::intel_cpu(), &req(N, Op::Plus, ElemType::F32)).unwrap();
+    assert_eq!(p.vars[0].group, GroupAlgo::WgReduce);
+    assert_eq!(
+        p.vars[0].cross,
+        CrossAlgo::LastGroup,
+        "float atomics stay off in deterministic mode"
+    );
+    assert_eq!(p.order, IndexOrder::Contiguous);
+    let mut r = req(N, Op::Plus, ElemType::F32);
+    r.determinism = Determinism::Relaxed;
+    let p = plan(&fixtures::intel_cpu(), &r).unwrap();
+    assert_eq!(p.vars[0].cross, CrossAlgo::Atomic);
+    assert!(!p.deterministic);
+}
+
+#[test]
+fn float_max_atomics_are_deterministic() {
+    let p = plan(&fixtures::intel_cpu(), &req(N, Op::Maximum, ElemType::F32)).unwrap();
+    assert_eq!(p.vars[0].cross, CrossAlgo::Atomic);
+    assert!(p.deterministic);
+}
+
+#[test]
+fn multiplies_falls_back_to_sub_groups_or_tree() {
+    let p = plan(
+        &fixtures::intel_cpu(),
+        &req(N, Op::Multiplies, ElemType::I32),
+    )
+    .unwrap();
+    assert_eq!(p.vars[0].group, GroupAlgo::SgReduce);
+    assert_eq!(p.vars[0].cross, CrossAlgo::LastGroup);
+    let p = plan(&fixtures::amd_gpu(), &req(N, Op::Multiplies, ElemType::I32)).unwrap();
+    assert_eq!(p.vars[0].group, GroupAlgo::Tree);
+}
+
+#[test]
+fn masks_drive_every_path() {
+    let caps = Mask::parse("no-atomics")
+        .unwrap()
+        .apply(&fixtures::pocl_cpu());
+    let p = plan(&caps, &req(N, Op::Plus, ElemType::I32)).unwrap();
+    assert_eq!(p.vars[0].group, GroupAlgo::Tree);
+    assert_eq!(p.vars[0].cross, CrossAlgo::ExtraPass);
+    assert_eq!(p.passes, 2);
+    let caps = Mask::parse("no-group-reduce")
+        .unwrap()
+        .apply(&fixtures::intel_cpu());
+    assert_eq!(
+        plan(&caps, &req(N, Op::Plus, ElemType::F32)).unwrap().vars[0].group,
+        GroupAlgo::SgReduce
+    );
+}
+
+#[test]
+fn forcing_what_the_device_lacks_names_it() {
+    let mut r = req(N, Op::Plus, ElemType::F32);
+    r.strategy = Strategy::new(GroupAlgo::WgReduce, CrossAlgo::LastGroup);
+    match plan(&fixtures::nvidia_h200(), &r) {
+        Err(Error::Unsupported { missing, .. }) => {
+            assert!(missing.contains("work-group collective"), "{missing}")
+        }
+        other => panic!("{other:?}"),
+    }
+    r.strategy = Strategy::new(GroupAlgo::Tree, CrossAlgo::Atomic);
+    match plan(&fixtures::nvidia_h200(), &r) {
+        Err(Error::Unsupported { missing, .. }) => {
+            assert!(missing.contains("global atomics"), "{missing}")
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn nd_range_errors() {
+    let c = fixtures::nvidia_h200();
+    let r = req(
+        FormRequest::NdRange {
+            global: 1000,
+            local: 96,
+        },
+        Op::Plus,
+        ElemType::F32,
+    );
+    assert!(matches!(
+        plan(&c, &r),
+        Err(Error::NdRangeNotDivisible { .. })
+    ));
+    let r = req(
+        FormRequest::NdRange {
+            global: 2048,
+            local: 2048,
+        },
+        Op::Plus,
+        ElemType::F32,
+    );
+    assert!(matches!(plan(&c, &r), Err(Error::WorkGroupTooLarge { .. })));
+    let mut small = Mask::parse("no-subgroups").unwrap().apply(&c);
+    small.local_mem_size = 1024;
+    let r = req(
+        FormRequest::NdRange {
+            global: 1024,
+            local: 1024,
+        },
+        Op::Plus,
+        ElemType::F64,
+    );
+    assert!(matches!(plan(&small, &r), Err(Error::LocalMemory { .. })));
+    // The range form shrinks the work-group instead.
+    let p = plan(&small, &req(N, Op::Plus, ElemType::F64)).unwrap();
+    assert!(p.local_bytes <= 1024);
+}
+
+#[test]
+fn wide_indices_past_2_pow_32() {
+    let p = plan(
+        &fixtures::nvidia_h200(),
+        &req(FormRequest::Range { n: 5 << 30 }, Op::Plus, ElemType::F32),
+    )
+    .unwrap();
+    assert!(p.wide_index);
+    let p = plan(
+        &fixtures::nvidia_h200(),
+        &req(FormRequest::Range { n: 1 << 20 }, Op::Plus, ElemType::F32),
+    )
+    .unwrap();
+    assert!(!p.wide_index);
+}
+
+#[test]
+fn bitwise_on_float_is_refused() {
+    assert!(matches!(
+        plan(&fixtures::pocl_cpu(), &req(N, Op::BitAnd, ElemType::F32)),
+        Err(Error::Unsupported { .. })
+    ));
+}
+
+#[test]
+fn every_fixture_plans_every_op_and_type() {
+    for (name, caps) in fixtures::all() {
+        for op in Op::ALL {
+            for ty in ElemType::REDUCIBLE {
+                if !op.valid_for(ty) {
+                    continue;
+                }
+                for form in [
+                    N,
+                    FormRequest::NdRange {
+                        global: 96 * 7,
+                        local: 96,
+                    },
+                ] {
+                    let p = plan(&caps, &req(form, op, ty))
+                        .unwrap_or_else(|e| panic!("{name} {op} {ty}: {e}"));
+                    assert!(p.local_bytes <= caps.local_mem_size);
+                    assert!(!p.to_string().is_empty());
+                }
+            }
+        }
+    }
+}
+
+fn span_req(form: FormRequest, op: Op, ty: ElemType, len: usize) -> Request {
+    let mut r = req(form, op, ty);
+    r.vars[0].span = Some(len);
+    r
+}
+
+#[test]
+fn span_stores_follow_the_device() {
+    let nv = fixtures::nvidia_h200();
+    let p = plan(&nv, &span_req(N, Op::Plus, ElemType::U32, 256)).unwrap();
+    let v = &p.vars[0];
+    assert_eq!(
+        v.span.unwrap().store,
+        SpanStore::LocalShared,
+        "GPU histogram"
+    );
+    assert_eq!(v.cross, CrossAlgo::Atomic);
+    assert_eq!(p.local, 256);
+    // No float atomics (deterministic anyway): private copies, a smaller work-group.
+    let p = plan(&nv, &span_req(N, Op::Plus, ElemType::F32, 256)).unwrap();
+    assert_eq!(p.vars[0].span.unwrap().store, SpanStore::LocalPrivate);
+    assert!(p.local_bytes <= nv.local_mem_size && p.local >= 32, "{p}");
+    // Too large for local memory.
+    let p = plan(&nv, &span_req(N, Op::Plus, ElemType::U32, 65536)).unwrap();
+    assert_eq!(p.vars[0].span.unwrap().store, SpanStore::GlobalAtomic);
+    let p = plan(&nv, &span_req(N, Op::Plus, ElemType::F32, 65536)).unwrap();
+    assert_eq!(p.vars[0].span.unwrap().store, SpanStore::GlobalPrivate);
+    assert_eq!(p.passes, 2);
+    assert!(p.groups * p.local as u64 * 65536 * 4 <= 256 << 20);
+    // CPUs keep a private copy per work-item.
+    let p = plan(
+        &fixtures::pocl_cpu(),
+        &span_req(N, Op::Plus, ElemType::U32, 256),
+    )
+    .unwrap();
+    assert_eq!(p.vars[0].span.unwrap().store, SpanStore::LocalPrivate);
+    // nd_range with a fixed work-group that cannot hold private copies.
+    let nd = FormRequest::NdRange {
+        global: 1024 * 4,
+        local: 1024,
+    };
+    let p = plan(&nv, &span_req(nd, Op::Maximum, ElemType::F64, 4096)).unwrap();
+    assert_eq!(p.vars[0].span.unwrap().store, SpanStore::GlobalPrivate);
+}
+
+#[test]
+fn ptx_acquire_release_publishes_structures_on_nvidia() {
+    // NVIDIA's OpenCL without OpenCL C 2.0 acquire/release: the PTX path carries the
+    // last-group protocol, so a (value, index) pair still finishes in one launch.
+    let nv = fixtures::nvidia_h200();
+    assert!(!nv.c11_atomics() && nv.acq_rel());
+    let mut r = req(
+        FormRequest::Range { n: 1 << 20 },
+        Op::Minimum,
+        ElemType::F32,
+    );
+    r.vars[0].op = Operator::ArgMin;
+    let p = plan(&nv, &r).unwrap();
+    assert_eq!(p.vars[0].cross, CrossAlgo::LastGroup);
+    assert!(p.ptx_acq_rel && !p.c11_atomics);
+    // Above PTX_STRUCT_LAST_MAX the extra pass keeps the main kernel's registers down.
+    r.form = FormRequest::Range {
+        n: PTX_STRUCT_LAST_MAX + 1,
+    };
+    let p = plan(&nv, &r).unwrap();
+    assert_eq!(p.vars[0].cross, CrossAlgo::ExtraPass);
+    assert!(p.vars[0].cross_reason.contains("registers"));
+    r.form = FormRequest::Range { n: 1 << 20 };
+    assert!(plan(&nv, &r)
+        .unwrap()
+        .to_string()
+        .contains("NVIDIA PTX acquire/release"));
+    // A plain partial keeps the OpenCL 1.2 atomic publish: no PTX ticket for a sum.
+    let p = plan(&nv, &req(N, Op::Plus, ElemType::F32)).unwrap();
+    assert_eq!(p.vars[0].cross, CrossAlgo::LastGroup);
+    assert!(!p.ptx_acq_rel);
+    // The mask that removes OpenCL C 2.0 atomics removes the PTX path too.
+    let masked = Mask::parse("no-c11-atomics").unwrap().apply(&nv);
+    let p = plan(&masked, &r).unwrap();
+    assert_eq!(p.vars[0].cross, CrossAlgo::ExtraPass);
+    assert!(!p.ptx_acq_rel);
+    // Never outside NVIDIA, and never beside C11 atomics.
+    for c in [
+        fixtures::amd_gpu(),
+        fixtures::oclgrind(),
+        fixtures::intel_cpu(),
+    ] {
+        assert!(!plan(&c, &r).unwrap().ptx_acq_rel);
+    }
+    let mut both = fixtures::nvidia_h200();
+    both.atomics.order_acq_rel = true;
+    both.atomics.scope_device = true;
+    assert!(both.c11_atomics());
+    assert!(!plan(&both, &r).unwrap().ptx_acq_rel);
+}
+
+#[test]
+fn argmin_and_custom_ops_plan_without_atomics_unless_declared() {
+    let nv = fixtures::nvidia_h200();
+    let p = plan(&nv, &req(N, Op::Plus, ElemType::F32)).unwrap();
+    assert_eq!(p.vars[0].shape, AccShape::Plain);
+    let mut r = req(N, Op::Minimum, ElemType::F32);
+    r.vars[0].op = Operator::ArgMin;
+    let p = plan(&nv, &r).unwrap();
+    assert_eq!(p.vars[0].shape, AccShape::Pair);
+    assert_eq!(
+        p.vars[0].group,
+        GroupAlgo::SgReduce,
+        "PTX shuffles move pairs"
+    );
+    assert_eq!(
+        p.vars[0].cross,
+        CrossAlgo::ExtraPass,
+        "2^24 > PTX_STRUCT_LAST_MAX"
+    );
+    assert_eq!(p.vars[0].acc_bytes, 16);
+    let p = plan(&fixtures::oclgrind(), &r).unwrap();
+    assert_eq!(p.vars[0].group, GroupAlgo::Tree);
+    assert_eq!(
+        p.vars[0].cross,
+        CrossAlgo::ExtraPass,
+        "no OpenCL C 2.0 atomics to publish a pair"
+    );
+    let custom = crate::ops::CustomOp::new("a + b").identity(0i32);
+    r = req(N, Op::Plus, ElemType::I32);
+    r.vars[0].op = custom.clone().into();
+    let p = plan(&nv, &r).unwrap();
+    assert_eq!(
+        p.vars[0].cross,
+        CrossAlgo::LastGroup,
+        "undeclared: no atomics"
+    );
+    r.vars[0].op = custom.atomic(Op::Plus).into();
+    let p = plan(&nv, &r).unwrap();
+    assert_eq!(p.vars[0].cross, CrossAlgo::Atomic, "declared plus");
+    r.vars[0].op = crate::ops::CustomOp::new("max(a, b)").into();
+    let p = plan(&nv, &r).unwrap();
+    assert_eq!(p.vars[0].shape, AccShape::Flagged);
+    assert_eq!(p.vars[0].identity, None);
+    r.vars[0].init_to_identity = true;
+    assert!(matches!(plan(&nv, &r), Err(Error::NoIdentity { .. })));
+    r.vars[0].init_to_identity = false;
+    r.vars[0].op = crate::ops::CustomOp::new("a + b").identity(0.0f32).into();
+    assert!(matches!(plan(&nv, &r), Err(Error::TypeMismatch { .. })));
+}
+
+#[test]
+fn strategy_parse_round_trips() {
+    for s in Strategy::all_forced() {
+        assert_eq!(Strategy::parse(&s.to_string()).unwrap(), s);
+    }
+    assert_eq!(
+        Strategy::parse("tree+last").unwrap(),
+        Strategy::new(GroupAlgo::Tree, CrossAlgo::LastGroup)
+    );
+    assert_eq!(Strategy::parse("auto").unwrap(), Strategy::AUTO);
+    assert!(Strategy::parse("bogus+x").is_err());
+}
