@@ -25,37 +25,34 @@
 //! specialized by `-D` defines), `launch` (every `unsafe` OpenCL call; the only other `unsafe` is
 //! the byte view of element slices in `buffer`), and [`Queue`] tying them together.
 
-mod buffer;
+mod api;
 pub mod caps;
 pub mod check;
 mod codegen;
-pub mod device;
-mod dynbuf;
 mod error;
-mod launch;
 mod ops;
 pub mod plan;
-mod program;
-mod queue;
-mod reduce;
+mod runtime;
 mod types;
 
-pub use buffer::{AnyBuffer, Buffer};
-pub use caps::{DeviceCaps, Mask};
-pub use device::{devices, Device};
-pub use dynbuf::DynBuffer;
-pub use error::{Error, Result};
-pub use ops::{CustomOp, Op, Operator};
-pub use plan::{CrossAlgo, Determinism, GroupAlgo, Plan, Strategy};
-pub use queue::Queue;
-pub use reduce::{
+pub use runtime::device;
+
+pub use api::{
     reduction, reduction_argmax, reduction_argmin, reduction_span, Form, Kernel, NdRange, Options,
     Range, ReduceEvent, Reduction, Reductions,
 };
+pub use caps::{DeviceCaps, Mask};
+pub use device::{devices, Device};
+pub use error::{Error, Result};
+pub use ops::{CustomOp, Op, Operator};
+pub use plan::{CrossAlgo, Determinism, GroupAlgo, Plan, Strategy};
+pub use runtime::buffer::{AnyBuffer, Buffer};
+pub use runtime::dynbuf::DynBuffer;
+pub use runtime::queue::Queue;
 pub use types::{ElemType, Element, Half, HostVec, Value};
 
 /// How many programs this process has compiled (every device, every queue): a repeated launch
 /// compiles nothing, so tests and benchmarks check "compile once" with it.
 pub fn compiled_programs() -> u64 {
-    program::compiled_count()
+    runtime::program::compiled_count()
 }

@@ -3,7 +3,7 @@
 
 use super::{AtomicCaps, DeviceCaps, DeviceKind, SubGroupCaps, Workarounds};
 
-/// The raw answers of the device queries, before interpretation. Filled by `crate::device`.
+/// The raw answers of the device queries, before interpretation. Filled by `crate::runtime::device`.
 #[derive(Debug, Clone, Default)]
 pub struct RawDeviceInfo {
     pub platform: String,

@@ -111,7 +111,7 @@ pub(super) fn nd_range(
             reason: "local size 0".into(),
         });
     }
-    if global % local as u64 != 0 {
+    if !global.is_multiple_of(local as u64) {
         return Err(Error::NdRangeNotDivisible {
             global: vec![global as usize],
             local: vec![local],

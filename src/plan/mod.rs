@@ -151,7 +151,11 @@ fn var_plans(
     let local = geo.local;
     let mut vars = Vec::new();
     for ((v, (mut g, mut g_reason)), sp) in req.vars.iter().zip(groups_algo).zip(spans) {
-        if sp.is_none() && g == GroupAlgo::SgReduce && caps.sg_via_ptx() && local % 32 != 0 {
+        if sp.is_none()
+            && g == GroupAlgo::SgReduce
+            && caps.sg_via_ptx()
+            && !local.is_multiple_of(32)
+        {
             // PTX shuffles with a full mask need whole warps.
             if req.strategy.group.is_some() {
                 return Err(Error::Unsupported {

@@ -1,8 +1,8 @@
 //! Typed device buffers.
 
+use super::launch::{self, Mem};
+use super::queue::{Queue, QueueInner};
 use crate::error::{Error, Result};
-use crate::launch::{self, Mem};
-use crate::queue::QueueInner;
 use crate::types::{ElemType, Element};
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -175,5 +175,27 @@ impl<T: Element> AnyBuffer for Buffer<T> {
     }
     fn queue_id(&self) -> usize {
         Arc::as_ptr(&self.queue) as usize
+    }
+}
+
+impl Queue {
+    /// A device buffer holding a copy of `data`.
+    pub fn buffer_from<T: Element>(&self, data: &[T]) -> Result<Buffer<T>> {
+        Buffer::create(&self.inner, Some(data), data.len())
+    }
+
+    /// A device buffer of `len` elements, zero-filled.
+    pub fn buffer<T: Element>(&self, len: usize) -> Result<Buffer<T>> {
+        let b = Buffer::create(&self.inner, None, len)?;
+        if len > 0 {
+            launch::fill(
+                &self.inner.queue,
+                &b.mem,
+                &[0u8; 8][..std::mem::size_of::<T>()],
+                0,
+                b.mem.bytes,
+            )?;
+        }
+        Ok(b)
     }
 }

@@ -2,25 +2,15 @@
 //! SYCL's `property::queue::enable_profiling`), the masked capabilities, and the scratch
 //! buffers reductions reuse.
 
-use crate::buffer::Buffer;
+use super::device::{self, Device};
+use super::launch::{self, Compiled, DeviceContext, DeviceQueue};
+use super::scratch::Scratch;
 use crate::caps::{DeviceCaps, Mask};
-use crate::device::{self, Device};
+use crate::codegen::ParamKind;
 use crate::error::Result;
-use crate::launch::{self, DeviceContext, DeviceQueue, Mem};
-use crate::types::Element;
+use crate::plan::{Plan, Request};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-
-/// Scratch memory reused across launches: partial results per variable slot, the work-group
-/// counter of last-group detection, and a backup of result values that a launch overwrites
-/// before its kernel runs. A launch holds the lock while it enqueues; the queue is in-order, so
-/// the next launch's kernels run only after this one's have finished.
-#[derive(Default)]
-pub(crate) struct Scratch {
-    pub partials: Vec<Option<Mem>>,
-    pub counter: Option<Mem>,
-    pub backup: Option<Mem>,
-}
 
 pub(crate) struct QueueInner {
     pub device: Device,
@@ -39,10 +29,26 @@ pub(crate) struct QueueInner {
     /// Plans and programs of recent launches, keyed by everything they depend on: a repeated
     /// launch (same request, names, parameters and body) skips validation, planning and code
     /// generation. Cleared when it grows past `LAUNCH_CACHE_MAX` entries.
-    pub launches: Mutex<HashMap<crate::reduce::LaunchKey, crate::reduce::Launchable>>,
+    pub launches: Mutex<HashMap<LaunchKey, Launchable>>,
 }
 
 pub(crate) const LAUNCH_CACHE_MAX: usize = 4096;
+
+/// Everything a launch's plan and program depend on: the key of the queue's launch cache.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub(crate) struct LaunchKey {
+    pub req: Request,
+    pub names: Vec<String>,
+    pub params: Vec<(String, ParamKind)>,
+    pub body: String,
+}
+
+/// A cached plan with its compiled program.
+#[derive(Clone)]
+pub(crate) struct Launchable {
+    pub plan: Arc<Plan>,
+    pub compiled: Arc<Compiled>,
+}
 
 /// A device plus an in-order command queue. Profiling is off unless asked for
 /// ([`Queue::with_profiling`]), as in SYCL: on NVIDIA's OpenCL a profiling queue costs about
@@ -134,26 +140,6 @@ impl Queue {
 
     pub fn mask(&self) -> Mask {
         self.inner.mask
-    }
-
-    /// A device buffer holding a copy of `data`.
-    pub fn buffer_from<T: Element>(&self, data: &[T]) -> Result<Buffer<T>> {
-        Buffer::create(&self.inner, Some(data), data.len())
-    }
-
-    /// A device buffer of `len` elements, zero-filled.
-    pub fn buffer<T: Element>(&self, len: usize) -> Result<Buffer<T>> {
-        let b = Buffer::create(&self.inner, None, len)?;
-        if len > 0 {
-            launch::fill(
-                &self.inner.queue,
-                &b.mem,
-                &[0u8; 8][..std::mem::size_of::<T>()],
-                0,
-                b.mem.bytes,
-            )?;
-        }
-        Ok(b)
     }
 
     /// Waits for everything enqueued on this queue.

@@ -1,18 +1,26 @@
-//! Turns a [`Plan`] and a user body into OpenCL C source plus `-D` build options. The kernels
-//! themselves live in `kernels/*.cl`; this module only writes the defines, the per-variable
-//! inclusion and the user body wrapper.
+//! Code generation: turns a [`Plan`] and a user body into OpenCL C source plus `-D` build
+//! options. The kernels themselves live in `kernels/*.cl` (embedded with `include_str!`); this
+//! room writes the defines (`options.rs`), the per-variable inclusion, the generated glue and
+//! the user body wrapper (here), reads names in the body (`names.rs`) and maps build logs back
+//! to the body (`log.rs`). It imports `plan`, `caps`, `ops` and `types`, never the runtime.
+
+mod log;
+pub(crate) mod names;
+mod options;
+
+pub(crate) use log::map_log;
+pub(crate) use names::mentions;
+pub(crate) use options::options;
 
 use crate::caps::DeviceCaps;
 use crate::ops::Operator;
-use crate::plan::{
-    AccShape, CrossAlgo, FormRequest, GroupAlgo, IndexOrder, Plan, SpanStore, VarPlan,
-};
+use crate::plan::{AccShape, CrossAlgo, FormRequest, GroupAlgo, Plan, SpanStore, VarPlan};
 use crate::types::ElemType;
 
-pub(crate) const COMMON_CL: &str = include_str!("../kernels/common.cl");
-pub(crate) const VAR_CL: &str = include_str!("../kernels/var.cl");
-pub(crate) const REDUCE_CL: &str = include_str!("../kernels/reduce.cl");
-pub(crate) const ITEM_CL: &str = include_str!("../kernels/item.cl");
+pub(crate) const COMMON_CL: &str = include_str!("../../kernels/common.cl");
+pub(crate) const VAR_CL: &str = include_str!("../../kernels/var.cl");
+pub(crate) const REDUCE_CL: &str = include_str!("../../kernels/reduce.cl");
+pub(crate) const ITEM_CL: &str = include_str!("../../kernels/item.cl");
 
 /// The kernel source `name` (`common.cl`, `var.cl`, `reduce.cl`): the embedded copy, or the file
 /// of that name in the directory `CLREDUCE_KERNELS` when that variable is set (kernel
@@ -47,120 +55,6 @@ pub(crate) struct Generated {
     pub body_lines: usize,
 }
 
-fn kind(ty: ElemType) -> &'static str {
-    match ty {
-        ElemType::I32 | ElemType::U32 => "CLR_KIND_INT32",
-        ElemType::I64 | ElemType::U64 => "CLR_KIND_INT64",
-        ElemType::F32 | ElemType::F16 => "CLR_KIND_F32",
-        ElemType::F64 => "CLR_KIND_F64",
-    }
-}
-
-/// The `-D` options of a plan.
-pub(crate) fn options(plan: &Plan, caps: &DeviceCaps) -> String {
-    let mut o = vec![caps.cl_std().option().to_string()];
-    if plan.local > 256 && caps.has_extension("cl_nv_compiler_options") {
-        // NVIDIA's compiler budgets registers for 256 work-items regardless of
-        // reqd_work_group_size (CL_KERNEL_WORK_GROUP_SIZE came back 256 for local 1000 on the
-        // H200); cap them so the whole work-group fits the 64 Ki-register file.
-        let regs = (65536 / plan.local.next_multiple_of(32)).min(255) / 8 * 8;
-        o.push(format!("-cl-nv-maxrregcount={regs}"));
-    }
-    if let Ok(extra) = std::env::var("CLREDUCE_EXTRA_OPTIONS") {
-        // Developer knob: more build options (e.g. -cl-nv-verbose with CLREDUCE_LOG=debug).
-        o.push(extra);
-    }
-    let mut d = |k: &str, v: String| o.push(format!("-D {k}={v}"));
-    d("CLR_WG", plan.local.to_string());
-    d("CLR_WG_POW2", pow2_floor(plan.local).to_string());
-    d(
-        "CLR_IDX",
-        if plan.wide_index { "ulong" } else { "uint" }.into(),
-    );
-    d(
-        "CLR_FORM",
-        if matches!(plan.form, FormRequest::NdRange { .. }) {
-            "CLR_FORM_ND"
-        } else {
-            "CLR_FORM_RANGE"
-        }
-        .into(),
-    );
-    d(
-        "CLR_ORDER",
-        match plan.order {
-            IndexOrder::Blocked => "CLR_ORDER_BLOCKED",
-            IndexOrder::Contiguous => "CLR_ORDER_CONTIG",
-            _ => "CLR_ORDER_GRID",
-        }
-        .into(),
-    );
-    d("CLR_UNROLL", plan.unroll.to_string());
-    d("CLR_RANK", plan.shape.rank.to_string());
-    if plan.shape.rank > 1 {
-        // Multi-dimensional ids need the extents at compile time (a rank-1 launch does not, so
-        // its program serves every n).
-        for k in 0..3 {
-            d(&format!("CLR_E{k}"), format!("{}UL", plan.shape.global[k]));
-            d(&format!("CLR_L{k}"), format!("{}UL", plan.shape.local[k]));
-        }
-    }
-    d("CLR_C11", (plan.c11_atomics as u8).to_string());
-    d("CLR_PTX_ACQREL", (plan.ptx_acq_rel as u8).to_string());
-    d(
-        "CLR_HAS_LAST",
-        (plan.uses(CrossAlgo::LastGroup) as u8).to_string(),
-    );
-    d(
-        "CLR_I64_ATOMICS",
-        (caps.atomics.int64_base as u8).to_string(),
-    );
-    d("CLR_SG_PTX", (caps.sg_via_ptx() as u8).to_string());
-    d(
-        "CLR_SERIAL_FINISH",
-        (caps.workarounds.serial_last_group_tree as u8).to_string(),
-    );
-    for (k, v) in plan.vars.iter().enumerate() {
-        d(&format!("R{k}_T"), v.ty.cl_name().into());
-        d(&format!("R{k}_A"), acc_type(k, v));
-        d(
-            &format!("R{k}_SHAPE"),
-            match v.shape {
-                AccShape::Plain => "CLR_SHAPE_PLAIN",
-                AccShape::Flagged => "CLR_SHAPE_FLAGGED",
-                AccShape::Pair => "CLR_SHAPE_PAIR",
-            }
-            .into(),
-        );
-        d(&format!("R{k}_KIND"), kind(v.ty).into());
-        d(&format!("R{k}_OPID"), v.op.cl_id().into());
-        d(
-            &format!("R{k}_AOPID"),
-            v.op.atomic_op().map_or("0", |op| op.cl_id()).into(),
-        );
-        d(
-            &format!("R{k}_ID"),
-            v.identity.map_or("0".into(), |id| id.cl_literal()),
-        );
-        d(&format!("R{k}_GS"), v.group.cl_id().into());
-        d(&format!("R{k}_XS"), v.cross.cl_id().into());
-        d(
-            &format!("R{k}_INIT"),
-            (!v.init_to_identity as u8).to_string(),
-        );
-        d(&format!("R{k}_LSLOTS"), v.local_slots.to_string());
-        d(
-            &format!("R{k}_SPAN"),
-            v.span.map_or(0, |s| s.len).to_string(),
-        );
-        d(
-            &format!("R{k}_SSTORE"),
-            v.span.map_or("0", |s| s.store.cl_id()).into(),
-        );
-    }
-    o.join(" ")
-}
-
 /// OpenCL's id functions as a multi-dimensional nd_range body sees them (kernels/item.cl).
 const ND_IDS: [(&str, &str); 9] = [
     ("get_global_id(d)", "clr_global_id(d)"),
@@ -174,17 +68,8 @@ const ND_IDS: [(&str, &str); 9] = [
     ("get_work_dim()", "CLR_RANK"),
 ];
 
-/// Whether `word` occurs in `body` as a whole identifier.
-pub(crate) fn mentions(body: &str, word: &str) -> bool {
-    let b = body.as_bytes();
-    let is_word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
-    body.match_indices(word).any(|(p, _)| {
-        (p == 0 || !is_word(b[p - 1])) && b.get(p + word.len()).is_none_or(|&c| !is_word(c))
-    })
-}
-
 /// The accumulator type of variable `k`: its element type, or a struct generated in the source.
-fn acc_type(k: usize, v: &VarPlan) -> String {
+pub(super) fn acc_type(k: usize, v: &VarPlan) -> String {
     match v.shape {
         AccShape::Plain => v.ty.cl_name().into(),
         _ => format!("clr_acc_{k}"),
@@ -236,11 +121,9 @@ fn reducer_macros(k: usize, v: &VarPlan, name: &str) -> String {
     }
 }
 
-fn pow2_floor(x: usize) -> usize {
-    1 << (usize::BITS - 1 - x.max(1).leading_zeros())
-}
-
-/// Generates the full program for a plan, reducer names and user body.
+/// Generates the full program for a plan, reducer names and user body: extensions, common.cl,
+/// the accumulator types, var.cl once per variable, item.cl, the generated glue, the body
+/// wrapper and reduce.cl.
 pub(crate) fn generate(
     plan: &Plan,
     caps: &DeviceCaps,
@@ -248,10 +131,36 @@ pub(crate) fn generate(
     body: &str,
     params: &[(String, ParamKind)],
 ) -> Generated {
+    let mut s = extensions(plan, caps, params);
+    s.push_str(&kernel_source("common.cl", COMMON_CL));
+    s.push_str(&accumulator_types(plan));
+    let var_cl = kernel_source("var.cl", VAR_CL);
+    for k in 0..plan.vars.len() {
+        s.push_str(&format!("#define CLR_V {k}\n"));
+        s.push_str(&var_cl);
+        s.push_str("#undef CLR_V\n");
+    }
+    s.push_str(&kernel_source("item.cl", ITEM_CL));
+    let user_params = user_params(caps, params);
+    s.push_str(&glue(plan, params, &user_params));
+    let body_first_line = push_body(&mut s, plan, names, body, &user_params);
+    s.push_str(&kernel_source("reduce.cl", REDUCE_CL));
+    Generated {
+        source: s,
+        options: options(plan, caps),
+        body_first_line,
+        body_lines: body.lines().count().max(1),
+    }
+}
+
+/// The `#pragma OPENCL EXTENSION` lines the program needs.
+fn extensions(plan: &Plan, caps: &DeviceCaps, params: &[(String, ParamKind)]) -> String {
     let mut s = String::new();
-    // Extensions the program needs.
     let any_ty = |t: ElemType| {
-        plan.vars.iter().any(|v| v.ty == t) || params.iter().any(|(_, p)| matches!(p, ParamKind::Buffer { ty, .. } | ParamKind::Scalar { ty } if *ty == t))
+        plan.vars.iter().any(|v| v.ty == t)
+            || params.iter().any(|(_, p)| {
+                matches!(p, ParamKind::Buffer { ty, .. } | ParamKind::Scalar { ty } if *ty == t)
+            })
     };
     if any_ty(ElemType::F64) && caps.has_extension("cl_khr_fp64") {
         s.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
@@ -281,7 +190,13 @@ pub(crate) fn generate(
             );
         }
     }
-    s.push_str(&kernel_source("common.cl", COMMON_CL));
+    s
+}
+
+/// The structs of identity-less and (value, index) accumulators, the pad flag, and the macro of
+/// a custom combiner, per variable.
+fn accumulator_types(plan: &Plan) -> String {
+    let mut s = String::new();
     for (k, v) in plan.vars.iter().enumerate() {
         let t = v.ty.cl_name();
         // No implicit padding (the flag is as wide as the value; a 4-byte value before a ulong
@@ -309,21 +224,17 @@ pub(crate) fn generate(
             ));
         }
     }
-    let var_cl = kernel_source("var.cl", VAR_CL);
-    for k in 0..plan.vars.len() {
-        s.push_str(&format!("#define CLR_V {k}\n"));
-        s.push_str(&var_cl);
-        s.push_str("#undef CLR_V\n");
-    }
-    s.push_str(&kernel_source("item.cl", ITEM_CL));
-    // Generated glue.
+    s
+}
+
+/// The user's parameters as the kernel signature declares them, each preceded by a comma.
+fn user_params(caps: &DeviceCaps, params: &[(String, ParamKind)]) -> String {
     let restrict = if caps.workarounds.no_restrict {
         ""
     } else {
         "restrict "
     };
-    let idx = if plan.wide_index { "ulong" } else { "uint" };
-    let user_params: String = params
+    params
         .iter()
         .map(|(name, p)| match p {
             ParamKind::Buffer {
@@ -335,7 +246,13 @@ pub(crate) fn generate(
             }
             ParamKind::Scalar { ty } => format!(", const {} {name}", ty.cl_name()),
         })
-        .collect();
+        .collect()
+}
+
+/// The generated macros kernels/reduce.cl expects: CLR_FOR_VARS, CLR_VAR_PARAMS,
+/// CLR_USER_PARAMS and CLR_CALL.
+fn glue(plan: &Plan, params: &[(String, ParamKind)], user_params: &str) -> String {
+    let mut s = String::new();
     let user_args: String = params.iter().map(|(name, _)| format!(", {name}")).collect();
     let fors: String = (0..plan.vars.len()).map(|k| format!(" X({k})")).collect();
     s.push_str(&format!("#define CLR_FOR_VARS(X){fors}\n"));
@@ -362,7 +279,20 @@ pub(crate) fn generate(
     s.push_str(&format!(
         "#define CLR_CALL(i, u) clr_body((i), clr_n{accs}{user_args})\n"
     ));
-    // The user body, with each reducer visible under its name.
+    s
+}
+
+/// The user body inside `clr_body`, with each reducer visible under its name (and, for a
+/// multi-dimensional nd_range, OpenCL's id functions in the user's dimensions). Returns the
+/// source line where the body starts.
+fn push_body(
+    s: &mut String,
+    plan: &Plan,
+    names: &[String],
+    body: &str,
+    user_params: &str,
+) -> usize {
+    let idx = if plan.wide_index { "ulong" } else { "uint" };
     let reducer_params: String = plan
         .vars
         .iter()
@@ -405,73 +335,5 @@ pub(crate) fn generate(
         s.push_str(&format!("#undef {name}_combine\n"));
     }
     s.push_str("}\n");
-    s.push_str(&kernel_source("reduce.cl", REDUCE_CL));
-    Generated {
-        source: s,
-        options: options(plan, caps),
-        body_first_line,
-        body_lines: body.lines().count().max(1),
-    }
-}
-
-/// Rewrites `file:LINE:COL` locations inside the body to `body:LINE:COL`, so a build log points
-/// at the user's own lines. Returns the mapped log and whether any location fell in the body.
-pub(crate) fn map_log(log: &str, first: usize, lines: usize) -> (String, bool) {
-    let mut hit = false;
-    let mapped = log
-        .lines()
-        .map(|l| {
-            // Find the first ":<digits>:" and map it when inside the body.
-            let bytes = l.as_bytes();
-            let mut i = 0;
-            while i < bytes.len() {
-                if bytes[i] == b':' {
-                    let start = i + 1;
-                    let mut j = start;
-                    while j < bytes.len() && bytes[j].is_ascii_digit() {
-                        j += 1;
-                    }
-                    if j > start && j < bytes.len() && bytes[j] == b':' {
-                        if let Ok(n) = l[start..j].parse::<usize>() {
-                            if n >= first && n < first + lines {
-                                hit = true;
-                                let prefix_end = l[..i]
-                                    .rfind(|c: char| c.is_whitespace())
-                                    .map(|p| p + 1)
-                                    .unwrap_or(0);
-                                return format!(
-                                    "{}body:{}{}",
-                                    &l[..prefix_end],
-                                    n - first + 1,
-                                    &l[j..]
-                                );
-                            }
-                        }
-                        break;
-                    }
-                }
-                i += 1;
-            }
-            l.to_string()
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    (mapped, hit)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    #[test]
-    fn log_lines_map_to_the_body() {
-        let (m, hit) = map_log(
-            "<source>:120:5: error: use of undeclared identifier 'y'\nother",
-            118,
-            3,
-        );
-        assert!(hit);
-        assert!(m.starts_with("body:3:5: error"), "{m}");
-        let (_, hit) = map_log("<source>:10:5: error: x", 118, 3);
-        assert!(!hit);
-    }
+    body_first_line
 }

@@ -1,9 +1,9 @@
 //! Program building and the process-wide program cache: each (device, source, options) is
 //! compiled once for the life of the process, even when many threads ask at the same moment.
 
-use crate::device::Device;
-use crate::error::{Error, Result};
-use opencl3::context::Context;
+use super::build::build_uncached;
+use super::device::Device;
+use crate::error::Result;
 use opencl3::program::Program;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -52,7 +52,13 @@ pub(crate) fn get(device: &Device, source: &str, options: &str) -> Result<Arc<Pr
     // call it with the lock already held.
     let serial = device.serial()?;
     let held = serial.hold();
-    let program = Arc::new(build_uncached(device, &ctx, source, options)?);
+    let program = Arc::new(build_uncached(
+        device.id(),
+        &device.label(),
+        &ctx,
+        source,
+        options,
+    )?);
     drop(held);
     BUILDS.fetch_add(1, Ordering::Relaxed);
     tracing::debug!(device = %device.label(), options, "program compiled");
@@ -67,30 +73,4 @@ pub(crate) fn get(device: &Device, source: &str, options: &str) -> Result<Arc<Pr
     }
     *guard = Some(program.clone());
     Ok(program)
-}
-
-/// Compiles without the cache; a failure carries the device, the options, the whole build log
-/// and the source.
-pub(crate) fn build_uncached(
-    device: &Device,
-    ctx: &Context,
-    source: &str,
-    options: &str,
-) -> Result<Program> {
-    let mut program =
-        Program::create_from_source(ctx, source).map_err(Error::cl("clCreateProgramWithSource"))?;
-    match program.build(&[device.id()], options) {
-        Ok(()) => Ok(program),
-        Err(_) => {
-            let log = program
-                .get_build_log(device.id())
-                .unwrap_or_else(|e| format!("(no build log: {e})"));
-            Err(Error::Build {
-                device: device.label(),
-                options: options.to_string(),
-                log,
-                generated: source.to_string(),
-            })
-        }
-    }
 }

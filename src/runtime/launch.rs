@@ -429,11 +429,12 @@ pub(crate) struct Compiled {
 }
 
 impl Compiled {
+    /// Wraps a built program; `serial` is its device's command lock (`Device::serial`).
     pub fn new(
         program: std::sync::Arc<Program>,
         device: opencl3::types::cl_device_id,
+        serial: Serial,
     ) -> Result<Compiled> {
-        let serial = crate::device::serial_of(device);
         let g = serial.hold();
         let main = Kernel::create(&program, "clr_main").map_err(Error::cl("clCreateKernel"))?;
         let kernel_wg_limit = main

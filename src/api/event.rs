@@ -1,0 +1,76 @@
+//! [`ReduceEvent`]: a launched reduction, its events, its plan and what it keeps alive.
+
+use crate::error::{Error, Result};
+use crate::plan::Plan;
+use crate::runtime::launch::{self, Mem};
+use crate::runtime::queue::QueueInner;
+use opencl3::event::Event;
+use std::sync::Arc;
+
+/// A launched reduction: its events, its plan, and what it must keep alive. The results are on
+/// the device until read (`Buffer::to_vec`, `get`), which waits for them.
+pub struct ReduceEvent {
+    events: Vec<Event>,
+    /// The device label when the queue records no profiling timestamps.
+    unprofiled: Option<String>,
+    /// The queue's `Workarounds::poll_read` budget: `wait` polls before it blocks.
+    poll: Option<std::time::Duration>,
+    plan: Option<Arc<Plan>>,
+    _keep: Vec<Arc<Mem>>,
+}
+
+impl ReduceEvent {
+    /// The event of a launch on `q`: its commands' events, the plan that ran and the buffers
+    /// its commands use (kept alive until the event is dropped).
+    pub(crate) fn new(
+        q: &QueueInner,
+        events: Vec<Event>,
+        plan: Option<Arc<Plan>>,
+        keep: Vec<Arc<Mem>>,
+    ) -> ReduceEvent {
+        ReduceEvent {
+            events,
+            unprofiled: (!q.profiling).then(|| q.device.label()),
+            poll: q.queue.poll_read(),
+            plan,
+            _keep: keep,
+        }
+    }
+    /// Blocks until the reduction has finished.
+    pub fn wait(&self) -> Result<()> {
+        for e in &self.events {
+            launch::wait_event(e, self.poll, "clEnqueueNDRangeKernel")?;
+        }
+        Ok(())
+    }
+    /// The plan that ran (`None` when nothing had to run, e.g. n = 0).
+    pub fn plan(&self) -> Option<&Plan> {
+        self.plan.as_deref()
+    }
+    /// Device time in nanoseconds from the first command's start to the last one's end
+    /// (OpenCL profiling events). Waits first. Needs a queue made by
+    /// [`Queue::with_profiling`](crate::Queue::with_profiling); on any other it is
+    /// `Error::ProfilingDisabled`.
+    pub fn device_time_ns(&self) -> Result<u64> {
+        self.wait()?;
+        if let Some(device) = &self.unprofiled {
+            return Err(Error::ProfilingDisabled {
+                device: device.clone(),
+            });
+        }
+        let (Some(first), Some(last)) = (self.events.first(), self.events.last()) else {
+            return Ok(0);
+        };
+        let start = first
+            .profiling_command_start()
+            .map_err(Error::cl("clGetEventProfilingInfo"))?;
+        let end = last
+            .profiling_command_end()
+            .map_err(Error::cl("clGetEventProfilingInfo"))?;
+        Ok(end.saturating_sub(start))
+    }
+    /// Number of device commands this reduction enqueued.
+    pub fn commands(&self) -> usize {
+        self.events.len()
+    }
+}

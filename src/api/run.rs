@@ -1,0 +1,290 @@
+//! Compiling and running a prepared launch: the program (from the queue's memo, the
+//! process-wide cache or a new build, with build errors mapped to the body), the scratch
+//! memory, the backup of the results, the kernel arguments, the enqueues, and the restore of
+//! every variable when an enqueue fails.
+
+use super::event::ReduceEvent;
+use super::kernel::{ArgKind, Kernel};
+use super::range::Form;
+use super::reduction::{Reduction, Reductions};
+use crate::codegen::{self, Generated};
+use crate::error::{Error, Result};
+use crate::plan::{self, CrossAlgo, Plan};
+use crate::runtime::launch::{self, Arg, Compiled, Mem};
+use crate::runtime::program;
+use crate::runtime::queue::{LaunchKey, Launchable, Queue, QueueInner, LAUNCH_CACHE_MAX};
+use opencl3::event::Event;
+use std::sync::Arc;
+
+impl Queue {
+    /// Builds (or finds) the program of a plan and records the launch in the queue's cache.
+    /// `source_body` is the key's body with span subscripts rewritten (`rewrite_spans`).
+    pub(super) fn compile(
+        &self,
+        plan: &Arc<Plan>,
+        key: &LaunchKey,
+        source_body: &str,
+    ) -> Result<Arc<Compiled>> {
+        let q = &self.inner;
+        let (names, params, body) = (&key.names, &key.params, &key.body);
+        let options = codegen::options(plan, &q.caps);
+        let memo_key = format!("{options}\u{0}{names:?}\u{0}{params:?}\u{0}{body}");
+        let cached = q
+            .compiled
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&memo_key)
+            .cloned();
+        let compiled = match cached {
+            Some(c) => c,
+            None => {
+                let gen = codegen::generate(plan, &q.caps, names, source_body, params);
+                let program = program::get(&q.device, &gen.source, &gen.options)
+                    .map_err(|e| body_build_error(e, &gen))?;
+                let c = Arc::new(Compiled::new(program, q.device.id(), q.device.serial()?)?);
+                q.compiled
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(memo_key, c.clone());
+                c
+            }
+        };
+        if plan.local > compiled.kernel_wg_limit && !q.caps.workarounds.kernel_wg_size_advisory {
+            return Err(Error::WorkGroupTooLarge {
+                local: plan.local,
+                limit: compiled.kernel_wg_limit,
+                limit_name: "CL_KERNEL_WORK_GROUP_SIZE of this kernel",
+                device: q.device.label(),
+            });
+        }
+        let mut launches = q.launches.lock().unwrap_or_else(|p| p.into_inner());
+        if launches.len() >= LAUNCH_CACHE_MAX {
+            launches.clear();
+        }
+        launches.insert(
+            key.clone(),
+            Launchable {
+                plan: plan.clone(),
+                compiled: compiled.clone(),
+            },
+        );
+        Ok(compiled)
+    }
+
+    /// Enqueues a compiled launch: scratch, backup, fills, the main kernel and the extra pass.
+    pub(super) fn run(
+        &self,
+        plan: &Arc<Plan>,
+        reds: &Reductions,
+        kernel: &Kernel,
+        program: &Compiled,
+        form: Form,
+    ) -> Result<ReduceEvent> {
+        let q: &QueueInner = &self.inner;
+        let mut scratch = q.scratch.lock().unwrap_or_else(|p| p.into_inner());
+        let regions: Vec<(&Arc<Mem>, usize)> = reds.0.iter().flat_map(result_regions).collect();
+        let backup_bytes: usize = regions.iter().map(|(_, b)| b.next_multiple_of(8)).sum();
+        scratch.prepare(&q.context, &q.device.label(), plan, backup_bytes)?;
+        let counter = scratch
+            .counter
+            .as_ref()
+            .expect("counter allocated by prepare");
+        let backup = scratch
+            .backup
+            .as_ref()
+            .expect("backup allocated by prepare");
+
+        // A launch that changes a variable before a later command could still fail to enqueue
+        // (initialize_to_identity filled before an atomic combine, or an extra pass after the
+        // main kernel) first backs every result region up, and puts them back if anything
+        // fails.
+        let needs_backup = plan.passes > 1
+            || reds
+                .0
+                .iter()
+                .zip(&plan.vars)
+                .any(|(r, v)| v.cross == CrossAlgo::Atomic && r.init_to_identity);
+        if needs_backup {
+            copy_regions(q, &regions, backup, true)?;
+        }
+        let mut args: Vec<Arg> = Vec::new();
+        args.push(Arg::Bytes(form.size().to_le_bytes().to_vec()));
+        for (k, r) in reds.0.iter().enumerate() {
+            let part = scratch.partials[k]
+                .as_ref()
+                .expect("partials allocated by prepare");
+            args.push(Arg::Mem(&r.target.mem));
+            // The index buffer of argmin/argmax; other variables never touch clr_aux.
+            args.push(match &r.index {
+                Some(ix) => Arg::Mem(&ix.mem),
+                None => Arg::Mem(part),
+            });
+            args.push(Arg::Mem(part));
+        }
+        args.push(Arg::Mem(counter));
+        for (_, a) in &kernel.args {
+            match a {
+                ArgKind::Buffer { mem, .. } => args.push(Arg::Mem(mem)),
+                ArgKind::Scalar(v) => args.push(Arg::Bytes(v.to_bytes())),
+            }
+        }
+        let mut events = Vec::new();
+        if let Err(e) = enqueue(q, plan, reds, program, &mut args, &mut events) {
+            if needs_backup {
+                // Let whatever was enqueued finish, then put every variable back.
+                let restored = q
+                    .queue
+                    .finish()
+                    .map_err(Error::cl("clFinish"))
+                    .and_then(|()| copy_regions(q, &regions, backup, false))
+                    .and_then(|()| q.queue.finish().map_err(Error::cl("clFinish")));
+                if let Err(re) = restored {
+                    tracing::error!(error = %re, "could not restore the reduction variables after a failed launch");
+                }
+            }
+            return Err(e);
+        }
+        drop(args);
+        let mut keep: Vec<Arc<Mem>> = regions.iter().map(|(m, _)| (*m).clone()).collect();
+        for (_, a) in &kernel.args {
+            if let ArgKind::Buffer { mem, .. } = a {
+                keep.push(mem.clone());
+            }
+        }
+        // No clFlush: reading a result or waiting on the event submits the commands.
+        Ok(ReduceEvent::new(q, events, Some(plan.clone()), keep))
+    }
+}
+
+/// A build error whose log points into the user's body becomes `BodyBuild`, with the log's
+/// locations rewritten to `body:LINE:COL`.
+fn body_build_error(e: Error, gen: &Generated) -> Error {
+    match e {
+        Error::Build {
+            device,
+            options,
+            log,
+            generated,
+        } => {
+            let (mapped, in_body) = codegen::map_log(&log, gen.body_first_line, gen.body_lines);
+            if in_body {
+                Error::BodyBuild {
+                    device,
+                    options,
+                    log: mapped,
+                    generated,
+                }
+            } else {
+                Error::Build {
+                    device,
+                    options,
+                    log,
+                    generated,
+                }
+            }
+        }
+        other => other,
+    }
+}
+
+/// Copies every result region into the backup buffer (`save`), or back from it.
+fn copy_regions(
+    q: &QueueInner,
+    regions: &[(&Arc<Mem>, usize)],
+    backup: &Mem,
+    save: bool,
+) -> Result<()> {
+    let mut off = 0;
+    for (m, b) in regions {
+        if save {
+            launch::copy(&q.queue, m, 0, backup, off, *b)?;
+        } else {
+            launch::copy(&q.queue, backup, off, m, 0, *b)?;
+        }
+        off += b.next_multiple_of(8);
+    }
+    Ok(())
+}
+
+/// The launch's commands in order: identity fills before an atomic combine, the main kernel,
+/// and the extra pass over the partials.
+fn enqueue(
+    q: &QueueInner,
+    plan: &Plan,
+    reds: &Reductions,
+    program: &Compiled,
+    args: &mut [Arg],
+    events: &mut Vec<Event>,
+) -> Result<()> {
+    for (r, v) in reds.0.iter().zip(&plan.vars) {
+        if v.cross == CrossAlgo::Atomic && r.init_to_identity {
+            fill_identity(q, r, v, events)?;
+        }
+    }
+    let global = plan.groups as usize * plan.local;
+    events.push(launch::enqueue_kernel(
+        &q.queue,
+        program,
+        "clr_main",
+        args,
+        &[global],
+        &[plan.local],
+        &[],
+    )?);
+    if plan.passes > 1 {
+        args[0] = Arg::Bytes(plan.groups.to_le_bytes().to_vec());
+        events.push(launch::enqueue_kernel(
+            &q.queue,
+            program,
+            "clr_finish",
+            args,
+            &[plan.local],
+            &[plan.local],
+            &[],
+        )?);
+    }
+    Ok(())
+}
+
+/// Sets a reduction variable (every span element; and the index of argmin/argmax, to
+/// u64::MAX) to its op's identity (initialize_to_identity).
+pub(super) fn fill_identity(
+    q: &QueueInner,
+    r: &Reduction,
+    v: &plan::VarPlan,
+    events: &mut Vec<Event>,
+) -> Result<()> {
+    let id = v.identity.ok_or_else(|| Error::NoIdentity {
+        op: v.op.to_string(),
+        ty: v.ty,
+        needed_for: "initialize_to_identity",
+    })?;
+    let t = &r.target;
+    events.push(launch::fill(
+        &q.queue,
+        &t.mem,
+        &id.to_bytes(),
+        0,
+        r.elems() * t.ty.size(),
+    )?);
+    if let Some(ix) = &r.index {
+        events.push(launch::fill(
+            &q.queue,
+            &ix.mem,
+            &u64::MAX.to_le_bytes(),
+            0,
+            8,
+        )?);
+    }
+    Ok(())
+}
+
+/// The bytes of a variable's result that a launch may change: (buffer, bytes), the index
+/// buffer included.
+pub(super) fn result_regions(r: &Reduction) -> Vec<(&Arc<Mem>, usize)> {
+    let mut v = vec![(&r.target.mem, r.elems() * r.target.ty.size())];
+    if let Some(ix) = &r.index {
+        v.push((&ix.mem, 8));
+    }
+    v
+}

@@ -1,0 +1,126 @@
+//! The `-D` build options of a plan: the one place plan decisions become kernel defines
+//! (kernels/common.cl lists every define and what it means).
+
+use crate::caps::DeviceCaps;
+use crate::plan::{AccShape, CrossAlgo, FormRequest, IndexOrder, Plan};
+use crate::types::ElemType;
+
+use super::acc_type;
+
+pub(super) fn kind(ty: ElemType) -> &'static str {
+    match ty {
+        ElemType::I32 | ElemType::U32 => "CLR_KIND_INT32",
+        ElemType::I64 | ElemType::U64 => "CLR_KIND_INT64",
+        ElemType::F32 | ElemType::F16 => "CLR_KIND_F32",
+        ElemType::F64 => "CLR_KIND_F64",
+    }
+}
+
+/// The `-D` options of a plan.
+pub(crate) fn options(plan: &Plan, caps: &DeviceCaps) -> String {
+    let mut o = vec![caps.cl_std().option().to_string()];
+    if plan.local > 256 && caps.has_extension("cl_nv_compiler_options") {
+        // NVIDIA's compiler budgets registers for 256 work-items regardless of
+        // reqd_work_group_size (CL_KERNEL_WORK_GROUP_SIZE came back 256 for local 1000 on the
+        // H200); cap them so the whole work-group fits the 64 Ki-register file.
+        let regs = (65536 / plan.local.next_multiple_of(32)).min(255) / 8 * 8;
+        o.push(format!("-cl-nv-maxrregcount={regs}"));
+    }
+    if let Ok(extra) = std::env::var("CLREDUCE_EXTRA_OPTIONS") {
+        // Developer knob: more build options (e.g. -cl-nv-verbose with CLREDUCE_LOG=debug).
+        o.push(extra);
+    }
+    let mut d = |k: &str, v: String| o.push(format!("-D {k}={v}"));
+    d("CLR_WG", plan.local.to_string());
+    d("CLR_WG_POW2", pow2_floor(plan.local).to_string());
+    d(
+        "CLR_IDX",
+        if plan.wide_index { "ulong" } else { "uint" }.into(),
+    );
+    d(
+        "CLR_FORM",
+        if matches!(plan.form, FormRequest::NdRange { .. }) {
+            "CLR_FORM_ND"
+        } else {
+            "CLR_FORM_RANGE"
+        }
+        .into(),
+    );
+    d(
+        "CLR_ORDER",
+        match plan.order {
+            IndexOrder::Blocked => "CLR_ORDER_BLOCKED",
+            IndexOrder::Contiguous => "CLR_ORDER_CONTIG",
+            _ => "CLR_ORDER_GRID",
+        }
+        .into(),
+    );
+    d("CLR_UNROLL", plan.unroll.to_string());
+    d("CLR_RANK", plan.shape.rank.to_string());
+    if plan.shape.rank > 1 {
+        // Multi-dimensional ids need the extents at compile time (a rank-1 launch does not, so
+        // its program serves every n).
+        for k in 0..3 {
+            d(&format!("CLR_E{k}"), format!("{}UL", plan.shape.global[k]));
+            d(&format!("CLR_L{k}"), format!("{}UL", plan.shape.local[k]));
+        }
+    }
+    d("CLR_C11", (plan.c11_atomics as u8).to_string());
+    d("CLR_PTX_ACQREL", (plan.ptx_acq_rel as u8).to_string());
+    d(
+        "CLR_HAS_LAST",
+        (plan.uses(CrossAlgo::LastGroup) as u8).to_string(),
+    );
+    d(
+        "CLR_I64_ATOMICS",
+        (caps.atomics.int64_base as u8).to_string(),
+    );
+    d("CLR_SG_PTX", (caps.sg_via_ptx() as u8).to_string());
+    d(
+        "CLR_SERIAL_FINISH",
+        (caps.workarounds.serial_last_group_tree as u8).to_string(),
+    );
+    for (k, v) in plan.vars.iter().enumerate() {
+        d(&format!("R{k}_T"), v.ty.cl_name().into());
+        d(&format!("R{k}_A"), acc_type(k, v));
+        d(
+            &format!("R{k}_SHAPE"),
+            match v.shape {
+                AccShape::Plain => "CLR_SHAPE_PLAIN",
+                AccShape::Flagged => "CLR_SHAPE_FLAGGED",
+                AccShape::Pair => "CLR_SHAPE_PAIR",
+            }
+            .into(),
+        );
+        d(&format!("R{k}_KIND"), kind(v.ty).into());
+        d(&format!("R{k}_OPID"), v.op.cl_id().into());
+        d(
+            &format!("R{k}_AOPID"),
+            v.op.atomic_op().map_or("0", |op| op.cl_id()).into(),
+        );
+        d(
+            &format!("R{k}_ID"),
+            v.identity.map_or("0".into(), |id| id.cl_literal()),
+        );
+        d(&format!("R{k}_GS"), v.group.cl_id().into());
+        d(&format!("R{k}_XS"), v.cross.cl_id().into());
+        d(
+            &format!("R{k}_INIT"),
+            (!v.init_to_identity as u8).to_string(),
+        );
+        d(&format!("R{k}_LSLOTS"), v.local_slots.to_string());
+        d(
+            &format!("R{k}_SPAN"),
+            v.span.map_or(0, |s| s.len).to_string(),
+        );
+        d(
+            &format!("R{k}_SSTORE"),
+            v.span.map_or("0", |s| s.store.cl_id()).into(),
+        );
+    }
+    o.join(" ")
+}
+
+pub(super) fn pow2_floor(x: usize) -> usize {
+    1 << (usize::BITS - 1 - x.max(1).leading_zeros())
+}
