@@ -10,7 +10,9 @@
 //!   pass (TODO #1: a single pass, never a chain);
 //! - spans (`span.rs`): where the copies of a span live;
 //! - geometry (`geometry.rs`): the number and size of work-groups from the device, many indices
-//!   per work-item, grid-stride on GPUs and contiguous chunks on CPUs (TODO #4).
+//!   per work-item, grid-stride on GPUs and contiguous chunks on CPUs (TODO #4);
+//! - measured data (`tuning.rs`, [`plan_tuned`]) and the first-use rules (`rules.rs`), which
+//!   correct the capability rules where measurements show them slower.
 //!
 //! This room imports only `caps`, `ops`, `types` and `error`.
 
@@ -20,14 +22,22 @@ mod geometry;
 mod group;
 mod model;
 mod request;
+mod rules;
 mod span;
 mod strategy;
 #[cfg(test)]
 mod tests;
+mod tuning;
+#[cfg(test)]
+mod tuning_tests;
 
 pub use model::{AccShape, ClStdName, IndexOrder, Plan, SpanPlan, SpanStore, VarPlan};
 pub use request::{FormRequest, Request, Shape, Tuning, VarRequest};
 pub use strategy::{CrossAlgo, Determinism, GroupAlgo, Strategy};
+pub use tuning::{
+    plan_tuned, strategy_of, DeviceKey, LaunchClass, OpClass, TuneEntry, TuneTable, TunedGeometry,
+    TABLE_FORMAT,
+};
 
 pub(crate) use model::shape_of;
 
@@ -37,8 +47,15 @@ use crate::ops::Operator;
 use crate::types::ElemType;
 use geometry::{Geometry, Need};
 
-/// Plans a launch. Pure: depends only on its arguments.
+/// Plans a launch without measured data: the capability rules, corrected by the first-use
+/// rules (`rules.rs`) unless a strategy is forced. Pure: depends only on its arguments.
+/// [`plan_tuned`] plans with a device's measurements.
 pub fn plan(caps: &DeviceCaps, req: &Request) -> Result<Plan> {
+    tuning::planned(caps, None, req)
+}
+
+/// The capability rules alone (a forced strategy applied as given).
+fn plan_caps(caps: &DeviceCaps, req: &Request) -> Result<Plan> {
     validate(caps, req)?;
     // Group steps first: they do not depend on the geometry (the local-memory budget does).
     let (groups_algo, spans) = group_steps(caps, req)?;
