@@ -160,6 +160,11 @@ pub enum Error {
     /// A host slice length does not match the device buffer it is read into or written from.
     #[error("length mismatch: buffer has {buffer} elements, host slice has {host}")]
     LengthMismatch { buffer: usize, host: usize },
+
+    /// The tuning cache could not be written (`clreduce tune`), or no path is known for it.
+    /// Reading never fails: a missing, corrupt or stale cache is ignored with a warning.
+    #[error("tuning cache {path}: {problem}")]
+    TuneCache { path: String, problem: String },
 }
 
 impl Error {

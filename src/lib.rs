@@ -33,6 +33,8 @@ mod error;
 mod ops;
 pub mod plan;
 mod runtime;
+pub mod tune;
+pub mod tune_cache;
 mod types;
 
 pub use runtime::device;

@@ -140,6 +140,7 @@ fn options(c: &Common) -> Result<Options> {
         } else {
             Determinism::Deterministic
         },
+        ..Options::default()
     })
 }
 

@@ -121,13 +121,17 @@ impl Queue {
         let params = self.kernel_params(kernel)?;
         check_writers(&names, reds, kernel)?;
         form.validate()?;
+        let q = &self.inner;
+        // The device's measurements, on unmasked queues (a mask is for testing paths) unless
+        // the options leave them out.
+        let measured = !options.ignore_tune_cache && q.mask.is_empty();
         let key = LaunchKey {
             req: request(form, reds, options),
             names,
             params,
             body: kernel.body().to_string(),
+            measured,
         };
-        let q = &self.inner;
         if let Some(hit) = q
             .launches
             .lock()
@@ -142,7 +146,13 @@ impl Queue {
         }
         check_names(&key.names, &key.params)?;
         let body = check_body(&key.names, reds, kernel.body())?;
-        let plan = Arc::new(plan::plan(&q.caps, &key.req)?);
+        let table = measured
+            .then(|| crate::tune_cache::table_for(q.device.index(), &q.caps))
+            .flatten();
+        let plan = Arc::new(match &table {
+            Some(t) => plan::plan_tuned(&q.caps, t, &key.req)?,
+            None => plan::plan(&q.caps, &key.req)?,
+        });
         tracing::debug!(plan = %plan.summary(), device = %q.device.label(), "planned");
         Ok(Prepared {
             plan,

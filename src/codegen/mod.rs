@@ -21,6 +21,9 @@ pub(crate) const COMMON_CL: &str = include_str!("../../kernels/common.cl");
 pub(crate) const VAR_CL: &str = include_str!("../../kernels/var.cl");
 pub(crate) const REDUCE_CL: &str = include_str!("../../kernels/reduce.cl");
 pub(crate) const ITEM_CL: &str = include_str!("../../kernels/item.cl");
+/// Every embedded kernel, for the tuning cache's fingerprint (`tune_cache::clreduce_id`): a
+/// new kernel file belongs here too.
+pub(crate) const KERNEL_SOURCES: [&str; 4] = [COMMON_CL, VAR_CL, REDUCE_CL, ITEM_CL];
 
 /// The kernel source `name` (`common.cl`, `var.cl`, `reduce.cl`): the embedded copy, or the file
 /// of that name in the directory `CLREDUCE_KERNELS` when that variable is set (kernel

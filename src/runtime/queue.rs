@@ -41,6 +41,8 @@ pub(crate) struct LaunchKey {
     pub names: Vec<String>,
     pub params: Vec<(String, ParamKind)>,
     pub body: String,
+    /// Whether the device's measurements (the tuning cache) were consulted.
+    pub measured: bool,
 }
 
 /// A cached plan with its compiled program.

@@ -1,0 +1,169 @@
+//! Interleaved timing of candidate plans at one point (case, size): every candidate is warmed up
+//! (the first launch compiles), its result checked against the host, then timed once per round,
+//! round after round, in a rotating order, so that a slow period of a shared machine falls on
+//! all of them. Device time from profiling events (`ReduceEvent::device_time_ns`), medians.
+
+use super::cases::{Expect, Outs, TuneCase};
+use crate::plan::{Plan, Strategy, TunedGeometry};
+use crate::{DynBuffer, Kernel, Options, Queue, Range, Result};
+
+/// One plan under test.
+pub(super) struct Candidate {
+    /// The options that launch it (always `ignore_tune_cache`).
+    pub opts: Options,
+    /// The strategy a table entry records for it: the forced one, or automatic for the rules'
+    /// own plan and its geometry variants.
+    pub strategy: Strategy,
+    /// Its geometry, as asked for (variants) or as the planner chose it (defaults).
+    pub geometry: TunedGeometry,
+    pub plan: Plan,
+    /// Device times of this phase, nanoseconds.
+    pub times: Vec<u64>,
+    /// Why it left the measurement (a failed launch or a wrong result), if it did.
+    pub dropped: Option<String>,
+    /// Left the measurement for being much slower than the best.
+    pub pruned: bool,
+}
+
+impl Candidate {
+    pub fn new(
+        opts: Options,
+        strategy: Strategy,
+        geometry: TunedGeometry,
+        plan: Plan,
+    ) -> Candidate {
+        Candidate {
+            opts,
+            strategy,
+            geometry,
+            plan,
+            times: Vec::new(),
+            dropped: None,
+            pruned: false,
+        }
+    }
+    pub fn alive(&self) -> bool {
+        self.dropped.is_none() && !self.pruned
+    }
+    /// The median of the times so far (`u64::MAX` with none).
+    pub fn median(&self) -> u64 {
+        if self.times.is_empty() {
+            return u64::MAX;
+        }
+        let mut t = self.times.clone();
+        t.sort_unstable();
+        let m = t.len() / 2;
+        if t.len() % 2 == 1 {
+            t[m]
+        } else {
+            (t[m - 1] + t[m]) / 2
+        }
+    }
+    /// `plan summary @ geometry`, for messages.
+    pub fn label(&self) -> String {
+        format!("{} @ {}", self.plan.summary(), self.geometry)
+    }
+    /// Whether two candidates launch the same kernel over the same geometry.
+    pub fn same_launch(&self, p: &Plan) -> bool {
+        let a = &self.plan;
+        a.summary() == p.summary()
+            && (a.local, a.groups, a.unroll, a.order) == (p.local, p.groups, p.unroll, p.order)
+    }
+}
+
+/// The point's input, results and expected values.
+pub(super) struct Point<'a> {
+    pub q: &'a Queue,
+    pub case: &'a TuneCase,
+    pub n: u64,
+    pub x: &'a DynBuffer,
+    pub outs: &'a Outs,
+    pub want: &'a Expect,
+}
+
+impl Point<'_> {
+    /// One launch of `c`, its device time.
+    fn launch(&self, opts: Options) -> Result<u64> {
+        self.case.reset(self.outs)?;
+        let ev = self.q.parallel_for_reduce_with(
+            Range::new(self.n),
+            self.case.reductions(self.outs),
+            Kernel::new(&self.case.body).arg("x", self.x),
+            opts,
+        )?;
+        ev.device_time_ns()
+    }
+
+    /// Warms `c` up and checks its result; drops it on an error or a wrong result.
+    fn warm(&self, c: &mut Candidate, warmup: usize) {
+        let r = (|| -> Result<std::result::Result<(), String>> {
+            for _ in 0..warmup.max(1) {
+                self.launch(c.opts)?;
+            }
+            self.case.check(self.outs, self.want, &c.plan)
+        })();
+        match r {
+            Ok(Ok(())) => {}
+            Ok(Err(wrong)) => c.dropped = Some(format!("wrong result: {wrong}")),
+            Err(e) => {
+                c.dropped = Some(format!(
+                    "failed: {}",
+                    e.to_string().lines().next().unwrap_or("")
+                ))
+            }
+        }
+    }
+
+    /// Warms every live candidate up, then times `rounds` rounds. After `prune_after` rounds,
+    /// candidates slower than `prune` x the best median leave. `tick` runs after every round.
+    pub fn rounds(
+        &self,
+        cands: &mut [Candidate],
+        warmup: usize,
+        rounds: usize,
+        prune_after: usize,
+        prune: f64,
+        tick: &mut dyn FnMut(),
+    ) {
+        for c in cands.iter_mut().filter(|c| c.alive()) {
+            self.warm(c, warmup);
+        }
+        for round in 0..rounds {
+            let live: Vec<usize> = (0..cands.len()).filter(|&k| cands[k].alive()).collect();
+            if live.is_empty() {
+                return;
+            }
+            for j in 0..live.len() {
+                let c = &mut cands[live[(j + round) % live.len()]];
+                match self.launch(c.opts) {
+                    Ok(t) => c.times.push(t),
+                    Err(e) => {
+                        c.dropped = Some(format!(
+                            "failed: {}",
+                            e.to_string().lines().next().unwrap_or("")
+                        ))
+                    }
+                }
+            }
+            if round + 1 == prune_after {
+                let best = cands
+                    .iter()
+                    .filter(|c| c.alive())
+                    .map(Candidate::median)
+                    .min()
+                    .unwrap_or(u64::MAX);
+                for c in cands.iter_mut().filter(|c| c.alive()) {
+                    c.pruned = c.median() as f64 > prune * best as f64;
+                }
+            }
+            tick();
+        }
+    }
+}
+
+/// The index of the live candidate with the smallest median.
+pub(super) fn fastest(cands: &[Candidate]) -> Option<usize> {
+    (0..cands.len())
+        .filter(|&k| cands[k].alive() && !cands[k].times.is_empty())
+        .min_by_key(|&k| cands[k].median())
+}

@@ -1,0 +1,497 @@
+//! The tuner (`clreduce tune`, issue 19): measures, on one device, which plan is fastest for
+//! each launch class (op family x element type, `cases.rs`) at each size, and returns the
+//! [`TuneTable`] the planner follows (`plan::plan_tuned`); `crate::tune_cache` stores it.
+//!
+//! Per point (case, size), through the public launch API on a profiling queue, every launch
+//! with `Options::ignore_tune_cache` (`measure.rs`):
+//! 1. strategies: the rules' own plan (automatic, no table) and every forced strategy that
+//!    plans, each checked against the host, timed interleaved for `rounds` rounds; after
+//!    `prune_after` rounds the ones slower than `prune` x the best leave;
+//! 2. geometry: the fastest one's neighbours (groups per compute unit, accumulators and
+//!    work-group size halved and doubled), timed interleaved with the rules' plan and the
+//!    fastest, `geometry_passes` times from the best so far;
+//! 3. the decision: the fastest plan of the last phase, unless it beats the rules' plan by less
+//!    than `margin` (then the rules' plan: noise does not change a plan). The entry records
+//!    both medians, the next-best strategy of phase 1 and how many plans were compared.
+//!
+//! Imports the public API (`Queue`, launches), `plan`, `check` and `tune_cache` (for the key).
+
+pub mod cases;
+mod measure;
+
+pub use cases::{TuneCase, FULL_CASES, QUICK_CASES};
+
+use crate::caps::Mask;
+use crate::plan::{Plan, Strategy, TuneEntry, TuneTable, TunedGeometry};
+use crate::{Device, DynBuffer, Options, Queue, Range, Result};
+use measure::{fastest, Candidate, Point};
+
+/// What to measure and how hard.
+#[derive(Debug, Clone)]
+pub struct TuneConfig {
+    pub cases: Vec<TuneCase>,
+    /// Sizes, log2; those above a quarter of the device's largest allocation are left out.
+    pub sizes: Vec<u32>,
+    /// Untimed launches per candidate and phase (the first compiles).
+    pub warmup: usize,
+    /// Timed rounds per phase.
+    pub rounds: usize,
+    /// After this many rounds, candidates slower than `prune` x the best leave.
+    pub prune_after: usize,
+    pub prune: f64,
+    /// The rules' plan stays unless another is faster by more than this fraction.
+    pub margin: f64,
+    /// Rounds of the geometry search (each from the best geometry so far).
+    pub geometry_passes: usize,
+    /// How the run was asked for (recorded in the table).
+    pub command: String,
+}
+
+impl TuneConfig {
+    /// `clreduce tune --quick`: the bench's default cases at six sizes, 7 rounds, one geometry
+    /// pass (within 3 minutes per CPU device on the 2-core development machine).
+    pub fn quick() -> TuneConfig {
+        TuneConfig {
+            cases: TuneCase::parse_list(QUICK_CASES).expect("built-in cases"),
+            sizes: vec![10, 14, 18, 20, 22, 24],
+            warmup: 2,
+            rounds: 7,
+            prune_after: 3,
+            prune: 1.6,
+            margin: 0.05,
+            geometry_passes: 1,
+            command: "clreduce tune --quick".into(),
+        }
+    }
+    /// `clreduce tune`: more cases, every second power of two from 2^10 to 2^26, 11 rounds,
+    /// two geometry passes.
+    pub fn full() -> TuneConfig {
+        TuneConfig {
+            cases: TuneCase::parse_list(FULL_CASES).expect("built-in cases"),
+            sizes: vec![10, 12, 14, 16, 18, 20, 22, 24, 26],
+            warmup: 2,
+            rounds: 11,
+            prune_after: 4,
+            prune: 1.6,
+            margin: 0.05,
+            geometry_passes: 2,
+            command: "clreduce tune".into(),
+        }
+    }
+}
+
+/// Where the tuner is, for a progress bar: `done` of `total` steps (one per timed round).
+#[derive(Debug, Clone)]
+pub struct Progress {
+    pub done: u64,
+    pub total: u64,
+    pub what: String,
+}
+
+/// What a run measured: the table, and the candidates that failed or gave a wrong result.
+#[derive(Debug, Clone)]
+pub struct TuneReport {
+    pub table: TuneTable,
+    /// `case 2^k: plan: why` for every candidate dropped for a failure or a wrong result.
+    pub dropped: Vec<String>,
+    /// Sizes left out (above a quarter of the largest allocation).
+    pub skipped: Vec<String>,
+    pub seconds: f64,
+}
+
+/// Measures `device` (unmasked, with profiling) as `cfg` says.
+pub fn tune(
+    device: &Device,
+    cfg: &TuneConfig,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<TuneReport> {
+    let t0 = std::time::Instant::now();
+    let q = Queue::with_mask(device, Mask::default())?.with_profiling()?;
+    let caps = q.caps().clone();
+    let mut dropped = Vec::new();
+    let mut skipped = Vec::new();
+    let mut entries = Vec::new();
+    let points: Vec<(&TuneCase, u32)> = cfg
+        .cases
+        .iter()
+        .flat_map(|c| cfg.sizes.iter().map(move |&l| (c, l)))
+        .collect();
+    // Steps: phase 1's rounds and each geometry pass's, per point.
+    let total = (points.len() * cfg.rounds * (1 + cfg.geometry_passes)) as u64;
+    let mut done = 0u64;
+    for (case, l) in points {
+        let n = 1u64 << l;
+        let bytes = n * case.ty.size() as u64;
+        if bytes > caps.max_alloc / 4 {
+            skipped.push(format!("{} 2^{l}: {bytes} bytes > max_alloc/4", case.name));
+            done += (cfg.rounds * (1 + cfg.geometry_passes)) as u64;
+            continue;
+        }
+        let what = format!("{} 2^{l}", case.name);
+        let mut tick = |phase: &str| {
+            done += 1;
+            progress(&Progress {
+                done,
+                total,
+                what: format!("{what} {phase}"),
+            });
+        };
+        let e = tune_point(&q, case, n, cfg, &mut dropped, &mut tick)?;
+        // Phases the point skipped (no geometry pass to run) still count.
+        let want = (cfg.rounds * (1 + cfg.geometry_passes)) as u64;
+        let at = done % want;
+        if at != 0 {
+            done += want - at;
+        }
+        entries.extend(e);
+    }
+    let seconds = t0.elapsed().as_secs_f64();
+    Ok(TuneReport {
+        table: TuneTable {
+            key: crate::tune_cache::key_of(&caps),
+            measured: format!(
+                "{} UTC, {} ({} cases, sizes 2^{}..2^{}, {:.0} s)",
+                utc_now(),
+                cfg.command,
+                cfg.cases.len(),
+                cfg.sizes.iter().min().unwrap_or(&0),
+                cfg.sizes.iter().max().unwrap_or(&0),
+                seconds
+            ),
+            entries,
+        },
+        dropped,
+        skipped,
+        seconds,
+    })
+}
+
+/// The geometry the planner chose for `opts`: the plan's work-group size, accumulators and order,
+/// and its groups per compute unit as planned for a size where that cap binds.
+fn default_geometry(
+    q: &Queue,
+    case: &TuneCase,
+    outs: &cases::Outs,
+    opts: Options,
+    p: &Plan,
+) -> TunedGeometry {
+    let cus = q.caps().compute_units.max(1) as u64;
+    let groups = q
+        .explain(Range::new(1 << 40), case.reductions(outs), opts)
+        .map(|big| big.groups)
+        .unwrap_or(p.groups);
+    TunedGeometry {
+        groups_per_cu: groups.div_ceil(cus).max(1),
+        ..TunedGeometry::of_plan(p, q.caps().compute_units)
+    }
+}
+
+/// Geometries next to `g`: groups per compute unit, accumulators and work-group size, each
+/// halved and doubled within the device's limits.
+fn neighbours(g: TunedGeometry, max_local: usize) -> Vec<TunedGeometry> {
+    let mut out = Vec::new();
+    if g.groups_per_cu > 1 {
+        out.push(TunedGeometry {
+            groups_per_cu: g.groups_per_cu / 2,
+            ..g
+        });
+    }
+    if g.groups_per_cu < 64 {
+        out.push(TunedGeometry {
+            groups_per_cu: g.groups_per_cu * 2,
+            ..g
+        });
+    }
+    if g.unroll > 1 {
+        out.push(TunedGeometry {
+            unroll: g.unroll / 2,
+            ..g
+        });
+    }
+    if g.unroll < 16 {
+        out.push(TunedGeometry {
+            unroll: g.unroll * 2,
+            ..g
+        });
+    }
+    if g.local > 1 {
+        out.push(TunedGeometry {
+            local: g.local / 2,
+            ..g
+        });
+    }
+    if g.local * 2 <= max_local {
+        out.push(TunedGeometry {
+            local: g.local * 2,
+            ..g
+        });
+    }
+    out
+}
+
+/// Candidates for `geos` with `base`'s strategy, leaving out launches already in `have`.
+fn variants(
+    pt: &Point,
+    base: &Candidate,
+    geos: Vec<TunedGeometry>,
+    have: &[Candidate],
+) -> Vec<Candidate> {
+    let mut out: Vec<Candidate> = Vec::new();
+    for g in geos {
+        let opts = Options {
+            tuning: Some(g.tuning()),
+            ..base.opts
+        };
+        let Ok(p) =
+            pt.q.explain(Range::new(pt.n), pt.case.reductions(pt.outs), opts)
+        else {
+            continue;
+        };
+        if have.iter().chain(&out).any(|c| c.same_launch(&p)) {
+            continue;
+        }
+        out.push(Candidate::new(opts, base.strategy, g, p));
+    }
+    out
+}
+
+/// A fresh copy of `c` (no times) for another phase.
+fn again(c: &Candidate) -> Candidate {
+    Candidate::new(c.opts, c.strategy, c.geometry, c.plan.clone())
+}
+
+/// Measures one point; `None` when no candidate survived.
+fn tune_point(
+    q: &Queue,
+    case: &TuneCase,
+    n: u64,
+    cfg: &TuneConfig,
+    dropped: &mut Vec<String>,
+    tick: &mut dyn FnMut(&str),
+) -> Result<Option<TuneEntry>> {
+    let data = case.input(n as usize);
+    let want = case.expect(&data);
+    let x = DynBuffer::upload(q, &data)?;
+    drop(data);
+    let outs = case.outs(q)?;
+    let pt = Point {
+        q,
+        case,
+        n,
+        x: &x,
+        outs: &outs,
+        want: &want,
+    };
+    let reds = || case.reductions(&outs);
+    // Phase 1: the rules' plan and every forced strategy that plans something else.
+    let rule_opts = Options::default().ignore_tune_cache();
+    let rule_plan = q.explain(Range::new(n), reds(), rule_opts)?;
+    let rule_geo = default_geometry(q, case, &outs, rule_opts, &rule_plan);
+    let mut cands = vec![Candidate::new(
+        rule_opts,
+        Strategy::AUTO,
+        rule_geo,
+        rule_plan,
+    )];
+    for s in Strategy::all_forced() {
+        let opts = rule_opts.strategy(s);
+        let Ok(p) = q.explain(Range::new(n), reds(), opts) else {
+            continue;
+        };
+        if cands.iter().any(|c| c.same_launch(&p)) {
+            continue;
+        }
+        let g = default_geometry(q, case, &outs, opts, &p);
+        cands.push(Candidate::new(opts, s, g, p));
+    }
+    let tried_strategies = cands.len();
+    pt.rounds(
+        &mut cands,
+        cfg.warmup,
+        cfg.rounds,
+        cfg.prune_after,
+        cfg.prune,
+        &mut || tick("strategies"),
+    );
+    let note = |dropped: &mut Vec<String>, cs: &[Candidate]| {
+        for c in cs {
+            if let Some(why) = &c.dropped {
+                dropped.push(format!(
+                    "{} 2^{}: {}: {why}",
+                    case.name,
+                    n.trailing_zeros(),
+                    c.label()
+                ));
+            }
+        }
+    };
+    note(dropped, &cands);
+    let Some(best1) = fastest(&cands) else {
+        return Ok(None);
+    };
+    if !cands[0].alive() && cands[0].dropped.is_some() {
+        // The rules' own plan failed: nothing to compare a measurement with.
+        return Ok(None);
+    }
+    // Phase 2: geometry around the fastest, with the rules' plan re-timed beside it.
+    let mut tried = tried_strategies;
+    let mut phase = vec![again(&cands[0])];
+    if best1 != 0 {
+        phase.push(again(&cands[best1]));
+    }
+    let mut centre = phase.len() - 1;
+    for _ in 0..cfg.geometry_passes {
+        let geos = neighbours(phase[centre].geometry, q.caps().max_local_1d());
+        let mut more = variants(&pt, &phase[centre], geos, &phase);
+        tried += more.len();
+        let mut round = vec![again(&phase[0])];
+        if centre != 0 {
+            round.push(again(&phase[centre]));
+        }
+        round.append(&mut more);
+        pt.rounds(
+            &mut round,
+            1,
+            cfg.rounds,
+            cfg.prune_after,
+            cfg.prune,
+            &mut || tick("geometry"),
+        );
+        note(dropped, &round);
+        if !round[0].alive() {
+            return Ok(None);
+        }
+        phase = round;
+        centre = fastest(&phase).unwrap_or(0);
+    }
+    // The decision: the fastest, unless it is within the margin of the rules' plan.
+    let rule = &phase[0];
+    let mut win = fastest(&phase).unwrap_or(0);
+    if (phase[win].median() as f64) > rule.median() as f64 * (1.0 - cfg.margin) {
+        win = 0;
+    }
+    let w = &phase[win];
+    let runner_up = cands
+        .iter()
+        .filter(|c| c.alive() && c.plan.summary() != w.plan.summary())
+        .min_by_key(|c| c.median())
+        .map(|c| (c.plan.summary(), c.median()));
+    Ok(Some(TuneEntry {
+        class: case.class(),
+        log2_n: n.trailing_zeros(),
+        strategy: w.strategy,
+        geometry: w.geometry,
+        plan: w.plan.summary(),
+        best_ns: w.median(),
+        rule_plan: rule.plan.summary(),
+        rule_geometry: rule.geometry,
+        rule_ns: rule.median(),
+        runner_up,
+        tried: tried as u32,
+    }))
+}
+
+/// The current UTC time as `YYYY-MM-DD HH:MM`.
+fn utc_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}",
+        rem / 3600,
+        rem % 3600 / 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::IndexOrder;
+
+    #[test]
+    fn neighbours_stay_within_limits() {
+        let g = TunedGeometry {
+            local: 1,
+            groups_per_cu: 1,
+            unroll: 16,
+            order: IndexOrder::Contiguous,
+        };
+        let n = neighbours(g, 1);
+        assert_eq!(
+            n,
+            vec![
+                TunedGeometry {
+                    groups_per_cu: 2,
+                    ..g
+                },
+                TunedGeometry { unroll: 8, ..g }
+            ]
+        );
+        let g = TunedGeometry {
+            local: 64,
+            groups_per_cu: 4,
+            unroll: 8,
+            order: IndexOrder::Contiguous,
+        };
+        assert_eq!(neighbours(g, 4096).len(), 6);
+    }
+
+    #[test]
+    fn utc_dates() {
+        let s = utc_now();
+        assert_eq!(s.len(), 16, "{s}");
+        assert!(s.starts_with("20"), "{s}");
+    }
+
+    #[test]
+    fn case_classes_match_the_planner_s() {
+        use crate::plan::{FormRequest, LaunchClass, Request, Shape, VarRequest};
+        for c in TuneCase::parse_list(FULL_CASES).unwrap() {
+            let vars = match c.shape {
+                cases::Shape::ArgMin => vec![VarRequest::new(crate::Operator::ArgMin, c.ty)],
+                cases::Shape::Span(len) => vec![VarRequest {
+                    span: Some(len),
+                    ..VarRequest::new(crate::Op::Plus, c.ty)
+                }],
+                cases::Shape::Scalars => c
+                    .class()
+                    .ops
+                    .iter()
+                    .map(|o| {
+                        let op = match o {
+                            crate::plan::OpClass::Sum => crate::Op::Plus,
+                            crate::plan::OpClass::MinMax => crate::Op::Maximum,
+                            crate::plan::OpClass::Bitwise => crate::Op::BitOr,
+                            other => panic!("{other:?}"),
+                        };
+                        VarRequest::new(op, c.ty)
+                    })
+                    .collect(),
+            };
+            let req = Request {
+                form: FormRequest::Range { n: 1 << 20 },
+                shape: Shape::default(),
+                vars,
+                strategy: Strategy::AUTO,
+                determinism: crate::Determinism::Deterministic,
+                tuning: None,
+            };
+            assert_eq!(LaunchClass::of(&req), Some(c.class()), "{}", c.name);
+        }
+        assert!(TuneCase::parse("f32-and").is_err());
+        assert!(TuneCase::parse("u32-hist100").is_err());
+        assert!(TuneCase::parse("sum").is_err());
+    }
+}

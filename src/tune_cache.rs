@@ -1,0 +1,353 @@
+//! The per-user tuning cache: where `clreduce tune` keeps each device's measurements
+//! ([`TuneTable`]), how a table is keyed (platform, device name, driver version, clreduce version
+//! with a fingerprint of its kernels, table format), how it is written (a temporary file renamed
+//! over the old one) and read (a missing file is "not tuned"; a corrupt file or a stale table is
+//! ignored with a `tracing::warn!`, never an error), and the process-wide memo queues consult
+//! when they plan.
+//!
+//! The file: `CLREDUCE_TUNE_CACHE` when set, else `$XDG_CACHE_HOME/clreduce/tuning.json`
+//! (an absolute `XDG_CACHE_HOME`), else `~/.cache/clreduce/tuning.json`. One JSON object,
+//! `{"format": 1, "tables": [TuneTable, ...]}`, one table per device.
+//!
+//! Imports `plan`, `caps`, `codegen` and `error` only (the API consults it; the tuner writes it).
+
+use crate::caps::DeviceCaps;
+use crate::error::{Error, Result};
+use crate::plan::{DeviceKey, TuneTable, TABLE_FORMAT};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// The whole cache file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CacheFile {
+    pub format: u32,
+    pub tables: Vec<TuneTable>,
+}
+
+/// What the cache holds for one device.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Status {
+    /// Measurements for this device, this driver and this clreduce.
+    Tuned(TuneTable),
+    /// No file, or no table for this device.
+    NotTuned,
+    /// A table for this device from another driver or clreduce (or table format): ignored.
+    Stale(String),
+    /// The file does not parse: ignored.
+    Corrupt(String),
+    /// Neither `CLREDUCE_TUNE_CACHE`, `XDG_CACHE_HOME` nor `HOME` is set.
+    NoPath,
+}
+
+impl Status {
+    /// One line for `clreduce devices` and `tune --show`.
+    pub fn describe(&self) -> String {
+        match self {
+            Status::Tuned(t) => format!("tuned ({} points; {})", t.entries.len(), t.measured),
+            Status::NotTuned => "not tuned (first-use rules)".into(),
+            Status::Stale(why) => format!("stale tuning ignored: {why}"),
+            Status::Corrupt(why) => format!("corrupt tuning cache ignored: {why}"),
+            Status::NoPath => "no tuning cache path (set CLREDUCE_TUNE_CACHE or HOME)".into(),
+        }
+    }
+}
+
+/// The cache file's path (see the module comment).
+pub fn path() -> Option<PathBuf> {
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    if let Some(p) = var("CLREDUCE_TUNE_CACHE") {
+        return Some(p);
+    }
+    let base = var("XDG_CACHE_HOME")
+        .filter(|p| p.is_absolute())
+        .or_else(|| var("HOME").map(|h| h.join(".cache")))?;
+    Some(base.join("clreduce").join("tuning.json"))
+}
+
+/// This clreduce: its version and a fingerprint of the embedded kernels, so a table measured
+/// with other kernels is stale even at the same version.
+pub fn clreduce_id() -> String {
+    // FNV-1a over the kernel sources, in a fixed order.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for src in crate::codegen::KERNEL_SOURCES {
+        for b in src.bytes().chain([0u8]) {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    format!("{}+kernels.{h:016x}", env!("CARGO_PKG_VERSION"))
+}
+
+/// The key a table for `caps`'s device must carry to be used.
+pub fn key_of(caps: &DeviceCaps) -> DeviceKey {
+    DeviceKey::new(caps, &clreduce_id())
+}
+
+/// Reads the cache file: `Ok(None)` when there is none.
+pub fn read(path: &Path) -> std::result::Result<Option<CacheFile>, String> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot read it: {e}")),
+    };
+    let file: CacheFile =
+        serde_json::from_str(&text).map_err(|e| format!("not a clreduce tuning file: {e}"))?;
+    Ok(Some(file))
+}
+
+/// What the cache at `path` holds for `caps`'s device.
+pub fn status_at(path: &Path, caps: &DeviceCaps) -> Status {
+    let file = match read(path) {
+        Ok(Some(f)) => f,
+        Ok(None) => return Status::NotTuned,
+        Err(e) => return Status::Corrupt(format!("{}: {e}", path.display())),
+    };
+    let want = key_of(caps);
+    if file.format != TABLE_FORMAT {
+        return Status::Stale(format!(
+            "{}: file format {} (this clreduce reads {TABLE_FORMAT}); run clreduce tune again",
+            path.display(),
+            file.format
+        ));
+    }
+    let mine: Vec<&TuneTable> = file
+        .tables
+        .iter()
+        .filter(|t| t.key.platform == want.platform && t.key.device == want.device)
+        .collect();
+    if let Some(t) = mine.iter().find(|t| t.key == want) {
+        return Status::Tuned((*t).clone());
+    }
+    match mine.first() {
+        Some(t) => Status::Stale(format!(
+            "{}: measured with driver {} and clreduce {} (table format {}); this is driver {} and clreduce {}; run clreduce tune again",
+            path.display(),
+            t.key.driver,
+            t.key.clreduce,
+            t.key.format,
+            want.driver,
+            want.clreduce
+        )),
+        None => Status::NotTuned,
+    }
+}
+
+/// What the cache holds for `caps`'s device, at [`path`].
+pub fn status(caps: &DeviceCaps) -> Status {
+    match path() {
+        Some(p) => status_at(&p, caps),
+        None => Status::NoPath,
+    }
+}
+
+/// Stores `table` in the cache at `path`, replacing the table of the same device (platform and
+/// name) and keeping the others. Written to a temporary file in the same folder, then renamed
+/// over the old one, so a reader sees the old file or the new one, never a part. A corrupt or
+/// other-format file is replaced (with a warning).
+pub fn save_at(path: &Path, table: &TuneTable) -> Result<()> {
+    let fail = |problem: String| Error::TuneCache {
+        path: path.display().to_string(),
+        problem,
+    };
+    let mut file = match read(path) {
+        Ok(Some(f)) if f.format == TABLE_FORMAT => f,
+        Ok(None) => CacheFile::default(),
+        Ok(Some(f)) => {
+            tracing::warn!(path = %path.display(), format = f.format, "tuning cache of another format replaced");
+            CacheFile::default()
+        }
+        Err(e) => {
+            tracing::warn!(path = %path.display(), problem = %e, "corrupt tuning cache replaced");
+            CacheFile::default()
+        }
+    };
+    file.format = TABLE_FORMAT;
+    file.tables
+        .retain(|t| !(t.key.platform == table.key.platform && t.key.device == table.key.device));
+    file.tables.push(table.clone());
+    let text = serde_json::to_string_pretty(&file).map_err(|e| fail(e.to_string()))?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| fail(format!("cannot create its folder: {e}")))?;
+    }
+    let name = path
+        .file_name()
+        .ok_or_else(|| fail("not a file path".into()))?
+        .to_string_lossy();
+    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    std::fs::write(&tmp, text + "\n")
+        .map_err(|e| fail(format!("cannot write {}: {e}", tmp.display())))?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        fail(format!("cannot rename {} over it: {e}", tmp.display()))
+    })?;
+    forget();
+    Ok(())
+}
+
+/// [`save_at`] at [`path`]; returns the path written.
+pub fn save(table: &TuneTable) -> Result<PathBuf> {
+    let p = path().ok_or_else(|| Error::TuneCache {
+        path: "(none)".into(),
+        problem: "no path: set CLREDUCE_TUNE_CACHE, XDG_CACHE_HOME or HOME".into(),
+    })?;
+    save_at(&p, table)?;
+    Ok(p)
+}
+
+type Memo = HashMap<(usize, Option<PathBuf>), Option<Arc<TuneTable>>>;
+
+fn memo() -> &'static Mutex<Memo> {
+    static MEMO: OnceLock<Mutex<Memo>> = OnceLock::new();
+    MEMO.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// The table queues on device `index` plan with: read once per process (and cache path), a
+/// corrupt or stale cache warned about once and ignored.
+pub(crate) fn table_for(index: usize, caps: &DeviceCaps) -> Option<Arc<TuneTable>> {
+    let p = path();
+    let mut m = memo().lock().unwrap_or_else(|e| e.into_inner());
+    m.entry((index, p.clone()))
+        .or_insert_with(|| {
+            let st = match &p {
+                Some(p) => status_at(p, caps),
+                None => Status::NoPath,
+            };
+            match st {
+                Status::Tuned(t) => {
+                    tracing::debug!(device = %caps.label(), points = t.entries.len(), "tuning table loaded");
+                    Some(Arc::new(t))
+                }
+                Status::Stale(why) | Status::Corrupt(why) => {
+                    tracing::warn!(device = %caps.label(), "tuning cache ignored: {why}");
+                    None
+                }
+                Status::NotTuned | Status::NoPath => None,
+            }
+        })
+        .clone()
+}
+
+/// Forgets the tables read so far: the next launch that plans reads the cache again (plans
+/// already in a queue's launch cache stay).
+pub fn forget() {
+    memo().lock().unwrap_or_else(|e| e.into_inner()).clear();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::caps::fixtures;
+
+    fn table(caps: &DeviceCaps, key: DeviceKey) -> TuneTable {
+        let _ = caps;
+        TuneTable {
+            key,
+            measured: "test".into(),
+            entries: Vec::new(),
+        }
+    }
+
+    fn tmp(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("clreduce-tune-cache-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d.join(name)
+    }
+
+    #[test]
+    fn save_then_read_keeps_other_devices_and_replaces_its_own() {
+        let p = tmp("a/b/tuning.json");
+        let _ = std::fs::remove_file(&p);
+        let pocl = fixtures::pocl_cpu();
+        let intel = fixtures::intel_cpu();
+        assert_eq!(status_at(&p, &pocl), Status::NotTuned);
+        save_at(&p, &table(&pocl, key_of(&pocl))).unwrap();
+        save_at(&p, &table(&intel, key_of(&intel))).unwrap();
+        let mut again = table(&pocl, key_of(&pocl));
+        again.measured = "second".into();
+        save_at(&p, &again).unwrap();
+        let f = read(&p).unwrap().unwrap();
+        assert_eq!(f.tables.len(), 2);
+        match status_at(&p, &pocl) {
+            Status::Tuned(t) => assert_eq!(t.measured, "second"),
+            s => panic!("{s:?}"),
+        }
+        assert!(matches!(status_at(&p, &intel), Status::Tuned(_)));
+        // No temporary file is left beside it.
+        let left: Vec<_> = std::fs::read_dir(p.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left.len(), 1, "{left:?}");
+    }
+
+    #[test]
+    fn corrupt_and_stale_caches_are_ignored_not_errors() {
+        let pocl = fixtures::pocl_cpu();
+        let p = tmp("garbage.json");
+        for garbage in [
+            "",
+            "{",
+            "\u{0}\u{1}binary",
+            "[1,2,3]",
+            "{\"format\":1,\"tables\":[{\"key\":7}]}",
+        ] {
+            std::fs::write(&p, garbage).unwrap();
+            assert!(
+                matches!(status_at(&p, &pocl), Status::Corrupt(_)),
+                "{garbage:?}"
+            );
+        }
+        // Another driver, another clreduce, another format: stale, with the reason.
+        let p = tmp("stale.json");
+        let _ = std::fs::remove_file(&p);
+        let mut k = key_of(&pocl);
+        k.driver = "2.0".into();
+        save_at(&p, &table(&pocl, k)).unwrap();
+        match status_at(&p, &pocl) {
+            Status::Stale(why) => assert!(why.contains("driver 2.0"), "{why}"),
+            s => panic!("{s:?}"),
+        }
+        let mut k = key_of(&pocl);
+        k.clreduce = "0.0.1".into();
+        save_at(&p, &table(&pocl, k)).unwrap();
+        assert!(matches!(status_at(&p, &pocl), Status::Stale(_)));
+        std::fs::write(&p, "{\"format\": 999, \"tables\": []}").unwrap();
+        assert!(matches!(status_at(&p, &pocl), Status::Stale(_)));
+        // A corrupt file is replaced by the next save.
+        std::fs::write(&p, "not json").unwrap();
+        save_at(&p, &table(&pocl, key_of(&pocl))).unwrap();
+        assert!(matches!(status_at(&p, &pocl), Status::Tuned(_)));
+    }
+
+    #[test]
+    fn an_unwritable_path_is_a_typed_error() {
+        let blocker = tmp("blocker");
+        std::fs::write(&blocker, "a file, not a folder").unwrap();
+        let p = blocker.join("tuning.json");
+        let pocl = fixtures::pocl_cpu();
+        match save_at(&p, &table(&pocl, key_of(&pocl))) {
+            Err(Error::TuneCache { path, problem }) => {
+                assert_eq!(path, p.display().to_string());
+                assert!(problem.contains("folder"), "{problem}");
+            }
+            r => panic!("{r:?}"),
+        }
+    }
+
+    #[test]
+    fn the_id_names_the_version_and_the_kernels() {
+        let id = clreduce_id();
+        assert!(id.starts_with(env!("CARGO_PKG_VERSION")), "{id}");
+        assert_eq!(id, clreduce_id());
+        assert_eq!(
+            id.len(),
+            env!("CARGO_PKG_VERSION").len() + "+kernels.".len() + 16
+        );
+    }
+}
