@@ -41,7 +41,7 @@ impl Kernel {
         }
     }
     /// Names the reducers as this body refers to them, by position: reduction `k` is
-    /// `names[k]` in the body, whatever its own [`Reduction::name`] or the default (`sum`,
+    /// `names[k]` in the body, whatever its own [`Reduction::name`](crate::Reduction::name) or the default (`sum`,
     /// `sum1`, ...). A body written apart from its reductions (closures, generated code) uses
     /// this so that it does not depend on how the caller named them. The count must match the
     /// reductions of the launch (`Error::BadArgument` otherwise).

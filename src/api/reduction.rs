@@ -47,7 +47,7 @@ pub struct Reduction {
 }
 
 /// Creates a reduction of `buf[0]` with `op` (SYCL's `sycl::reduction(buf, op)`): a built-in
-/// [`Op`] or a [`crate::ops::CustomOp`].
+/// [`Op`](crate::Op) or a [`CustomOp`](crate::CustomOp).
 pub fn reduction<B: AnyBuffer>(buf: &B, op: impl Into<Operator>) -> Reduction {
     Reduction {
         target: Target::of(buf),

@@ -504,7 +504,7 @@ pub fn check_custom_identity(
 
 /// The reduction of `data` with a built-in op or a custom combiner, folded left to right from
 /// `init` (the variable's initial value, or `None` under initialize_to_identity, which needs an
-/// identity). Integers exactly with wrapping, floats in float64, like [`reference`]. An error
+/// identity). Integers exactly with wrapping, floats in float64, like [`reference()`]. An error
 /// names what the host could not evaluate.
 pub fn reference_with(
     op: HostOp,

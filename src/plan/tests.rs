@@ -223,29 +223,41 @@ fn bitwise_on_float_is_refused() {
     ));
 }
 
-#[test]
-fn every_fixture_plans_every_op_and_type() {
-    for (name, caps) in fixtures::all() {
-        for op in Op::ALL {
-            for ty in ElemType::REDUCIBLE {
-                if !op.valid_for(ty) {
-                    continue;
-                }
-                for form in [
-                    N,
-                    FormRequest::NdRange {
-                        global: 96 * 7,
-                        local: 96,
-                    },
-                ] {
-                    let p = plan(&caps, &req(form, op, ty))
-                        .unwrap_or_else(|e| panic!("{name} {op} {ty}: {e}"));
-                    assert!(p.local_bytes <= caps.local_mem_size);
-                    assert!(!p.to_string().is_empty());
-                }
+/// Every device fixture plans every op and type in both forms (a case per fixture, so
+/// `cargo test every_fixture_plans -- nvidia` runs one).
+#[rstest::rstest]
+#[case::pocl_cpu(fixtures::pocl_cpu())]
+#[case::intel_cpu(fixtures::intel_cpu())]
+#[case::oclgrind(fixtures::oclgrind())]
+#[case::nvidia_h200(fixtures::nvidia_h200())]
+#[case::amd_gpu(fixtures::amd_gpu())]
+#[case::pocl_new_cpu(fixtures::pocl_new_cpu())]
+fn every_fixture_plans_every_op_and_type(#[case] caps: DeviceCaps) {
+    for op in Op::ALL {
+        for ty in ElemType::REDUCIBLE {
+            if !op.valid_for(ty) {
+                continue;
+            }
+            for form in [
+                N,
+                FormRequest::NdRange {
+                    global: 96 * 7,
+                    local: 96,
+                },
+            ] {
+                let p = plan(&caps, &req(form, op, ty))
+                    .unwrap_or_else(|e| panic!("{} {op} {ty}: {e}", caps.name));
+                assert!(p.local_bytes <= caps.local_mem_size);
+                assert!(!p.to_string().is_empty());
             }
         }
     }
+}
+
+#[test]
+fn the_fixture_cases_cover_every_fixture() {
+    // The rstest cases above name the fixtures one by one: a new fixture must get a case.
+    assert_eq!(fixtures::all().len(), 6);
 }
 
 fn span_req(form: FormRequest, op: Op, ty: ElemType, len: usize) -> Request {

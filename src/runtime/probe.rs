@@ -16,8 +16,18 @@ struct Probe {
     remove: fn(&mut DeviceCaps),
 }
 
+/// Every advertised capability with its probe kernel.
 fn probes(c: &DeviceCaps) -> Vec<Probe> {
     let mut v = Vec::new();
+    atomic_probes(c, &mut v);
+    float_atomic_probes(c, &mut v);
+    group_probes(c, &mut v);
+    nvidia_and_fp64_probes(c, &mut v);
+    v
+}
+
+/// 64-bit integer atomics and OpenCL C 2.0 acquire/release atomics.
+fn atomic_probes(c: &DeviceCaps, v: &mut Vec<Probe>) {
     let a = &c.atomics;
     if a.int64_base {
         v.push(Probe {
@@ -57,6 +67,11 @@ fn probes(c: &DeviceCaps) -> Vec<Probe> {
             },
         });
     }
+}
+
+/// Float atomics (cl_ext_float_atomics), per type, space and op.
+fn float_atomic_probes(c: &DeviceCaps, v: &mut Vec<Probe>) {
+    let a = &c.atomics;
     let fa = |t: &str, space: &str, f: &str| -> String {
         let (decl, ptr) = if space == "local" {
             (
@@ -160,6 +175,10 @@ fn probes(c: &DeviceCaps) -> Vec<Probe> {
             });
         }
     }
+}
+
+/// Work-group collectives and sub-groups.
+fn group_probes(c: &DeviceCaps, v: &mut Vec<Probe>) {
     if c.work_group_collectives {
         v.push(Probe {
             name: "work-group collective functions",
@@ -203,6 +222,10 @@ fn probes(c: &DeviceCaps) -> Vec<Probe> {
             });
         }
     }
+}
+
+/// NVIDIA's inline PTX (shuffles, acquire/release) and double precision.
+fn nvidia_and_fp64_probes(c: &DeviceCaps, v: &mut Vec<Probe>) {
     if c.warp_shuffle_ptx {
         v.push(Probe {
             name: "warp shuffles through inline PTX (shfl.sync)",
@@ -232,7 +255,6 @@ fn probes(c: &DeviceCaps) -> Vec<Probe> {
             remove: |c| c.fp64 = false,
         });
     }
-    v
 }
 
 /// Compiles a probe kernel for every advertised capability; a capability whose probe does not

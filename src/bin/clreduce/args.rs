@@ -1,0 +1,70 @@
+//! What `explain` and `reduce` share on the command line: the `--device`, `--mask`,
+//! `--strategy` and `--relaxed` flags (`Common`), and turning them into devices, a queue and
+//! `Options`.
+
+use clreduce::plan::{Determinism, Strategy};
+use clreduce::{devices, Device, ElemType, Mask, Op, Options, Queue, Result, Value};
+
+#[derive(clap::Args, Clone)]
+pub struct Common {
+    /// Device index (from `clreduce devices`), name substring, or `all`.
+    #[arg(long)]
+    pub device: Option<String>,
+    /// Capability mask, e.g. no-atomics,no-subgroups (default: CLREDUCE_MASK).
+    #[arg(long)]
+    pub mask: Option<String>,
+    /// Forced strategy GROUP+CROSS, e.g. tree+last-group (default: CLREDUCE_STRATEGY or auto).
+    #[arg(long)]
+    pub strategy: Option<String>,
+    /// Allow order-dependent float atomics (results not run-to-run reproducible).
+    #[arg(long)]
+    pub relaxed: bool,
+}
+
+impl Common {
+    /// Whether `--device all` was given (a device's refusal is then printed, not fatal).
+    pub fn all_devices(&self) -> bool {
+        self.device.as_deref() == Some("all")
+    }
+}
+
+/// The devices `--device` names: one, or every device for `all`.
+pub fn pick_devices(spec: Option<&str>) -> Result<Vec<Device>> {
+    match spec {
+        Some("all") => Ok(devices()?.to_vec()),
+        other => Ok(vec![clreduce::device::select(other)?]),
+    }
+}
+
+/// The launch options of `--strategy` (or CLREDUCE_STRATEGY), `--relaxed` and CLREDUCE_TUNE.
+pub fn options(c: &Common) -> Result<Options> {
+    let strategy = match &c.strategy {
+        Some(s) => Strategy::parse(s)?,
+        None => Strategy::from_env()?,
+    };
+    Ok(Options {
+        tuning: clreduce::plan::Tuning::from_env()?,
+        strategy,
+        determinism: if c.relaxed {
+            Determinism::Relaxed
+        } else {
+            Determinism::Deterministic
+        },
+        ..Options::default()
+    })
+}
+
+/// A profiling queue on `d` with `--mask` (or CLREDUCE_MASK) applied.
+pub fn queue_on(d: &Device, c: &Common) -> Result<Queue> {
+    let mask = match &c.mask {
+        Some(m) => Mask::parse(m)?,
+        None => Mask::from_env()?,
+    };
+    // `clreduce reduce` and `explain` print device times: a profiling queue.
+    Queue::with_mask(d, mask)?.with_profiling()
+}
+
+/// The op's identity in `ty`, or a placeholder 0 where it has none (the plan does not read it).
+pub fn op_identity(op: Op, ty: ElemType) -> Value {
+    op.identity(ty).unwrap_or(Value::I32(0))
+}

@@ -1,0 +1,330 @@
+//! The cases of `clreduce bench`: what each reduces (`Case`: element type, variables, body and
+//! result shape, parsed from names such as f32-sum, f32-sum-min-max, u32-hist256, f32-argmin),
+//! its result buffers on a queue, and the serial host reference every result is checked
+//! against (exactly for integers, histograms and argmin; float sums within the plan's
+//! combination-depth bound).
+
+use clreduce::check::reference::{self, combination_depth, HostVec, Reference};
+use clreduce::plan::Plan;
+use clreduce::{
+    reduction, reduction_argmin, reduction_span, Buffer, DynBuffer, ElemType, Op, Queue, Reduction,
+    Result, Value,
+};
+
+/// How a case's result variables are shaped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// One scalar result per entry of `vars`.
+    Scalars,
+    /// One span variable (`vars[0]`, op plus) of this many u32 counters: a histogram.
+    Span(usize),
+    /// One argmin variable (`vars[0]`, op minimum): the value in the element type and the
+    /// lowest index holding it in a u64 buffer.
+    ArgMin,
+}
+
+/// One benchmark case: an element type, one or more reduction variables and the body.
+#[derive(Clone, Debug)]
+pub struct Case {
+    pub name: String,
+    pub ty: ElemType,
+    /// The op the input data is generated for (reference::random_input).
+    pub data_op: Op,
+    pub vars: Vec<(Op, &'static str)>,
+    pub shape: Shape,
+    pub body: String,
+}
+
+/// The cases run when `--cases` is not given.
+pub const DEFAULT_CASES: &str =
+    "f32-sum,f64-sum,i32-sum,f32-max,f32-sum-min-max,u32-hist256,f32-argmin";
+
+/// Most bins a `u32-histN` case may have.
+const MAX_BINS: usize = 1 << 16;
+
+/// A case by name: TYPE-OP, f32-sum-min-max, u32-histN or TYPE-argmin.
+pub fn parse_case(s: &str) -> std::result::Result<Case, String> {
+    let s = s.trim();
+    if s == "f32-sum-min-max" {
+        return Ok(Case {
+            name: s.into(),
+            ty: ElemType::F32,
+            data_op: Op::Plus,
+            vars: vec![(Op::Plus, "sum"), (Op::Minimum, "lo"), (Op::Maximum, "hi")],
+            shape: Shape::Scalars,
+            body: "sum += x[i]; combine(lo, x[i]); combine(hi, x[i]);".into(),
+        });
+    }
+    if let Some(bins) = s.strip_prefix("u32-hist") {
+        let bins: usize = bins
+            .parse()
+            .ok()
+            .filter(|b: &usize| b.is_power_of_two() && *b <= MAX_BINS)
+            .ok_or_else(|| {
+                format!("bad case {s:?} (expected u32-histN, N a power of two up to {MAX_BINS})")
+            })?;
+        return Ok(Case {
+            name: s.into(),
+            ty: ElemType::U32,
+            // Full-range random u32: the low bits are uniform over the bins.
+            data_op: Op::BitOr,
+            vars: vec![(Op::Plus, "hist")],
+            shape: Shape::Span(bins),
+            body: format!("hist[(uint)x[i] & {}u] += 1u;", bins - 1),
+        });
+    }
+    if let Some(t) = s.strip_suffix("-argmin") {
+        let ty = ElemType::parse(t).map_err(|e| e.to_string())?;
+        return Ok(Case {
+            name: format!("{ty}-argmin"),
+            ty,
+            // Values on a grid of 1/64 in [-64, 64): large inputs hold the minimum many times,
+            // so the lowest-index rule is exercised.
+            data_op: Op::Minimum,
+            vars: vec![(Op::Minimum, "best")],
+            shape: Shape::ArgMin,
+            body: "combine(best, x[i], i);".into(),
+        });
+    }
+    let (t, o) = s
+        .split_once('-')
+        .ok_or_else(|| format!("bad case {s:?} (expected TYPE-OP such as f32-sum)"))?;
+    let ty = ElemType::parse(t).map_err(|e| e.to_string())?;
+    let op = Op::parse(o).map_err(|e| e.to_string())?;
+    let body = match op {
+        Op::Plus => "sum += x[i];",
+        Op::BitOr => "sum |= x[i];",
+        _ => "combine(sum, x[i]);",
+    };
+    Ok(Case {
+        name: format!("{ty}-{op}"),
+        ty,
+        data_op: op,
+        vars: vec![(op, "sum")],
+        shape: Shape::Scalars,
+        body: body.into(),
+    })
+}
+
+/// The op's identity in `ty` (a placeholder 0 where it has none).
+pub fn identity(op: Op, ty: ElemType) -> Value {
+    op.identity(ty).unwrap_or(Value::I32(0))
+}
+
+/// The result buffers of one case on one queue.
+pub struct Outs {
+    /// One per variable: a scalar, a span of `len` counters, or argmin's value.
+    vars: Vec<DynBuffer>,
+    /// argmin's index.
+    index: Option<Buffer<u64>>,
+}
+
+/// The results read back after a launch.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Got {
+    Scalars(Vec<Value>),
+    Span(Vec<u32>),
+    ArgMin(Value, u64),
+}
+
+impl Case {
+    /// Allocates the result buffers, at the identity.
+    pub fn outs(&self, q: &Queue) -> Result<Outs> {
+        match self.shape {
+            Shape::Scalars => Ok(Outs {
+                vars: self
+                    .vars
+                    .iter()
+                    .map(|(op, _)| DynBuffer::scalar(q, identity(*op, self.ty)))
+                    .collect::<Result<Vec<_>>>()?,
+                index: None,
+            }),
+            Shape::Span(len) => Ok(Outs {
+                vars: vec![DynBuffer::U32(q.buffer_from(&vec![0u32; len])?)],
+                index: None,
+            }),
+            Shape::ArgMin => Ok(Outs {
+                vars: vec![DynBuffer::scalar(q, identity(Op::Minimum, self.ty))?],
+                index: Some(q.buffer_from(&[u64::MAX])?),
+            }),
+        }
+    }
+
+    /// Puts the results back at the identity (a host write, untimed).
+    pub fn reset(&self, o: &Outs) -> Result<()> {
+        match (self.shape, &o.vars[..]) {
+            (Shape::Span(len), [DynBuffer::U32(b)]) => b.write(0, &vec![0u32; len]),
+            _ => {
+                for (r, (op, _)) in o.vars.iter().zip(&self.vars) {
+                    r.set(0, identity(*op, self.ty))?;
+                }
+                if let Some(ix) = &o.index {
+                    ix.write(0, &[u64::MAX])?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// The reductions of one launch over `o`.
+    pub fn reductions(&self, o: &Outs) -> Vec<Reduction> {
+        match (self.shape, &o.index) {
+            (Shape::Span(len), _) => vec![reduction_span(&o.vars[0], len, Op::Plus).name("hist")],
+            (Shape::ArgMin, Some(ix)) => {
+                vec![reduction_argmin(&o.vars[0], ix).name(self.vars[0].1)]
+            }
+            _ => o
+                .vars
+                .iter()
+                .zip(&self.vars)
+                .map(|(r, (op, name))| reduction(r, *op).name(name))
+                .collect(),
+        }
+    }
+
+    /// Reads the results (blocking).
+    pub fn read(&self, o: &Outs) -> Result<Got> {
+        match (self.shape, &o.vars[..], &o.index) {
+            (Shape::Span(_), [DynBuffer::U32(b)], _) => Ok(Got::Span(b.to_vec()?)),
+            (Shape::ArgMin, [v], Some(ix)) => Ok(Got::ArgMin(v.value(0)?, ix.get(0)?)),
+            _ => Ok(Got::Scalars(
+                o.vars
+                    .iter()
+                    .map(|r| r.value(0))
+                    .collect::<Result<Vec<Value>>>()?,
+            )),
+        }
+    }
+}
+
+/// What the host expects of a case over one input.
+pub enum Expect {
+    /// One reference per variable.
+    Scalars(Vec<Reference>),
+    /// The histogram.
+    Span(Vec<u32>),
+    /// The smallest value (None over no input) and the lowest index holding it.
+    ArgMin(Option<Value>, u64),
+}
+
+/// The host's result for `case` over `data`: serial and in float64 or exact integers,
+/// independent of the native peer.
+pub fn expect(case: &Case, data: &HostVec) -> Expect {
+    match case.shape {
+        Shape::Scalars => Expect::Scalars(
+            case.vars
+                .iter()
+                .map(|(op, _)| reference::reference(*op, data, None))
+                .collect(),
+        ),
+        Shape::Span(len) => {
+            let mut h = vec![0u32; len];
+            if let HostVec::U32(v) = data {
+                for &x in v {
+                    h[x as usize & (len - 1)] += 1;
+                }
+            }
+            Expect::Span(h)
+        }
+        Shape::ArgMin => {
+            let (v, at) = match data {
+                HostVec::I32(v) => first_min(v),
+                HostVec::U32(v) => first_min(v),
+                HostVec::I64(v) => first_min(v),
+                HostVec::U64(v) => first_min(v),
+                HostVec::F32(v) => first_min(v),
+                HostVec::F64(v) => first_min(v),
+            };
+            Expect::ArgMin(v, at)
+        }
+    }
+}
+
+/// The smallest value and the lowest index holding it, serially; (the type's identity,
+/// u64::MAX) for an empty slice.
+pub fn first_min<T: Copy + PartialOrd + Into<Value>>(v: &[T]) -> (Option<Value>, u64) {
+    let mut best: Option<(T, usize)> = None;
+    for (i, &x) in v.iter().enumerate() {
+        if best.is_none_or(|(b, _)| x < b) {
+            best = Some((x, i));
+        }
+    }
+    match best {
+        Some((x, i)) => (Some(x.into()), i as u64),
+        None => (None, u64::MAX),
+    }
+}
+
+/// "ok", or "MISMATCH" and what differs, for the results `got` of a launch that ran `plan`.
+pub fn check_all(case: &Case, got: &Got, plan: &Plan, want: &Expect) -> String {
+    let mut problems = Vec::new();
+    match (got, want) {
+        (Got::Scalars(values), Expect::Scalars(refs)) => {
+            for (k, ((op, name), r)) in case.vars.iter().zip(refs).enumerate() {
+                let got = values[k];
+                if let Err(e) = reference::check(
+                    *op,
+                    case.ty,
+                    got.to_f64(),
+                    got.as_int(),
+                    r,
+                    combination_depth(plan, k),
+                ) {
+                    problems.push(format!("{name}: {e}"));
+                }
+            }
+        }
+        (Got::Span(got), Expect::Span(want)) => {
+            let bad: Vec<usize> = (0..want.len())
+                .filter(|&b| got.get(b) != Some(&want[b]))
+                .collect();
+            if let Some(&b) = bad.first() {
+                problems.push(format!(
+                    "{} of {} bins differ; bin {b}: got {}, expected {}",
+                    bad.len(),
+                    want.len(),
+                    got.get(b).map_or("nothing".into(), |v| v.to_string()),
+                    want[b]
+                ));
+            }
+        }
+        (Got::ArgMin(v, at), Expect::ArgMin(wv, wat)) => {
+            if wv.is_some_and(|w| w != *v) || at != wat {
+                problems.push(format!(
+                    "got ({}, index {at}), expected ({}, index {wat})",
+                    v.to_f64(),
+                    wv.map_or("identity".into(), |w| w.to_f64().to_string())
+                ));
+            }
+        }
+        (g, _) => problems.push(format!("result of the wrong shape: {g:?}")),
+    }
+    if problems.is_empty() {
+        "ok".into()
+    } else {
+        format!("MISMATCH {}", problems.join("; "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cases_parse() {
+        let c = parse_case("f32-sum-min-max").unwrap();
+        assert_eq!(c.vars.len(), 3);
+        assert_eq!(parse_case("f64-max").unwrap().vars[0].0, Op::Maximum);
+        assert!(parse_case("f32").is_err());
+        let h = parse_case("u32-hist256").unwrap();
+        assert_eq!(h.shape, Shape::Span(256));
+        assert_eq!(h.body, "hist[(uint)x[i] & 255u] += 1u;");
+        assert!(parse_case("u32-hist100").is_err());
+        assert!(parse_case("u32-hist131072").is_err());
+        let a = parse_case("f32-argmin").unwrap();
+        assert_eq!((a.shape, a.ty), (Shape::ArgMin, ElemType::F32));
+        for c in DEFAULT_CASES.split(',') {
+            assert_eq!(parse_case(c).unwrap().name, c);
+        }
+    }
+}

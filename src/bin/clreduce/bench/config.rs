@@ -1,0 +1,199 @@
+//! The command line of `clreduce bench` (`BenchArgs`) and what it resolves to before anything
+//! runs (`Config`): sizes, cases, strategies, mask, determinism, cache rule and LLC override.
+//! A malformed value is a `Refusal::Usage` (printed as `clreduce bench: ...`, exit 1); a name
+//! the library refuses is its own error (exit 2).
+
+use super::cache::CacheMode;
+use super::cases::{parse_case, Case, DEFAULT_CASES};
+use super::units::{parse_bytes, parse_n, parse_sizes};
+use clap::Args;
+use clreduce::plan::{Determinism, Strategy};
+use clreduce::{Error, Mask};
+use std::path::PathBuf;
+
+/// Options of `clreduce bench`.
+#[derive(Args, Clone, Debug)]
+pub struct BenchArgs {
+    /// Device index or name substring, or `all` (default: every device that is not a simulator).
+    #[arg(long)]
+    pub device: Option<String>,
+    /// Sizes: comma list of N, 2^K, or 2^A..2^B (every power of two between). Default
+    /// 2^10..2^28, capped per device at max_alloc/4 and by --max-n.
+    #[arg(long)]
+    pub sizes: Option<String>,
+    /// Largest n to run (N or 2^K).
+    #[arg(long)]
+    pub max_n: Option<String>,
+    /// Cases: comma list of TYPE-OP (f32-sum, u32-or, i64-min, ...), f32-sum-min-max (three
+    /// variables sum, lo, hi in one launch), u32-histN (a span of N u32 bins, N a power of two
+    /// up to 65536: `hist[(uint)x[i] & (N-1)] += 1u;`) and TYPE-argmin (value and lowest index,
+    /// `combine(best, x[i], i);`). Default:
+    /// f32-sum,f64-sum,i32-sum,f32-max,f32-sum-min-max,u32-hist256,f32-argmin.
+    #[arg(long)]
+    pub cases: Option<String>,
+    /// Strategies: comma list of auto and GROUP+CROSS (e.g. tree+last-group), or `all`.
+    /// Default (all): auto plus every forced strategy that plans on the device; the others are
+    /// listed with the reason.
+    #[arg(long)]
+    pub strategies: Option<String>,
+    /// Timed repetitions per point (median reported). Default 20, 5 with --quick.
+    #[arg(long)]
+    pub reps: Option<usize>,
+    /// Untimed repetitions before the timed ones (the first compiles the program).
+    #[arg(long, default_value_t = 3)]
+    pub warmup: usize,
+    /// Write every point, the devices and the skipped strategies as JSON.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Plot GB/s against n (log2) per strategy, one panel per device and case, as SVG.
+    #[arg(long)]
+    pub svg: Option<PathBuf>,
+    /// A few sizes only (2^12, 2^16, 2^20, 2^24, capped), 5 repetitions unless --reps.
+    #[arg(long)]
+    pub quick: bool,
+    /// Also run the peers and report clreduce/peer per size: PyOpenCL's ReductionKernel (f32 sum,
+    /// benches/peers/pyopencl_reduction.py) on CPU devices; on an NVIDIA GPU
+    /// (benches/peers/torch_cupy_sum.py) torch.sum and cupy.sum, torch sum+min+max,
+    /// torch.bincount, torch.histc and cupy.bincount (u32-histN), torch.argmin and cupy.argmin.
+    #[arg(long)]
+    pub peers: bool,
+    /// Instead of the sweep: the classic reduction optimization ladder (benches/ladder/ladder.py,
+    /// PyOpenCL) at 2^22 and 2^26 f32 on each device, next to clreduce's auto plan.
+    #[arg(long)]
+    pub ladder: bool,
+    /// Allow order-dependent float atomics (strategies that need them then plan).
+    #[arg(long)]
+    pub relaxed: bool,
+    /// Capability mask for every queue (default: CLREDUCE_MASK).
+    #[arg(long)]
+    pub mask: Option<String>,
+    /// Last-level cache size for the cache-state rule, e.g. 50M (default: the host CPU's from
+    /// sysfs for CPU devices; CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, at least 64 MiB, for GPUs).
+    #[arg(long)]
+    pub llc: Option<String>,
+    /// Skip the native Rust peer.
+    #[arg(long)]
+    pub no_native: bool,
+    /// Cache state of the inputs: `auto` (warm up to LLC/4, cold above) or `cold` (also the
+    /// small sizes, by an untimed flush of the LLC before every repetition).
+    #[arg(long, default_value = "auto")]
+    pub cache: String,
+}
+
+/// Why `BenchArgs` do not make a `Config`.
+pub enum Refusal {
+    /// A malformed command-line value.
+    Usage(String),
+    /// The library refused a name (strategy, mask).
+    Lib(Error),
+}
+
+impl From<Error> for Refusal {
+    fn from(e: Error) -> Refusal {
+        Refusal::Lib(e)
+    }
+}
+
+/// What `BenchArgs` resolve to.
+pub struct Config {
+    /// The arguments as given.
+    pub a: BenchArgs,
+    /// The repetitions the header and the peers use (points use `reps_for` per size).
+    pub reps: usize,
+    pub cache_mode: CacheMode,
+    pub max_n: Option<u64>,
+    pub sizes: Vec<u64>,
+    pub cases: Vec<Case>,
+    /// None: auto plus every forced strategy that plans.
+    pub wanted: Option<Vec<Strategy>>,
+    pub mask: Mask,
+    pub determinism: Determinism,
+    pub llc_override: Option<u64>,
+}
+
+impl Config {
+    /// Checks the arguments in the order a user sees them refused.
+    pub fn parse(a: BenchArgs) -> Result<Config, Refusal> {
+        let reps = super::measure::reps_for(a.reps, a.quick, u64::MAX);
+        let cache_mode = match a.cache.as_str() {
+            "auto" => CacheMode::Auto,
+            "cold" => CacheMode::Cold,
+            other => {
+                return Err(Refusal::Usage(format!(
+                    "--cache {other:?}: expected auto or cold"
+                )))
+            }
+        };
+        let max_n = a
+            .max_n
+            .as_deref()
+            .map(parse_n)
+            .transpose()
+            .map_err(Refusal::Usage)?;
+        let sizes = match (&a.sizes, a.quick, a.ladder) {
+            (Some(s), _, _) => parse_sizes(s),
+            (None, _, true) => Ok(vec![1 << 22, 1 << 26]),
+            (None, true, _) => Ok(vec![1 << 12, 1 << 16, 1 << 20, 1 << 24]),
+            (None, false, _) => parse_sizes("2^10..2^28"),
+        }
+        .map_err(Refusal::Usage)?;
+        let cases = parse_cases(&a)?;
+        let wanted: Option<Vec<Strategy>> = match a.strategies.as_deref() {
+            _ if a.ladder => Some(vec![Strategy::AUTO]),
+            None | Some("all") => None,
+            Some(s) => Some(
+                s.split(',')
+                    .filter(|x| !x.trim().is_empty())
+                    .map(Strategy::parse)
+                    .collect::<clreduce::Result<Vec<_>>>()?,
+            ),
+        };
+        let mask = match &a.mask {
+            Some(m) => Mask::parse(m)?,
+            None => Mask::from_env()?,
+        };
+        let determinism = if a.relaxed {
+            Determinism::Relaxed
+        } else {
+            Determinism::Deterministic
+        };
+        let llc_override = a
+            .llc
+            .as_deref()
+            .map(parse_bytes)
+            .transpose()
+            .map_err(Refusal::Usage)?;
+        Ok(Config {
+            a,
+            reps,
+            cache_mode,
+            max_n,
+            sizes,
+            cases,
+            wanted,
+            mask,
+            determinism,
+            llc_override,
+        })
+    }
+}
+
+/// `--cases` (the default list without it; f32-sum alone for the ladder).
+fn parse_cases(a: &BenchArgs) -> Result<Vec<Case>, Refusal> {
+    let cases: Result<Vec<Case>, String> = if a.ladder {
+        Ok(vec![parse_case("f32-sum").expect("built-in case")])
+    } else {
+        a.cases
+            .as_deref()
+            .unwrap_or(DEFAULT_CASES)
+            .split(',')
+            .filter(|s| !s.trim().is_empty())
+            .map(parse_case)
+            .collect()
+    };
+    match cases {
+        Ok(c) if !c.is_empty() => Ok(c),
+        Ok(_) => Err(Refusal::Usage("no cases".into())),
+        Err(e) => Err(Refusal::Usage(e)),
+    }
+}

@@ -1,0 +1,87 @@
+//! `clreduce demo`: the first-ten-minutes demo: the devices found, then a checked f32 sum, i32
+//! sum and f64 max on the default device, each with its plan and device time.
+
+use crate::args::op_identity;
+use clreduce::check::reference::{self, combination_depth};
+use clreduce::{devices, reduction, DynBuffer, ElemType, Kernel, Op, Queue, Range, Result};
+
+/// Options of `clreduce demo`.
+#[derive(clap::Args)]
+pub struct DemoArgs {
+    #[arg(long, default_value_t = 10_000_000)]
+    n: u64,
+}
+
+/// `clreduce demo`.
+pub fn run(a: &DemoArgs) -> Result<bool> {
+    let n = a.n;
+    println!("OpenCL devices found:");
+    for d in devices()? {
+        println!("  {}: {}", d.index(), d.label());
+    }
+    let d = clreduce::device::select(None)?;
+    println!(
+        "\ndefault device: {} (set CLREDUCE_DEVICE to pick another)\n",
+        d.label()
+    );
+    // The demo prints device times: a profiling queue.
+    let q = Queue::new(&d)?.with_profiling()?;
+    let mut ok = true;
+    for (op, ty) in [
+        (Op::Plus, ElemType::F32),
+        (Op::Plus, ElemType::I32),
+        (Op::Maximum, ElemType::F64),
+    ] {
+        if q.caps().supports_type(ty).is_err() {
+            println!("{op} over {ty}: skipped, the device lacks {ty}");
+            continue;
+        }
+        ok &= one(&q, op, ty, n)?;
+    }
+    Ok(ok)
+}
+
+/// One checked reduction of the demo, printed; whether it matched the host reference.
+fn one(q: &Queue, op: Op, ty: ElemType, n: u64) -> Result<bool> {
+    let data = reference::random_input(op, ty, n as usize, 42);
+    let x = DynBuffer::upload(q, &data)?;
+    let res = DynBuffer::scalar(q, op_identity(op, ty))?;
+    let body = if op == Op::Plus {
+        "sum += x[i];"
+    } else {
+        "combine(sum, x[i]);"
+    };
+    let ev = q.parallel_for_reduce(
+        Range::new(n),
+        reduction(&res, op).initialize_to_identity(),
+        Kernel::new(body).arg("x", &x),
+    )?;
+    let t = ev.device_time_ns()?;
+    let got = res.value(0)?;
+    let expect = reference::reference(op, &data, None);
+    let plan = ev.plan().expect("n > 0 runs a plan");
+    let verdict = reference::check(
+        op,
+        ty,
+        got.to_f64(),
+        got.as_int(),
+        &expect,
+        combination_depth(plan, 0),
+    );
+    println!("{op} over {n} x {ty}: {}", plan.summary());
+    print!("{plan}");
+    println!(
+        "  result {got}, host reference {}, {}; device time {:.1} us ({:.1} GB/s)\n",
+        expect
+            .exact
+            .map(|e| e.to_string())
+            .unwrap_or_else(|| format!("{:e}", expect.value)),
+        match &verdict {
+            Ok(()) => "OK".to_string(),
+            Err(m) => format!("MISMATCH: {m}"),
+        },
+        t as f64 / 1e3,
+        (n as f64 * ty.size() as f64) / t.max(1) as f64
+    );
+    Ok(verdict.is_ok())
+}

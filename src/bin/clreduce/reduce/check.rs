@@ -1,0 +1,255 @@
+//! The host's side of `clreduce reduce`: what each variable should hold (`Expected`, from the
+//! host reference), what the device gave (`Got`), and the verdict with the lines that explain
+//! it: exact for integers, argmin/argmax and min/max, within a stated bound for float sums and
+//! products, per bin for spans.
+
+use crate::error::{CliError, CliResult};
+use crate::vars::{Init, VarOp};
+use clreduce::check::reference::{self, combination_depth, HostVec, Reference};
+use clreduce::plan::{CrossAlgo, Plan, SpanStore};
+use clreduce::{ElemType, Op, Value};
+
+/// The host's answer for one variable.
+pub enum Expected {
+    Scalar(Reference),
+    Arg(reference::ArgReference),
+    Span(Vec<Reference>),
+}
+
+/// A variable's result as read back.
+pub enum Got {
+    Scalar(Value),
+    Arg(Value, u64),
+    Span(Vec<Value>),
+}
+
+/// The host reference of every variable over `data`, from its initial value unless
+/// `initialize_to_identity`.
+pub fn expected(
+    vars: &[VarOp],
+    inits: &[Init],
+    data: &HostVec,
+    init_identity: bool,
+) -> CliResult<Vec<Expected>> {
+    let host_err = |v: &VarOp, e: String| {
+        CliError::Usage(format!(
+            "the host reference of {} cannot be computed: {e}",
+            v.label()
+        ))
+    };
+    vars.iter()
+        .zip(inits)
+        .map(|(v, init)| {
+            Ok(match (v, init) {
+                (VarOp::Arg { max }, Init::Arg(val, idx)) => Expected::Arg(
+                    reference::reference_arg(*max, data, (!init_identity).then_some((*val, *idx))),
+                ),
+                (_, Init::Scalar(x)) => Expected::Scalar(
+                    reference::reference_with(
+                        v.host().expect("not argmin/argmax"),
+                        data,
+                        (!init_identity).then_some(*x),
+                    )
+                    .map_err(|e| host_err(v, e))?,
+                ),
+                (_, Init::Span(xs)) => Expected::Span(
+                    reference::reference_span(
+                        v.host().expect("not argmin/argmax"),
+                        data,
+                        xs.len(),
+                        (!init_identity).then_some(xs.as_slice()),
+                    )
+                    .map_err(|e| host_err(v, e))?,
+                ),
+                (_, Init::Arg(..)) => unreachable!("argmin/argmax get pair initial values"),
+            })
+        })
+        .collect()
+}
+
+/// How a float check was bounded, for the report (`depth`: the combination depth used).
+fn bound_note(class: Option<Op>, depth: &str) -> String {
+    match class {
+        Some(Op::Plus) => format!("bound depth*u*sum|x| + 2u*|ref|, depth {depth}"),
+        Some(Op::Multiplies) => "bound (n+2)*u*|ref|".into(),
+        Some(_) => "exact".into(),
+        None => format!(
+            "bound (depth*u*sum|x| + 2u*|ref|) + (n+2)*u*|ref|, depth {depth}: the combiner matches no built-in op on sample pairs, so this assumes it is associative and built of + and *"
+        ),
+    }
+}
+
+/// One variable's verdict: whether it passed, and the lines to print after its header
+/// (`result:`, `reference:`, `check:`).
+pub struct Verdict {
+    pub ok: bool,
+    pub lines: Vec<String>,
+}
+
+/// Checks variable `k`.
+pub fn check_var(
+    v: &VarOp,
+    k: usize,
+    plan: &Plan,
+    want: &Expected,
+    got: &Got,
+    ty: ElemType,
+) -> Verdict {
+    match (want, got) {
+        (Expected::Arg(w), Got::Arg(val, idx)) => check_arg(w, *val, *idx),
+        (Expected::Scalar(r), Got::Scalar(g)) => check_scalar(v.bound_class(), k, plan, r, *g, ty),
+        (Expected::Span(rs), Got::Span(gs)) => check_span(v.bound_class(), k, plan, rs, gs, ty),
+        _ => unreachable!("results and references have the variable's shape"),
+    }
+}
+
+/// argmin/argmax: value and index exact.
+fn check_arg(w: &reference::ArgReference, val: Value, idx: u64) -> Verdict {
+    let ok = val == w.value && idx == w.index;
+    let why = match w.ties {
+        _ if w.index == u64::MAX => "the identity pair: nothing to combine".to_string(),
+        0 => "the initial pair: no element beats it".to_string(),
+        1 => "one element holds this value".to_string(),
+        t => format!("{t} elements hold this value; ties go to the lowest index"),
+    };
+    Verdict {
+        ok,
+        lines: vec![
+            format!("result:    {val} at index {idx}"),
+            format!("reference: {} at index {} ({why})", w.value, w.index),
+            if ok {
+                "check:     OK (value and index exact)".into()
+            } else {
+                format!(
+                    "check:     MISMATCH: got {val} at index {idx}, expected {} at index {}",
+                    w.value, w.index
+                )
+            },
+        ],
+    }
+}
+
+/// A scalar: exact where the reference is, else within the plan's combination-depth bound.
+fn check_scalar(
+    class: Option<Op>,
+    k: usize,
+    plan: &Plan,
+    r: &Reference,
+    g: Value,
+    ty: ElemType,
+) -> Verdict {
+    let show = match r.exact {
+        Some(e) => format!("{e} (exact)"),
+        None => format!("{:e} (float64)", r.value),
+    };
+    let depth = combination_depth(plan, k);
+    let bound = reference::float_bound(class, ty, r, depth);
+    let verdict = reference::check_within(g, r, bound);
+    let exact = r.exact.is_some() || bound == 0.0;
+    let note = bound_note(class, &depth.to_string());
+    let check = match verdict {
+        Ok(()) if exact => "check:     OK (exact)".to_string(),
+        Ok(()) => format!(
+            "check:     OK (|error| {:.2e} <= {bound:.2e}: {note})",
+            (g.to_f64() - r.value).abs()
+        ),
+        Err(m) if exact => format!("check:     MISMATCH: {m}"),
+        Err(m) => format!("check:     MISMATCH: {m} ({note})"),
+    };
+    Verdict {
+        ok: check.starts_with("check:     OK"),
+        lines: vec![
+            format!("result:    {g}"),
+            format!("reference: {show}"),
+            check,
+        ],
+    }
+}
+
+/// The first six entries of a list, and "..." when there are more.
+fn preview(xs: Vec<String>) -> String {
+    let more = if xs.len() > 6 { ", ..." } else { "" };
+    format!("[{}{more}]", xs[..xs.len().min(6)].join(", "))
+}
+
+/// A span: every bin, each within its own bound (exact for integers and min/max).
+fn check_span(
+    class: Option<Op>,
+    k: usize,
+    plan: &Plan,
+    rs: &[Reference],
+    gs: &[Value],
+    ty: ElemType,
+) -> Verdict {
+    let vp = &plan.vars[k];
+    let tree = combination_depth(plan, k) + plan.local as f64;
+    let atomic_store = matches!(
+        vp.span.map(|s| s.store),
+        Some(SpanStore::GlobalAtomic | SpanStore::LocalShared)
+    ) || vp.cross == CrossAlgo::Atomic;
+    let mut bad = Vec::new();
+    let mut worst = 0.0f64;
+    for (b, (r, g)) in rs.iter().zip(gs).enumerate() {
+        // Any order of m + 1 terms is within m*u*sum|x|; the tree steps bound it tighter
+        // where no atomic reorders the bin's updates.
+        let m = r.n as f64 + 1.0;
+        let depth = if atomic_store { m } else { m.min(tree) };
+        let bound = reference::float_bound(class, ty, r, depth);
+        match reference::check_within(*g, r, bound) {
+            Ok(()) if bound > 0.0 => worst = worst.max((g.to_f64() - r.value).abs() / bound),
+            Ok(()) => {}
+            Err(m) => bad.push(format!("bin {b}: {m}")),
+        }
+    }
+    let sizes = rs.iter().map(|r| r.n);
+    let (lo, hi) = (sizes.clone().min().unwrap_or(0), sizes.max().unwrap_or(0));
+    let exact = rs.iter().all(|r| r.exact.is_some())
+        || !matches!(class, Some(Op::Plus | Op::Multiplies) | None);
+    let how = if exact {
+        "exact".to_string()
+    } else {
+        let depth = if atomic_store {
+            "the bin's size + 1 (atomic updates)".to_string()
+        } else {
+            format!("min(the bin's size + 1, {tree})")
+        };
+        format!(
+            "largest error/bound {worst:.3}; per bin {}",
+            bound_note(class, &depth)
+        )
+    };
+    let ok = bad.is_empty();
+    let refs = rs
+        .iter()
+        .map(|r| match r.exact {
+            Some(e) => e.to_string(),
+            None => format!("{:e}", r.value),
+        })
+        .collect();
+    Verdict {
+        ok,
+        lines: vec![
+            format!(
+                "result:    {} bins {}",
+                gs.len(),
+                preview(gs.iter().map(|g| g.to_string()).collect())
+            ),
+            format!(
+                "reference: {} bins of {lo}..{hi} elements {}",
+                rs.len(),
+                preview(refs)
+            ),
+            if ok {
+                format!("check:     OK ({} of {} bins; {how})", rs.len(), rs.len())
+            } else {
+                format!(
+                    "check:     MISMATCH: {} of {} bins differ; {}{}",
+                    bad.len(),
+                    rs.len(),
+                    bad[..bad.len().min(4)].join("; "),
+                    if bad.len() > 4 { "; ..." } else { "" }
+                )
+            },
+        ],
+    }
+}
