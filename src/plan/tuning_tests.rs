@@ -126,9 +126,9 @@ fn a_covered_request_follows_the_table_with_its_figures() {
         "{}",
         p.geometry_reason
     );
-    // Without the table: the capability rules.
+    // Without the table: the rules (here a first-use rule).
     let p = plan(&caps, &req(1 << 20, &[Op::Plus], ElemType::I32)).unwrap();
-    assert_eq!(p.vars[0].group, GroupAlgo::LocalAtomic);
+    assert_eq!(p.vars[0].group, GroupAlgo::Tree);
     assert_eq!(p.vars[0].cross, CrossAlgo::Atomic);
     assert!(!p.vars[0].group_reason.contains("measured"));
 }
@@ -396,5 +396,58 @@ fn tables_round_trip_through_json_and_bad_fields_are_errors() {
     assert!(
         shown.contains("i32 sum") && shown.contains("1.90x"),
         "{shown}"
+    );
+}
+
+#[test]
+fn first_use_rule_prefers_the_tree_to_local_atomics_on_a_cpu() {
+    let pocl = fixtures::pocl_cpu();
+    for ops in [
+        &[Op::Plus][..],
+        &[Op::Maximum],
+        &[Op::Plus, Op::Minimum, Op::BitOr],
+    ] {
+        for ty in [ElemType::I32, ElemType::I64] {
+            let p = plan(&pocl, &req(1 << 20, ops, ty)).unwrap();
+            for v in &p.vars {
+                assert_eq!(v.group, GroupAlgo::Tree, "{ops:?} {ty}");
+                assert_eq!(
+                    v.cross,
+                    CrossAlgo::Atomic,
+                    "{ops:?} {ty}: the cross step stays the rules'"
+                );
+                assert!(
+                    v.group_reason.starts_with("first-use rule"),
+                    "{}",
+                    v.group_reason
+                );
+            }
+        }
+    }
+    // Forced local atomics still run; GPUs and devices with group functions are not touched.
+    let mut forced = req(1 << 20, &[Op::Plus], ElemType::I32);
+    forced.strategy = Strategy::parse("local-atomic").unwrap();
+    assert_eq!(
+        plan(&pocl, &forced).unwrap().vars[0].group,
+        GroupAlgo::LocalAtomic
+    );
+    let p = plan(
+        &fixtures::oclgrind(),
+        &req(1 << 20, &[Op::Plus], ElemType::I32),
+    )
+    .unwrap();
+    assert_eq!(p.vars[0].group, GroupAlgo::LocalAtomic);
+    let p = plan(
+        &fixtures::intel_cpu(),
+        &req(1 << 20, &[Op::Plus], ElemType::I32),
+    )
+    .unwrap();
+    assert_eq!(p.vars[0].group, GroupAlgo::WgReduce);
+    // Floats on PoCL already use the tree (no float atomics): the rules' reason stays.
+    let p = plan(&pocl, &req(1 << 20, &[Op::Plus], ElemType::F32)).unwrap();
+    assert!(
+        !p.vars[0].group_reason.starts_with("first-use"),
+        "{}",
+        p.vars[0].group_reason
     );
 }

@@ -115,7 +115,8 @@ impl Point<'_> {
     }
 
     /// Warms every live candidate up, then times `rounds` rounds. After `prune_after` rounds,
-    /// candidates slower than `prune` x the best median leave. `tick` runs after every round.
+    /// candidates slower than `prune` x the best median leave, all but the first (the rules'
+    /// plan, which every decision compares with). `tick` runs after every round.
     pub fn rounds(
         &self,
         cands: &mut [Candidate],
@@ -152,13 +153,55 @@ impl Point<'_> {
                     .map(Candidate::median)
                     .min()
                     .unwrap_or(u64::MAX);
-                for c in cands.iter_mut().filter(|c| c.alive()) {
+                for c in cands.iter_mut().skip(1).filter(|c| c.alive()) {
                     c.pruned = c.median() as f64 > prune * best as f64;
                 }
             }
             tick();
         }
     }
+}
+
+/// The median over rounds of `base`'s time / `c`'s time in the same round (candidates of one
+/// phase are timed round by round, so each pair is close in time): above 1, `c` is faster.
+/// 1 when they share no round.
+pub(super) fn paired_gain(base: &Candidate, c: &Candidate) -> f64 {
+    let mut r: Vec<f64> = base
+        .times
+        .iter()
+        .zip(&c.times)
+        .map(|(&b, &t)| b as f64 / t.max(1) as f64)
+        .collect();
+    if r.is_empty() {
+        return 1.0;
+    }
+    r.sort_by(f64::total_cmp);
+    let m = r.len() / 2;
+    if r.len() % 2 == 1 {
+        r[m]
+    } else {
+        (r[m - 1] + r[m]) / 2.0
+    }
+}
+
+/// One line per candidate: label, median, samples, and why it left.
+pub(super) fn describe(cands: &[Candidate]) -> Vec<String> {
+    cands
+        .iter()
+        .map(|c| {
+            format!(
+                "{:<58} {:>10.1} us  ({} rounds{})",
+                c.label(),
+                c.median() as f64 / 1e3,
+                c.times.len(),
+                match (&c.dropped, c.pruned) {
+                    (Some(why), _) => format!(", dropped: {why}"),
+                    (None, true) => ", pruned".to_string(),
+                    _ => String::new(),
+                }
+            )
+        })
+        .collect()
 }
 
 /// The index of the live candidate with the smallest median.

@@ -10,9 +10,10 @@
 //! 2. geometry: the fastest one's neighbours (groups per compute unit, accumulators and
 //!    work-group size halved and doubled), timed interleaved with the rules' plan and the
 //!    fastest, `geometry_passes` times from the best so far;
-//! 3. the decision: the fastest plan of the last phase, unless it beats the rules' plan by less
-//!    than `margin` (then the rules' plan: noise does not change a plan). The entry records
-//!    both medians, the next-best strategy of phase 1 and how many plans were compared.
+//! 3. the decision: the fastest plan (median) of the last phase, unless the median of its
+//!    round-by-round speed-up over the rules' plan is below `1 + margin` (then the rules' plan:
+//!    noise does not change a plan). The entry records both medians, the next-best strategy of
+//!    phase 1 and how many plans were compared.
 //!
 //! Imports the public API (`Queue`, launches), `plan`, `check` and `tune_cache` (for the key).
 
@@ -24,7 +25,7 @@ pub use cases::{TuneCase, FULL_CASES, QUICK_CASES};
 use crate::caps::Mask;
 use crate::plan::{Plan, Strategy, TuneEntry, TuneTable, TunedGeometry};
 use crate::{Device, DynBuffer, Options, Queue, Range, Result};
-use measure::{fastest, Candidate, Point};
+use measure::{describe, fastest, paired_gain, Candidate, Point};
 
 /// What to measure and how hard.
 #[derive(Debug, Clone)]
@@ -96,6 +97,8 @@ pub struct TuneReport {
     pub dropped: Vec<String>,
     /// Sizes left out (above a quarter of the largest allocation).
     pub skipped: Vec<String>,
+    /// Every point's candidates with their medians, phase by phase (`clreduce tune --verbose`).
+    pub details: Vec<String>,
     pub seconds: f64,
 }
 
@@ -110,6 +113,7 @@ pub fn tune(
     let caps = q.caps().clone();
     let mut dropped = Vec::new();
     let mut skipped = Vec::new();
+    let mut details = Vec::new();
     let mut entries = Vec::new();
     let points: Vec<(&TuneCase, u32)> = cfg
         .cases
@@ -136,7 +140,7 @@ pub fn tune(
                 what: format!("{what} {phase}"),
             });
         };
-        let e = tune_point(&q, case, n, cfg, &mut dropped, &mut tick)?;
+        let e = tune_point(&q, case, n, cfg, (&mut dropped, &mut details), &mut tick)?;
         // Phases the point skipped (no geometry pass to run) still count.
         let want = (cfg.rounds * (1 + cfg.geometry_passes)) as u64;
         let at = done % want;
@@ -162,6 +166,7 @@ pub fn tune(
         },
         dropped,
         skipped,
+        details,
         seconds,
     })
 }
@@ -266,9 +271,10 @@ fn tune_point(
     case: &TuneCase,
     n: u64,
     cfg: &TuneConfig,
-    dropped: &mut Vec<String>,
+    (dropped, details): (&mut Vec<String>, &mut Vec<String>),
     tick: &mut dyn FnMut(&str),
 ) -> Result<Option<TuneEntry>> {
+    let at = format!("{} 2^{}", case.name, n.trailing_zeros());
     let data = case.input(n as usize);
     let want = case.expect(&data);
     let x = DynBuffer::upload(q, &data)?;
@@ -326,6 +332,11 @@ fn tune_point(
         }
     };
     note(dropped, &cands);
+    details.extend(
+        describe(&cands)
+            .into_iter()
+            .map(|l| format!("{at} strategies: {l}")),
+    );
     let Some(best1) = fastest(&cands) else {
         return Ok(None);
     };
@@ -358,6 +369,11 @@ fn tune_point(
             &mut || tick("geometry"),
         );
         note(dropped, &round);
+        details.extend(
+            describe(&round)
+                .into_iter()
+                .map(|l| format!("{at} geometry: {l}")),
+        );
         if !round[0].alive() {
             return Ok(None);
         }
@@ -367,7 +383,7 @@ fn tune_point(
     // The decision: the fastest, unless it is within the margin of the rules' plan.
     let rule = &phase[0];
     let mut win = fastest(&phase).unwrap_or(0);
-    if (phase[win].median() as f64) > rule.median() as f64 * (1.0 - cfg.margin) {
+    if paired_gain(rule, &phase[win]) < 1.0 + cfg.margin {
         win = 0;
     }
     let w = &phase[win];

@@ -27,6 +27,7 @@ pub fn run(a: &DevicesArgs) -> Result<bool> {
         if a.json {
             js.push(serde_json::json!({
                 "index": d.index(), "label": d.label(), "caps": caps,
+                "tuning": clreduce::tune_cache::status(&caps).describe(),
                 "auto_plans": plans.iter().map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone()))).collect::<serde_json::Map<_, _>>(),
             }));
         } else {
@@ -35,6 +36,7 @@ pub fn run(a: &DevicesArgs) -> Result<bool> {
                 ("device".into(), d.label()),
             ];
             row.extend(caps_row(&caps));
+            row.push(("tuning".into(), tuning(&caps)));
             row.extend(plans.into_iter().map(|(k, v)| (format!("plan {k}"), v)));
             cols.push((row, caps.removed.clone()));
         }
@@ -44,7 +46,7 @@ pub fn run(a: &DevicesArgs) -> Result<bool> {
         return Ok(true);
     }
     print_transposed(&cols);
-    println!("atomics: g = global, l = local (hardware atomics the probe kernels compiled); plans: group step + cross-group step, range form, n = 2^24");
+    println!("atomics: g = global, l = local (hardware atomics the probe kernels compiled); plans: group step + cross-group step, range form, n = 2^24 (measured where the device is tuned: clreduce tune)");
     for f in clreduce::device::platform_errors() {
         println!("platform skipped (its device query failed): {f}");
     }
@@ -74,6 +76,18 @@ fn print_transposed(cols: &[Column]) {
         for note in removed {
             println!("note: {}: {note}", r[1].1);
         }
+    }
+}
+
+/// Whether the device is tuned, in a few words (`clreduce tune --show` says more).
+fn tuning(caps: &DeviceCaps) -> String {
+    use clreduce::tune_cache::Status;
+    match clreduce::tune_cache::status(caps) {
+        Status::Tuned(t) => format!("tuned ({} points)", t.entries.len()),
+        Status::NotTuned => "not tuned".into(),
+        Status::Stale(_) => "stale (ignored)".into(),
+        Status::Corrupt(_) => "corrupt cache (ignored)".into(),
+        Status::NoPath => "no cache path".into(),
     }
 }
 

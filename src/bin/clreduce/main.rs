@@ -1,5 +1,5 @@
 //! The `clreduce` command: argument parsing and dispatch only. One file per subcommand
-//! (devices.rs, explain.rs, reduce/, demo.rs, bench/), the flags `explain` and `reduce` share
+//! (devices.rs, explain.rs, reduce/, demo.rs, bench/, tune.rs), the flags `explain` and `reduce` share
 //! in args.rs, their reduction variables in vars.rs, the CLI's error in error.rs.
 
 use clap::{Parser, Subcommand};
@@ -12,6 +12,7 @@ mod devices;
 mod error;
 mod explain;
 mod reduce;
+mod tune;
 mod vars;
 
 use error::CliError;
@@ -39,6 +40,9 @@ enum Cmd {
     Demo(demo::DemoArgs),
     /// Benchmarks: GB/s per device, case, strategy and size, with peers (see src/bin/clreduce/bench/).
     Bench(bench::BenchArgs),
+    /// Measure each device's fastest plans and store them in the per-user tuning cache
+    /// (`--show` prints it); auto plans then follow the measurements.
+    Tune(tune::TuneArgs),
 }
 
 fn main() -> ExitCode {
@@ -56,6 +60,7 @@ fn main() -> ExitCode {
         Cmd::Reduce(a) => reduce::run(&a),
         Cmd::Demo(a) => demo::run(&a).map_err(CliError::from),
         Cmd::Bench(a) => bench::run(a).map_err(CliError::from),
+        Cmd::Tune(a) => tune::run(&a).map_err(CliError::from),
     };
     match r {
         Ok(true) => ExitCode::SUCCESS,
