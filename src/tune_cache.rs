@@ -89,15 +89,33 @@ pub fn key_of(caps: &DeviceCaps) -> DeviceKey {
     DeviceKey::new(caps, &clreduce_id())
 }
 
+/// Why a cache file could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadError {
+    /// The file system refused (permissions, a file where a folder should be, ...).
+    Io(String),
+    /// The file is not a tuning cache (garbage, truncated, another layout).
+    Parse(String),
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReadError::Io(e) => write!(f, "cannot read it: {e}"),
+            ReadError::Parse(e) => write!(f, "not a clreduce tuning file: {e}"),
+        }
+    }
+}
+
 /// Reads the cache file: `Ok(None)` when there is none.
-pub fn read(path: &Path) -> std::result::Result<Option<CacheFile>, String> {
-    let text = match std::fs::read_to_string(path) {
+pub fn read(path: &Path) -> std::result::Result<Option<CacheFile>, ReadError> {
+    let bytes = match std::fs::read(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot read it: {e}")),
+        Err(e) => return Err(ReadError::Io(e.to_string())),
     };
     let file: CacheFile =
-        serde_json::from_str(&text).map_err(|e| format!("not a clreduce tuning file: {e}"))?;
+        serde_json::from_slice(&bytes).map_err(|e| ReadError::Parse(e.to_string()))?;
     Ok(Some(file))
 }
 
@@ -162,10 +180,11 @@ pub fn save_at(path: &Path, table: &TuneTable) -> Result<()> {
             tracing::warn!(path = %path.display(), format = f.format, "tuning cache of another format replaced");
             CacheFile::default()
         }
-        Err(e) => {
+        Err(ReadError::Parse(e)) => {
             tracing::warn!(path = %path.display(), problem = %e, "corrupt tuning cache replaced");
             CacheFile::default()
         }
+        Err(e @ ReadError::Io(_)) => return Err(fail(e.to_string())),
     };
     file.format = TABLE_FORMAT;
     file.tables
@@ -334,7 +353,7 @@ mod tests {
         match save_at(&p, &table(&pocl, key_of(&pocl))) {
             Err(Error::TuneCache { path, problem }) => {
                 assert_eq!(path, p.display().to_string());
-                assert!(problem.contains("folder"), "{problem}");
+                assert!(problem.contains("cannot"), "{problem}");
             }
             r => panic!("{r:?}"),
         }

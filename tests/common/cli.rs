@@ -7,6 +7,13 @@ use std::process::Command;
 /// environment variables and no backtraces, and with the ICD loader's list as this process saw
 /// it (`device::env_for_children`): (exit code, stdout, stderr).
 pub fn cli(args: &[&str]) -> (i32, String, String) {
+    cli_with(args, &[])
+}
+
+/// [`cli`] with some environment variables set (`CLREDUCE_TUNE_CACHE` for a test's own tuning
+/// cache, for example). Without one, the tuning cache is the user's (`~/.cache/clreduce`).
+#[allow(dead_code)]
+pub fn cli_with(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
     let out = Command::new(
         std::env::var("CLREDUCE_BIN")
             .unwrap_or_else(|_| env!("CARGO_BIN_EXE_clreduce").to_string()),
@@ -20,6 +27,7 @@ pub fn cli(args: &[&str]) -> (i32, String, String) {
     .env_remove("CLREDUCE_LOG")
     .env_remove("CLREDUCE_KERNELS")
     .env_remove("RUST_BACKTRACE")
+    .envs(env.iter().copied())
     .output()
     .expect("run the clreduce binary");
     (

@@ -104,21 +104,69 @@ fn prepare(a: &ReduceArgs) -> CliResult<Prepared> {
     })
 }
 
-/// One launch on one device: the plan, every variable's result and the device time, or the
-/// library's refusal.
-fn reduce_on(d: &Device, a: &ReduceArgs, p: &Prepared) -> Result<(Plan, Vec<Got>, u64)> {
+/// The times of a device's run: the first launch (which builds the program unless this process
+/// already has it) and the checked launch after it.
+pub struct Times {
+    /// Device time of the checked (warm) launch, ns.
+    warm_ns: u64,
+    /// Device time of the first launch, ns.
+    first_ns: u64,
+    /// From the first launch's call to its completion, ns.
+    first_wall_ns: u64,
+    /// Programs the first launch built.
+    built: u64,
+}
+
+impl Times {
+    /// The `device time:` line's text.
+    pub fn describe(&self) -> String {
+        format!(
+            "{:.1} us (after a warm-up launch; the first launch: {:.1} us of device time, {:.1} ms from call to completion, {})",
+            self.warm_ns as f64 / 1e3,
+            self.first_ns as f64 / 1e3,
+            self.first_wall_ns as f64 / 1e6,
+            match self.built {
+                0 => "no program built (already in this process)".to_string(),
+                k => format!("including building {k} program(s)"),
+            }
+        )
+    }
+}
+
+/// One checked launch on one device after a warm-up launch into copies of the variables: the
+/// plan, every variable's result and the times, or the library's refusal.
+fn reduce_on(d: &Device, a: &ReduceArgs, p: &Prepared) -> Result<(Plan, Vec<Got>, Times)> {
     let q = queue_on(d, &a.common)?;
     let x = DynBuffer::upload(&q, &p.data)?;
+    let opts = options(&a.common)?;
+    // The warm-up: same plan and program, its own result buffers (left unchecked).
+    let scratch = make_targets(&q, p.ty, &p.inits)?;
+    let built = clreduce::compiled_programs();
+    let t0 = std::time::Instant::now();
+    let first = q.parallel_for_reduce_with(
+        p.form,
+        make_reductions(&p.vars, &scratch, a.init_identity),
+        Kernel::new(&p.body).arg("x", &x),
+        opts,
+    )?;
+    first.wait()?;
+    let first_wall_ns = t0.elapsed().as_nanos() as u64;
+    let built = clreduce::compiled_programs() - built;
+    let first_ns = first.device_time_ns()?;
     let targets = make_targets(&q, p.ty, &p.inits)?;
     let reds = make_reductions(&p.vars, &targets, a.init_identity);
-    let opts = options(&a.common)?;
     let ev = q.parallel_for_reduce_with(
         p.form,
         reds.clone(),
         Kernel::new(&p.body).arg("x", &x),
         opts,
     )?;
-    let t = ev.device_time_ns()?;
+    let t = Times {
+        warm_ns: ev.device_time_ns()?,
+        first_ns,
+        first_wall_ns,
+        built,
+    };
     let mut got = Vec::new();
     for t in &targets {
         got.push(match t {
@@ -144,7 +192,7 @@ fn print_device(
     plan: &Plan,
     want: &[Expected],
     got: &[Got],
-    t: u64,
+    t: Times,
 ) -> bool {
     let ty = p.ty;
     println!("device:    {}", d.label());
@@ -154,7 +202,7 @@ fn print_device(
     );
     println!("body:      {}", p.body);
     print!("{plan}");
-    println!("device time: {:.1} us", t as f64 / 1e3);
+    println!("device time: {}", t.describe());
     let mut passed = 0;
     for (k, v) in p.vars.iter().enumerate() {
         let vp = &plan.vars[k];
