@@ -2,7 +2,7 @@
 # GPU runs through the device tool, in two halves of one script:
 #   here:   bash scripts/gpu.sh build      builds the release binary and the test binaries into .gpu/
 #   there:  bash scripts/gpu.sh run [what]  registers NVIDIA's OpenCL (and the machine's PoCL) in a
-#           private vendors folder and runs: devices, the test binaries, the bench; what = all|tests|bench|ladder|latency|devices|cmd ...
+#           private vendors folder and runs: devices, the test binaries, the bench; what = all|tests|bench|ladder|latency|tune|devices|cmd ...
 # The device tool call is then:  run(command="bash scripts/gpu.sh run all", carry=[".gpu", ".whl"])
 # (.whl: PyOpenCL wheels for the peer/ladder scripts, downloaded as the device README describes).
 set -euo pipefail
@@ -64,6 +64,18 @@ run)
     $B bench --device NVIDIA --peers ${llc:+--llc $llc} --json "$out/bench-nvidia.json" --svg "$out/bench-nvidia.svg" "$@" 2>&1 | tee "$out/bench-nvidia.txt" ;;
   ladder)
     $B bench --ladder --device NVIDIA 2>&1 | tee "$out/ladder-nvidia.txt" ;;
+  tune)
+    # Issue 19 on the GPU: the default cases at the sizes of record with every strategy, before
+    # and after `clreduce tune --quick` (a cache of this run's own, under $out), then the
+    # auto-vs-best tables (scripts/auto_vs_best.py reads the JSON here too).
+    llc=$(python3 -c 'import torch; print(torch.cuda.get_device_properties(0).L2_cache_size)' 2>/dev/null || true)
+    export CLREDUCE_TUNE_CACHE="$out/tuning.json"
+    sizes=${SIZES:-2^10,2^14,2^18,2^20,2^22,2^24,2^26,2^28}
+    $B bench --device NVIDIA --sizes "$sizes" ${llc:+--llc $llc} --json "$out/tune-before.json" > "$out/tune-before.txt" 2>&1
+    $B tune --device NVIDIA --quick "$@" 2>&1 | tee "$out/tune.txt"
+    $B bench --device NVIDIA --sizes "$sizes" ${llc:+--llc $llc} --json "$out/tune-after.json" > "$out/tune-after.txt" 2>&1
+    python3 scripts/auto_vs_best.py "$out/tune-before.json" | tee "$out/tune-before-table.txt" | tail -n 3
+    python3 scripts/auto_vs_best.py "$out/tune-after.json" | tee "$out/tune-after-table.txt" | tail -n 3 ;;
   latency)
     LATENCY_ZERO_COPY=1 .gpu/latency NVIDIA "${1:-300}" 2>&1 | tee "$out/latency-nvidia.txt" ;;
   all)
@@ -72,5 +84,5 @@ run)
   *) echo "unknown: $what" >&2; exit 2 ;;
   esac
   ;;
-*) echo "usage: scripts/gpu.sh build | run [all|tests|bench|ladder|latency|devices|cmd ...]" >&2; exit 2 ;;
+*) echo "usage: scripts/gpu.sh build | run [all|tests|bench|ladder|latency|tune|devices|cmd ...]" >&2; exit 2 ;;
 esac

@@ -1106,3 +1106,35 @@ fn device_time_needs_profiling() {
     assert!(ev.device_time_ns().unwrap() > 0);
     assert_eq!(res.get(0).unwrap(), START + 3 * 4096);
 }
+
+/// The tuning cache cannot be written where its folder cannot be: a typed error naming the
+/// path, nothing left behind. (Reading never errs: tests/tune.rs ignores corrupt caches.)
+#[test]
+fn tuning_cache_that_cannot_be_written() {
+    let dir = std::env::temp_dir().join(format!("clreduce-errors-tune-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let blocker = dir.join("blocker");
+    std::fs::write(&blocker, "a file where a folder should be").unwrap();
+    let path = blocker.join("tuning.json");
+    let caps = fast_queue().caps().clone();
+    let table = clreduce::plan::TuneTable {
+        key: clreduce::tune_cache::key_of(&caps),
+        measured: "test".into(),
+        entries: Vec::new(),
+    };
+    let e = clreduce::tune_cache::save_at(&path, &table).unwrap_err();
+    match &e {
+        Error::TuneCache { path: p, problem } => {
+            assert_eq!(p, &path.display().to_string());
+            assert!(problem.contains("cannot read it"), "{problem}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(e.to_string().starts_with("tuning cache "), "{e}");
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        1,
+        "nothing but the blocker"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

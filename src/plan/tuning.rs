@@ -326,19 +326,40 @@ impl fmt::Display for TuneTable {
     }
 }
 
-/// A soft choice for the planner: plan as if `strategy` (and `geometry`) were forced, keep the
-/// plan only if that plans, and give `why` as the reason of what it decided.
+/// Where a hint's steps come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Steps {
+    /// The rules' own steps, first-use rules included (a measured entry whose fastest plan was
+    /// the rules' plan, possibly mixed across variables).
+    Rules,
+    /// As if this strategy were forced; its automatic parts are the capability rules'.
+    Forced(Strategy),
+}
+
+/// A soft choice for the planner: plan with `steps` (and `geometry`), keep the plan only if
+/// that plans, and give the reasons of what it decided: `why_group` for the work-group step
+/// (appended to the rules' reason under `Steps::Rules`), `why_cross` for the cross-group step,
+/// `why_geo` for the geometry.
+#[derive(Debug, Clone, Default)]
 pub(super) struct Hint {
-    pub strategy: Strategy,
+    pub steps: Steps,
     pub geometry: Option<Tuning>,
-    pub why: String,
+    pub why_group: String,
+    pub why_cross: String,
+    pub why_geo: String,
+}
+
+impl Default for Steps {
+    fn default() -> Steps {
+        Steps::Forced(Strategy::AUTO)
+    }
 }
 
 /// Plans `req` following `hint`; `None` when the hinted plan does not plan (a capability the
 /// queue's mask removed, a determinism the request does not allow, a form it does not fit).
+/// An expert geometry in the request stays; the hint's geometry applies only without one.
 pub(super) fn follow(caps: &DeviceCaps, req: &Request, hint: &Hint) -> Option<Plan> {
     let mut r = req.clone();
-    r.strategy = hint.strategy;
     let geometry = match (req.tuning, hint.geometry) {
         (None, Some(g)) => Some(g),
         _ => None,
@@ -346,28 +367,30 @@ pub(super) fn follow(caps: &DeviceCaps, req: &Request, hint: &Hint) -> Option<Pl
     if geometry.is_some() {
         r.tuning = geometry;
     }
-    if hint.strategy == Strategy::AUTO {
-        // The rules' own steps (a mixed plan no single forced strategy gives), measured.
-        let mut p = planned(caps, None, &r).ok()?;
-        for v in &mut p.vars {
-            v.group_reason = format!("{}; {}", v.group_reason, hint.why);
+    let mut p = match hint.steps {
+        Steps::Rules => {
+            let mut p = planned(caps, None, &r).ok()?;
+            for v in &mut p.vars {
+                v.group_reason = format!("{}; {}", v.group_reason, hint.why_group);
+            }
+            p
         }
-        if geometry.is_some() {
-            p.geometry_reason = format!("{} ({})", p.geometry_reason, hint.why);
+        Steps::Forced(s) => {
+            r.strategy = s;
+            let mut p = plan_caps(caps, &r).ok()?;
+            for v in &mut p.vars {
+                if s.group.is_some() {
+                    v.group_reason = hint.why_group.clone();
+                }
+                if s.cross.is_some() {
+                    v.cross_reason = hint.why_cross.clone();
+                }
+            }
+            p
         }
-        return Some(p);
-    }
-    let mut p = plan_caps(caps, &r).ok()?;
-    for v in &mut p.vars {
-        if hint.strategy.group.is_some() {
-            v.group_reason = hint.why.clone();
-        }
-        if hint.strategy.cross.is_some() {
-            v.cross_reason = hint.why.clone();
-        }
-    }
+    };
     if geometry.is_some() {
-        p.geometry_reason = format!("{} ({})", p.geometry_reason, hint.why);
+        p.geometry_reason = format!("{} ({})", p.geometry_reason, hint.why_geo);
     }
     Some(p)
 }
@@ -384,24 +407,27 @@ pub(super) fn planned(caps: &DeviceCaps, table: Option<&TuneTable>, req: &Reques
     if req.strategy != Strategy::AUTO {
         return plan_caps(caps, req);
     }
-    if let Some(e) = table
+    let entry = table
         .filter(|t| t.key.is_for(caps))
-        .and_then(|t| t.lookup(req))
-    {
-        let FormRequest::Range { n } = req.form else {
-            unreachable!("lookup covers the range form only")
-        };
+        .and_then(|t| t.lookup(req));
+    if let (Some(e), FormRequest::Range { n }) = (entry, req.form) {
+        let why = e.reason(n);
         let hint = Hint {
-            strategy: e.strategy,
+            steps: match e.strategy {
+                Strategy::AUTO => Steps::Rules,
+                s => Steps::Forced(s),
+            },
             geometry: Some(e.geometry.tuning()),
-            why: e.reason(n),
+            why_group: why.clone(),
+            why_cross: why.clone(),
+            why_geo: why,
         };
         if let Some(p) = follow(caps, req, &hint) {
             return Ok(p);
         }
     }
     let base = plan_caps(caps, req)?;
-    if let Some(hint) = rules::first_use(caps, req, &base) {
+    for hint in rules::first_use(caps, req, &base) {
         if let Some(p) = follow(caps, req, &hint) {
             return Ok(p);
         }

@@ -306,47 +306,102 @@ fn a_measured_mixed_plan_keeps_the_rules_steps_with_the_measured_geometry() {
 }
 
 #[test]
-fn first_use_rule_shares_span_copies_on_a_cpu_while_the_fold_dominates() {
+fn first_use_rule_fits_span_copies_in_l1_and_shares_them_while_the_fold_dominates() {
     let pocl = fixtures::pocl_cpu();
-    for (n, store) in [
-        (1u64 << 10, SpanStore::LocalShared),
-        (1 << 14, SpanStore::LocalShared),
-        (1 << 18, SpanStore::LocalPrivate),
-        (1 << 24, SpanStore::LocalPrivate),
+    // u32-hist256: 64 work-items of private copies are 64 KiB; 16 fit in 16 KiB.
+    // From 2^14 there are several groups: partials and the last group, not global atomics.
+    for (n, store, local) in [
+        (1u64 << 10, SpanStore::LocalShared, 64),
+        (1 << 12, SpanStore::LocalPrivate, 16),
+        (1 << 14, SpanStore::LocalPrivate, 16),
+        (1 << 18, SpanStore::LocalPrivate, 16),
+        (1 << 24, SpanStore::LocalPrivate, 16),
     ] {
         let p = plan(&pocl, &span(n, 256)).unwrap();
         let v = &p.vars[0];
-        assert_eq!(v.span.unwrap().store, store, "PoCL n = {n}");
-        if store == SpanStore::LocalShared {
-            assert_eq!(v.group, GroupAlgo::LocalAtomic);
+        assert_eq!(
+            (v.span.unwrap().store, p.local, v.cross),
+            (store, local, CrossAlgo::LastGroup),
+            "PoCL n = {n}"
+        );
+        if n >= 1 << 14 {
             assert!(
-                v.group_reason.starts_with("first-use rule"),
+                v.cross_reason.contains("partials and the last work-group"),
                 "{}",
-                v.group_reason
+                v.cross_reason
             );
-            // Same geometry as the rules' plan: only the store changed.
-            assert_eq!(p.local, 64);
+        }
+        match store {
+            SpanStore::LocalShared => {
+                assert_eq!(v.group, GroupAlgo::LocalAtomic);
+                assert!(
+                    v.group_reason.starts_with("first-use rule"),
+                    "{}",
+                    v.group_reason
+                );
+                assert!(v
+                    .group_reason
+                    .contains("fold of 1 groups x 16 work-items x 256"));
+            }
+            _ => {
+                assert!(
+                    p.geometry_reason.contains("first-use rule"),
+                    "{}",
+                    p.geometry_reason
+                );
+                assert!(
+                    p.geometry_reason.contains("(16384 bytes)"),
+                    "{}",
+                    p.geometry_reason
+                );
+            }
         }
     }
-    // Intel runs one work-item per group: the fold is small, private copies stay.
+    // Sixteen bins fit with 64 work-items: the rules' plan, with the small-n rule not applying
+    // to spans.
+    let p = plan(&pocl, &span(1 << 20, 16)).unwrap();
+    assert_eq!(
+        (p.vars[0].span.unwrap().store, p.local),
+        (SpanStore::LocalPrivate, 64)
+    );
+    // Intel runs one work-item per group: 1 KiB of copies, unchanged.
     let p = plan(&fixtures::intel_cpu(), &span(1 << 10, 256)).unwrap();
-    assert_eq!(p.vars[0].span.unwrap().store, SpanStore::LocalPrivate);
-    // GPUs keep their own order; a forced strategy skips the rule; float plus has no
-    // deterministic local atomic, so the rule's plan does not plan and the rules' stands.
+    assert_eq!(
+        (p.vars[0].span.unwrap().store, p.local),
+        (SpanStore::LocalPrivate, 1)
+    );
+    let p = plan(&fixtures::intel_cpu(), &span(1 << 18, 256)).unwrap();
+    let v = &p.vars[0];
+    assert_eq!(
+        (v.span.unwrap().store, p.local, v.cross),
+        (SpanStore::LocalPrivate, 1, CrossAlgo::LastGroup)
+    );
+    // GPUs keep their own order; a forced strategy skips the rules.
     let p = plan(&fixtures::nvidia_h200(), &span(1 << 10, 256)).unwrap();
     assert_eq!(p.vars[0].span.unwrap().store, SpanStore::LocalShared);
     let mut forced = span(1 << 10, 256);
     forced.strategy = Strategy::parse("tree").unwrap();
     let p = plan(&pocl, &forced).unwrap();
-    assert_eq!(p.vars[0].span.unwrap().store, SpanStore::LocalPrivate);
+    assert_eq!(
+        (p.vars[0].span.unwrap().store, p.local),
+        (SpanStore::LocalPrivate, 64)
+    );
+    // Float plus has no deterministic local atomic, and a mask can remove local atomics: the
+    // shared copy does not plan, the next hint (private copies that fit) does.
     let mut f = span(1 << 10, 256);
     f.vars[0].ty = ElemType::F32;
-    let p = plan(&pocl, &f).unwrap();
-    assert_eq!(p.vars[0].span.unwrap().store, SpanStore::LocalPrivate);
-    // Without local atomics (a mask) the rule's plan does not plan either.
     let masked = Mask::parse("no-local-atomics").unwrap().apply(&pocl);
-    let p = plan(&masked, &span(1 << 10, 256)).unwrap();
-    assert_eq!(p.vars[0].span.unwrap().store, SpanStore::LocalPrivate);
+    for (caps, r) in [(&pocl, &f), (&masked, &span(1 << 10, 256))] {
+        let p = plan(caps, r).unwrap();
+        assert_eq!(
+            (p.vars[0].span.unwrap().store, p.local),
+            (SpanStore::LocalPrivate, 16)
+        );
+    }
+    // An expert geometry stays.
+    let mut expert = span(1 << 16, 256);
+    expert.tuning = Some(Tuning::parse("local=32").unwrap());
+    assert_eq!(plan(&pocl, &expert).unwrap().local, 32);
 }
 
 #[test]
@@ -424,6 +479,37 @@ fn first_use_rule_prefers_the_tree_to_local_atomics_on_a_cpu() {
             }
         }
     }
+    // Up to 2^16 indices the work-groups have 16 work-items, with their own reason.
+    let p = plan(&pocl, &req(1 << 14, &[Op::Plus], ElemType::I32)).unwrap();
+    assert_eq!((p.vars[0].group, p.local), (GroupAlgo::Tree, 16));
+    assert!(p.vars[0].group_reason.starts_with("first-use rule"));
+    assert!(
+        p.geometry_reason
+            .contains("16 work-items per group up to 2^16"),
+        "{}",
+        p.geometry_reason
+    );
+    let p = plan(
+        &pocl,
+        &req(1 << 16, &[Op::Plus, Op::Minimum], ElemType::F32),
+    )
+    .unwrap();
+    assert_eq!(p.local, 16);
+    assert_eq!(
+        plan(&pocl, &req(1 << 17, &[Op::Plus], ElemType::F32))
+            .unwrap()
+            .local,
+        64
+    );
+    assert_eq!(
+        plan(
+            &fixtures::intel_cpu(),
+            &req(1 << 10, &[Op::Plus], ElemType::F32)
+        )
+        .unwrap()
+        .local,
+        1
+    );
     // Forced local atomics still run; GPUs and devices with group functions are not touched.
     let mut forced = req(1 << 20, &[Op::Plus], ElemType::I32);
     forced.strategy = Strategy::parse("local-atomic").unwrap();
@@ -443,6 +529,21 @@ fn first_use_rule_prefers_the_tree_to_local_atomics_on_a_cpu() {
     )
     .unwrap();
     assert_eq!(p.vars[0].group, GroupAlgo::WgReduce);
+    // Intel's sub-group reduce (bitwise ops, products: no collective) gives way to the tree,
+    // for every variable of the launch.
+    let p = plan(
+        &fixtures::intel_cpu(),
+        &req(1 << 20, &[Op::BitOr], ElemType::U32),
+    )
+    .unwrap();
+    assert_eq!(p.vars[0].group, GroupAlgo::Tree);
+    assert!(p.vars[0].group_reason.contains("not sg-reduce"));
+    let p = plan(
+        &fixtures::intel_cpu(),
+        &req(1 << 20, &[Op::Plus, Op::BitXor], ElemType::I32),
+    )
+    .unwrap();
+    assert_eq!(p.summary(), "tree+atomic,tree+atomic");
     // Floats on PoCL already use the tree (no float atomics): the rules' reason stays.
     let p = plan(&pocl, &req(1 << 20, &[Op::Plus], ElemType::F32)).unwrap();
     assert!(

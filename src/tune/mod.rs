@@ -265,7 +265,31 @@ fn again(c: &Candidate) -> Candidate {
     Candidate::new(c.opts, c.strategy, c.geometry, c.plan.clone())
 }
 
-/// Measures one point; `None` when no candidate survived.
+/// Where a point's failures and listings go.
+struct Log<'a> {
+    at: String,
+    dropped: &'a mut Vec<String>,
+    details: &'a mut Vec<String>,
+}
+
+impl Log<'_> {
+    fn phase(&mut self, phase: &str, cands: &[Candidate]) {
+        for c in cands {
+            if let Some(why) = &c.dropped {
+                self.dropped
+                    .push(format!("{}: {}: {why}", self.at, c.label()));
+            }
+        }
+        let at = &self.at;
+        self.details.extend(
+            describe(cands)
+                .into_iter()
+                .map(|l| format!("{at} {phase}: {l}")),
+        );
+    }
+}
+
+/// Measures one point; `None` when the rules' own plan failed (nothing to compare with).
 fn tune_point(
     q: &Queue,
     case: &TuneCase,
@@ -274,7 +298,11 @@ fn tune_point(
     (dropped, details): (&mut Vec<String>, &mut Vec<String>),
     tick: &mut dyn FnMut(&str),
 ) -> Result<Option<TuneEntry>> {
-    let at = format!("{} 2^{}", case.name, n.trailing_zeros());
+    let mut log = Log {
+        at: format!("{} 2^{}", case.name, n.trailing_zeros()),
+        dropped,
+        details,
+    };
     let data = case.input(n as usize);
     let want = case.expect(&data);
     let x = DynBuffer::upload(q, &data)?;
@@ -288,11 +316,55 @@ fn tune_point(
         outs: &outs,
         want: &want,
     };
-    let reds = || case.reductions(&outs);
     // Phase 1: the rules' plan and every forced strategy that plans something else.
+    let mut cands = strategy_candidates(&pt)?;
+    let (prune_after, prune) = (cfg.prune_after, cfg.prune);
+    pt.rounds(
+        &mut cands,
+        cfg.warmup,
+        cfg.rounds,
+        prune_after,
+        prune,
+        &mut || tick("strategies"),
+    );
+    log.phase("strategies", &cands);
+    let (Some(best1), true) = (fastest(&cands), cands[0].dropped.is_none()) else {
+        return Ok(None);
+    };
+    // Phase 2: geometry around the fastest, with the rules' plan re-timed beside it.
+    let mut tried = cands.len();
+    let mut phase: Vec<Candidate> = Vec::new();
+    let mut centre = best1;
+    for pass in 0..cfg.geometry_passes {
+        let from = if pass == 0 { &cands } else { &phase };
+        let mut round = vec![again(&from[0])];
+        if centre != 0 {
+            round.push(again(&from[centre]));
+        }
+        let geos = neighbours(from[centre].geometry, q.caps().max_local_1d());
+        let mut more = variants(&pt, &from[centre], geos, &round);
+        tried += more.len();
+        round.append(&mut more);
+        pt.rounds(&mut round, 1, cfg.rounds, prune_after, prune, &mut || {
+            tick("geometry")
+        });
+        log.phase("geometry", &round);
+        if round[0].dropped.is_some() {
+            return Ok(None);
+        }
+        phase = round;
+        centre = fastest(&phase).unwrap_or(0);
+    }
+    let last = if phase.is_empty() { &cands } else { &phase };
+    Ok(Some(decide(case, n, last, &cands, tried, cfg.margin)))
+}
+
+/// The rules' own plan first, then every forced strategy that launches something else.
+fn strategy_candidates(pt: &Point) -> Result<Vec<Candidate>> {
+    let (q, case, n) = (pt.q, pt.case, pt.n);
     let rule_opts = Options::default().ignore_tune_cache();
-    let rule_plan = q.explain(Range::new(n), reds(), rule_opts)?;
-    let rule_geo = default_geometry(q, case, &outs, rule_opts, &rule_plan);
+    let rule_plan = q.explain(Range::new(n), case.reductions(pt.outs), rule_opts)?;
+    let rule_geo = default_geometry(q, case, pt.outs, rule_opts, &rule_plan);
     let mut cands = vec![Candidate::new(
         rule_opts,
         Strategy::AUTO,
@@ -301,98 +373,41 @@ fn tune_point(
     )];
     for s in Strategy::all_forced() {
         let opts = rule_opts.strategy(s);
-        let Ok(p) = q.explain(Range::new(n), reds(), opts) else {
+        let Ok(p) = q.explain(Range::new(n), case.reductions(pt.outs), opts) else {
             continue;
         };
         if cands.iter().any(|c| c.same_launch(&p)) {
             continue;
         }
-        let g = default_geometry(q, case, &outs, opts, &p);
+        let g = default_geometry(q, case, pt.outs, opts, &p);
         cands.push(Candidate::new(opts, s, g, p));
     }
-    let tried_strategies = cands.len();
-    pt.rounds(
-        &mut cands,
-        cfg.warmup,
-        cfg.rounds,
-        cfg.prune_after,
-        cfg.prune,
-        &mut || tick("strategies"),
-    );
-    let note = |dropped: &mut Vec<String>, cs: &[Candidate]| {
-        for c in cs {
-            if let Some(why) = &c.dropped {
-                dropped.push(format!(
-                    "{} 2^{}: {}: {why}",
-                    case.name,
-                    n.trailing_zeros(),
-                    c.label()
-                ));
-            }
-        }
-    };
-    note(dropped, &cands);
-    details.extend(
-        describe(&cands)
-            .into_iter()
-            .map(|l| format!("{at} strategies: {l}")),
-    );
-    let Some(best1) = fastest(&cands) else {
-        return Ok(None);
-    };
-    if !cands[0].alive() && cands[0].dropped.is_some() {
-        // The rules' own plan failed: nothing to compare a measurement with.
-        return Ok(None);
-    }
-    // Phase 2: geometry around the fastest, with the rules' plan re-timed beside it.
-    let mut tried = tried_strategies;
-    let mut phase = vec![again(&cands[0])];
-    if best1 != 0 {
-        phase.push(again(&cands[best1]));
-    }
-    let mut centre = phase.len() - 1;
-    for _ in 0..cfg.geometry_passes {
-        let geos = neighbours(phase[centre].geometry, q.caps().max_local_1d());
-        let mut more = variants(&pt, &phase[centre], geos, &phase);
-        tried += more.len();
-        let mut round = vec![again(&phase[0])];
-        if centre != 0 {
-            round.push(again(&phase[centre]));
-        }
-        round.append(&mut more);
-        pt.rounds(
-            &mut round,
-            1,
-            cfg.rounds,
-            cfg.prune_after,
-            cfg.prune,
-            &mut || tick("geometry"),
-        );
-        note(dropped, &round);
-        details.extend(
-            describe(&round)
-                .into_iter()
-                .map(|l| format!("{at} geometry: {l}")),
-        );
-        if !round[0].alive() {
-            return Ok(None);
-        }
-        phase = round;
-        centre = fastest(&phase).unwrap_or(0);
-    }
-    // The decision: the fastest, unless it is within the margin of the rules' plan.
-    let rule = &phase[0];
-    let mut win = fastest(&phase).unwrap_or(0);
-    if paired_gain(rule, &phase[win]) < 1.0 + cfg.margin {
+    Ok(cands)
+}
+
+/// The entry of a point: the fastest of the last phase (`last`, the rules' plan first) unless
+/// its round-by-round speed-up over the rules' plan is below `1 + margin`; the next strategy
+/// from phase 1 (`first`).
+fn decide(
+    case: &TuneCase,
+    n: u64,
+    last: &[Candidate],
+    first: &[Candidate],
+    tried: usize,
+    margin: f64,
+) -> TuneEntry {
+    let rule = &last[0];
+    let mut win = fastest(last).unwrap_or(0);
+    if paired_gain(rule, &last[win]) < 1.0 + margin {
         win = 0;
     }
-    let w = &phase[win];
-    let runner_up = cands
+    let w = &last[win];
+    let runner_up = first
         .iter()
         .filter(|c| c.alive() && c.plan.summary() != w.plan.summary())
         .min_by_key(|c| c.median())
         .map(|c| (c.plan.summary(), c.median()));
-    Ok(Some(TuneEntry {
+    TuneEntry {
         class: case.class(),
         log2_n: n.trailing_zeros(),
         strategy: w.strategy,
@@ -404,7 +419,7 @@ fn tune_point(
         rule_ns: rule.median(),
         runner_up,
         tried: tried as u32,
-    }))
+    }
 }
 
 /// The current UTC time as `YYYY-MM-DD HH:MM`.

@@ -6,6 +6,7 @@ use std::process::Command;
 /// Runs the CLI (`CLREDUCE_BIN`, else the binary cargo built) with none of clreduce's
 /// environment variables and no backtraces, and with the ICD loader's list as this process saw
 /// it (`device::env_for_children`): (exit code, stdout, stderr).
+#[allow(dead_code)]
 pub fn cli(args: &[&str]) -> (i32, String, String) {
     cli_with(args, &[])
 }
@@ -39,6 +40,7 @@ pub fn cli_with(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
 
 /// The tail every refused CLI run must satisfy: no panic or backtrace on stderr, and no result
 /// check on stdout (the reduction did not run). `what` names the run in the messages.
+#[allow(dead_code)]
 pub fn assert_refused_cleanly(what: &str, stdout: &str, stderr: &str) {
     let low = stderr.to_lowercase();
     assert!(
