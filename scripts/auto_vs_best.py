@@ -2,6 +2,7 @@
 """Auto plan against the best forced strategy, per point, from `clreduce bench --json` files.
 
     python3 scripts/auto_vs_best.py BENCH.json [MORE.json ...] [--target 1.10] [--rerun RERUN.json ...]
+    python3 scripts/auto_vs_best.py BENCH.json --misses    # one line per miss: DEVICE_INDEX CASE 2^K BEST
 
 Per device, case and size: the auto plan's median device time, the fastest forced strategy's
 median, their ratio (auto / best; below 1 the auto plan beat every forced strategy, which a
@@ -15,11 +16,15 @@ import sys
 from collections import defaultdict
 
 
+INDEX = {}
+
+
 def points(path):
     d = json.load(open(path))
     out = defaultdict(dict)
     for p in d["points"]:
         key = (p["device"], p["case"], p["n"])
+        INDEX[p["device"]] = p["device_index"]
         out[key][p["strategy"]] = (p["device_ns"]["median"], p["plan"])
     return d.get("command", ""), out
 
@@ -42,6 +47,13 @@ def verdicts(g, target):
 def main(argv):
     target = 1.10
     files, reruns = [], []
+    if "--misses" in argv:
+        for f in [a for a in argv if a.endswith(".json")]:
+            _, g = points(f)
+            for (dev, case, n), row in sorted(verdicts(g, target).items()):
+                if row[5]:
+                    print(INDEX[dev], case, "2^%d" % (n.bit_length() - 1), row[2])
+        return
     it = iter(argv)
     into = files
     for a in it:
