@@ -31,6 +31,7 @@ mod codegen;
 pub mod device;
 pub mod dynbuf;
 pub mod error;
+pub mod exact;
 pub mod expr;
 mod launch;
 pub mod ops;
