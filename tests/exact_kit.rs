@@ -20,6 +20,9 @@ use opencl3::types::{cl_double, cl_float, cl_long, cl_uint, cl_ulong, CL_BLOCKIN
 use std::ffi::c_void;
 use std::sync::{Mutex, MutexGuard};
 
+#[path = "exact_kit/bench.rs"]
+mod bench;
+
 const EXACT_CL: &str = include_str!("../kernels/exact.cl");
 const FLAVORS: [&str; 5] = ["ga", "la", "g", "l", "p"];
 const GROUPS: usize = 4;
@@ -30,8 +33,9 @@ fn lock() -> MutexGuard<'static, ()> {
     L.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// One device with its own context and queue, and what the kit needs from it.
+/// One device with its own context and queue (with profiling), and what the kit needs from it.
 struct Dev {
+    cr: clreduce::Device,
     label: String,
     sim: bool,
     fp64: bool,
@@ -69,9 +73,10 @@ fn devices() -> Vec<Dev> {
             .unwrap_or_else(|e| panic!("caps of {}: {e}", d.label()));
         let cd = ClDevice::new(id);
         let ctx = Context::from_device(&cd).expect("context");
-        // SAFETY: a valid context and device; an in-order queue without properties.
-        let queue = unsafe { CommandQueue::create(&ctx, id, 0) }.expect("queue");
+        // SAFETY: a valid context and device; an in-order queue with profiling.
+        let queue = unsafe { CommandQueue::create(&ctx, id, 1 << 1) }.expect("queue");
         out.push(Dev {
+            cr: d.clone(),
             label: d.label(),
             sim: d.is_simulator(),
             fp64: caps.fp64,
@@ -289,8 +294,8 @@ const CONSTS_KERNEL: &str = "__kernel void t_consts(__global long* o) {\n\
     o[10] = CLR_X_W32F_LO; o[11] = CLR_X_W32F_HI; o[12] = CLR_X_CAP32F;\n\
     o[13] = CLR_X_W64D_LO; o[14] = CLR_X_W64D_HI; o[15] = CLR_X_CAP64D; }\n";
 
-/// The whole test program for a device and work-group size: both formats included.
-fn source(dev: &Dev, wg: usize) -> String {
+/// Pragmas, defines and the kit for both formats.
+fn bench_head(dev: &Dev, wg: usize) -> String {
     let mut s = String::new();
     if dev.fp64 {
         s += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
@@ -305,6 +310,12 @@ fn source(dev: &Dev, wg: usize) -> String {
     for f in [32, 64] {
         s += &format!("#define CLR_X_F {f}\n{EXACT_CL}\n#undef CLR_X_F\n");
     }
+    s
+}
+
+/// The whole test program for a device and work-group size: both formats included.
+fn source(dev: &Dev, wg: usize) -> String {
+    let mut s = bench_head(dev, wg);
     s += CONSTS_KERNEL;
     for fl in usable_flavors(dev) {
         s += &elem_kernel(32, fl);
@@ -338,15 +349,18 @@ fn usable_kinds(dev: &Dev) -> Vec<ExpansionKind> {
 }
 
 fn build(dev: &Dev, wg: usize) -> Program {
-    let src = source(dev, wg);
+    build_source(dev, &source(dev, wg), wg)
+}
+
+fn build_source(dev: &Dev, src: &str, wg: usize) -> Program {
     if let Some(path) = std::env::var_os("EXACT_KIT_DUMP") {
-        let _ = std::fs::write(path, &src);
+        let _ = std::fs::write(path, src);
     }
-    let mut p = Program::create_from_source(&dev.ctx, &src).expect("program");
+    let mut p = Program::create_from_source(&dev.ctx, src).expect("program");
     if p.build(&[dev.id], "-cl-std=CL1.2").is_err() {
         let log = p.get_build_log(dev.id).unwrap_or_default();
         let path = std::env::temp_dir().join("exact_kit_failed.cl");
-        let _ = std::fs::write(&path, &src);
+        let _ = std::fs::write(&path, src);
         panic!(
             "build on {} (WG {wg}) failed (source in {}):\n{log}",
             dev.label,
@@ -388,7 +402,8 @@ fn read<T: Copy + Default>(dev: &Dev, b: &Buffer<T>, n: usize) -> Vec<T> {
     v
 }
 
-/// Runs kernel `name` with arguments set by `args` over `global` items in groups of `local`.
+/// Runs kernel `name` with arguments set by `args` over `global` items in groups of `local`;
+/// returns its device time in ns.
 fn launch(
     dev: &Dev,
     p: &Program,
@@ -396,7 +411,7 @@ fn launch(
     global: usize,
     local: Option<usize>,
     args: impl FnOnce(&mut ExecuteKernel),
-) {
+) -> u64 {
     if std::env::var_os("EXACT_KIT_TRACE").is_some() {
         eprintln!(
             "launch {} {name} global {global} local {local:?}",
@@ -413,6 +428,8 @@ fn launch(
     // SAFETY: every argument was set by `args` with buffers that outlive the blocking finish.
     let ev = unsafe { ek.enqueue_nd_range(&dev.queue) }.unwrap_or_else(|e| panic!("{name}: {e}"));
     ev.wait().expect("wait");
+    let (a, b) = (ev.profiling_command_start(), ev.profiling_command_end());
+    b.unwrap_or(0).saturating_sub(a.unwrap_or(0))
 }
 
 /// The host accumulator of device rows (`rows` concatenated limb arrays).
@@ -522,46 +539,51 @@ fn run_elem<T>(
     merge_rows(f, &read(dev, &out, nr)).limbs().unwrap()
 }
 
-/// Every element deposit flavor, both formats, every pattern.
+/// Every element deposit flavor the device has, both formats, on `cases`.
+fn elements_on(dev: &Dev, wgs: &[usize], cases: &[(Pattern, usize, u64)], t: &mut Tally) {
+    if !dev.i64a {
+        t.skip(
+            dev,
+            "flavors ga, la",
+            "no 64-bit atomics (cl_khr_int64_base_atomics)",
+        );
+    }
+    for &wg in wgs {
+        let p = build(dev, wg);
+        for &(pat, n, seed) in cases {
+            let (x32, x64) = (f32s(pat, n, seed), f64s(pat, n, seed));
+            let want32 = exact::accumulate_f32(&x32).limbs().unwrap();
+            let want64 = exact::accumulate_f64(&x64).limbs().unwrap();
+            let (b32, b64) = (buf(dev, &bits32(&x32)), buf(dev, &bits64(&x64)));
+            for fl in usable_flavors(dev) {
+                let got = run_elem(dev, &p, fl, wg, Format::F32, &b32, n);
+                t.check(got == want32, || {
+                    format!(
+                        "{} WG {wg} t_elem_{fl}_32 {} n={n} seed={seed}: {got:?} != {want32:?}",
+                        dev.label,
+                        pat.name()
+                    )
+                });
+                let got = run_elem(dev, &p, fl, wg, Format::F64, &b64, n);
+                t.check(got == want64, || {
+                    format!(
+                        "{} WG {wg} t_elem_{fl}_64 {} n={n} seed={seed}: {got:?} != {want64:?}",
+                        dev.label,
+                        pat.name()
+                    )
+                });
+            }
+        }
+    }
+}
+
+/// Every element deposit flavor, both formats, every pattern, on every device.
 #[test]
 fn element_deposits_match_the_host() {
     let _g = lock();
     let mut t = Tally::default();
     for dev in devices() {
-        if !dev.i64a {
-            t.skip(
-                &dev,
-                "flavors ga, la",
-                "no 64-bit atomics (cl_khr_int64_base_atomics)",
-            );
-        }
-        for &wg in wgs(&dev) {
-            let p = build(&dev, wg);
-            for (pat, n, seed) in cases(&dev) {
-                let (x32, x64) = (f32s(pat, n, seed), f64s(pat, n, seed));
-                let want32 = exact::accumulate_f32(&x32).limbs().unwrap();
-                let want64 = exact::accumulate_f64(&x64).limbs().unwrap();
-                let (b32, b64) = (buf(&dev, &bits32(&x32)), buf(&dev, &bits64(&x64)));
-                for fl in usable_flavors(&dev) {
-                    let got = run_elem(&dev, &p, fl, wg, Format::F32, &b32, n);
-                    t.check(got == want32, || {
-                        format!(
-                            "{} WG {wg} t_elem_{fl}_32 {} n={n} seed={seed}: {got:?} != {want32:?}",
-                            dev.label,
-                            pat.name()
-                        )
-                    });
-                    let got = run_elem(&dev, &p, fl, wg, Format::F64, &b64, n);
-                    t.check(got == want64, || {
-                        format!(
-                            "{} WG {wg} t_elem_{fl}_64 {} n={n} seed={seed}: {got:?} != {want64:?}",
-                            dev.label,
-                            pat.name()
-                        )
-                    });
-                }
-            }
-        }
+        elements_on(&dev, wgs(&dev), &cases(&dev), &mut t);
     }
     t.finish("element_deposits_match_the_host");
 }
@@ -642,78 +664,71 @@ fn run_exp<T>(
     }
 }
 
-/// Every expansion with every residue flavor, flushed in the group (mode 0) and merged across
-/// groups by one work-item (mode 1): bit equality with the host's accumulator and rounding.
-#[test]
-fn expansions_match_the_host() {
-    let _g = lock();
-    let mut t = Tally::default();
-    for dev in devices() {
-        if !dev.i64a {
-            t.skip(
-                &dev,
-                "expansions with flavors ga, la",
-                "no 64-bit atomics (cl_khr_int64_base_atomics)",
-            );
-        }
-        if !dev.fp64 {
-            t.skip(
-                &dev,
-                "expansions f32d, f64d",
-                "no fp64 (cl_khr_fp64): the float expansion runs instead",
-            );
-        }
-        for &wg in wgs(&dev) {
-            let p = build(&dev, wg);
-            for (pat, n, seed) in cases(&dev) {
-                let (x32, x64) = (f32s(pat, n, seed), f64s(pat, n, seed));
-                let (h32, h64) = (exact::accumulate_f32(&x32), exact::accumulate_f64(&x64));
-                let b32 = buf(&dev, &bits32(&x32));
-                let b64 = dev.fp64.then(|| buf(&dev, &x64));
-                for k in usable_kinds(&dev) {
-                    let h = if k == ExpansionKind::F64InDouble {
-                        &h64
-                    } else {
-                        &h32
-                    };
-                    let f = h.format();
-                    let want = h.limbs().unwrap();
-                    let want_bits = (h.round_f32().to_bits(), h.round_f64().to_bits());
-                    for fl in usable_flavors(&dev) {
-                        for mode in [0u32, 1] {
-                            let o = match &b64 {
-                                Some(b) if k == ExpansionKind::F64InDouble => {
-                                    run_exp(&dev, &p, (k, fl, wg), b, n, mode)
-                                }
-                                _ => run_exp(&dev, &p, (k, fl, wg), &b32, n, mode),
-                            };
-                            let case = || {
-                                format!(
-                                    "{} WG {wg} {k:?} {fl} mode {mode} {} n={n} seed={seed}",
-                                    dev.label,
-                                    pat.name()
-                                )
-                            };
-                            match o.fin {
-                                None => {
-                                    let got = merge_rows(f, &o.rows).limbs().unwrap();
-                                    t.check(got == want, || {
-                                        format!("{}: {got:?} != {want:?}", case())
-                                    });
-                                }
-                                Some((norm, r32, r64)) => {
-                                    t.check(norm == want, || {
-                                        format!("{}: final limbs {norm:?} != {want:?}", case())
-                                    });
-                                    t.check((r32, r64) == want_bits, || {
-                                        format!(
-                                            "{}: rounded {r32:#x} {r64:#x} != {:#x} {:#x}",
-                                            case(),
-                                            want_bits.0,
-                                            want_bits.1
-                                        )
-                                    });
-                                }
+/// Every expansion the device has, with every residue flavor it has, flushed in the group
+/// (mode 0) and merged across groups by one work-item (mode 1), on `cases`.
+fn expansions_on(dev: &Dev, wgs: &[usize], cases: &[(Pattern, usize, u64)], t: &mut Tally) {
+    if !dev.i64a {
+        t.skip(
+            dev,
+            "expansions with flavors ga, la",
+            "no 64-bit atomics (cl_khr_int64_base_atomics)",
+        );
+    }
+    if !dev.fp64 {
+        t.skip(
+            dev,
+            "expansions f32d, f64d",
+            "no fp64 (cl_khr_fp64): the float expansion runs instead",
+        );
+    }
+    for &wg in wgs {
+        let p = build(dev, wg);
+        for &(pat, n, seed) in cases {
+            let (x32, x64) = (f32s(pat, n, seed), f64s(pat, n, seed));
+            let (h32, h64) = (exact::accumulate_f32(&x32), exact::accumulate_f64(&x64));
+            let b32 = buf(dev, &bits32(&x32));
+            let b64 = dev.fp64.then(|| buf(dev, &x64));
+            for k in usable_kinds(dev) {
+                let h = if k == ExpansionKind::F64InDouble {
+                    &h64
+                } else {
+                    &h32
+                };
+                let f = h.format();
+                let want = h.limbs().unwrap();
+                let want_bits = (h.round_f32().to_bits(), h.round_f64().to_bits());
+                for fl in usable_flavors(dev) {
+                    for mode in [0u32, 1] {
+                        let o = match &b64 {
+                            Some(b) if k == ExpansionKind::F64InDouble => {
+                                run_exp(dev, &p, (k, fl, wg), b, n, mode)
+                            }
+                            _ => run_exp(dev, &p, (k, fl, wg), &b32, n, mode),
+                        };
+                        let case = || {
+                            format!(
+                                "{} WG {wg} {k:?} {fl} mode {mode} {} n={n} seed={seed}",
+                                dev.label,
+                                pat.name()
+                            )
+                        };
+                        match o.fin {
+                            None => {
+                                let got = merge_rows(f, &o.rows).limbs().unwrap();
+                                t.check(got == want, || format!("{}: {got:?} != {want:?}", case()));
+                            }
+                            Some((norm, r32, r64)) => {
+                                t.check(norm == want, || {
+                                    format!("{}: final limbs {norm:?} != {want:?}", case())
+                                });
+                                t.check((r32, r64) == want_bits, || {
+                                    format!(
+                                        "{}: rounded {r32:#x} {r64:#x} != {:#x} {:#x}",
+                                        case(),
+                                        want_bits.0,
+                                        want_bits.1
+                                    )
+                                });
                             }
                         }
                     }
@@ -721,7 +736,42 @@ fn expansions_match_the_host() {
             }
         }
     }
+}
+
+/// Every expansion with every residue flavor on every device: bit equality with the host's
+/// accumulator and rounding.
+#[test]
+fn expansions_match_the_host() {
+    let _g = lock();
+    let mut t = Tally::default();
+    for dev in devices() {
+        expansions_on(&dev, wgs(&dev), &cases(&dev), &mut t);
+    }
     t.finish("expansions_match_the_host");
+}
+
+/// The fallbacks of a device without fp64 and without 64-bit atomics, on every device: the
+/// program is built without cl_khr_fp64 and cl_khr_int64_base_atomics (CLR_X_FP64 = 0,
+/// CLR_X_I64A = 0), so only the float expansion and the plain flavors exist, and they must
+/// still give the host's bits. The skipped flavors are reported as SKIP.
+#[test]
+fn fallbacks_without_fp64_and_int64_atomics() {
+    let _g = lock();
+    let mut t = Tally::default();
+    let cases: Vec<(Pattern, usize, u64)> = Pattern::ALL
+        .iter()
+        .enumerate()
+        .map(|(k, &p)| (p, 157, k as u64 + 500))
+        .collect();
+    for mut dev in devices() {
+        dev.fp64 = false;
+        dev.i64a = false;
+        dev.label += " [masked: no fp64, no int64 atomics]";
+        let w: &[usize] = if dev.sim { &[2] } else { &[5] };
+        elements_on(&dev, w, &cases, &mut t);
+        expansions_on(&dev, w, &cases, &mut t);
+    }
+    t.finish("fallbacks_without_fp64_and_int64_atomics");
 }
 
 /// Random carry-save limb arrays (within the documented +-2^62, counters sometimes set) and the

@@ -1,0 +1,239 @@
+//! The fast path's cost, measured (ignored by default; `cargo test --release --test exact_kit --
+//! --ignored bench --nocapture`): device time of a plain grid-stride sum (4 accumulators per
+//! work-item), of the same loop through the kit's expansions (residues and flushes into a local
+//! sacc with atomics), and of clreduce's own fast sum, on uniform data (the common case) and on
+//! exponents spread over the whole range (the adversarial case). Every exact result is checked
+//! bit for bit against the host. Environment: EXACT_KIT_BENCH_LOG2N (default 24),
+//! EXACT_KIT_BENCH_GPB (work-groups per compute unit, default 8 on GPUs, 2 on CPUs),
+//! EXACT_KIT_BENCH_OUT (a file the result lines are appended to).
+
+use super::*;
+use clreduce::{reduction, Kernel as ClrKernel, Op, Queue, Range};
+
+const BENCH_CL: &str = r#"
+#define UNROLL_LOOP(STEP)                                                       \
+    ulong i = get_global_id(0);                                                 \
+    const ulong st = get_global_size(0);                                        \
+    for (; i + 3 * st < n; i += 4 * st) { STEP(0, i) STEP(1, i + st) STEP(2, i + 2 * st) STEP(3, i + 3 * st) } \
+    for (; i < n; i += st) { STEP(0, i) }
+
+#define ROW_OUT(L)                                                              \
+    barrier(CLK_LOCAL_MEM_FENCE);                                               \
+    for (uint j = get_local_id(0); j < L; j += WG) out[get_group_id(0) * L + j] = acc[j];
+
+#define ACC_INIT(L)                                                             \
+    __local long acc[L];                                                        \
+    for (uint j = get_local_id(0); j < L; j += WG) acc[j] = 0;                  \
+    barrier(CLK_LOCAL_MEM_FENCE);                                               \
+    volatile __local long* A = acc;
+
+#define PLAIN_STEP(k, j) a##k += x[j];
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void b_plain_f32(__global const float* x, ulong n, __global float* out) {
+    float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+    UNROLL_LOOP(PLAIN_STEP)
+    out[get_global_id(0)] = (a0 + a1) + (a2 + a3);
+}
+
+#define F32F_STEP(k, j) e##k = clr_x_push_f32f_la_32(e##k, x[j], A);
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void b_exact_f32f(__global const uint* x, ulong n, __global long* out) {
+    ACC_INIT(CLR_X32_L)
+    clr_x_e3f e0 = clr_x_e3f_zero(), e1 = e0, e2 = e0, e3 = e0;
+    UNROLL_LOOP(F32F_STEP)
+    e0 = clr_x_merge_e3f_la_32(e0, e1, A);
+    e2 = clr_x_merge_e3f_la_32(e2, e3, A);
+    clr_x_flush_e3f_la_32(clr_x_merge_e3f_la_32(e0, e2, A), A);
+    ROW_OUT(CLR_X32_L)
+}
+
+#if CLR_X_FP64
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void b_plain_f64(__global const double* x, ulong n, __global double* out) {
+    double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0;
+    UNROLL_LOOP(PLAIN_STEP)
+    out[get_global_id(0)] = (a0 + a1) + (a2 + a3);
+}
+
+#define F32D_STEP(k, j) e##k = clr_x_push_f32d_la_32(e##k, x[j], A);
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void b_exact_f32d(__global const uint* x, ulong n, __global long* out) {
+    ACC_INIT(CLR_X32_L)
+    clr_x_e2d e0 = clr_x_e2d_zero(), e1 = e0, e2 = e0, e3 = e0;
+    UNROLL_LOOP(F32D_STEP)
+    e0 = clr_x_merge_e2d_la_32(e0, e1, A);
+    e2 = clr_x_merge_e2d_la_32(e2, e3, A);
+    clr_x_flush_e2d_la_32(clr_x_merge_e2d_la_32(e0, e2, A), A);
+    ROW_OUT(CLR_X32_L)
+}
+
+#define F64D_STEP(k, j) e##k = clr_x_push_f64d_la_64(e##k, x[j], A);
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void b_exact_f64d(__global const double* x, ulong n, __global long* out) {
+    ACC_INIT(CLR_X64_L)
+    clr_x_e2d e0 = clr_x_e2d_zero(), e1 = e0, e2 = e0, e3 = e0;
+    UNROLL_LOOP(F64D_STEP)
+    e0 = clr_x_merge_e2d_la_64(e0, e1, A);
+    e2 = clr_x_merge_e2d_la_64(e2, e3, A);
+    clr_x_flush_e2d_la_64(clr_x_merge_e2d_la_64(e0, e2, A), A);
+    ROW_OUT(CLR_X64_L)
+}
+#endif
+"#;
+
+fn env_usize(name: &str) -> Option<usize> {
+    std::env::var(name).ok().and_then(|v| v.parse().ok())
+}
+
+/// Min and median of `reps` timed runs (after one warm-up) of `run` (device ns).
+fn time(reps: usize, mut run: impl FnMut() -> u64) -> (f64, f64) {
+    run();
+    let mut t: Vec<u64> = (0..reps).map(|_| run()).collect();
+    t.sort_unstable();
+    (t[0] as f64 / 1e3, t[reps / 2] as f64 / 1e3)
+}
+
+struct Report {
+    lines: Vec<String>,
+}
+
+impl Report {
+    fn line(&mut self, s: String) {
+        eprintln!("{s}");
+        self.lines.push(s);
+    }
+}
+
+#[test]
+#[ignore = "benchmark: run with --ignored bench"]
+fn bench_fast_path() {
+    let _g = lock();
+    let log2n = env_usize("EXACT_KIT_BENCH_LOG2N").unwrap_or(24);
+    let n = 1usize << log2n;
+    let mut rep = Report { lines: Vec::new() };
+    for dev in devices() {
+        if dev.sim || !dev.i64a {
+            eprintln!("SKIP {} bench: simulator or no 64-bit atomics", dev.label);
+            continue;
+        }
+        let caps = dev.cr.caps().expect("caps");
+        let gpu = caps.kind == clreduce::caps::DeviceKind::Gpu;
+        let wg = if gpu { 256 } else { 64 };
+        let gpb = env_usize("EXACT_KIT_BENCH_GPB").unwrap_or(if gpu { 8 } else { 2 });
+        let groups = caps.compute_units as usize * gpb;
+        let mut src = bench_head(&dev, wg);
+        src += BENCH_CL;
+        let p = build_source(&dev, &src, wg);
+        let q = Queue::new(&dev.cr)
+            .and_then(|q| q.with_profiling())
+            .expect("clreduce queue");
+        let reps = if gpu { 9 } else { 3 };
+        let tag = format!("{} n=2^{log2n} groups={groups} wg={wg}", dev.label);
+        for pat in [Pattern::Random, Pattern::Spread] {
+            let x32 = f32s(pat, n, 5);
+            let xb = buf(&dev, &x32);
+            let rows = groups * Format::F32.limbs();
+            let out = buf(&dev, &vec![0i64; rows]);
+            let outf = buf(&dev, &vec![0f32; groups * wg]);
+            let global = groups * wg;
+            let plain = time(reps, || {
+                launch(&dev, &p, "b_plain_f32", global, Some(wg), |k| unsafe {
+                    k.set_arg(&xb).set_arg(&(n as cl_ulong)).set_arg(&outf);
+                })
+            });
+            let clr = {
+                let xq = q.buffer_from(&x32).expect("buffer");
+                let sum = q.buffer_from(&[0f32]).expect("buffer");
+                time(reps, || {
+                    let ev = q
+                        .parallel_for_reduce(
+                            Range::new(n as u64),
+                            reduction(&sum, Op::Plus),
+                            ClrKernel::new("sum += x[i];").arg("x", &xq),
+                        )
+                        .expect("clreduce sum");
+                    ev.device_time_ns().expect("device time")
+                })
+            };
+            let want = exact::sum_f32(&x32).to_bits();
+            let mut kinds = vec!["b_exact_f32f"];
+            if dev.fp64 {
+                kinds.push("b_exact_f32d");
+            }
+            rep.line(format!("BENCH {tag} {} f32 plain: min {:.1} us median {:.1} us ({:.0} GB/s); clreduce sum: min {:.1} us", pat.name(), plain.0, plain.1, (n * 4) as f64 / plain.0 / 1e3, clr.0));
+            for kname in kinds {
+                let xbits = buf(&dev, &bits32(&x32));
+                let t = time(reps, || {
+                    launch(&dev, &p, kname, global, Some(wg), |k| unsafe {
+                        k.set_arg(&xbits).set_arg(&(n as cl_ulong)).set_arg(&out);
+                    })
+                });
+                let got = merge_rows(Format::F32, &read(&dev, &out, rows))
+                    .round_f32()
+                    .to_bits();
+                rep.line(format!(
+                    "BENCH {tag} {} {kname}: min {:.1} us median {:.1} us = {:.2}x plain, {:.2}x clreduce sum; result {} ({got:#x} vs host {want:#x})",
+                    pat.name(), t.0, t.1, t.0 / plain.0, t.0 / clr.0, if got == want { "exact" } else { "WRONG" }
+                ));
+                assert_eq!(got, want, "{tag} {kname}");
+            }
+            if dev.fp64 {
+                bench_f64(&dev, &p, &q, (&tag, pat, n, groups, wg, reps), &mut rep);
+            }
+        }
+    }
+    if let Some(path) = std::env::var_os("EXACT_KIT_BENCH_OUT") {
+        let mut text = rep.lines.join("\n");
+        text.push('\n');
+        let _ = std::fs::write(path, text);
+    }
+}
+
+fn bench_f64(
+    dev: &Dev,
+    p: &Program,
+    q: &Queue,
+    (tag, pat, n, groups, wg, reps): (&str, Pattern, usize, usize, usize, usize),
+    rep: &mut Report,
+) {
+    let x = f64s(pat, n, 6);
+    let xb = buf(dev, &x);
+    let rows = groups * Format::F64.limbs();
+    let out = buf(dev, &vec![0i64; rows]);
+    let outf = buf(dev, &vec![0f64; groups * wg]);
+    let global = groups * wg;
+    let plain = time(reps, || {
+        launch(dev, p, "b_plain_f64", global, Some(wg), |k| unsafe {
+            k.set_arg(&xb).set_arg(&(n as cl_ulong)).set_arg(&outf);
+        })
+    });
+    let clr = {
+        let xq = q.buffer_from(&x).expect("buffer");
+        let sum = q.buffer_from(&[0f64]).expect("buffer");
+        time(reps, || {
+            let ev = q
+                .parallel_for_reduce(
+                    Range::new(n as u64),
+                    reduction(&sum, Op::Plus),
+                    ClrKernel::new("sum += x[i];").arg("x", &xq),
+                )
+                .expect("clreduce sum");
+            ev.device_time_ns().expect("device time")
+        })
+    };
+    let t = time(reps, || {
+        launch(dev, p, "b_exact_f64d", global, Some(wg), |k| unsafe {
+            k.set_arg(&xb).set_arg(&(n as cl_ulong)).set_arg(&out);
+        })
+    });
+    let got = merge_rows(Format::F64, &read(dev, &out, rows))
+        .round_f64()
+        .to_bits();
+    let want = exact::sum_f64(&x).to_bits();
+    rep.line(format!("BENCH {tag} {} f64 plain: min {:.1} us median {:.1} us ({:.0} GB/s); clreduce sum: min {:.1} us", pat.name(), plain.0, plain.1, (n * 8) as f64 / plain.0 / 1e3, clr.0));
+    rep.line(format!(
+        "BENCH {tag} {} b_exact_f64d: min {:.1} us median {:.1} us = {:.2}x plain, {:.2}x clreduce sum; result {} ({got:#x} vs host {want:#x})",
+        pat.name(), t.0, t.1, t.0 / plain.0, t.0 / clr.0, if got == want { "exact" } else { "WRONG" }
+    ));
+    assert_eq!(got, want, "{tag} b_exact_f64d");
+}
