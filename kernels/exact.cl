@@ -9,6 +9,8 @@
 //   #define CLR_X_F 32   (f32 results: f32 and f16 data)   or   #define CLR_X_F 64 (f64 results)
 //   CLR_X_FP64  1: the double expansions and double deposits (cl_khr_fp64 enabled by the includer)
 //   CLR_X_I64A  1: the atomic flavors (cl_khr_int64_base_atomics enabled by the includer)
+//   CLR_X_CVT_HW 1: f32 -> double by the hardware conversion on the fast path (exact for the
+//               normal floats it takes); 0 (default): integer operations on the bits
 // Both formats may be included in one program (one include each). Every name ends in _32 or
 // _64 (the format); CLR_X_D, CLR_X_B and CLR_X_L are the current format's layout (redefined by
 // each include); CLR_X32_* and CLR_X64_* stay defined for both.
@@ -36,6 +38,8 @@
 //   both (FP64): clr_x_merge_e2d_FL_F(a, b, acc), clr_x_flush_e2d_FL_F(e, acc)
 //   clr_x_absorb_FL_from_S_F(dst, src)   dst += src limb by limb (S = p, l, g: src's space)
 // Plain flavors only (one work-item): clr_x_zero_FL_F(acc), clr_x_normalize_FL_F(acc).
+// The speculative fast path (no format, no sacc): clr_x_try_f32d(e, bits, &bad),
+// clr_x_try_f32f(e, bits, &bad), clr_x_try_f64d(e, x, &bad), clr_x_renorm_e2d/e3f(e).
 // Rounding (private copy, normalized or not): clr_x_round32_F(acc) -> uint bits of the float,
 // clr_x_round64_F(acc) -> ulong bits of the double. Neither needs fp64.
 //
@@ -86,6 +90,9 @@
 #ifndef CLR_X_I64A
 #define CLR_X_I64A 0
 #endif
+#ifndef CLR_X_CVT_HW
+#define CLR_X_CVT_HW 0
+#endif
 
 // TwoSum (Knuth): s = fl(a + b) and *e = (a + b) - s exactly, for any a, b whose sum and
 // intermediates do not overflow (the windows and caps guarantee it).
@@ -133,10 +140,75 @@ CLR_X_INLINE clr_x_e2d clr_x_e2d_zero(void) {
 // only (no float conversion that a flushing device could touch): the exponent field moves from
 // 8 to 11 bits (bias +896), the fraction from 23 to 52 bits.
 CLR_X_INLINE double clr_x_f32_to_d(uint b) {
+#if CLR_X_CVT_HW
+    // CLR_X_CVT_HW = 1: the hardware conversion, exact for the normal floats the fast path
+    // takes (flushing touches only subnormals, which never get here).
+    return (double)as_float(b);
+#else
     uint hi = (b & 0x80000000u) | (((b & 0x7fffffffu) >> 3) + 0x38000000u);
     return as_double(upsample(hi, b << 29));
+#endif
+}
+
+// ---- the speculative fast path (no branch, no memory traffic) ----------------------------
+// clr_x_try_*: the element into the expansion with every TwoSum of the cascade, and no
+// deposit; *bad becomes nonzero if the element is outside the window (zeros are inside: adding
+// 0 is exact) or the last TwoSum leaves a residue. The caller runs a chunk of elements through
+// clr_x_try_* from a saved expansion; if bad is then nonzero it restores the saved expansion and
+// runs the chunk again through clr_x_push_* (exact, with deposits). Without bad, every TwoSum
+// was error-free and in range, so the expansion holds the chunk's sum exactly. design/exact.md.
+CLR_X_INLINE clr_x_e2d clr_x_try_f32d(clr_x_e2d e, uint b, __private uint* bad) {
+    uint ex = (b >> 23) & 0xffu;
+    uint nz = (b << 1) != 0u;
+    *bad |= (ex - CLR_X_W32D_LO > CLR_X_W32D_HI - CLR_X_W32D_LO) & nz;
+    // clr_x_f32_to_d is for normal floats: a zero is selected as 0.0 (any sign: exact).
+    double x = nz ? clr_x_f32_to_d(b) : 0.0;
+    double t, r;
+    e.s = clr_x_two_sum_d(e.s, x, &t);
+    e.c = clr_x_two_sum_d(e.c, t, &r);
+    *bad |= r != 0.0;
+    return e;
+}
+
+CLR_X_INLINE clr_x_e2d clr_x_try_f64d(clr_x_e2d e, double x, __private uint* bad) {
+    uint ex = (uint)(as_ulong(x) >> 52) & 0x7ffu;
+    // Zero by its bits: a device that treats subnormals as zero would call one zero here.
+    *bad |= (ex - CLR_X_W64D_LO > CLR_X_W64D_HI - CLR_X_W64D_LO) & ((as_ulong(x) << 1) != 0UL);
+    double t, r;
+    e.s = clr_x_two_sum_d(e.s, x, &t);
+    e.c = clr_x_two_sum_d(e.c, t, &r);
+    *bad |= r != 0.0;
+    return e;
+}
+
+// (s, c) -> TwoSum(s, c): the same exact value with |c| <= ulp(s) / 2, so that the errors the
+// next elements add to c start from a small c (fewer residues). No deposit, no rounding.
+CLR_X_INLINE clr_x_e2d clr_x_renorm_e2d(clr_x_e2d e) {
+    double c;
+    e.s = clr_x_two_sum_d(e.s, e.c, &c);
+    e.c = c;
+    return e;
 }
 #endif
+
+CLR_X_INLINE clr_x_e3f clr_x_try_f32f(clr_x_e3f e, uint b, __private uint* bad) {
+    uint ex = (b >> 23) & 0xffu;
+    *bad |= (ex - CLR_X_W32F_LO > CLR_X_W32F_HI - CLR_X_W32F_LO) & ((b << 1) != 0u);
+    float t, u, r;
+    e.s = clr_x_two_sum_f(e.s, as_float(b), &t);
+    e.c = clr_x_two_sum_f(e.c, t, &u);
+    e.d = clr_x_two_sum_f(e.d, u, &r);
+    *bad |= r != 0.0f;
+    return e;
+}
+
+CLR_X_INLINE clr_x_e3f clr_x_renorm_e3f(clr_x_e3f e) {
+    float t, u;
+    e.s = clr_x_two_sum_f(e.s, e.c, &t);
+    e.c = clr_x_two_sum_f(t, e.d, &u);
+    e.d = u;
+    return e;
+}
 
 // Plain and atomic limb additions.
 #define CLR_X_ADD_PLAIN(p, v) (*(p) += (v))

@@ -215,8 +215,10 @@ fn comp_type(k: ExpansionKind) -> &'static str {
 
 const COMPS: [&str; 3] = ["s", "c", "d"];
 
-/// Expansions per work-item, a work-group tree of merges, then a flush (mode 0) or the group's
-/// expansion written to `parts` (mode 1, for t_final).
+/// Expansions per work-item (mode bit 1: the speculative path, chunks of CH elements through
+/// clr_x_try_* and again through clr_x_push_* when flagged; else clr_x_push_* per element), a
+/// work-group tree of merges, then a flush (mode bit 0 clear) or the group's expansion written
+/// to `parts` (mode bit 0 set, for t_final).
 fn exp_kernel(k: ExpansionKind, fl: &str) -> String {
     let (et, ek, nc, dt, push, f) = kind_info(k);
     let ct = comp_type(k);
@@ -229,7 +231,17 @@ fn exp_kernel(k: ExpansionKind, fl: &str) -> String {
          void t_exp_{push}_{fl}(__global const {dt}* x, uint n, __global long* out, __global {ct}* parts, uint mode) {{\n\
          {HEAD}\n{decl}\n\
          {et} e = {et}_zero();\n\
-         for (uint i = gid; i < n; i += gs) e = clr_x_push_{push}_{fl}_{f}(e, x[i], {tgt});\n\
+         if (mode & 2u) {{\n\
+           for (uint i = gid; i < n;) {{\n\
+             {et} saved = e; uint bad = 0, j = i;\n\
+             for (uint k = 0; k < CH && j < n; ++k, j += gs) e = clr_x_try_{push}(e, x[j], &bad);\n\
+             if (bad) {{ e = saved; j = i; for (uint k = 0; k < CH && j < n; ++k, j += gs) e = clr_x_push_{push}_{fl}_{f}(e, x[j], {tgt}); }}\n\
+             e = clr_x_renorm_{ek}(e);\n\
+             i = j;\n\
+           }}\n\
+         }} else {{\n\
+           for (uint i = gid; i < n; i += gs) e = clr_x_push_{push}_{fl}_{f}(e, x[i], {tgt});\n\
+         }}\n\
          __local {et} le[WG];\n\
          le[lid] = e;\n\
          barrier(CLK_LOCAL_MEM_FENCE);\n\
@@ -237,7 +249,7 @@ fn exp_kernel(k: ExpansionKind, fl: &str) -> String {
            if (lid % (2 * s) == 0 && lid + s < WG) le[lid] = clr_x_merge_{ek}_{fl}_{f}(le[lid], le[lid + s], {tgt});\n\
            barrier(CLK_LOCAL_MEM_FENCE);\n\
          }}\n\
-         if (lid == 0) {{ if (mode == 0) clr_x_flush_{ek}_{fl}_{f}(le[0], {tgt}); else {{ {store} }} }}\n\
+         if (lid == 0) {{ if ((mode & 1u) == 0) clr_x_flush_{ek}_{fl}_{f}(le[0], {tgt}); else {{ {store} }} }}\n\
          {fin}\n}}\n"
     )
 }
@@ -295,7 +307,7 @@ const CONSTS_KERNEL: &str = "__kernel void t_consts(__global long* o) {\n\
     o[13] = CLR_X_W64D_LO; o[14] = CLR_X_W64D_HI; o[15] = CLR_X_CAP64D; }\n";
 
 /// Pragmas, defines and the kit for both formats.
-fn bench_head(dev: &Dev, wg: usize) -> String {
+fn bench_head(dev: &Dev, wg: usize, cvt_hw: bool) -> String {
     let mut s = String::new();
     if dev.fp64 {
         s += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
@@ -304,8 +316,8 @@ fn bench_head(dev: &Dev, wg: usize) -> String {
         s += "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n";
     }
     s += &format!(
-        "#define WG {wg}u\n#define CLR_X_FP64 {}\n#define CLR_X_I64A {}\n",
-        dev.fp64 as u8, dev.i64a as u8
+        "#define WG {wg}u\n#define CH 4u\n#define CLR_X_FP64 {}\n#define CLR_X_I64A {}\n#define CLR_X_CVT_HW {}\n",
+        dev.fp64 as u8, dev.i64a as u8, cvt_hw as u8
     );
     for f in [32, 64] {
         s += &format!("#define CLR_X_F {f}\n{EXACT_CL}\n#undef CLR_X_F\n");
@@ -314,8 +326,11 @@ fn bench_head(dev: &Dev, wg: usize) -> String {
 }
 
 /// The whole test program for a device and work-group size: both formats included.
-fn source(dev: &Dev, wg: usize) -> String {
-    let mut s = bench_head(dev, wg);
+/// A work-group size and CLR_X_CVT_HW.
+type Geo = (usize, bool);
+
+fn source(dev: &Dev, (wg, cvt): Geo) -> String {
+    let mut s = bench_head(dev, wg, cvt);
     s += CONSTS_KERNEL;
     for fl in usable_flavors(dev) {
         s += &elem_kernel(32, fl);
@@ -348,8 +363,8 @@ fn usable_kinds(dev: &Dev) -> Vec<ExpansionKind> {
     v
 }
 
-fn build(dev: &Dev, wg: usize) -> Program {
-    build_source(dev, &source(dev, wg), wg)
+fn build(dev: &Dev, geo: Geo) -> Program {
+    build_source(dev, &source(dev, geo), geo.0)
 }
 
 fn build_source(dev: &Dev, src: &str, wg: usize) -> Program {
@@ -456,11 +471,11 @@ fn cases(dev: &Dev) -> Vec<(Pattern, usize, u64)> {
     v
 }
 
-fn wgs(dev: &Dev) -> &'static [usize] {
+fn wgs(dev: &Dev) -> &'static [Geo] {
     if dev.sim {
-        &[3]
+        &[(3, false)]
     } else {
-        &[1, 3, 64]
+        &[(1, false), (3, true), (64, false)]
     }
 }
 
@@ -479,7 +494,7 @@ fn constants_match_the_host() {
     let _g = lock();
     let mut t = Tally::default();
     for dev in devices() {
-        let p = build(&dev, 1);
+        let p = build(&dev, (1, false));
         let out = buf(&dev, &[0i64; 16]);
         launch(&dev, &p, "t_consts", 1, None, |k| unsafe {
             k.set_arg(&out);
@@ -540,7 +555,7 @@ fn run_elem<T>(
 }
 
 /// Every element deposit flavor the device has, both formats, on `cases`.
-fn elements_on(dev: &Dev, wgs: &[usize], cases: &[(Pattern, usize, u64)], t: &mut Tally) {
+fn elements_on(dev: &Dev, wgs: &[Geo], cases: &[(Pattern, usize, u64)], t: &mut Tally) {
     if !dev.i64a {
         t.skip(
             dev,
@@ -548,8 +563,8 @@ fn elements_on(dev: &Dev, wgs: &[usize], cases: &[(Pattern, usize, u64)], t: &mu
             "no 64-bit atomics (cl_khr_int64_base_atomics)",
         );
     }
-    for &wg in wgs {
-        let p = build(dev, wg);
+    for &(wg, cvt) in wgs {
+        let p = build(dev, (wg, cvt));
         for &(pat, n, seed) in cases {
             let (x32, x64) = (f32s(pat, n, seed), f64s(pat, n, seed));
             let want32 = exact::accumulate_f32(&x32).limbs().unwrap();
@@ -642,7 +657,7 @@ fn run_exp<T>(
         run(&|e| unsafe {
             e.set_arg(&parts);
         });
-        if mode == 1 {
+        if mode & 1 == 1 {
             result = Some(fin(&|e| unsafe {
                 e.set_arg(&parts);
             }));
@@ -652,7 +667,7 @@ fn run_exp<T>(
         run(&|e| unsafe {
             e.set_arg(&parts);
         });
-        if mode == 1 {
+        if mode & 1 == 1 {
             result = Some(fin(&|e| unsafe {
                 e.set_arg(&parts);
             }));
@@ -666,7 +681,7 @@ fn run_exp<T>(
 
 /// Every expansion the device has, with every residue flavor it has, flushed in the group
 /// (mode 0) and merged across groups by one work-item (mode 1), on `cases`.
-fn expansions_on(dev: &Dev, wgs: &[usize], cases: &[(Pattern, usize, u64)], t: &mut Tally) {
+fn expansions_on(dev: &Dev, wgs: &[Geo], cases: &[(Pattern, usize, u64)], t: &mut Tally) {
     if !dev.i64a {
         t.skip(
             dev,
@@ -681,8 +696,8 @@ fn expansions_on(dev: &Dev, wgs: &[usize], cases: &[(Pattern, usize, u64)], t: &
             "no fp64 (cl_khr_fp64): the float expansion runs instead",
         );
     }
-    for &wg in wgs {
-        let p = build(dev, wg);
+    for &(wg, cvt) in wgs {
+        let p = build(dev, (wg, cvt));
         for &(pat, n, seed) in cases {
             let (x32, x64) = (f32s(pat, n, seed), f64s(pat, n, seed));
             let (h32, h64) = (exact::accumulate_f32(&x32), exact::accumulate_f64(&x64));
@@ -698,7 +713,7 @@ fn expansions_on(dev: &Dev, wgs: &[usize], cases: &[(Pattern, usize, u64)], t: &
                 let want = h.limbs().unwrap();
                 let want_bits = (h.round_f32().to_bits(), h.round_f64().to_bits());
                 for fl in usable_flavors(dev) {
-                    for mode in [0u32, 1] {
+                    for mode in [0u32, 1, 2, 3] {
                         let o = match &b64 {
                             Some(b) if k == ExpansionKind::F64InDouble => {
                                 run_exp(dev, &p, (k, fl, wg), b, n, mode)
@@ -707,7 +722,7 @@ fn expansions_on(dev: &Dev, wgs: &[usize], cases: &[(Pattern, usize, u64)], t: &
                         };
                         let case = || {
                             format!(
-                                "{} WG {wg} {k:?} {fl} mode {mode} {} n={n} seed={seed}",
+                                "{} WG {wg} cvt_hw {cvt} {k:?} {fl} mode {mode} {} n={n} seed={seed}",
                                 dev.label,
                                 pat.name()
                             )
@@ -767,7 +782,7 @@ fn fallbacks_without_fp64_and_int64_atomics() {
         dev.fp64 = false;
         dev.i64a = false;
         dev.label += " [masked: no fp64, no int64 atomics]";
-        let w: &[usize] = if dev.sim { &[2] } else { &[5] };
+        let w: &[Geo] = if dev.sim { &[(2, false)] } else { &[(5, true)] };
         elements_on(&dev, w, &cases, &mut t);
         expansions_on(&dev, w, &cases, &mut t);
     }
@@ -818,7 +833,7 @@ fn rounding_and_normalization_match_the_host() {
     let mut t = Tally::default();
     for dev in devices() {
         let wg = 4;
-        let p = build(&dev, wg);
+        let p = build(&dev, (wg, false));
         let count = if dev.sim { 64 } else { 2048 };
         for (f, fw) in [(Format::F32, 32), (Format::F64, 64)] {
             let l = f.limbs();

@@ -47,7 +47,72 @@ void b_exact_f32f(__global const uint* x, ulong n, __global long* out) {
     ROW_OUT(CLR_X32_L)
 }
 
+// The speculative loop: chunks of up to CHI unrolled iterations through clr_x_try_*, again
+// through clr_x_push_* when flagged, a renormalization per chunk; the tail through push.
+#define SPEC_LOOP(E, TRY, PUSH, RENORM)                                          \
+    ulong i = get_global_id(0);                                                 \
+    const ulong st = get_global_size(0);                                        \
+    while (i + 3 * st < n) {                                                    \
+        const ulong i0 = i;                                                     \
+        E s0 = e0, s1 = e1, s2 = e2, s3 = e3;                                   \
+        uint bad = 0;                                                           \
+        for (uint c = 0; c < CHI && i + 3 * st < n; ++c, i += 4 * st) {         \
+            e0 = TRY(e0, x[i], &bad);                                           \
+            e1 = TRY(e1, x[i + st], &bad);                                      \
+            e2 = TRY(e2, x[i + 2 * st], &bad);                                  \
+            e3 = TRY(e3, x[i + 3 * st], &bad);                                  \
+        }                                                                       \
+        if (bad) {                                                              \
+            e0 = s0; e1 = s1; e2 = s2; e3 = s3;                                 \
+            for (ulong j = i0; j < i; j += 4 * st) {                            \
+                e0 = PUSH(e0, x[j], A);                                         \
+                e1 = PUSH(e1, x[j + st], A);                                    \
+                e2 = PUSH(e2, x[j + 2 * st], A);                                \
+                e3 = PUSH(e3, x[j + 3 * st], A);                                \
+            }                                                                   \
+        }                                                                       \
+        e0 = RENORM(e0); e1 = RENORM(e1); e2 = RENORM(e2); e3 = RENORM(e3);     \
+    }                                                                           \
+    for (; i < n; i += st) e0 = PUSH(e0, x[i], A);
+
+#ifndef CHI
+#define CHI 16u
+#endif
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void b_spec_f32f(__global const uint* x, ulong n, __global long* out) {
+    ACC_INIT(CLR_X32_L)
+    clr_x_e3f e0 = clr_x_e3f_zero(), e1 = e0, e2 = e0, e3 = e0;
+    SPEC_LOOP(clr_x_e3f, clr_x_try_f32f, clr_x_push_f32f_la_32, clr_x_renorm_e3f)
+    e0 = clr_x_merge_e3f_la_32(e0, e1, A);
+    e2 = clr_x_merge_e3f_la_32(e2, e3, A);
+    clr_x_flush_e3f_la_32(clr_x_merge_e3f_la_32(e0, e2, A), A);
+    ROW_OUT(CLR_X32_L)
+}
+
 #if CLR_X_FP64
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void b_spec_f32d(__global const uint* x, ulong n, __global long* out) {
+    ACC_INIT(CLR_X32_L)
+    clr_x_e2d e0 = clr_x_e2d_zero(), e1 = e0, e2 = e0, e3 = e0;
+    SPEC_LOOP(clr_x_e2d, clr_x_try_f32d, clr_x_push_f32d_la_32, clr_x_renorm_e2d)
+    e0 = clr_x_merge_e2d_la_32(e0, e1, A);
+    e2 = clr_x_merge_e2d_la_32(e2, e3, A);
+    clr_x_flush_e2d_la_32(clr_x_merge_e2d_la_32(e0, e2, A), A);
+    ROW_OUT(CLR_X32_L)
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void b_spec_f64d(__global const double* x, ulong n, __global long* out) {
+    ACC_INIT(CLR_X64_L)
+    clr_x_e2d e0 = clr_x_e2d_zero(), e1 = e0, e2 = e0, e3 = e0;
+    SPEC_LOOP(clr_x_e2d, clr_x_try_f64d, clr_x_push_f64d_la_64, clr_x_renorm_e2d)
+    e0 = clr_x_merge_e2d_la_64(e0, e1, A);
+    e2 = clr_x_merge_e2d_la_64(e2, e3, A);
+    clr_x_flush_e2d_la_64(clr_x_merge_e2d_la_64(e0, e2, A), A);
+    ROW_OUT(CLR_X64_L)
+}
+
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void b_plain_f64(__global const double* x, ulong n, __global double* out) {
     double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0;
@@ -121,7 +186,8 @@ fn bench_fast_path() {
         let wg = if gpu { 256 } else { 64 };
         let gpb = env_usize("EXACT_KIT_BENCH_GPB").unwrap_or(if gpu { 8 } else { 2 });
         let groups = caps.compute_units as usize * gpb;
-        let mut src = bench_head(&dev, wg);
+        let cvt = std::env::var_os("EXACT_KIT_BENCH_CVT_HW").is_some();
+        let mut src = bench_head(&dev, wg, cvt);
         src += BENCH_CL;
         let p = build_source(&dev, &src, wg);
         let q = Queue::new(&dev.cr)
@@ -156,9 +222,9 @@ fn bench_fast_path() {
                 })
             };
             let want = exact::sum_f32(&x32).to_bits();
-            let mut kinds = vec!["b_exact_f32f"];
+            let mut kinds = vec!["b_exact_f32f", "b_spec_f32f"];
             if dev.fp64 {
-                kinds.push("b_exact_f32d");
+                kinds.extend(["b_exact_f32d", "b_spec_f32d"]);
             }
             rep.line(format!("BENCH {tag} {} f32 plain: min {:.1} us median {:.1} us ({:.0} GB/s); clreduce sum: min {:.1} us", pat.name(), plain.0, plain.1, (n * 4) as f64 / plain.0 / 1e3, clr.0));
             for kname in kinds {
@@ -221,19 +287,33 @@ fn bench_f64(
             ev.device_time_ns().expect("device time")
         })
     };
-    let t = time(reps, || {
-        launch(dev, p, "b_exact_f64d", global, Some(wg), |k| unsafe {
-            k.set_arg(&xb).set_arg(&(n as cl_ulong)).set_arg(&out);
-        })
-    });
-    let got = merge_rows(Format::F64, &read(dev, &out, rows))
-        .round_f64()
-        .to_bits();
     let want = exact::sum_f64(&x).to_bits();
-    rep.line(format!("BENCH {tag} {} f64 plain: min {:.1} us median {:.1} us ({:.0} GB/s); clreduce sum: min {:.1} us", pat.name(), plain.0, plain.1, (n * 8) as f64 / plain.0 / 1e3, clr.0));
     rep.line(format!(
-        "BENCH {tag} {} b_exact_f64d: min {:.1} us median {:.1} us = {:.2}x plain, {:.2}x clreduce sum; result {} ({got:#x} vs host {want:#x})",
-        pat.name(), t.0, t.1, t.0 / plain.0, t.0 / clr.0, if got == want { "exact" } else { "WRONG" }
+        "BENCH {tag} {} f64 plain: min {:.1} us median {:.1} us ({:.0} GB/s); clreduce sum: min {:.1} us",
+        pat.name(),
+        plain.0,
+        plain.1,
+        (n * 8) as f64 / plain.0 / 1e3,
+        clr.0
     ));
-    assert_eq!(got, want, "{tag} b_exact_f64d");
+    for kname in ["b_exact_f64d", "b_spec_f64d"] {
+        let t = time(reps, || {
+            launch(dev, p, kname, global, Some(wg), |k| unsafe {
+                k.set_arg(&xb).set_arg(&(n as cl_ulong)).set_arg(&out);
+            })
+        });
+        let got = merge_rows(Format::F64, &read(dev, &out, rows))
+            .round_f64()
+            .to_bits();
+        rep.line(format!(
+            "BENCH {tag} {} {kname}: min {:.1} us median {:.1} us = {:.2}x plain, {:.2}x clreduce sum; result {} ({got:#x} vs host {want:#x})",
+            pat.name(),
+            t.0,
+            t.1,
+            t.0 / plain.0,
+            t.0 / clr.0,
+            if got == want { "exact" } else { "WRONG" }
+        ));
+        assert_eq!(got, want, "{tag} {kname}");
+    }
 }
