@@ -39,6 +39,7 @@
 //   clr_x_absorb_FL_from_S_F(dst, src)   dst += src limb by limb (S = p, l, g: src's space)
 // Plain flavors only (one work-item): clr_x_zero_FL_F(acc), clr_x_normalize_FL_F(acc).
 // The speculative fast path (no format, no sacc): clr_x_try_f32d(e, bits, &bad),
+// clr_x_try1_f32d(e, bits, &bad) (one TwoSum),
 // clr_x_try_f32f(e, bits, &bad), clr_x_try_f64d(e, x, &bad), clr_x_renorm_e2d/e3f(e).
 // Rounding (private copy, normalized or not): clr_x_round32_F(acc) -> uint bits of the float,
 // clr_x_round64_F(acc) -> ulong bits of the double. Neither needs fp64.
@@ -167,6 +168,21 @@ CLR_X_INLINE clr_x_e2d clr_x_try_f32d(clr_x_e2d e, uint b, __private uint* bad) 
     e.s = clr_x_two_sum_d(e.s, x, &t);
     e.c = clr_x_two_sum_d(e.c, t, &r);
     *bad |= r != 0.0;
+    return e;
+}
+
+// One TwoSum only, for f32 data: *bad when its error is nonzero (e.c untouched). Half the
+// flops of clr_x_try_f32d; an f32 added to a double is exact unless the element has bits below
+// ulp(s), that is unless |s| / |x| exceeds about 2^29 (long runs or a wide dynamic range: the
+// caller then flushes or renormalizes more often, or uses clr_x_try_f32d).
+CLR_X_INLINE clr_x_e2d clr_x_try1_f32d(clr_x_e2d e, uint b, __private uint* bad) {
+    uint ex = (b >> 23) & 0xffu;
+    uint nz = (b << 1) != 0u;
+    *bad |= (ex - CLR_X_W32D_LO > CLR_X_W32D_HI - CLR_X_W32D_LO) & nz;
+    double x = nz ? clr_x_f32_to_d(b) : 0.0;
+    double t;
+    e.s = clr_x_two_sum_d(e.s, x, &t);
+    *bad |= t != 0.0;
     return e;
 }
 

@@ -223,6 +223,12 @@ fn exp_kernel(k: ExpansionKind, fl: &str) -> String {
     let (et, ek, nc, dt, push, f) = kind_info(k);
     let ct = comp_type(k);
     let (decl, tgt, fin) = flavor(fl, f);
+    // f32 data into doubles: mode bit 2 picks the one-TwoSum speculative step.
+    let try_call = if push == "f32d" {
+        "((mode & 4u) ? clr_x_try1_f32d(e, x[j], &bad) : clr_x_try_f32d(e, x[j], &bad))".to_string()
+    } else {
+        format!("clr_x_try_{push}(e, x[j], &bad)")
+    };
     let store: String = (0..nc)
         .map(|c| format!("parts[grp * {nc} + {c}] = le[0].{};", COMPS[c]))
         .collect();
@@ -234,7 +240,7 @@ fn exp_kernel(k: ExpansionKind, fl: &str) -> String {
          if (mode & 2u) {{\n\
            for (uint i = gid; i < n;) {{\n\
              {et} saved = e; uint bad = 0, j = i;\n\
-             for (uint k = 0; k < CH && j < n; ++k, j += gs) e = clr_x_try_{push}(e, x[j], &bad);\n\
+             for (uint k = 0; k < CH && j < n; ++k, j += gs) e = {try_call};\n\
              if (bad) {{ e = saved; j = i; for (uint k = 0; k < CH && j < n; ++k, j += gs) e = clr_x_push_{push}_{fl}_{f}(e, x[j], {tgt}); }}\n\
              e = clr_x_renorm_{ek}(e);\n\
              i = j;\n\
@@ -372,7 +378,19 @@ fn build_source(dev: &Dev, src: &str, wg: usize) -> Program {
         let _ = std::fs::write(path, src);
     }
     let mut p = Program::create_from_source(&dev.ctx, src).expect("program");
-    if p.build(&[dev.id], "-cl-std=CL1.2").is_err() {
+    let opts = format!(
+        "-cl-std=CL1.2 {}",
+        std::env::var("EXACT_KIT_OPTS").unwrap_or_default()
+    );
+    let built = p.build(&[dev.id], &opts);
+    if std::env::var_os("EXACT_KIT_BUILD_LOG").is_some() {
+        eprintln!(
+            "build log on {}:\n{}",
+            dev.label,
+            p.get_build_log(dev.id).unwrap_or_default()
+        );
+    }
+    if built.is_err() {
         let log = p.get_build_log(dev.id).unwrap_or_default();
         let path = std::env::temp_dir().join("exact_kit_failed.cl");
         let _ = std::fs::write(&path, src);
@@ -679,6 +697,15 @@ fn run_exp<T>(
     }
 }
 
+/// Modes of t_exp (bit 0: cross-group merge, bit 1: speculative, bit 2: one TwoSum).
+fn modes(k: ExpansionKind) -> Vec<u32> {
+    if k == ExpansionKind::F32InDouble {
+        vec![0, 1, 2, 3, 6, 7]
+    } else {
+        vec![0, 1, 2, 3]
+    }
+}
+
 /// Every expansion the device has, with every residue flavor it has, flushed in the group
 /// (mode 0) and merged across groups by one work-item (mode 1), on `cases`.
 fn expansions_on(dev: &Dev, wgs: &[Geo], cases: &[(Pattern, usize, u64)], t: &mut Tally) {
@@ -713,7 +740,7 @@ fn expansions_on(dev: &Dev, wgs: &[Geo], cases: &[(Pattern, usize, u64)], t: &mu
                 let want = h.limbs().unwrap();
                 let want_bits = (h.round_f32().to_bits(), h.round_f64().to_bits());
                 for fl in usable_flavors(dev) {
-                    for mode in [0u32, 1, 2, 3] {
+                    for mode in modes(k) {
                         let o = match &b64 {
                             Some(b) if k == ExpansionKind::F64InDouble => {
                                 run_exp(dev, &p, (k, fl, wg), b, n, mode)

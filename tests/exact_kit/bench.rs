@@ -17,35 +17,29 @@ const BENCH_CL: &str = r#"
     for (; i + 3 * st < n; i += 4 * st) { STEP(0, i) STEP(1, i + st) STEP(2, i + 2 * st) STEP(3, i + 3 * st) } \
     for (; i < n; i += st) { STEP(0, i) }
 
-#define ROW_OUT(L)                                                              \
-    barrier(CLK_LOCAL_MEM_FENCE);                                               \
-    for (uint j = get_local_id(0); j < L; j += WG) out[get_group_id(0) * L + j] = acc[j];
-
 #define ACC_INIT(L)                                                             \
     __local long acc[L];                                                        \
     for (uint j = get_local_id(0); j < L; j += WG) acc[j] = 0;                  \
     barrier(CLK_LOCAL_MEM_FENCE);                                               \
     volatile __local long* A = acc;
 
-#define PLAIN_STEP(k, j) a##k += x[j];
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void b_plain_f32(__global const float* x, ulong n, __global float* out) {
-    float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
-    UNROLL_LOOP(PLAIN_STEP)
-    out[get_global_id(0)] = (a0 + a1) + (a2 + a3);
-}
-
-#define F32F_STEP(k, j) e##k = clr_x_push_f32f_la_32(e##k, x[j], A);
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void b_exact_f32f(__global const uint* x, ulong n, __global long* out) {
-    ACC_INIT(CLR_X32_L)
-    clr_x_e3f e0 = clr_x_e3f_zero(), e1 = e0, e2 = e0, e3 = e0;
-    UNROLL_LOOP(F32F_STEP)
-    e0 = clr_x_merge_e3f_la_32(e0, e1, A);
-    e2 = clr_x_merge_e3f_la_32(e2, e3, A);
-    clr_x_flush_e3f_la_32(clr_x_merge_e3f_la_32(e0, e2, A), A);
-    ROW_OUT(CLR_X32_L)
-}
+// The work-group step a reduction kernel would use: the item's four expansions merged, a
+// local-memory tree of merges (residues into the local sacc), one flush by item 0.
+#define TREE_EPILOGUE(E, MERGE, FLUSH, L)                                       \
+    e0 = MERGE(e0, e1, A);                                                      \
+    e2 = MERGE(e2, e3, A);                                                      \
+    e0 = MERGE(e0, e2, A);                                                      \
+    __local E le[WG];                                                           \
+    const uint lid = get_local_id(0);                                           \
+    le[lid] = e0;                                                               \
+    barrier(CLK_LOCAL_MEM_FENCE);                                               \
+    for (uint s = WG / 2; s > 0; s >>= 1) {                                     \
+        if (lid < s) le[lid] = MERGE(le[lid], le[lid + s], A);                  \
+        barrier(CLK_LOCAL_MEM_FENCE);                                           \
+    }                                                                           \
+    if (lid == 0) FLUSH(le[0], A);                                              \
+    barrier(CLK_LOCAL_MEM_FENCE);                                               \
+    for (uint j = lid; j < L; j += WG) out[get_group_id(0) * L + j] = acc[j];
 
 // The speculative loop: chunks of up to CHI unrolled iterations through clr_x_try_*, again
 // through clr_x_push_* when flagged, a renormalization per chunk; the tail through push.
@@ -79,40 +73,42 @@ void b_exact_f32f(__global const uint* x, ulong n, __global long* out) {
 #define CHI 16u
 #endif
 
+#define PLAIN_STEP(k, j) a##k += x[j];
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void b_plain_f32(__global const float* x, ulong n, __global float* out) {
+    float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+    UNROLL_LOOP(PLAIN_STEP)
+    out[get_global_id(0)] = (a0 + a1) + (a2 + a3);
+}
+
+#define F32F_STEP(k, j) e##k = clr_x_push_f32f_la_32(e##k, x[j], A);
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void b_exact_f32f(__global const uint* x, ulong n, __global long* out) {
+    ACC_INIT(CLR_X32_L)
+    clr_x_e3f e0 = clr_x_e3f_zero(), e1 = e0, e2 = e0, e3 = e0;
+    UNROLL_LOOP(F32F_STEP)
+    TREE_EPILOGUE(clr_x_e3f, clr_x_merge_e3f_la_32, clr_x_flush_e3f_la_32, CLR_X32_L)
+}
+
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void b_spec_f32f(__global const uint* x, ulong n, __global long* out) {
     ACC_INIT(CLR_X32_L)
     clr_x_e3f e0 = clr_x_e3f_zero(), e1 = e0, e2 = e0, e3 = e0;
     SPEC_LOOP(clr_x_e3f, clr_x_try_f32f, clr_x_push_f32f_la_32, clr_x_renorm_e3f)
-    e0 = clr_x_merge_e3f_la_32(e0, e1, A);
-    e2 = clr_x_merge_e3f_la_32(e2, e3, A);
-    clr_x_flush_e3f_la_32(clr_x_merge_e3f_la_32(e0, e2, A), A);
-    ROW_OUT(CLR_X32_L)
+    TREE_EPILOGUE(clr_x_e3f, clr_x_merge_e3f_la_32, clr_x_flush_e3f_la_32, CLR_X32_L)
+}
+
+// The fast path alone (no redo, no epilogue): its arithmetic cost.
+#define TRY_STEP_F(k, j) e##k = clr_x_try_f32f(e##k, x[j], &bad);
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void b_try_f32f(__global const uint* x, ulong n, __global long* out) {
+    uint bad = 0;
+    clr_x_e3f e0 = clr_x_e3f_zero(), e1 = e0, e2 = e0, e3 = e0;
+    UNROLL_LOOP(TRY_STEP_F)
+    ((__global float*)out)[get_global_id(0)] = e0.s + e1.s + e2.s + e3.s + e0.c + e1.c + e2.c + e3.c + e0.d + (float)bad;
 }
 
 #if CLR_X_FP64
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void b_spec_f32d(__global const uint* x, ulong n, __global long* out) {
-    ACC_INIT(CLR_X32_L)
-    clr_x_e2d e0 = clr_x_e2d_zero(), e1 = e0, e2 = e0, e3 = e0;
-    SPEC_LOOP(clr_x_e2d, clr_x_try_f32d, clr_x_push_f32d_la_32, clr_x_renorm_e2d)
-    e0 = clr_x_merge_e2d_la_32(e0, e1, A);
-    e2 = clr_x_merge_e2d_la_32(e2, e3, A);
-    clr_x_flush_e2d_la_32(clr_x_merge_e2d_la_32(e0, e2, A), A);
-    ROW_OUT(CLR_X32_L)
-}
-
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void b_spec_f64d(__global const double* x, ulong n, __global long* out) {
-    ACC_INIT(CLR_X64_L)
-    clr_x_e2d e0 = clr_x_e2d_zero(), e1 = e0, e2 = e0, e3 = e0;
-    SPEC_LOOP(clr_x_e2d, clr_x_try_f64d, clr_x_push_f64d_la_64, clr_x_renorm_e2d)
-    e0 = clr_x_merge_e2d_la_64(e0, e1, A);
-    e2 = clr_x_merge_e2d_la_64(e2, e3, A);
-    clr_x_flush_e2d_la_64(clr_x_merge_e2d_la_64(e0, e2, A), A);
-    ROW_OUT(CLR_X64_L)
-}
-
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void b_plain_f64(__global const double* x, ulong n, __global double* out) {
     double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0;
@@ -126,10 +122,24 @@ void b_exact_f32d(__global const uint* x, ulong n, __global long* out) {
     ACC_INIT(CLR_X32_L)
     clr_x_e2d e0 = clr_x_e2d_zero(), e1 = e0, e2 = e0, e3 = e0;
     UNROLL_LOOP(F32D_STEP)
-    e0 = clr_x_merge_e2d_la_32(e0, e1, A);
-    e2 = clr_x_merge_e2d_la_32(e2, e3, A);
-    clr_x_flush_e2d_la_32(clr_x_merge_e2d_la_32(e0, e2, A), A);
-    ROW_OUT(CLR_X32_L)
+    TREE_EPILOGUE(clr_x_e2d, clr_x_merge_e2d_la_32, clr_x_flush_e2d_la_32, CLR_X32_L)
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void b_spec_f32d(__global const uint* x, ulong n, __global long* out) {
+    ACC_INIT(CLR_X32_L)
+    clr_x_e2d e0 = clr_x_e2d_zero(), e1 = e0, e2 = e0, e3 = e0;
+    SPEC_LOOP(clr_x_e2d, clr_x_try_f32d, clr_x_push_f32d_la_32, clr_x_renorm_e2d)
+    TREE_EPILOGUE(clr_x_e2d, clr_x_merge_e2d_la_32, clr_x_flush_e2d_la_32, CLR_X32_L)
+}
+
+#define TRY_STEP_D(k, j) e##k = clr_x_try_f32d(e##k, x[j], &bad);
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void b_try_f32d(__global const uint* x, ulong n, __global long* out) {
+    uint bad = 0;
+    clr_x_e2d e0 = clr_x_e2d_zero(), e1 = e0, e2 = e0, e3 = e0;
+    UNROLL_LOOP(TRY_STEP_D)
+    ((__global double*)out)[get_global_id(0)] = e0.s + e1.s + e2.s + e3.s + e0.c + e1.c + e2.c + e3.c + (double)bad;
 }
 
 #define F64D_STEP(k, j) e##k = clr_x_push_f64d_la_64(e##k, x[j], A);
@@ -138,10 +148,32 @@ void b_exact_f64d(__global const double* x, ulong n, __global long* out) {
     ACC_INIT(CLR_X64_L)
     clr_x_e2d e0 = clr_x_e2d_zero(), e1 = e0, e2 = e0, e3 = e0;
     UNROLL_LOOP(F64D_STEP)
-    e0 = clr_x_merge_e2d_la_64(e0, e1, A);
-    e2 = clr_x_merge_e2d_la_64(e2, e3, A);
-    clr_x_flush_e2d_la_64(clr_x_merge_e2d_la_64(e0, e2, A), A);
-    ROW_OUT(CLR_X64_L)
+    TREE_EPILOGUE(clr_x_e2d, clr_x_merge_e2d_la_64, clr_x_flush_e2d_la_64, CLR_X64_L)
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void b_spec_f64d(__global const double* x, ulong n, __global long* out) {
+    ACC_INIT(CLR_X64_L)
+    clr_x_e2d e0 = clr_x_e2d_zero(), e1 = e0, e2 = e0, e3 = e0;
+    SPEC_LOOP(clr_x_e2d, clr_x_try_f64d, clr_x_push_f64d_la_64, clr_x_renorm_e2d)
+    TREE_EPILOGUE(clr_x_e2d, clr_x_merge_e2d_la_64, clr_x_flush_e2d_la_64, CLR_X64_L)
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void b_spec1_f32d(__global const uint* x, ulong n, __global long* out) {
+    ACC_INIT(CLR_X32_L)
+    clr_x_e2d e0 = clr_x_e2d_zero(), e1 = e0, e2 = e0, e3 = e0;
+    SPEC_LOOP(clr_x_e2d, clr_x_try1_f32d, clr_x_push_f32d_la_32, clr_x_renorm_e2d)
+    TREE_EPILOGUE(clr_x_e2d, clr_x_merge_e2d_la_32, clr_x_flush_e2d_la_32, CLR_X32_L)
+}
+
+#define TRY_STEP_64(k, j) e##k = clr_x_try_f64d(e##k, x[j], &bad);
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void b_try_f64d(__global const double* x, ulong n, __global long* out) {
+    uint bad = 0;
+    clr_x_e2d e0 = clr_x_e2d_zero(), e1 = e0, e2 = e0, e3 = e0;
+    UNROLL_LOOP(TRY_STEP_64)
+    ((__global double*)out)[get_global_id(0)] = e0.s + e1.s + e2.s + e3.s + e0.c + e1.c + e2.c + e3.c + (double)bad;
 }
 #endif
 "#;
@@ -198,8 +230,6 @@ fn bench_fast_path() {
         for pat in [Pattern::Random, Pattern::Spread] {
             let x32 = f32s(pat, n, 5);
             let xb = buf(&dev, &x32);
-            let rows = groups * Format::F32.limbs();
-            let out = buf(&dev, &vec![0i64; rows]);
             let outf = buf(&dev, &vec![0f32; groups * wg]);
             let global = groups * wg;
             let plain = time(reps, || {
@@ -222,26 +252,26 @@ fn bench_fast_path() {
                 })
             };
             let want = exact::sum_f32(&x32).to_bits();
-            let mut kinds = vec!["b_exact_f32f", "b_spec_f32f"];
+            let mut kinds = vec!["b_try_f32f", "b_exact_f32f", "b_spec_f32f"];
             if dev.fp64 {
-                kinds.extend(["b_exact_f32d", "b_spec_f32d"]);
+                kinds.extend(["b_try_f32d", "b_exact_f32d", "b_spec_f32d", "b_spec1_f32d"]);
             }
             rep.line(format!("BENCH {tag} {} f32 plain: min {:.1} us median {:.1} us ({:.0} GB/s); clreduce sum: min {:.1} us", pat.name(), plain.0, plain.1, (n * 4) as f64 / plain.0 / 1e3, clr.0));
+            let xbits = buf(&dev, &bits32(&x32));
             for kname in kinds {
-                let xbits = buf(&dev, &bits32(&x32));
-                let t = time(reps, || {
-                    launch(&dev, &p, kname, global, Some(wg), |k| unsafe {
-                        k.set_arg(&xbits).set_arg(&(n as cl_ulong)).set_arg(&out);
-                    })
-                });
-                let got = merge_rows(Format::F32, &read(&dev, &out, rows))
-                    .round_f32()
-                    .to_bits();
-                rep.line(format!(
-                    "BENCH {tag} {} {kname}: min {:.1} us median {:.1} us = {:.2}x plain, {:.2}x clreduce sum; result {} ({got:#x} vs host {want:#x})",
-                    pat.name(), t.0, t.1, t.0 / plain.0, t.0 / clr.0, if got == want { "exact" } else { "WRONG" }
-                ));
-                assert_eq!(got, want, "{tag} {kname}");
+                let label = format!("{tag} {}", pat.name());
+                let geo = (global, wg, reps);
+                run_case(
+                    &dev,
+                    &p,
+                    kname,
+                    geo,
+                    (&xbits, n),
+                    (Format::F32, want as u64),
+                    (plain.0, clr.0),
+                    &label,
+                    &mut rep,
+                );
             }
             if dev.fp64 {
                 bench_f64(&dev, &p, &q, (&tag, pat, n, groups, wg, reps), &mut rep);
@@ -264,8 +294,6 @@ fn bench_f64(
 ) {
     let x = f64s(pat, n, 6);
     let xb = buf(dev, &x);
-    let rows = groups * Format::F64.limbs();
-    let out = buf(dev, &vec![0i64; rows]);
     let outf = buf(dev, &vec![0f64; groups * wg]);
     let global = groups * wg;
     let plain = time(reps, || {
@@ -296,24 +324,65 @@ fn bench_f64(
         (n * 8) as f64 / plain.0 / 1e3,
         clr.0
     ));
-    for kname in ["b_exact_f64d", "b_spec_f64d"] {
-        let t = time(reps, || {
-            launch(dev, p, kname, global, Some(wg), |k| unsafe {
-                k.set_arg(&xb).set_arg(&(n as cl_ulong)).set_arg(&out);
-            })
-        });
-        let got = merge_rows(Format::F64, &read(dev, &out, rows))
-            .round_f64()
-            .to_bits();
-        rep.line(format!(
-            "BENCH {tag} {} {kname}: min {:.1} us median {:.1} us = {:.2}x plain, {:.2}x clreduce sum; result {} ({got:#x} vs host {want:#x})",
-            pat.name(),
-            t.0,
-            t.1,
-            t.0 / plain.0,
-            t.0 / clr.0,
-            if got == want { "exact" } else { "WRONG" }
-        ));
-        assert_eq!(got, want, "{tag} {kname}");
+    for kname in ["b_try_f64d", "b_exact_f64d", "b_spec_f64d"] {
+        let label = format!("{tag} {}", pat.name());
+        run_case(
+            dev,
+            p,
+            kname,
+            (global, wg, reps),
+            (&xb, n),
+            (Format::F64, want),
+            (plain.0, clr.0),
+            &label,
+            rep,
+        );
     }
+}
+
+/// Times kernel `kname` over `x`; an exact kernel's rows are merged, rounded and compared with
+/// the host's bits `want`, a b_try_* kernel (the fast path alone) is timed only.
+#[allow(clippy::too_many_arguments)]
+fn run_case<T>(
+    dev: &Dev,
+    p: &Program,
+    kname: &str,
+    (global, wg, reps): (usize, usize, usize),
+    (xb, n): (&Buffer<T>, usize),
+    (f, want): (Format, u64),
+    (plain, clr): (f64, f64),
+    label: &str,
+    rep: &mut Report,
+) {
+    let groups = global / wg;
+    let rows = groups * f.limbs();
+    let out = buf(dev, &vec![0i64; rows.max(global)]);
+    let t = time(reps, || {
+        launch(dev, p, kname, global, Some(wg), |k| unsafe {
+            k.set_arg(xb).set_arg(&(n as cl_ulong)).set_arg(&out);
+        })
+    });
+    let head = format!(
+        "BENCH {label} {kname}: min {:.1} us median {:.1} us = {:.2}x plain, {:.2}x clreduce sum",
+        t.0,
+        t.1,
+        t.0 / plain,
+        t.0 / clr
+    );
+    if kname.starts_with("b_try_") {
+        rep.line(format!(
+            "{head} (fast path alone: no redo, no epilogue, no result)"
+        ));
+        return;
+    }
+    let acc = merge_rows(f, &read(dev, &out, rows));
+    let got = match f {
+        Format::F32 => acc.round_f32().to_bits() as u64,
+        Format::F64 => acc.round_f64().to_bits(),
+    };
+    let verdict = if got == want { "exact" } else { "WRONG" };
+    rep.line(format!(
+        "{head}; result {verdict} ({got:#x} vs host {want:#x})"
+    ));
+    assert_eq!(got, want, "{label} {kname}");
 }
