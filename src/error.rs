@@ -160,6 +160,12 @@ pub enum Error {
     /// A host slice length does not match the device buffer it is read into or written from.
     #[error("length mismatch: buffer has {buffer} elements, host slice has {host}")]
     LengthMismatch { buffer: usize, host: usize },
+
+    /// An exact-sum accumulator (`exact::Superacc`) was given limbs, a value or a type it cannot
+    /// hold: a limb array of the wrong length or with a negative counter, a deposit off its
+    /// grid or beyond its digits, a merge of two formats, or an integer type.
+    #[error("exact accumulator: {reason}")]
+    Superacc { reason: String },
 }
 
 impl Error {

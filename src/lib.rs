@@ -30,6 +30,7 @@ pub mod caps;
 pub mod check;
 mod codegen;
 mod error;
+pub mod exact;
 mod ops;
 pub mod plan;
 mod runtime;
