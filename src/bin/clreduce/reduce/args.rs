@@ -9,6 +9,7 @@ use clreduce::check::expr::Expr;
 use clreduce::check::reference;
 use clreduce::{CustomOp, ElemType, Op, Value};
 use std::fmt;
+use std::path::PathBuf;
 
 /// `clreduce reduce`: one launch of one or more reduction variables over one seeded random
 /// input, each checked against the host reference.
@@ -19,11 +20,24 @@ pub struct ReduceArgs {
     /// --custom is given].
     #[arg(long, value_name = "OP[,OP...]")]
     pub op: Option<String>,
-    /// Element type: i32, u32, i64, u64, f32 or f64.
-    #[arg(long = "type", value_name = "TYPE", default_value = "f32")]
-    pub ty: String,
-    #[arg(long, default_value_t = 1_000_003)]
-    pub n: u64,
+    /// Element type: i32, u32, i64, u64, f32 or f64 [default: f32; with --input, the file's,
+    /// and f16 too: a storage type, widened to f32 on the host].
+    #[arg(long = "type", value_name = "TYPE")]
+    pub ty: Option<String>,
+    /// Number of elements [default: 1000003; with --input, the file's].
+    #[arg(long)]
+    pub n: Option<u64>,
+    /// Reduce this file instead of seeded random data: NumPy .npy (1-D; i32, u32, i64, u64,
+    /// f16, f32 or f64, either byte order), or raw little-endian binary of --type (any other
+    /// name). The type and size come from the file; the results are of its data alone
+    /// (--init-identity is implied).
+    #[arg(long, value_name = "FILE")]
+    pub input: Option<PathBuf>,
+    /// Print the results as JSON: an array with one object per device, each with its
+    /// variables (op, type, plan, result as the shortest decimal that round-trips, bits in hex,
+    /// check).
+    #[arg(long)]
+    pub json: bool,
     /// range or nd-range
     #[arg(long, default_value = "range")]
     pub form: String,

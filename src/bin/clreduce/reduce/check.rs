@@ -79,11 +79,25 @@ fn bound_note(class: Option<Op>, depth: &str) -> String {
     }
 }
 
-/// One variable's verdict: whether it passed, and the lines to print after its header
-/// (`result:`, `reference:`, `check:`).
+/// One variable's verdict: whether it passed, and what the `result:`, `reference:` and
+/// `check:` lines after its header say.
 pub struct Verdict {
     pub ok: bool,
-    pub lines: Vec<String>,
+    pub result: String,
+    pub reference: String,
+    /// "OK (...)" or "MISMATCH: ...".
+    pub check: String,
+}
+
+impl Verdict {
+    /// The lines printed after the variable's header.
+    pub fn lines(&self) -> [String; 3] {
+        [
+            format!("result:    {}", self.result),
+            format!("reference: {}", self.reference),
+            format!("check:     {}", self.check),
+        ]
+    }
 }
 
 /// Checks variable `k`.
@@ -114,18 +128,16 @@ fn check_arg(w: &reference::ArgReference, val: Value, idx: u64) -> Verdict {
     };
     Verdict {
         ok,
-        lines: vec![
-            format!("result:    {val} at index {idx}"),
-            format!("reference: {} at index {} ({why})", w.value, w.index),
-            if ok {
-                "check:     OK (value and index exact)".into()
-            } else {
-                format!(
-                    "check:     MISMATCH: got {val} at index {idx}, expected {} at index {}",
-                    w.value, w.index
-                )
-            },
-        ],
+        result: format!("{val} at index {idx}"),
+        reference: format!("{} at index {} ({why})", w.value, w.index),
+        check: if ok {
+            "OK (value and index exact)".into()
+        } else {
+            format!(
+                "MISMATCH: got {val} at index {idx}, expected {} at index {}",
+                w.value, w.index
+            )
+        },
     }
 }
 
@@ -148,21 +160,19 @@ fn check_scalar(
     let exact = r.exact.is_some() || bound == 0.0;
     let note = bound_note(class, &depth.to_string());
     let check = match verdict {
-        Ok(()) if exact => "check:     OK (exact)".to_string(),
+        Ok(()) if exact => "OK (exact)".to_string(),
         Ok(()) => format!(
-            "check:     OK (|error| {:.2e} <= {bound:.2e}: {note})",
+            "OK (|error| {:.2e} <= {bound:.2e}: {note})",
             (g.to_f64() - r.value).abs()
         ),
-        Err(m) if exact => format!("check:     MISMATCH: {m}"),
-        Err(m) => format!("check:     MISMATCH: {m} ({note})"),
+        Err(m) if exact => format!("MISMATCH: {m}"),
+        Err(m) => format!("MISMATCH: {m} ({note})"),
     };
     Verdict {
-        ok: check.starts_with("check:     OK"),
-        lines: vec![
-            format!("result:    {g}"),
-            format!("reference: {show}"),
-            check,
-        ],
+        ok: check.starts_with("OK"),
+        result: g.to_string(),
+        reference: show,
+        check,
     }
 }
 
@@ -228,28 +238,22 @@ fn check_span(
         .collect();
     Verdict {
         ok,
-        lines: vec![
+        result: format!(
+            "{} bins {}",
+            gs.len(),
+            preview(gs.iter().map(|g| g.to_string()).collect())
+        ),
+        reference: format!("{} bins of {lo}..{hi} elements {}", rs.len(), preview(refs)),
+        check: if ok {
+            format!("OK ({} of {} bins; {how})", rs.len(), rs.len())
+        } else {
             format!(
-                "result:    {} bins {}",
-                gs.len(),
-                preview(gs.iter().map(|g| g.to_string()).collect())
-            ),
-            format!(
-                "reference: {} bins of {lo}..{hi} elements {}",
+                "MISMATCH: {} of {} bins differ; {}{}",
+                bad.len(),
                 rs.len(),
-                preview(refs)
-            ),
-            if ok {
-                format!("check:     OK ({} of {} bins; {how})", rs.len(), rs.len())
-            } else {
-                format!(
-                    "check:     MISMATCH: {} of {} bins differ; {}{}",
-                    bad.len(),
-                    rs.len(),
-                    bad[..bad.len().min(4)].join("; "),
-                    if bad.len() > 4 { "; ..." } else { "" }
-                )
-            },
-        ],
+                bad[..bad.len().min(4)].join("; "),
+                if bad.len() > 4 { "; ..." } else { "" }
+            )
+        },
     }
 }
