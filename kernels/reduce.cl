@@ -3,19 +3,23 @@
 //   CLR_FOR_VARS(X)      X(0) X(1) ... one per reduction variable
 //   CLR_CALL(i, u)       calls clr_body for index i with the u-th accumulator of every variable
 //   CLR_VAR_PARAMS       __global R0_T* clr_res_0, __global ulong* clr_aux_0, __global R0_A* clr_part_0, ...
+//                        (an exact sum's partials are __global long*: its superaccumulator(s))
 //   CLR_USER_PARAMS      the user's buffer and scalar parameters, each preceded by a comma
 
+// Every variable also gets ls_k, R{k}_XLS longs of local memory: an exact sum's
+// superaccumulator(s) (kernels/var_exact.cl); one unused long for the others.
 #define CLR_DECL(k)                                                             \
     R##k##_A acc_##k[CLR_UNROLL];                                               \
     for (int u_ = 0; u_ < CLR_UNROLL; ++u_) acc_##k[u_] = clr_identity_##k();   \
-    __local R##k##_A lm_##k[R##k##_LSLOTS];
-#define CLR_PRE(k) clr_pre_##k(lm_##k, clr_res_##k, clr_part_##k);
+    __local R##k##_A lm_##k[R##k##_LSLOTS];                                     \
+    __local long ls_##k[R##k##_XLS];
+#define CLR_PRE(k) clr_pre_##k(lm_##k, ls_##k, clr_res_##k, clr_part_##k);
 #define CLR_FOLD(k) \
-    for (int u_ = 1; u_ < CLR_UNROLL; ++u_) acc_##k[0] = clr_op_##k(acc_##k[0], acc_##k[u_]);
-#define CLR_GROUP_CROSS(k) clr_group_cross_##k(acc_##k[0], lm_##k, clr_res_##k, clr_part_##k);
-#define CLR_LAST(k) clr_last_##k(clr_res_##k, clr_aux_##k, clr_part_##k, clr_ngroups, lm_##k);
-#define CLR_PASS(k) clr_pass_##k(clr_res_##k, clr_aux_##k, clr_part_##k, (uint)clr_n_arg, lm_##k);
-#define CLR_DECL_LM(k) __local R##k##_A lm_##k[R##k##_LSLOTS];
+    for (int u_ = 1; u_ < CLR_UNROLL; ++u_) acc_##k[0] = clr_fold_##k(acc_##k[0], acc_##k[u_], ls_##k);
+#define CLR_GROUP_CROSS(k) clr_group_cross_##k(acc_##k[0], lm_##k, ls_##k, clr_res_##k, clr_part_##k);
+#define CLR_LAST(k) clr_last_##k(clr_res_##k, clr_aux_##k, clr_part_##k, clr_ngroups, lm_##k, ls_##k);
+#define CLR_PASS(k) clr_pass_##k(clr_res_##k, clr_aux_##k, clr_part_##k, (uint)clr_n_arg, lm_##k, ls_##k);
+#define CLR_DECL_LM(k) __local R##k##_A lm_##k[R##k##_LSLOTS]; __local long ls_##k[R##k##_XLS];
 
 #if CLR_UNROLL == 1
 #define CLR_UNROLLED(i, s) CLR_CALL((i), 0);

@@ -744,8 +744,7 @@ fn failed_builds_are_not_cached() {
                 Kernel::new("sum += x[i] + not_declared_anywhere;").arg("x", &x),
                 Options::default(),
             )
-            .err()
-            .expect("does not compile");
+            .expect_err("does not compile");
         assert!(matches!(e, Error::BodyBuild { .. }), "{e}");
         assert_eq!(res.get(0).unwrap(), 5);
     }

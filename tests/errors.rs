@@ -518,8 +518,7 @@ fn bad_argument_names() {
             Kernel::new("t += 1;"),
             Options::default(),
         )
-        .err()
-        .expect("duplicate reducer names");
+        .expect_err("duplicate reducer names");
     assert!(
         matches!(&e, Error::BadArgument { name, .. } if name == "t"),
         "{e}"

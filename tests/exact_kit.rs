@@ -8,8 +8,8 @@
 //! the float expansion runs on every device, fp64 or not.
 
 use clreduce::check::adversarial::{f32s, f64s, Pattern};
-use clreduce::exact::{self, ExpansionKind, Format, Superacc, MAX_CONTRIBUTIONS};
 use clreduce::check::reference::Rng;
+use clreduce::exact::{self, ExpansionKind, Format, Superacc, MAX_CONTRIBUTIONS};
 use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context;
 use opencl3::device::Device as ClDevice;

@@ -211,8 +211,7 @@ fn planner_refusals_name_the_reason() {
             Kernel::new("combine(sum, (int)i);"),
             Options::default(),
         )
-        .err()
-        .expect("refused");
+        .expect_err("refused");
     assert!(matches!(e, Error::NoIdentity { .. }), "{e}");
     // A span reducer read in the body.
     let h = q.buffer_from(&[0u32; 4]).unwrap();
@@ -223,8 +222,7 @@ fn planner_refusals_name_the_reason() {
             Kernel::new("uint x = hist[0]; hist[i % 4] += x;"),
             Options::default(),
         )
-        .err()
-        .expect("refused");
+        .expect_err("refused");
     assert!(matches!(e, Error::BadArgument { .. }), "{e}");
     // A shorthand the op does not allow.
     let e = q
@@ -234,8 +232,7 @@ fn planner_refusals_name_the_reason() {
             Kernel::new("hist[i % 4] += 1;"),
             Options::default(),
         )
-        .err()
-        .expect("refused");
+        .expect_err("refused");
     assert!(matches!(e, Error::ReducerOperator { .. }), "{e}");
     // A span longer than its buffer.
     let e = q
@@ -245,8 +242,7 @@ fn planner_refusals_name_the_reason() {
             Kernel::new("hist[i % 5] += 1;"),
             Options::default(),
         )
-        .err()
-        .expect("refused");
+        .expect_err("refused");
     assert!(matches!(e, Error::BufferTooShort { .. }), "{e}");
     // Forcing a group function on a span.
     let e = q
@@ -259,8 +255,7 @@ fn planner_refusals_name_the_reason() {
                 cross: None,
             }),
         )
-        .err()
-        .expect("refused");
+        .expect_err("refused");
     assert!(matches!(e, Error::Unsupported { .. }), "{e}");
     // Nothing was written by any refused launch.
     assert_eq!(h.to_vec().unwrap(), vec![0u32; 4]);

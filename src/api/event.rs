@@ -19,6 +19,15 @@ pub struct ReduceEvent {
     _keep: Vec<Arc<Mem>>,
 }
 
+impl std::fmt::Debug for ReduceEvent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReduceEvent")
+            .field("commands", &self.events.len())
+            .field("plan", &self.plan.as_ref().map(|p| p.summary()))
+            .finish()
+    }
+}
+
 impl ReduceEvent {
     /// The event of a launch on `q`: its commands' events, the plan that ran and the buffers
     /// its commands use (kept alive until the event is dropped).

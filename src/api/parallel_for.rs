@@ -9,11 +9,11 @@ use super::options::Options;
 use super::range::Form;
 use super::reduction::{Reduction, Reductions};
 use super::run::{fill_identity, result_regions};
-use crate::codegen::names::{check_shorthands, is_ident, rewrite_spans};
+use crate::codegen::names::{check_shorthands, is_ident, rewrite_exact, rewrite_spans};
 use crate::codegen::ParamKind;
 use crate::error::{Error, Result};
 use crate::ops::Operator;
-use crate::plan::{self, Plan, Request, VarRequest};
+use crate::plan::{self, Determinism, Plan, Request, VarRequest};
 use crate::runtime::launch::{Compiled, Mem};
 use crate::runtime::queue::{LaunchKey, Queue};
 use std::sync::Arc;
@@ -141,7 +141,7 @@ impl Queue {
             });
         }
         check_names(&key.names, &key.params)?;
-        let body = check_body(&key.names, reds, kernel.body())?;
+        let body = check_body(&key.names, reds, kernel.body(), options.determinism)?;
         let plan = Arc::new(plan::plan(&q.caps, &key.req)?);
         tracing::debug!(plan = %plan.summary(), device = %q.device.label(), "planned");
         Ok(Prepared {
@@ -372,8 +372,9 @@ fn check_names(names: &[String], params: &[(String, ParamKind)]) -> Result<()> {
     Ok(())
 }
 
-/// Reducer shorthands the ops allow, and span subscripts rewritten; returns the body to compile.
-fn check_body(names: &[String], reds: &Reductions, body: &str) -> Result<String> {
+/// Reducer shorthands the ops allow, span subscripts and exact reducers rewritten; returns the
+/// body to compile.
+fn check_body(names: &[String], reds: &Reductions, body: &str, det: Determinism) -> Result<String> {
     for (name, r) in names.iter().zip(&reds.0) {
         if r.span.is_none() {
             check_shorthands(body, name, &r.op)?;
@@ -385,5 +386,12 @@ fn check_body(names: &[String], reds: &Reductions, body: &str) -> Result<String>
         .filter(|(_, r)| r.span.is_some())
         .map(|(n, r)| (n.as_str(), &r.op))
         .collect();
-    rewrite_spans(body, &spans)
+    let body = rewrite_spans(body, &spans)?;
+    let exact: Vec<&str> = names
+        .iter()
+        .zip(&reds.0)
+        .filter(|(_, r)| r.span.is_none() && plan::exact_sum(&r.op, r.target.ty, det))
+        .map(|(n, _)| n.as_str())
+        .collect();
+    rewrite_exact(&body, &exact)
 }

@@ -5,8 +5,8 @@
 //! plain random data. Tests and the CLI draw from here; the same (pattern, n, seed) gives the
 //! same values everywhere.
 
-use crate::error::{Error, Result};
 use super::reference::Rng;
+use crate::error::{Error, Result};
 
 /// One kind of adversarial input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

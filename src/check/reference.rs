@@ -659,6 +659,55 @@ pub fn reference_span(
         .collect()
 }
 
+/// The exact sum of the elements at `idx` (and `init`), rounded once to nearest-even in the
+/// data's float type: what `Determinism::Exact` must give, bit for bit. `None` for integer data.
+fn exact_indices(
+    data: &HostVec,
+    idx: impl Iterator<Item = usize>,
+    init: Option<Value>,
+) -> Option<Value> {
+    let mut acc = crate::exact::Superacc::for_type(data.ty()).ok()?;
+    let mut add = |x: f64| match data.ty() {
+        ElemType::F32 => acc.add_f32(x as f32),
+        _ => acc
+            .add_f64(x)
+            .expect("an f64 superaccumulator takes every f64"),
+    };
+    if let Some(v) = init {
+        add(v.to_f64());
+    }
+    for i in idx {
+        add(data.float(i));
+    }
+    Some(match data.ty() {
+        ElemType::F32 => Value::F32(acc.round_f32()),
+        _ => Value::F64(acc.round_f64()),
+    })
+}
+
+/// The correctly rounded sum of every element of float `data` (and `init`): the exact
+/// reference of an exact sum (`Determinism::Exact`). `None` for integer data.
+pub fn reference_exact(data: &HostVec, init: Option<Value>) -> Option<Value> {
+    exact_indices(data, 0..data.len(), init)
+}
+
+/// [`reference_exact`] per bin of a span (bins as [`span_bin`] assigns them).
+pub fn reference_exact_span(
+    data: &HostVec,
+    len: usize,
+    init: Option<&[Value]>,
+) -> Option<Vec<Value>> {
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); len];
+    for j in 0..data.len() {
+        members[span_bin(data, j, len)].push(j);
+    }
+    members
+        .into_iter()
+        .enumerate()
+        .map(|(b, m)| exact_indices(data, m.into_iter(), init.map(|v| v[b])))
+        .collect()
+}
+
 /// How a float result is bounded, by what the combiner computes: `Some(Plus)` depth·u·Σ|x|
 /// (plus 2u·|ref|), `Some(Multiplies)` (n+2)·u·|ref|, other built-in ops exactly (they select
 /// an operand), and `None` (a custom combiner that matches no built-in op) the sum of the plus

@@ -14,13 +14,17 @@ pub(crate) use options::options;
 
 use crate::caps::DeviceCaps;
 use crate::ops::Operator;
-use crate::plan::{AccShape, CrossAlgo, FormRequest, GroupAlgo, Plan, SpanStore, VarPlan};
+use crate::plan::{
+    AccShape, CrossAlgo, ExactFormat, Expansion, FormRequest, GroupAlgo, Plan, SpanStore, VarPlan,
+};
 use crate::types::ElemType;
 
 pub(crate) const COMMON_CL: &str = include_str!("../../kernels/common.cl");
 pub(crate) const VAR_CL: &str = include_str!("../../kernels/var.cl");
 pub(crate) const REDUCE_CL: &str = include_str!("../../kernels/reduce.cl");
 pub(crate) const ITEM_CL: &str = include_str!("../../kernels/item.cl");
+pub(crate) const EXACT_CL: &str = include_str!("../../kernels/exact.cl");
+pub(crate) const VAR_EXACT_CL: &str = include_str!("../../kernels/var_exact.cl");
 
 /// The kernel source `name` (`common.cl`, `var.cl`, `reduce.cl`): the embedded copy, or the file
 /// of that name in the directory `CLREDUCE_KERNELS` when that variable is set (kernel
@@ -70,8 +74,10 @@ const ND_IDS: [(&str, &str); 9] = [
 
 /// The accumulator type of variable `k`: its element type, or a struct generated in the source.
 pub(super) fn acc_type(k: usize, v: &VarPlan) -> String {
-    match v.shape {
-        AccShape::Plain => v.ty.cl_name().into(),
+    match (v.shape, v.exact) {
+        (AccShape::Plain, _) => v.ty.cl_name().into(),
+        (AccShape::Exact, Some(e)) if e.expansion == Expansion::ThreeFloat => "clr_x_e3f".into(),
+        (AccShape::Exact, _) => "clr_x_e2d".into(),
         _ => format!("clr_acc_{k}"),
     }
 }
@@ -80,6 +86,15 @@ pub(super) fn acc_type(k: usize, v: &VarPlan) -> String {
 /// global memory.
 fn reducer_param(k: usize, v: &VarPlan) -> String {
     let t = v.ty.cl_name();
+    if v.exact.is_some() {
+        // An exact sum: its expansion and the work-group's superaccumulator(s); an exact span:
+        // the superaccumulators of its elements.
+        return match v.span.map(|s| s.store) {
+            None => format!("{}* clr_r{k}, __local long* clr_s{k}", acc_type(k, v)),
+            Some(SpanStore::LocalShared) => format!("__local long* clr_r{k}"),
+            Some(_) => format!("__global long* clr_r{k}"),
+        };
+    }
     match v.span.map(|s| s.store) {
         None => format!("{}* clr_r{k}", acc_type(k, v)),
         Some(SpanStore::LocalShared | SpanStore::LocalPrivate) => format!("__local {t}* clr_r{k}"),
@@ -91,6 +106,13 @@ fn reducer_param(k: usize, v: &VarPlan) -> String {
 
 /// The argument CLR_CALL passes for variable `k`.
 fn reducer_arg(k: usize, v: &VarPlan) -> String {
+    if v.exact.is_some() {
+        return match v.span.map(|s| s.store) {
+            None => format!("&acc_{k}[u], ls_{k}"),
+            Some(SpanStore::LocalShared) => format!("ls_{k}"),
+            Some(_) => format!("clr_part_{k}"),
+        };
+    }
     match v.span.map(|s| s.store) {
         None => format!("&acc_{k}[u]"),
         Some(SpanStore::LocalShared) => format!("lm_{k}"),
@@ -109,6 +131,10 @@ fn reducer_macros(k: usize, v: &VarPlan, name: &str) -> String {
         return format!("#define {name}_combine(e, x) clr_supd_{k}(clr_r{k}, (size_t)(e), (x))\n");
     }
     match v.shape {
+        // The body's `sum += v` was rewritten to sum_combine((v)) (see rewrite_exact).
+        AccShape::Exact => format!(
+            "#define {name}_combine(v) ((*clr_r{k}) = clr_xpush_{k}((*clr_r{k}), (v), clr_xmine_{k}(clr_s{k})))\n"
+        ),
         AccShape::Plain => format!(
             "#define {name} (*clr_r{k})\n#define {name}_combine(v) ((*clr_r{k}) = clr_op_{k}((*clr_r{k}), (v)))\n"
         ),
@@ -133,11 +159,17 @@ pub(crate) fn generate(
 ) -> Generated {
     let mut s = extensions(plan, caps, params);
     s.push_str(&kernel_source("common.cl", COMMON_CL));
+    s.push_str(&exact_kit(plan, caps));
     s.push_str(&accumulator_types(plan));
     let var_cl = kernel_source("var.cl", VAR_CL);
-    for k in 0..plan.vars.len() {
+    let var_exact_cl = kernel_source("var_exact.cl", VAR_EXACT_CL);
+    for (k, v) in plan.vars.iter().enumerate() {
         s.push_str(&format!("#define CLR_V {k}\n"));
-        s.push_str(&var_cl);
+        s.push_str(if v.exact.is_some() {
+            &var_exact_cl
+        } else {
+            &var_cl
+        });
         s.push_str("#undef CLR_V\n");
     }
     s.push_str(&kernel_source("item.cl", ITEM_CL));
@@ -168,12 +200,20 @@ fn extensions(plan: &Plan, caps: &DeviceCaps, params: &[(String, ParamKind)]) ->
     if any_ty(ElemType::F16) && caps.has_extension("cl_khr_fp16") {
         s.push_str("#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n");
     }
-    let int64_atomics = plan.vars.iter().any(|v| {
-        v.ty.is_64bit()
-            && ((!v.ty.is_float()
-                && (v.group == GroupAlgo::LocalAtomic || v.cross == CrossAlgo::Atomic))
-                || (v.cross == CrossAlgo::LastGroup && !plan.c11_atomics && !plan.ptx_acq_rel))
-    });
+    let exact = plan.vars.iter().filter_map(|v| v.exact);
+    if exact.clone().any(|e| e.expansion == Expansion::TwoDouble)
+        && !any_ty(ElemType::F64)
+        && caps.has_extension("cl_khr_fp64")
+    {
+        s.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
+    }
+    let int64_atomics = exact.clone().next().is_some()
+        || plan.vars.iter().any(|v| {
+            v.ty.is_64bit()
+                && ((!v.ty.is_float()
+                    && (v.group == GroupAlgo::LocalAtomic || v.cross == CrossAlgo::Atomic))
+                    || (v.cross == CrossAlgo::LastGroup && !plan.c11_atomics && !plan.ptx_acq_rel))
+        });
     if int64_atomics && caps.atomics.int64_base {
         s.push_str("#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n");
         if caps.atomics.int64_ext {
@@ -193,6 +233,37 @@ fn extensions(plan: &Plan, caps: &DeviceCaps, params: &[(String, ParamKind)]) ->
     s
 }
 
+/// kernels/exact.cl, once per result format the plan's exact sums use, with its switches: the
+/// double expansions where the device has fp64, the atomic flavors where it has 64-bit atomics.
+fn exact_kit(plan: &Plan, caps: &DeviceCaps) -> String {
+    let formats: Vec<ExactFormat> = [ExactFormat::F32, ExactFormat::F64]
+        .into_iter()
+        .filter(|f| {
+            plan.vars
+                .iter()
+                .any(|v| v.exact.is_some_and(|e| e.format == *f))
+        })
+        .collect();
+    if formats.is_empty() {
+        return String::new();
+    }
+    let kit = kernel_source("exact.cl", EXACT_CL);
+    let mut s = format!(
+        "#define CLR_X_FP64 {}\n#define CLR_X_I64A {}\n",
+        caps.fp64 as u8, caps.atomics.int64_base as u8
+    );
+    for f in formats {
+        let bits = match f {
+            ExactFormat::F32 => 32,
+            ExactFormat::F64 => 64,
+        };
+        s.push_str(&format!("#define CLR_X_F {bits}\n"));
+        s.push_str(&kit);
+        s.push_str("#undef CLR_X_F\n");
+    }
+    s
+}
+
 /// The structs of identity-less and (value, index) accumulators, the pad flag, and the macro of
 /// a custom combiner, per variable.
 fn accumulator_types(plan: &Plan) -> String {
@@ -204,7 +275,7 @@ fn accumulator_types(plan: &Plan) -> String {
         // uninitialised bytes (Oclgrind checks).
         let pad = v.shape == AccShape::Pair && !v.ty.is_64bit();
         match v.shape {
-            AccShape::Plain => {}
+            AccShape::Plain | AccShape::Exact => {}
             AccShape::Flagged => s.push_str(&format!(
                 "typedef struct {{ {t} v; {} has; }} clr_acc_{k};\n",
                 if v.ty.is_64bit() { "ulong" } else { "uint" }
@@ -264,7 +335,8 @@ fn glue(plan: &Plan, params: &[(String, ParamKind)], user_params: &str) -> Strin
             format!(
                 "__global {t}* clr_res_{k}, __global ulong* clr_aux_{k}, __global {a}* clr_part_{k}, ",
                 t = v.ty.cl_name(),
-                a = acc_type(k, v)
+                // An exact sum's partials are its superaccumulators.
+                a = if v.exact.is_some() { "long".to_string() } else { acc_type(k, v) }
             )
         })
         .collect();
@@ -299,8 +371,16 @@ fn push_body(
         .enumerate()
         .map(|(k, v)| format!(", {}", reducer_param(k, v)))
         .collect();
+    // With an exact sum the body is forced inline, as every function of kernels/exact.cl is:
+    // PoCL's LLVM 15 crashes in the inliner's cost analysis (llvm::getInlineCost) on a call of
+    // the body that pushes into an expansion; forced inlining skips that analysis.
+    let inline = if plan.vars.iter().any(|v| v.exact.is_some()) {
+        "static inline __attribute__((always_inline))"
+    } else {
+        "static inline"
+    };
     s.push_str(&format!(
-        "static inline void clr_body(const {idx} i, const {idx} n{reducer_params}{user_params}) {{\n"
+        "{inline} void clr_body(const {idx} i, const {idx} n{reducer_params}{user_params}) {{\n"
     ));
     for (k, (name, v)) in names.iter().zip(&plan.vars).enumerate() {
         s.push_str(&reducer_macros(k, v, name));

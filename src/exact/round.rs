@@ -135,8 +135,12 @@ fn top_bit(mag: &[u32]) -> Option<i64> {
     Some(32 * j as i64 + 31 - mag[j].leading_zeros() as i64)
 }
 
-/// `count` (at most 64) bits of `mag` starting at bit `lo`.
+/// `count` (at most 64) bits of `mag` starting at bit `lo`; none when `count` is not positive
+/// (a value below half the target's smallest subnormal, rounded to another format's target).
 fn window(mag: &[u32], lo: i64, count: i64) -> u64 {
+    if count <= 0 {
+        return 0;
+    }
     let j = (lo / 32) as usize;
     let r = lo % 32;
     let digit = |k: usize| mag.get(j + k).copied().unwrap_or(0) as u128;

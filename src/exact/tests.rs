@@ -3,8 +3,8 @@
 //! quantum, half-even, the value built by exact float scaling); plus known cases, order and
 //! merge independence, the limb layout and the typed errors.
 
-use crate::check::adversarial::{f32s, f64s, Pattern};
 use super::*;
+use crate::check::adversarial::{f32s, f64s, Pattern};
 use num_bigint::BigInt;
 use proptest::prelude::*;
 

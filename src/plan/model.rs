@@ -18,6 +18,98 @@ pub enum AccShape {
     Flagged,
     /// `{ value, index }`: argmin / argmax; the identity is (the op's identity, u64::MAX).
     Pair,
+    /// An exact float sum (`Determinism::Exact`): a floating-point expansion per work-item
+    /// whose rounding errors, and every value outside its safe window, go into a
+    /// superaccumulator (`ExactPlan`).
+    Exact,
+}
+
+/// The result format of an exact sum: where its superaccumulator's digits start and how many
+/// there are (`clreduce::exact`, kernels/exact.cl).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExactFormat {
+    /// f32 results (f32 data, f16 storage read as f32): 11 digits from 2^-149, 14 limbs.
+    F32,
+    /// f64 results: 68 digits from 2^-1074, 71 limbs.
+    F64,
+}
+
+impl ExactFormat {
+    /// Limbs of a superaccumulator: the digits and the NaN, +inf and -inf counters.
+    pub fn limbs(self) -> usize {
+        match self {
+            ExactFormat::F32 => 14,
+            ExactFormat::F64 => 71,
+        }
+    }
+}
+
+/// The per-work-item expansion of an exact sum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Expansion {
+    /// Two doubles (needs fp64): f32 data (every finite normal f32 stays on the fast path) and
+    /// f64 data (|x| in [2^-970, 2^990)).
+    TwoDouble,
+    /// Three floats, for f32 data on a device without fp64 (|x| in [2^-103, 2^101)).
+    ThreeFloat,
+}
+
+impl Expansion {
+    /// Bytes of one expansion.
+    pub fn bytes(self) -> usize {
+        match self {
+            Expansion::TwoDouble => 16,
+            Expansion::ThreeFloat => 12,
+        }
+    }
+    /// The most elements one expansion may absorb (merges included) before it must be
+    /// flushed into the superaccumulator (kernels/exact.cl CLR_X_CAP*), for the result format.
+    pub fn cap(self, format: ExactFormat) -> u64 {
+        match (self, format) {
+            (Expansion::ThreeFloat, _) => 1 << 24,
+            (Expansion::TwoDouble, ExactFormat::F64) => 1 << 30,
+            (Expansion::TwoDouble, ExactFormat::F32) => 1 << 62,
+        }
+    }
+}
+
+/// Where a work-group's superaccumulator lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SaccStore {
+    /// One per work-group in local memory, added to with 64-bit local atomics.
+    LocalAtomic,
+    /// One row per work-item in local memory (no atomics), summed limb by limb at the end.
+    LocalRows,
+}
+
+/// The plan of an exact sum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct ExactPlan {
+    pub format: ExactFormat,
+    pub expansion: Expansion,
+    pub store: SaccStore,
+}
+
+impl ExactPlan {
+    /// Limbs of one superaccumulator.
+    pub fn limbs(&self) -> usize {
+        self.format.limbs()
+    }
+    /// Longs of local memory for the work-group's superaccumulator(s).
+    pub fn local_longs(&self, local: usize) -> usize {
+        match self.store {
+            SaccStore::LocalAtomic => self.limbs(),
+            SaccStore::LocalRows => self.limbs() * local,
+        }
+    }
+    /// The most indices one work-group may take: its expansion's cap, and the
+    /// superaccumulator's 2^30 contributions between normalizations.
+    pub fn per_group_cap(&self) -> u64 {
+        self.expansion.cap(self.format).min(1 << 29)
+    }
 }
 
 /// Where a span reduction's work-group copies live.
@@ -90,6 +182,8 @@ pub struct VarPlan {
     pub local_slots: usize,
     /// Whether this variable's result is run-to-run reproducible.
     pub deterministic: bool,
+    /// The exact sum's plan (`AccShape::Exact`), else `None`.
+    pub exact: Option<ExactPlan>,
 }
 
 /// How the range form maps indices to work-items.
@@ -148,6 +242,13 @@ pub struct Plan {
 pub struct ClStdName(pub &'static str);
 
 impl Plan {
+    /// Whether the work-groups take tickets to find the last one: some variable finishes by
+    /// last-group detection, or is an exact sum whose last work-group rounds it.
+    pub fn takes_tickets(&self) -> bool {
+        self.vars.iter().any(|v| {
+            v.cross == CrossAlgo::LastGroup || (v.exact.is_some() && v.cross == CrossAlgo::Atomic)
+        })
+    }
     /// Whether any variable uses the given cross step.
     pub fn uses(&self, c: CrossAlgo) -> bool {
         self.vars.iter().any(|v| v.cross == c)
@@ -175,11 +276,12 @@ pub(crate) fn shape_of(op: &Operator) -> AccShape {
 }
 
 /// Bytes of one accumulator: `{T v; uint has;}` and `{T v; ulong i;}` follow OpenCL C's struct
-/// layout (aligned to their largest member).
-pub(crate) fn acc_bytes(shape: AccShape, ty: ElemType) -> usize {
+/// layout (aligned to their largest member); an exact sum's is its expansion.
+pub(crate) fn acc_bytes(shape: AccShape, ty: ElemType, exact: Option<ExactPlan>) -> usize {
     match shape {
         AccShape::Plain => ty.size(),
         AccShape::Flagged => 2 * ty.size(),
         AccShape::Pair => 16,
+        AccShape::Exact => exact.map_or(16, |e| e.expansion.bytes()),
     }
 }

@@ -4,7 +4,7 @@
 
 use super::launch::{self, DeviceContext, Mem};
 use crate::error::{Error, Result};
-use crate::plan::{CrossAlgo, Plan, SpanStore};
+use crate::plan::{CrossAlgo, Plan, SpanStore, VarPlan};
 
 /// Scratch memory reused across launches: partial results per variable slot, the work-group
 /// counter of last-group detection, and a backup of result values that a launch overwrites
@@ -31,13 +31,7 @@ impl Scratch {
             self.partials.push(None);
         }
         for (k, v) in plan.vars.iter().enumerate() {
-            let elems = v.span.map_or(1, |s| s.len) as u64;
-            let rows = match v.span.map(|s| s.store) {
-                Some(SpanStore::GlobalPrivate) => plan.groups * plan.local as u64,
-                _ if matches!(v.cross, CrossAlgo::LastGroup | CrossAlgo::ExtraPass) => plan.groups,
-                _ => 0,
-            };
-            let bytes = (rows * elems * v.acc_bytes as u64).max(8);
+            let bytes = partial_bytes(plan, v).max(8);
             let ok = self.partials[k]
                 .as_ref()
                 .is_some_and(|m| m.bytes as u64 >= bytes);
@@ -62,4 +56,24 @@ impl Scratch {
         }
         Ok(())
     }
+}
+
+/// Bytes of variable `v`'s partials: per work-group (last-group, extra pass) or per work-item
+/// (a span in global scratch) copies of its accumulator; an exact sum's superaccumulators (one,
+/// one per element of a span, or one row per work-group).
+fn partial_bytes(plan: &Plan, v: &VarPlan) -> u64 {
+    let elems = v.span.map_or(1, |s| s.len) as u64;
+    if let Some(e) = v.exact {
+        let sacc = (e.limbs() * 8) as u64;
+        return match (v.span, v.cross) {
+            (Some(_), _) | (None, CrossAlgo::Atomic) => elems * sacc,
+            (None, _) => plan.groups * sacc,
+        };
+    }
+    let rows = match v.span.map(|s| s.store) {
+        Some(SpanStore::GlobalPrivate) => plan.groups * plan.local as u64,
+        _ if matches!(v.cross, CrossAlgo::LastGroup | CrossAlgo::ExtraPass) => plan.groups,
+        _ => 0,
+    };
+    rows * elems * v.acc_bytes as u64
 }

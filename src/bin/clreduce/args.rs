@@ -1,5 +1,5 @@
 //! What `explain` and `reduce` share on the command line: the `--device`, `--mask`,
-//! `--strategy` and `--relaxed` flags (`Common`), and turning them into devices, a queue and
+//! `--strategy`, `--relaxed` and `--determinism` flags (`Common`), and turning them into devices, a queue and
 //! `Options`.
 
 use clreduce::plan::{Determinism, Strategy};
@@ -16,9 +16,14 @@ pub struct Common {
     /// Forced strategy GROUP+CROSS, e.g. tree+last-group (default: CLREDUCE_STRATEGY or auto).
     #[arg(long)]
     pub strategy: Option<String>,
-    /// Allow order-dependent float atomics (results not run-to-run reproducible).
-    #[arg(long)]
+    /// Allow order-dependent float atomics (results not run-to-run reproducible); the same as
+    /// --determinism relaxed.
+    #[arg(long, conflicts_with = "determinism")]
     pub relaxed: bool,
+    /// deterministic (default: the same bits run to run), relaxed (float atomics allowed) or
+    /// exact (float sums correctly rounded: the same bits on every device and plan).
+    #[arg(long)]
+    pub determinism: Option<String>,
 }
 
 impl Common {
@@ -45,10 +50,10 @@ pub fn options(c: &Common) -> Result<Options> {
     Ok(Options {
         tuning: clreduce::plan::Tuning::from_env()?,
         strategy,
-        determinism: if c.relaxed {
-            Determinism::Relaxed
-        } else {
-            Determinism::Deterministic
+        determinism: match (&c.determinism, c.relaxed) {
+            (Some(d), _) => Determinism::parse(d)?,
+            (None, true) => Determinism::Relaxed,
+            (None, false) => Determinism::Deterministic,
         },
     })
 }

@@ -20,7 +20,7 @@ use crate::limits;
 use crate::vars::{make_reductions, make_targets, read_all, Init, Target, VarOp};
 use check::{check_var, expected, Expected, Got, Verdict};
 use clreduce::check::reference::HostVec;
-use clreduce::plan::Plan;
+use clreduce::plan::{Determinism, Plan};
 use clreduce::{Device, DynBuffer, ElemType, Error, Kernel, NdRange, Range, Result};
 use input::FileInput;
 
@@ -73,11 +73,13 @@ pub fn run(a: &ReduceArgs) -> CliResult<bool> {
             Err(e) => return Err(e),
             Ok((plan, got, t)) => {
                 if want.is_none() {
+                    let exact = options(&a.common)?.determinism == Determinism::Exact;
                     want = Some(expected(
                         &p.spec.vars,
                         &p.inits,
                         &p.data,
                         p.spec.init_identity,
+                        exact,
                     )?);
                 }
                 let want = want.as_ref().expect("computed above");
