@@ -45,8 +45,35 @@
 #define VX_L(base) CLR_CAT3(base, _l, VX_SUF)
 
 // ---- the accumulator: an expansion ---------------------------------------------------------
+#if VXF == 32 && VXE == CLR_XE_E2D && !defined(CLR_XB_ONCE)
+#define CLR_XB_ONCE
+// f32 data with fp64: a block of f32 elements is summed in a plain double d, exactly, and only
+// the block's sum goes through the expansion's TwoSums. A block holds at most CLR_XB_N elements
+// whose exponent fields lie within CLR_XB_W of the block's base. Why d is exact: a normal f32
+// with exponent field e is a multiple of 2^(e-150) below 2^(e-126) in magnitude, so the block's
+// partial sums are multiples of 2^(emin-150) below 16 * 2^(emax-126): integers (in that unit)
+// below 2^(emax-emin+28) <= 2^(2*12+28) = 2^52, every one a double. (double)v is exact for a
+// normal float on every IEEE device (flushing touches subnormals only, which never get here).
+// Zeros, subnormals, inf and NaN are deposited as they come. design/exact.md, "Blocks".
+#define CLR_XB_W 12
+#define CLR_XB_N 16
+typedef struct {
+    clr_x_e2d e;
+    double d;
+    int base;
+    int cnt;
+} clr_xb;
+#endif
+
 CLR_X_INLINE VA VAR(clr_identity)(void) {
-#if VXE == CLR_XE_E2D
+#if VXF == 32 && VXE == CLR_XE_E2D
+    VA a;
+    a.e = clr_x_e2d_zero();
+    a.d = 0.0;
+    a.base = 0;
+    a.cnt = 0;
+    return a;
+#elif VXE == CLR_XE_E2D
     return clr_x_e2d_zero();
 #else
     return clr_x_e3f_zero();
@@ -62,10 +89,39 @@ CLR_X_INLINE VX_PTR VAR(clr_xmine)(__local long* ls) {
 #endif
 }
 
-// One element (the body's `sum += v`) into an expansion.
+#if VXF == 32 && VXE == CLR_XE_E2D
+// The block's sum into the expansion (TwoSum cascade, residue deposited), and a new block.
+CLR_X_INLINE VA VAR(clr_xblock)(VA a, VX_PTR s) {
+    if (a.d != 0.0) {
+        double t, r;
+        a.e.s = clr_x_two_sum_d(a.e.s, a.d, &t);
+        if (t != 0.0) {
+            a.e.c = clr_x_two_sum_d(a.e.c, t, &r);
+            if (r != 0.0) VX_F(clr_x_dep_d)(s, r);
+        }
+    }
+    a.d = 0.0;
+    a.cnt = 0;
+    return a;
+}
+#endif
+
+// One element (the body's `sum += v`) into the accumulator.
 CLR_X_INLINE VA VAR(clr_xpush)(VA e, VT v, VX_PTR s) {
 #if VXF == 32 && VXE == CLR_XE_E2D
-    return VX_F(clr_x_push_f32d)(e, as_uint(v), s);
+    const uint b = as_uint(v);
+    const int ex = (int)((b >> 23) & 0xffu);
+    if (ex == 0 || ex == 255) {
+        VX_F(clr_x_add_f32)(s, b);
+        return e;
+    }
+    if (e.cnt == CLR_XB_N || (uint)(ex - e.base + CLR_XB_W) > 2u * CLR_XB_W) {
+        e = VAR(clr_xblock)(e, s);
+        e.base = ex;
+    }
+    e.d += (double)v;
+    e.cnt += 1;
+    return e;
 #elif VXF == 32
     return VX_F(clr_x_push_f32f)(e, as_uint(v), s);
 #else
@@ -73,9 +129,14 @@ CLR_X_INLINE VA VAR(clr_xpush)(VA e, VT v, VX_PTR s) {
 #endif
 }
 
-// Two expansions into one, exactly (residues deposited into s).
+// Two accumulators into one, exactly (residues deposited into s).
 CLR_X_INLINE VA VAR(clr_xmerge)(VA a, VA b, VX_PTR s) {
-#if VXE == CLR_XE_E2D
+#if VXF == 32 && VXE == CLR_XE_E2D
+    a = VAR(clr_xblock)(a, s);
+    b = VAR(clr_xblock)(b, s);
+    a.e = VX_F(clr_x_merge_e2d)(a.e, b.e, s);
+    return a;
+#elif VXE == CLR_XE_E2D
     return VX_F(clr_x_merge_e2d)(a, b, s);
 #else
     return VX_F(clr_x_merge_e3f)(a, b, s);
@@ -83,7 +144,10 @@ CLR_X_INLINE VA VAR(clr_xmerge)(VA a, VA b, VX_PTR s) {
 }
 
 CLR_X_INLINE void VAR(clr_xflush)(VA e, VX_PTR s) {
-#if VXE == CLR_XE_E2D
+#if VXF == 32 && VXE == CLR_XE_E2D
+    e = VAR(clr_xblock)(e, s);
+    VX_F(clr_x_flush_e2d)(e.e, s);
+#elif VXE == CLR_XE_E2D
     VX_F(clr_x_flush_e2d)(e, s);
 #else
     VX_F(clr_x_flush_e3f)(e, s);

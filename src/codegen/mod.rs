@@ -77,6 +77,8 @@ pub(super) fn acc_type(k: usize, v: &VarPlan) -> String {
     match (v.shape, v.exact) {
         (AccShape::Plain, _) => v.ty.cl_name().into(),
         (AccShape::Exact, Some(e)) if e.expansion == Expansion::ThreeFloat => "clr_x_e3f".into(),
+        // f32 data with fp64: blocks summed in a double before the expansion (var_exact.cl).
+        (AccShape::Exact, Some(e)) if e.format == ExactFormat::F32 => "clr_xb".into(),
         (AccShape::Exact, _) => "clr_x_e2d".into(),
         _ => format!("clr_acc_{k}"),
     }

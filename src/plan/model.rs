@@ -94,6 +94,14 @@ pub struct ExactPlan {
 }
 
 impl ExactPlan {
+    /// Bytes of one work-item accumulator: the expansion, and for f32 data in doubles the
+    /// block's double, base exponent and count (kernels/var_exact.cl `clr_xb`).
+    pub fn acc_bytes(&self) -> usize {
+        match (self.format, self.expansion) {
+            (ExactFormat::F32, Expansion::TwoDouble) => 32,
+            (_, e) => e.bytes(),
+        }
+    }
     /// Limbs of one superaccumulator.
     pub fn limbs(&self) -> usize {
         self.format.limbs()
@@ -282,6 +290,6 @@ pub(crate) fn acc_bytes(shape: AccShape, ty: ElemType, exact: Option<ExactPlan>)
         AccShape::Plain => ty.size(),
         AccShape::Flagged => 2 * ty.size(),
         AccShape::Pair => 16,
-        AccShape::Exact => exact.map_or(16, |e| e.expansion.bytes()),
+        AccShape::Exact => exact.map_or(16, |e| e.acc_bytes()),
     }
 }
