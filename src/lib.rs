@@ -48,6 +48,8 @@ pub use ops::{CustomOp, Op, Operator};
 pub use plan::{CrossAlgo, Determinism, GroupAlgo, Plan, Strategy};
 pub use runtime::buffer::{AnyBuffer, Buffer};
 pub use runtime::dynbuf::DynBuffer;
+#[doc(hidden)]
+pub use runtime::health::Fault;
 pub use runtime::queue::Queue;
 pub use types::{ElemType, Element, Half, HostVec, Value};
 
