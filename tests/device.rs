@@ -419,40 +419,163 @@ fn select_by_index() {
     }
 }
 
+/// The devices a name spec should pick, by the documented rules (device::select), written
+/// out independently here: the first rule that matches any device decides.
+fn expected_matches(spec: &str) -> (&'static str, Vec<usize>) {
+    let all = devices().unwrap();
+    let w = spec.trim().to_lowercase();
+    type Rule<'a> = (&'static str, &'a dyn Fn(&Device) -> bool);
+    let rules: [Rule; 4] = [
+        ("exact name", &|d| {
+            let (p, n) = (d.platform().to_lowercase(), d.name().to_lowercase());
+            p == w || n == w || format!("{p} / {n}") == w
+        }),
+        ("platform name", &|d| {
+            d.platform().to_lowercase().contains(&w)
+        }),
+        ("device name", &|d| d.name().to_lowercase().contains(&w)),
+        ("platform / name", &|d| {
+            d.label().to_lowercase().contains(&w)
+        }),
+    ];
+    for (rule, hit) in rules {
+        let m: Vec<usize> = all.iter().filter(|d| hit(d)).map(|d| d.index()).collect();
+        if !m.is_empty() {
+            return (rule, m);
+        }
+    }
+    ("", Vec::new())
+}
+
 #[test]
-fn select_by_name_substring_case_insensitive() {
+fn select_by_name_case_insensitive() {
     let _sim = sim_serial();
     let all = devices().unwrap();
     for d in all {
-        for needle in [d.name().to_uppercase(), d.platform().to_lowercase()] {
-            let expect = all
-                .iter()
-                .find(|x| x.label().to_lowercase().contains(&needle.to_lowercase()))
-                .unwrap();
-            let s = clreduce::device::select(Some(&needle)).unwrap();
-            assert_eq!(s.index(), expect.index(), "{needle}");
+        for needle in [
+            d.name().to_uppercase(),
+            d.platform().to_lowercase(),
+            d.label(),
+        ] {
+            let (rule, want) = expected_matches(&needle);
+            match clreduce::device::select(Some(&needle)) {
+                Ok(s) => assert_eq!(vec![s.index()], want, "{needle} ({rule})"),
+                Err(Error::AmbiguousDevice { rule: r, .. }) => {
+                    assert!(want.len() > 1 && r == rule, "{needle}: {want:?} {r}")
+                }
+                Err(e) => panic!("{needle}: {e}"),
+            }
         }
     }
     let mut any = false;
     for (needle, platform) in [
         ("portable computing", "Portable Computing Language"),
         ("oclgrind", "Oclgrind"),
-        ("intel", "Intel"),
+        ("intel", "Intel(R) OpenCL"),
         ("nvidia", "NVIDIA"),
+        ("pthread", "Portable Computing Language"),
     ] {
         if !all.iter().any(|d| d.platform().contains(platform)) {
             eprintln!("SKIP {needle} select by name: platform not present");
             continue;
         }
-        let q = Queue::with_device(needle).unwrap();
-        assert!(
-            q.device().label().to_lowercase().contains(needle),
-            "{needle}: {}",
-            q.device().label()
-        );
-        any = true;
+        match Queue::with_device(needle) {
+            Ok(q) => {
+                assert!(
+                    q.device().platform().contains(platform),
+                    "{needle}: {}",
+                    q.device().label()
+                );
+                any = true;
+            }
+            // Two devices of one platform (two GPUs): the name alone cannot pick one.
+            Err(Error::AmbiguousDevice { matches, .. }) => eprintln!(
+                "SKIP {needle} select by name: {} devices of {platform}",
+                matches.len()
+            ),
+            Err(e) => panic!("{needle}: {e}"),
+        }
     }
     assert!(any);
+}
+
+/// Issue 21: on a machine with an Intel CPU, PoCL's device name contains "Intel(R) Xeon";
+/// `intel` must still be Intel's runtime (its platform name), never PoCL by a silent first
+/// match.
+#[test]
+fn intel_is_the_intel_platform_not_a_pocl_device_named_after_the_cpu() {
+    let _sim = sim_serial();
+    let all = devices().unwrap();
+    let Some(intel) = all
+        .iter()
+        .find(|d| d.platform().contains("Intel(R) OpenCL"))
+    else {
+        eprintln!("SKIP intel by name: Intel's runtime not present");
+        return;
+    };
+    if !all
+        .iter()
+        .any(|d| d.name().to_lowercase().contains("intel") && d.index() != intel.index())
+    {
+        eprintln!(
+            "NOTE intel by name: no other device here has Intel in its name (checked anyway)"
+        );
+    }
+    for spec in ["intel", "Intel", "INTEL(R) OPENCL"] {
+        assert_eq!(
+            clreduce::device::select(Some(spec)).unwrap().index(),
+            intel.index(),
+            "{spec}"
+        );
+    }
+}
+
+/// A name that matches several devices at the deciding rule is refused with every match
+/// listed; nothing is picked silently.
+#[test]
+fn ambiguous_name_lists_the_matching_devices() {
+    let _sim = sim_serial();
+    let all = devices().unwrap();
+    let mut seen = 0;
+    let letters = "abcdefghijklmnopqrstuvwxyz()";
+    for spec in letters.chars().map(String::from) {
+        let (rule, want) = expected_matches(&spec);
+        if want.len() < 2 {
+            continue;
+        }
+        seen += 1;
+        match clreduce::device::select(Some(&spec)) {
+            Err(e @ Error::AmbiguousDevice { .. }) => {
+                let msg = e.to_string();
+                let Error::AmbiguousDevice {
+                    wanted,
+                    rule: r,
+                    matches,
+                } = e
+                else {
+                    unreachable!()
+                };
+                assert_eq!((wanted.as_str(), r), (spec.as_str(), rule));
+                let listed: Vec<String> = want
+                    .iter()
+                    .map(|&i| format!("  {i}: {}", all[i].label()))
+                    .collect();
+                assert_eq!(matches, listed, "{spec}");
+                assert!(
+                    msg.contains("is ambiguous") && msg.contains(&listed[1]),
+                    "{msg}"
+                );
+            }
+            other => panic!("{spec}: {other:?}"),
+        }
+        assert!(matches!(
+            Queue::with_device(&spec),
+            Err(Error::AmbiguousDevice { .. })
+        ));
+    }
+    if seen == 0 {
+        eprintln!("SKIP ambiguous names: no letter matches two devices here");
+    }
 }
 
 #[test]
@@ -564,6 +687,11 @@ fn clreduce_device_env_in_child_process() {
     for d in devices().unwrap() {
         let caps_label = d.caps().unwrap().label();
         for spec in [d.index().to_string(), d.name().to_string()] {
+            if let Err(Error::AmbiguousDevice { .. }) = clreduce::device::select(Some(&spec)) {
+                // Two devices of the same name: the CLI refuses the name too.
+                assert_eq!(explain(Some(&spec)).status.code(), Some(2), "{spec}");
+                continue;
+            }
             let out = explain(Some(&spec));
             assert!(out.status.success(), "{spec}: {:?}", out);
             let first = clreduce::device::select(Some(&spec)).unwrap();
