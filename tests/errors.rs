@@ -297,11 +297,43 @@ fn body_that_does_not_compile() {
                     let listing = e.source_listing().unwrap();
                     assert!(listing.contains("| sum += x[i] + a + not_declared_anywhere;"));
                     assert!(e.to_string().contains("does not compile"));
+                    no_generated_body_lines(&dev, log, generated, "not_declared_anywhere");
                 }
                 other => panic!("{dev}: {other}"),
             }
         }
+        // Issue 21: a macro argument error reported `body:1:1` but echoed the generated
+        // file's line 713 (PoCL: a second location on the line; Intel: a numbered echo).
+        let e = launch_err(
+            q,
+            Range::new(100),
+            Op::Plus,
+            false,
+            |x| Kernel::new("combine(sum, x[i], 3);").arg("x", x),
+            Options::default(),
+        );
+        match &e {
+            Error::BodyBuild { log, generated, .. } => {
+                assert!(log.contains("body:1:"), "{dev}: {log}");
+                no_generated_body_lines(&dev, log, generated, "combine(sum, x[i], 3);");
+            }
+            other => panic!("{dev}: {other}"),
+        }
     }
+}
+
+/// The mapped log shows the body line holding `marker` by its body number only: neither its
+/// generated line number as a location (`:L:`) nor as an echo's gutter (`L |`).
+fn no_generated_body_lines(dev: &str, log: &str, generated: &str, marker: &str) {
+    let line = generated
+        .lines()
+        .position(|l| l.contains(marker))
+        .expect("the body is in the generated source")
+        + 1;
+    assert!(
+        !log.contains(&format!(":{line}:")) && !log.contains(&format!("{line} |")),
+        "{dev}: the log still shows the generated line {line}:\n{log}"
+    );
 }
 
 /// A body that breaks the generated code after it: the error is not in the body, so it is a
