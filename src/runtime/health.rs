@@ -98,20 +98,20 @@ pub(crate) struct LaunchStatus {
 impl LaunchStatus {
     /// `Ok(true)` once every command has completed, `Ok(false)` while one still runs,
     /// `Err(status)` when one failed (a negative execution status, or the query itself
-    /// failed).
+    /// failed). The commands are looked at in order and the look stops at the first one still
+    /// running (the queue is in order): one `clGetEventInfo` per command at most.
     pub(crate) fn poll(&self) -> Result<bool, i32> {
         if let Some(code) = self.injected {
             return Err(code);
         }
-        let mut done = true;
         for e in &self.events {
-            let status = e.command_execution_status().map_err(|e| e.0)?.0;
-            if status < 0 {
-                return Err(status);
+            match e.command_execution_status().map_err(|e| e.0)?.0 {
+                s if s < 0 => return Err(s),
+                0 => {}
+                _ => return Ok(false),
             }
-            done &= status == 0;
         }
-        Ok(done)
+        Ok(true)
     }
 }
 
