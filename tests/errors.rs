@@ -3,7 +3,8 @@
 //!
 //! Errors with no public way to trigger them are listed at the end (`unreachable_errors`).
 //! Tested in other files: `AllocTooLarge` (tests/memory.rs), `OutOfDeviceMemory` (through the
-//! test-only fault injection, tests/faults.rs), `AmbiguousDevice` (tests/device.rs).
+//! test-only fault injection, tests/faults.rs), `AmbiguousDevice` (tests/select.rs),
+//! `NotAnIdentity` (tests/features.rs, with the planner's other refusals).
 
 mod common;
 
@@ -972,82 +973,6 @@ fn type_and_length_mismatch() {
     ));
     assert!(matches!(buf.get(3), Err(Error::LengthMismatch { .. })));
     assert_eq!(buf.to_vec().unwrap(), vec![1, 2, 3]);
-}
-
-/// Issue 21: `a + b` declared with identity 5 over 10000 ones gave 18000 on PoCL and 10125 on
-/// Intel. A declared identity that is not neutral on sample values of its type is refused at
-/// plan time (launch and explain), the result unchanged; a neutral one runs.
-#[test]
-fn declared_identity_that_is_not_neutral() {
-    use clreduce::{CustomOp, Value};
-    let q = fast_queue();
-    let ones = q.buffer_from(&vec![1i32; 10000]).unwrap();
-    let res = q.buffer_from(&[START]).unwrap();
-    let bad = || reduction(&res, CustomOp::new("a + b").identity(5i32));
-    let kernel = Kernel::new("combine(sum, x[i]);").arg("x", &ones);
-    let want = Error::NotAnIdentity {
-        expr: "a + b".into(),
-        ty: ElemType::I32,
-        identity: Value::I32(5),
-        a: Value::I32(5),
-        b: Value::I32(0),
-        got: Value::I32(5),
-        want: Value::I32(0),
-    };
-    for (what, r) in [
-        (
-            "launch",
-            q.parallel_for_reduce_with(
-                Range::new(10000),
-                bad(),
-                kernel.clone(),
-                Options::default(),
-            )
-            .map(drop),
-        ),
-        (
-            "explain",
-            q.explain(Range::new(10000), bad(), Options::default())
-                .map(drop),
-        ),
-    ] {
-        let e = r.expect_err(what);
-        assert_eq!(format!("{e:?}"), format!("{want:?}"), "{what}");
-        assert_eq!(
-            e.to_string(),
-            "5 is not an identity of the combiner `a + b` on i32: with a = 5, b = 0 it gives 5, not 0"
-        );
-        assert_eq!(res.get(0).unwrap(), START, "{what}");
-    }
-    // Both operand orders are checked: `b` gives x back for (identity, x), not for (x, identity).
-    let e = q
-        .explain(
-            Range::new(10),
-            reduction(&res, CustomOp::new("b").identity(0i32)),
-            Options::default(),
-        )
-        .unwrap_err();
-    assert!(
-        matches!(
-            e,
-            Error::NotAnIdentity {
-                a: Value::I32(1),
-                b: Value::I32(0),
-                got: Value::I32(0),
-                want: Value::I32(1),
-                ..
-            }
-        ),
-        "{e:?}"
-    );
-    // Neutral identities, and combiners the host evaluator cannot read, run.
-    let good = reduction(&res, CustomOp::new("a + b").identity(0i32));
-    q.parallel_for_reduce_with(Range::new(10000), good, kernel, Options::default())
-        .unwrap();
-    assert_eq!(res.get(0).unwrap(), START + 10000);
-    let opaque = reduction(&res, CustomOp::new("add_sat(a, b)").identity(0i32));
-    q.explain(Range::new(10), opaque, Options::default())
-        .expect("a combiner outside the host evaluator is not checked");
 }
 
 /// No OpenCL platform at all (an empty vendors folder), in a child process.
