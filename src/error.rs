@@ -1,7 +1,7 @@
 //! The one error type of clreduce. Every variant carries the values involved, so a message can
 //! say what went wrong and what to do, and a program can match on it.
 
-use crate::types::ElemType;
+use crate::types::{ElemType, Value};
 
 /// Result alias used throughout the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -20,6 +20,16 @@ pub enum Error {
     /// A device was asked for (by index or name) that does not exist.
     #[error("no OpenCL device matches {wanted:?}; devices found:\n{}", .found.join("\n"))]
     DeviceNotFound { wanted: String, found: Vec<String> },
+
+    /// A device name that matches more than one device at the first rule that matches any
+    /// (`rule`: "exact name", "platform name", "device name" or "platform / name"); `matches`
+    /// lists them as "  INDEX: platform / name" lines.
+    #[error("device {wanted:?} is ambiguous: its {rule} matches {} devices; give an index or more of the name:\n{}", .matches.len(), .matches.join("\n"))]
+    AmbiguousDevice {
+        wanted: String,
+        rule: &'static str,
+        matches: Vec<String>,
+    },
 
     /// An OpenCL C program failed to build. `log` is the compiler's full build log; `generated` is
     /// the generated source (numbered by [`Error::source_listing`]).
@@ -153,6 +163,47 @@ pub enum Error {
         code: i32,
     },
 
+    /// A buffer (or the queue's scratch memory) larger than the device can hold, refused
+    /// before anything is allocated: above `CL_DEVICE_MAX_MEM_ALLOC_SIZE` on its own, or above
+    /// `CL_DEVICE_GLOBAL_MEM_SIZE` together with the `in_use` bytes this process already holds
+    /// in buffers on that device. `bytes` saturates at `u64::MAX` when the size overflows.
+    #[error("{}", alloc_too_large(*.bytes, *.limit, .limit_name, *.in_use, .device))]
+    AllocTooLarge {
+        bytes: u64,
+        limit: u64,
+        limit_name: &'static str,
+        in_use: u64,
+        device: String,
+    },
+
+    /// The device ran out of memory while it ran or moved data: an OpenCL call returned
+    /// `CL_MEM_OBJECT_ALLOCATION_FAILURE` (-4), or `CL_OUT_OF_RESOURCES` (-5) from a command
+    /// that moves buffer memory (read, write, fill, copy). Drivers that allocate at first use
+    /// (NVIDIA) report it here rather than at buffer creation. `in_use`: the bytes this process
+    /// holds in buffers on the device; `global_mem`: `CL_DEVICE_GLOBAL_MEM_SIZE`.
+    #[error("out of device memory on {device}: {call} failed with {code} ({}); this process holds {in_use} bytes in buffers there, of CL_DEVICE_GLOBAL_MEM_SIZE {global_mem}", cl_error_name(*.code))]
+    OutOfDeviceMemory {
+        call: &'static str,
+        code: i32,
+        in_use: u64,
+        global_mem: u64,
+        device: String,
+    },
+
+    /// A custom combiner's declared identity is not neutral: the combiner over `a` and `b`,
+    /// one of them the identity and the other `want`, a sample value of the type, gives `got`
+    /// instead of `want` (checked with the host evaluator, `clreduce::check::expr`).
+    #[error("{identity} is not an identity of the combiner `{expr}` on {ty}: with a = {a}, b = {b} it gives {got}, not {want}")]
+    NotAnIdentity {
+        expr: String,
+        ty: ElemType,
+        identity: Value,
+        a: Value,
+        b: Value,
+        got: Value,
+        want: Value,
+    },
+
     /// Device time was asked of a reduction whose queue records no profiling timestamps.
     #[error("device time needs profiling, which the queue on {device} was created without: use Queue::with_profiling()")]
     ProfilingDisabled { device: String },
@@ -185,6 +236,22 @@ impl Error {
 
     pub(crate) fn cl(call: &'static str) -> impl FnOnce(opencl3::error_codes::ClError) -> Error {
         move |e| Error::Cl { call, code: e.0 }
+    }
+}
+
+/// The message of [`Error::AllocTooLarge`].
+fn alloc_too_large(bytes: u64, limit: u64, limit_name: &str, in_use: u64, device: &str) -> String {
+    let what = if bytes == u64::MAX {
+        "a buffer whose size overflows 64 bits".to_string()
+    } else {
+        format!("{bytes} bytes")
+    };
+    if in_use > 0 && limit_name == "CL_DEVICE_GLOBAL_MEM_SIZE" {
+        format!(
+            "cannot allocate {what} on {device}: with the {in_use} bytes this process already holds there, that is more than {limit_name} ({limit})"
+        )
+    } else {
+        format!("cannot allocate {what} on {device}: {limit_name} is {limit}")
     }
 }
 

@@ -49,8 +49,16 @@ pub use ops::{CustomOp, Op, Operator};
 pub use plan::{CrossAlgo, Determinism, GroupAlgo, Plan, Strategy};
 pub use runtime::buffer::{AnyBuffer, Buffer};
 pub use runtime::dynbuf::DynBuffer;
+#[doc(hidden)]
+pub use runtime::health::Fault;
 pub use runtime::queue::Queue;
 pub use types::{ElemType, Element, Half, HostVec, Value};
+
+/// README.md's code blocks, compiled and run as doctests (`cargo test --doc`) so the front
+/// page cannot drift from the library.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
 
 /// How many programs this process has compiled (every device, every queue): a repeated launch
 /// compiles nothing, so tests and benchmarks check "compile once" with it.

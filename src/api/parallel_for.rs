@@ -9,6 +9,8 @@ use super::options::Options;
 use super::range::Form;
 use super::reduction::{Reduction, Reductions};
 use super::run::{fill_identity, result_regions};
+use crate::check::expr::Expr;
+use crate::check::reference::{identity_counterexample, identity_samples};
 use crate::codegen::names::{check_shorthands, is_ident, rewrite_exact, rewrite_spans};
 use crate::codegen::ParamKind;
 use crate::error::{Error, Result};
@@ -143,6 +145,7 @@ impl Queue {
         check_names(&key.names, &key.params)?;
         let body = check_body(&key.names, reds, kernel.body(), options.determinism)?;
         let plan = Arc::new(plan::plan(&q.caps, &key.req)?);
+        check_identities(reds)?;
         tracing::debug!(plan = %plan.summary(), device = %q.device.label(), "planned");
         Ok(Prepared {
             plan,
@@ -367,6 +370,41 @@ fn check_names(names: &[String], params: &[(String, ParamKind)]) -> Result<()> {
                 name: n.to_string(),
                 problem,
             });
+        }
+    }
+    Ok(())
+}
+
+/// Every declared identity of a custom combiner is neutral on sample values of its type
+/// (`check::reference::identity_samples`, evaluated on the host by `check::expr`, the
+/// evaluator the CLI's `--identity` check uses): a value that is not would be combined into
+/// every partial result. A combiner outside the evaluator's subset of OpenCL C is not
+/// checked, nor are the samples the evaluator cannot compute (a division by zero).
+fn check_identities(reds: &Reductions) -> Result<()> {
+    for r in &reds.0 {
+        let Operator::Custom(c) = &r.op else { continue };
+        let Some(identity) = c.identity_value() else {
+            continue;
+        };
+        let Ok(expr) = Expr::parse(c.expr()) else {
+            tracing::debug!(
+                expr = c.expr(),
+                "identity not checked: the host evaluator cannot parse the combiner"
+            );
+            continue;
+        };
+        for x in identity_samples(identity.ty()) {
+            if let Ok(Some(bad)) = identity_counterexample(&expr, identity, &[x]) {
+                return Err(Error::NotAnIdentity {
+                    expr: c.expr().to_string(),
+                    ty: identity.ty(),
+                    identity,
+                    a: bad.a,
+                    b: bad.b,
+                    got: bad.got,
+                    want: bad.want,
+                });
+            }
         }
     }
     Ok(())

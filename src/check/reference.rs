@@ -481,7 +481,9 @@ pub fn custom_behaves_as(expr: &Expr, ty: ElemType) -> Option<Op> {
 /// Checks that `identity` is neutral for `expr` on `samples` (both operand orders, evaluated in
 /// the identity's type): the device combines the identity into partial results any number of
 /// times, so a value that is not neutral gives a wrong result. The error says which operands
-/// show it.
+/// show it, or why the host could not evaluate the combiner on a sample. The CLI checks
+/// `--identity` with this on its input; the library checks every declared identity with
+/// [`identity_counterexample`] on [`identity_samples`] at plan time.
 pub fn check_custom_identity(
     expr: &Expr,
     identity: Value,
@@ -489,17 +491,98 @@ pub fn check_custom_identity(
 ) -> Result<(), String> {
     let ty = identity.ty();
     for &x in samples {
+        if let Some(c) = identity_counterexample(expr, identity, &[x])? {
+            return Err(format!(
+                "{identity} is not an identity on {ty}: with a = {}, b = {} the combiner gives {}, not {x}",
+                c.a, c.b, c.got
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Operands on which a combiner does not give back the value combined with its identity.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NotNeutral {
+    pub a: Value,
+    pub b: Value,
+    /// What the combiner gives for (a, b).
+    pub got: Value,
+    /// The operand that is not the identity, which it should have given.
+    pub want: Value,
+}
+
+/// The first sample `x` (in order, `(identity, x)` before `(x, identity)`) on which `expr`
+/// does not give `x` back (NaN counts as NaN), or `None` when the identity is neutral on every
+/// sample. `Err`: the host evaluator cannot evaluate the combiner on a sample (the message
+/// says why).
+pub fn identity_counterexample(
+    expr: &Expr,
+    identity: Value,
+    samples: &[Value],
+) -> Result<Option<NotNeutral>, String> {
+    let ty = identity.ty();
+    for &x in samples {
         for (a, b) in [(identity, x), (x, identity)] {
             let got = expr.eval(ty, a, b)?;
             let same = got == x || (got.to_f64().is_nan() && x.to_f64().is_nan());
             if !same {
-                return Err(format!(
-                    "{identity} is not an identity on {ty}: with a = {a}, b = {b} the combiner gives {got}, not {x}"
-                ));
+                return Ok(Some(NotNeutral { a, b, got, want: x }));
             }
         }
     }
-    Ok(())
+    Ok(None)
+}
+
+/// Finite sample values of `ty` on which the library checks a declared identity: 0, small
+/// values of both signs, fractions for floats, large magnitudes, and the type's extremes
+/// (the largest finite values for floats; infinities and NaN are left out, so an identity
+/// such as `FLT_MAX` for a minimum over finite data is accepted).
+pub fn identity_samples(ty: ElemType) -> Vec<Value> {
+    match ty {
+        ElemType::I32 => [0, 1, -1, 2, 3, -7, 100, -12345, 1 << 20, i32::MIN, i32::MAX]
+            .map(Value::I32)
+            .to_vec(),
+        ElemType::U32 => [0, 1, 2, 3, 7, 100, 12345, 1 << 31, u32::MAX]
+            .map(Value::U32)
+            .to_vec(),
+        ElemType::I64 => [0, 1, -1, 2, 3, -7, 100, -12345, 1 << 40, i64::MIN, i64::MAX]
+            .map(Value::I64)
+            .to_vec(),
+        ElemType::U64 => [0, 1, 2, 3, 7, 100, 12345, 1 << 63, u64::MAX]
+            .map(Value::U64)
+            .to_vec(),
+        ElemType::F32 => [
+            0.0,
+            1.0,
+            -1.0,
+            0.5,
+            3.0,
+            -2.25,
+            1e-5,
+            1e20,
+            -1e20,
+            f32::MAX,
+            f32::MIN,
+        ]
+        .map(Value::F32)
+        .to_vec(),
+        ElemType::F64 | ElemType::F16 => [
+            0.0,
+            1.0,
+            -1.0,
+            0.5,
+            3.0,
+            -2.25,
+            1e-5,
+            1e20,
+            -1e20,
+            f64::MAX,
+            f64::MIN,
+        ]
+        .map(Value::F64)
+        .to_vec(),
+    }
 }
 
 /// The reduction of `data` with a built-in op or a custom combiner, folded left to right from
@@ -828,6 +911,42 @@ mod feature_reference_tests {
         assert!(check_custom_identity(&mul, Value::I32(1), &s).is_ok());
         let e = check_custom_identity(&mul, Value::I32(0), &s).unwrap_err();
         assert!(e.contains("0 is not an identity on i32"), "{e}");
+        // The library's samples: the issue's `a + b` with 5, and the usual identities.
+        let add = Expr::parse("a + b").unwrap();
+        let c = identity_counterexample(&add, Value::I32(5), &identity_samples(ElemType::I32))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            c,
+            NotNeutral {
+                a: Value::I32(5),
+                b: Value::I32(0),
+                got: Value::I32(5),
+                want: Value::I32(0)
+            }
+        );
+        let fine = [
+            ("a + b", Value::I32(0)),
+            ("a * b", Value::U64(1)),
+            ("max(a, b)", Value::I64(i64::MIN)),
+            ("min(a, b)", Value::U32(u32::MAX)),
+            ("a & b", Value::I32(-1)),
+            ("a ^ b", Value::U64(0)),
+            ("a * b", Value::F32(1.0)),
+            ("a + b", Value::F64(0.0)),
+            ("fmax(a, b)", Value::F32(f32::NEG_INFINITY)),
+            ("fmin(a, b)", Value::F64(f64::MAX)),
+        ];
+        for (src, id) in fine {
+            let e = Expr::parse(src).unwrap();
+            let c = identity_counterexample(&e, id, &identity_samples(id.ty()));
+            assert_eq!(c, Ok(None), "{src} with {id}");
+        }
+        let c = identity_counterexample(&mul, Value::F64(2.0), &identity_samples(ElemType::F64));
+        assert_eq!(c.unwrap().unwrap().want, Value::F64(1.0));
+        // A combiner the host cannot evaluate on a sample is an Err, not a verdict.
+        let div = Expr::parse("b / a").unwrap();
+        assert!(identity_counterexample(&div, Value::I32(0), &[Value::I32(3)]).is_err());
     }
 
     #[test]

@@ -62,7 +62,16 @@ impl<T: Element> Buffer<T> {
                 device: queue.device.label(),
             });
         }
-        let bytes = len * std::mem::size_of::<T>();
+        let Some(bytes) = len.checked_mul(std::mem::size_of::<T>()) else {
+            let memory = queue.device.memory()?;
+            return Err(Error::AllocTooLarge {
+                bytes: u64::MAX,
+                limit: memory.max_alloc,
+                limit_name: "CL_DEVICE_MAX_MEM_ALLOC_SIZE",
+                in_use: memory.in_use(),
+                device: queue.device.label(),
+            });
+        };
         let mem = launch::create_mem(
             &queue.context,
             bytes,

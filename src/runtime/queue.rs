@@ -3,6 +3,7 @@
 //! buffers reductions reuse.
 
 use super::device::{self, Device};
+use super::health::Fault;
 use super::launch::{self, Compiled, DeviceContext, DeviceQueue};
 use super::scratch::Scratch;
 use crate::caps::{DeviceCaps, Mask};
@@ -104,7 +105,7 @@ impl Queue {
 
     fn build(device: &Device, mask: Mask, profiling: bool) -> Result<Queue> {
         let caps = mask.apply(&device.caps()?);
-        let context = DeviceContext::new(device.context()?, device.serial()?);
+        let context = DeviceContext::new(device.context()?, device.serial()?, device.memory()?);
         let queue = launch::create_queue(
             &context,
             device.id(),
@@ -144,10 +145,15 @@ impl Queue {
 
     /// Waits for everything enqueued on this queue.
     pub fn finish(&self) -> Result<()> {
-        self.inner
-            .queue
-            .finish()
-            .map_err(crate::Error::cl("clFinish"))
+        self.inner.queue.finish()
+    }
+
+    /// Test-only: makes the next launch (or read) on this queue fail as `fault` says, once.
+    /// For tests of the failure paths (errors that lose nothing, scratch memory rebuilt after a
+    /// launch died) on devices that never fail by themselves; not part of the API.
+    #[doc(hidden)]
+    pub fn __inject_fault(&self, fault: Fault) {
+        self.inner.queue.health.arm(fault);
     }
 }
 
