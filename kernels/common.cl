@@ -23,7 +23,8 @@
 //   memory accumulators of its group step), Rk_SPAN (0, or the element count of a span
 //   reduction) and Rk_SSTORE (CLR_SS_*: where a span's work-group copies live); Rk_XLS (longs of
 //   local memory for an exact sum's superaccumulators, 1 for other variables) and, for an exact
-//   sum, Rk_XF, Rk_XE, Rk_XST and Rk_XL (kernels/var_exact.cl).
+//   sum, Rk_XF, Rk_XE, Rk_XST, Rk_XL and Rk_XSPEC (kernels/var_exact.cl); CLR_SPEC 1 when the main
+//   loop is the speculative one of a launch whose only variable is an exact sum.
 // A custom combiner comes as a generated macro Rk_CUSTOM(a, b); Rk_PAD (generated) is 1 when
 // the accumulator struct has an explicit pad word.
 
@@ -106,6 +107,7 @@
 #define VXST CLR_CAT3(R, CLR_V, _XST)
 #define VXL CLR_CAT3(R, CLR_V, _XL)
 #define VXLS CLR_CAT3(R, CLR_V, _XLS)
+#define VXSPEC CLR_CAT3(R, CLR_V, _XSPEC)
 #define CLR_CAT_(a, b) a##b
 #define CLR_CAT(a, b) CLR_CAT_(a, b)
 

@@ -22,23 +22,28 @@
 #define CLR_DECL_LM(k) __local R##k##_A lm_##k[R##k##_LSLOTS]; __local long ls_##k[R##k##_XLS];
 
 #if CLR_UNROLL == 1
-#define CLR_UNROLLED(i, s) CLR_CALL((i), 0);
+#define CLR_UNROLLED_X(C, i, s) C((i), 0);
 #elif CLR_UNROLL == 2
-#define CLR_UNROLLED(i, s) CLR_CALL((i), 0); CLR_CALL((i) + (s), 1);
+#define CLR_UNROLLED_X(C, i, s) C((i), 0); C((i) + (s), 1);
 #elif CLR_UNROLL == 4
-#define CLR_UNROLLED(i, s) CLR_CALL((i), 0); CLR_CALL((i) + (s), 1); CLR_CALL((i) + 2 * (s), 2); CLR_CALL((i) + 3 * (s), 3);
+#define CLR_UNROLLED_X(C, i, s) C((i), 0); C((i) + (s), 1); C((i) + 2 * (s), 2); C((i) + 3 * (s), 3);
 #elif CLR_UNROLL == 8
-#define CLR_UNROLLED(i, s)                                                                      \
-    CLR_CALL((i), 0); CLR_CALL((i) + (s), 1); CLR_CALL((i) + 2 * (s), 2); CLR_CALL((i) + 3 * (s), 3); \
-    CLR_CALL((i) + 4 * (s), 4); CLR_CALL((i) + 5 * (s), 5); CLR_CALL((i) + 6 * (s), 6); CLR_CALL((i) + 7 * (s), 7);
+#define CLR_UNROLLED_X(C, i, s)                                                                      \
+    C((i), 0); C((i) + (s), 1); C((i) + 2 * (s), 2); C((i) + 3 * (s), 3); \
+    C((i) + 4 * (s), 4); C((i) + 5 * (s), 5); C((i) + 6 * (s), 6); C((i) + 7 * (s), 7);
 #elif CLR_UNROLL == 16
-#define CLR_UNROLLED(i, s)                                                                         \
-    CLR_CALL((i), 0); CLR_CALL((i) + (s), 1); CLR_CALL((i) + 2 * (s), 2); CLR_CALL((i) + 3 * (s), 3);       \
-    CLR_CALL((i) + 4 * (s), 4); CLR_CALL((i) + 5 * (s), 5); CLR_CALL((i) + 6 * (s), 6); CLR_CALL((i) + 7 * (s), 7);   \
-    CLR_CALL((i) + 8 * (s), 8); CLR_CALL((i) + 9 * (s), 9); CLR_CALL((i) + 10 * (s), 10); CLR_CALL((i) + 11 * (s), 11); \
-    CLR_CALL((i) + 12 * (s), 12); CLR_CALL((i) + 13 * (s), 13); CLR_CALL((i) + 14 * (s), 14); CLR_CALL((i) + 15 * (s), 15);
+#define CLR_UNROLLED_X(C, i, s)                                                                         \
+    C((i), 0); C((i) + (s), 1); C((i) + 2 * (s), 2); C((i) + 3 * (s), 3);       \
+    C((i) + 4 * (s), 4); C((i) + 5 * (s), 5); C((i) + 6 * (s), 6); C((i) + 7 * (s), 7);   \
+    C((i) + 8 * (s), 8); C((i) + 9 * (s), 9); C((i) + 10 * (s), 10); C((i) + 11 * (s), 11); \
+    C((i) + 12 * (s), 12); C((i) + 13 * (s), 13); C((i) + 14 * (s), 14); C((i) + 15 * (s), 15);
 #else
 #error "clreduce: CLR_UNROLL must be 1, 2, 4, 8 or 16"
+#endif
+#define CLR_UNROLLED(i, s) CLR_UNROLLED_X(CLR_CALL, i, s)
+#define CLR_UNROLLED_TRY(i, s) CLR_UNROLLED_X(CLR_CALL_TRY, i, s)
+#ifndef CLR_SPEC_CHUNK
+#define CLR_SPEC_CHUNK 16u
 #endif
 
 #if CLR_C11 || CLR_PTX_ACQREL
@@ -67,9 +72,31 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global uint* clr_counter C
         // work-item keeps CLR_UNROLL independent accumulators, so as many loads are in flight.
         const CLR_IDX stride = (CLR_IDX)clr_ngroups * CLR_WG;
         CLR_IDX i = (CLR_IDX)get_group_id(0) * CLR_WG + clr_lid;
+#if CLR_SPEC
+        // The exact sum's speculative loop (kernels/var_exact.cl): chunks of CLR_SPEC_CHUNK
+        // unrolled steps through the branch-free try; a flagged chunk runs again exactly, from
+        // the expansions saved before it (the body only reads: running it twice is harmless).
+        while (i + (CLR_UNROLL - 1) * stride < clr_n) {
+            const CLR_IDX clr_i0 = i;
+            R0_A clr_save[CLR_UNROLL];
+            for (int u_ = 0; u_ < CLR_UNROLL; ++u_) clr_save[u_] = acc_0[u_];
+            uint clr_bad = 0;
+            for (uint c_ = 0; c_ < CLR_SPEC_CHUNK && i + (CLR_UNROLL - 1) * stride < clr_n; ++c_, i += CLR_UNROLL * stride) {
+                CLR_UNROLLED_TRY(i, stride)
+            }
+            if (clr_bad) {
+                for (int u_ = 0; u_ < CLR_UNROLL; ++u_) acc_0[u_] = clr_save[u_];
+                for (CLR_IDX clr_j = clr_i0; clr_j < i; clr_j += CLR_UNROLL * stride) {
+                    CLR_UNROLLED(clr_j, stride)
+                }
+            }
+            for (int u_ = 0; u_ < CLR_UNROLL; ++u_) acc_0[u_] = clr_xrenorm_0(acc_0[u_]);
+        }
+#else
         for (; i + (CLR_UNROLL - 1) * stride < clr_n; i += CLR_UNROLL * stride) {
             CLR_UNROLLED(i, stride)
         }
+#endif
         for (; i < clr_n; i += stride) CLR_CALL(i, 0);
     }
 #elif CLR_ORDER == CLR_ORDER_CONTIG

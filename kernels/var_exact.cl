@@ -26,6 +26,13 @@
 #undef VX_SUF
 #undef VX_FL
 #undef VX_PTR
+#undef VX_BLOCKS
+// f32 data in doubles, outside the speculative loop: blocks (below).
+#if VXF == 32 && VXE == CLR_XE_E2D && !VXSPEC
+#define VX_BLOCKS 1
+#else
+#define VX_BLOCKS 0
+#endif
 #if VXF == 32
 #define VX_SUF _32
 #else
@@ -45,7 +52,7 @@
 #define VX_L(base) CLR_CAT3(base, _l, VX_SUF)
 
 // ---- the accumulator: an expansion ---------------------------------------------------------
-#if VXF == 32 && VXE == CLR_XE_E2D && !defined(CLR_XB_ONCE)
+#if VX_BLOCKS && !defined(CLR_XB_ONCE)
 #define CLR_XB_ONCE
 // f32 data with fp64: a block of f32 elements is summed in a plain double d, exactly, and only
 // the block's sum goes through the expansion's TwoSums. A block holds at most CLR_XB_N elements
@@ -57,6 +64,20 @@
 // Zeros, subnormals, inf and NaN are deposited as they come. design/exact.md, "Blocks".
 #define CLR_XB_W 12
 #define CLR_XB_N 16
+// Experiment switches (-D through CLREDUCE_EXTRA_OPTIONS; the defaults are the measured best):
+// CLR_XB_BLOCKS 0 pushes every f32 element through the expansion's TwoSums instead;
+// CLR_X_COLD_NOINLINE 1 keeps the rarely taken paths (deposits, block flushes) out of line.
+#ifndef CLR_XB_BLOCKS
+#define CLR_XB_BLOCKS 1
+#endif
+#ifndef CLR_X_COLD_NOINLINE
+#define CLR_X_COLD_NOINLINE 0
+#endif
+#if CLR_X_COLD_NOINLINE
+#define CLR_X_COLD static __attribute__((noinline))
+#else
+#define CLR_X_COLD CLR_X_INLINE
+#endif
 typedef struct {
     clr_x_e2d e;
     double d;
@@ -66,7 +87,7 @@ typedef struct {
 #endif
 
 CLR_X_INLINE VA VAR(clr_identity)(void) {
-#if VXF == 32 && VXE == CLR_XE_E2D
+#if VX_BLOCKS
     VA a;
     a.e = clr_x_e2d_zero();
     a.d = 0.0;
@@ -89,9 +110,12 @@ CLR_X_INLINE VX_PTR VAR(clr_xmine)(__local long* ls) {
 #endif
 }
 
-#if VXF == 32 && VXE == CLR_XE_E2D
+#if VX_BLOCKS
+// The slow path of an element: deposited as it is.
+CLR_X_COLD void VAR(clr_xslow32)(VX_PTR s, uint b) { VX_F(clr_x_add_f32)(s, b); }
+
 // The block's sum into the expansion (TwoSum cascade, residue deposited), and a new block.
-CLR_X_INLINE VA VAR(clr_xblock)(VA a, VX_PTR s) {
+CLR_X_COLD VA VAR(clr_xblock)(VA a, VX_PTR s) {
     if (a.d != 0.0) {
         double t, r;
         a.e.s = clr_x_two_sum_d(a.e.s, a.d, &t);
@@ -108,11 +132,14 @@ CLR_X_INLINE VA VAR(clr_xblock)(VA a, VX_PTR s) {
 
 // One element (the body's `sum += v`) into the accumulator.
 CLR_X_INLINE VA VAR(clr_xpush)(VA e, VT v, VX_PTR s) {
-#if VXF == 32 && VXE == CLR_XE_E2D
+#if VX_BLOCKS && !CLR_XB_BLOCKS
+    e.e = VX_F(clr_x_push_f32d)(e.e, as_uint(v), s);
+    return e;
+#elif VX_BLOCKS
     const uint b = as_uint(v);
     const int ex = (int)((b >> 23) & 0xffu);
     if (ex == 0 || ex == 255) {
-        VX_F(clr_x_add_f32)(s, b);
+        VAR(clr_xslow32)(s, b);
         return e;
     }
     if (e.cnt == CLR_XB_N || (uint)(ex - e.base + CLR_XB_W) > 2u * CLR_XB_W) {
@@ -122,6 +149,8 @@ CLR_X_INLINE VA VAR(clr_xpush)(VA e, VT v, VX_PTR s) {
     e.d += (double)v;
     e.cnt += 1;
     return e;
+#elif VXF == 32 && VXE == CLR_XE_E2D
+    return VX_F(clr_x_push_f32d)(e, as_uint(v), s);
 #elif VXF == 32
     return VX_F(clr_x_push_f32f)(e, as_uint(v), s);
 #else
@@ -131,7 +160,7 @@ CLR_X_INLINE VA VAR(clr_xpush)(VA e, VT v, VX_PTR s) {
 
 // Two accumulators into one, exactly (residues deposited into s).
 CLR_X_INLINE VA VAR(clr_xmerge)(VA a, VA b, VX_PTR s) {
-#if VXF == 32 && VXE == CLR_XE_E2D
+#if VX_BLOCKS
     a = VAR(clr_xblock)(a, s);
     b = VAR(clr_xblock)(b, s);
     a.e = VX_F(clr_x_merge_e2d)(a.e, b.e, s);
@@ -144,7 +173,7 @@ CLR_X_INLINE VA VAR(clr_xmerge)(VA a, VA b, VX_PTR s) {
 }
 
 CLR_X_INLINE void VAR(clr_xflush)(VA e, VX_PTR s) {
-#if VXF == 32 && VXE == CLR_XE_E2D
+#if VX_BLOCKS
     e = VAR(clr_xblock)(e, s);
     VX_F(clr_x_flush_e2d)(e.e, s);
 #elif VXE == CLR_XE_E2D
@@ -153,6 +182,28 @@ CLR_X_INLINE void VAR(clr_xflush)(VA e, VX_PTR s) {
     VX_F(clr_x_flush_e3f)(e, s);
 #endif
 }
+
+#if VXSPEC
+// The speculative loop's element (kernels/reduce.cl CLR_SPEC): every TwoSum, no branch, no
+// deposit; *bad flags an element outside the window or a residue, and the chunk runs again.
+CLR_X_INLINE VA VAR(clr_xtry)(VA e, VT v, __private uint* bad) {
+#if VXF == 32 && VXE == CLR_XE_E2D
+    return clr_x_try_f32d(e, as_uint(v), bad);
+#elif VXF == 32
+    return clr_x_try_f32f(e, as_uint(v), bad);
+#else
+    return clr_x_try_f64d(e, v, bad);
+#endif
+}
+// After each chunk: the same value with a small second component (fewer residues later).
+CLR_X_INLINE VA VAR(clr_xrenorm)(VA e) {
+#if VXE == CLR_XE_E2D
+    return clr_x_renorm_e2d(e);
+#else
+    return clr_x_renorm_e3f(e);
+#endif
+}
+#endif
 
 CLR_X_INLINE VA VAR(clr_fold)(VA a, VA b, __local long* ls) {
     return VAR(clr_xmerge)(a, b, VAR(clr_xmine)(ls));

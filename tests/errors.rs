@@ -347,7 +347,10 @@ fn generated_code_that_does_not_compile() {
         Range::new(100),
         Op::Plus,
         false,
-        |x| Kernel::new("sum += x[i];\n#define clr_op_0 clr_not_a_function_anywhere\n").arg("x", x),
+        |x| {
+            Kernel::new("sum += x[i];\n#define clr_fold_0 clr_not_a_function_anywhere\n")
+                .arg("x", x)
+        },
         Options::default(),
     );
     match &e {

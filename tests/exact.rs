@@ -574,3 +574,101 @@ proptest! {
         prop_assert!(!matches!(o, Outcome::Fail(_)), "{} {:?} {} {} seed {}: {:?}", short(q.device()), shape, STRATEGIES[strat], p.name(), seed, o);
     }
 }
+
+/// The speculative loop (on by default on GPUs only), forced on every device here: random data
+/// takes the branch-free path; adversarial data flags chunks, which run again exactly.
+#[test]
+fn speculative_loop_is_exact() {
+    use clreduce::plan::{IndexOrder, Tuning};
+    let mut tally = Tally::new("exact::speculative_loop_is_exact");
+    let tuning = Tuning {
+        spec: Some(true),
+        order: Some(IndexOrder::GridStride),
+        ..Tuning::default()
+    };
+    for q in queues() {
+        let _serial = sim_lock(q.device());
+        let dev = short(q.device());
+        let n = if q.device().is_simulator() {
+            3001
+        } else {
+            200_003
+        };
+        for p in [
+            Pattern::Random,
+            Pattern::Cancel,
+            Pattern::Spread,
+            Pattern::Ties,
+            Pattern::NaNs,
+        ] {
+            for (ty, bits) in [("f32", true), ("f64", q.caps().fp64)] {
+                if !bits {
+                    tally.skip(&dev, &format!("{} {ty}", p.name()), "no fp64 on the device");
+                    continue;
+                }
+                let (got, want, plan) = if ty == "f32" {
+                    let d = f32s(p, n, 9);
+                    let x = q.buffer_from(&d).unwrap();
+                    let s = q.buffer_from(&[0.25f32]).unwrap();
+                    let ev = q.parallel_for_reduce_with(
+                        Range::new(n as u64),
+                        reduction(&s, Op::Plus),
+                        Kernel::new("sum += x[i];").arg("x", &x),
+                        Options {
+                            tuning: Some(tuning),
+                            ..Options::default()
+                        }
+                        .exact(),
+                    );
+                    let want = sum_f32(&[&[0.25f32][..], &d].concat()).to_bits() as u64;
+                    match ev {
+                        Ok(ev) => (s.get(0).unwrap().to_bits() as u64, want, ev.plan().cloned()),
+                        Err(e) => {
+                            tally.fail(&dev, p.name(), &e.to_string());
+                            continue;
+                        }
+                    }
+                } else {
+                    let d = f64s(p, n, 9);
+                    let x = q.buffer_from(&d).unwrap();
+                    let s = q.buffer_from(&[0.25f64]).unwrap();
+                    let ev = q.parallel_for_reduce_with(
+                        Range::new(n as u64),
+                        reduction(&s, Op::Plus),
+                        Kernel::new("sum += x[i];").arg("x", &x),
+                        Options {
+                            tuning: Some(tuning),
+                            ..Options::default()
+                        }
+                        .exact(),
+                    );
+                    let want = sum_f64(&[&[0.25f64][..], &d].concat()).to_bits();
+                    match ev {
+                        Ok(ev) => (s.get(0).unwrap().to_bits(), want, ev.plan().cloned()),
+                        Err(e) => {
+                            tally.fail(&dev, p.name(), &e.to_string());
+                            continue;
+                        }
+                    }
+                };
+                let spec = plan
+                    .as_ref()
+                    .and_then(|p| p.vars[0].exact)
+                    .is_some_and(|e| e.speculative);
+                let case = format!("{} {ty}", p.name());
+                if !spec {
+                    tally.fail(&dev, &case, "the plan did not take the speculative loop");
+                } else if got != want {
+                    tally.fail(
+                        &dev,
+                        &case,
+                        &format!("bits {got:#x}, the exact sum rounds to {want:#x}"),
+                    );
+                } else {
+                    tally.pass(&dev);
+                }
+            }
+        }
+    }
+    tally.finish();
+}

@@ -75,6 +75,12 @@ impl Kernel {
             label: b.device_label(),
         }
     }
+    /// Whether the body may write memory (some buffer is bound with `arg_mut`).
+    pub(crate) fn writes(&self) -> bool {
+        self.args
+            .iter()
+            .any(|(_, a)| matches!(a, ArgKind::Buffer { writable: true, .. }))
+    }
     pub fn body(&self) -> &str {
         &self.body
     }

@@ -124,7 +124,7 @@ impl Queue {
         check_writers(&names, reds, kernel)?;
         form.validate()?;
         let key = LaunchKey {
-            req: request(form, reds, options),
+            req: request(form, reds, options, !kernel.writes()),
             names,
             params,
             body: kernel.body().to_string(),
@@ -328,7 +328,7 @@ fn check_writers(names: &[String], reds: &Reductions, kernel: &Kernel) -> Result
 }
 
 /// The planner's view of the launch.
-fn request(form: &Form, reds: &Reductions, options: Options) -> Request {
+fn request(form: &Form, reds: &Reductions, options: Options, pure_body: bool) -> Request {
     Request {
         form: form.request(),
         shape: form.shape(),
@@ -345,6 +345,7 @@ fn request(form: &Form, reds: &Reductions, options: Options) -> Request {
         strategy: options.strategy,
         determinism: options.determinism,
         tuning: options.tuning,
+        pure_body,
     }
 }
 

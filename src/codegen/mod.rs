@@ -77,8 +77,11 @@ pub(super) fn acc_type(k: usize, v: &VarPlan) -> String {
     match (v.shape, v.exact) {
         (AccShape::Plain, _) => v.ty.cl_name().into(),
         (AccShape::Exact, Some(e)) if e.expansion == Expansion::ThreeFloat => "clr_x_e3f".into(),
-        // f32 data with fp64: blocks summed in a double before the expansion (var_exact.cl).
-        (AccShape::Exact, Some(e)) if e.format == ExactFormat::F32 => "clr_xb".into(),
+        // f32 data with fp64: blocks summed in a double before the expansion (var_exact.cl),
+        // except in the speculative loop.
+        (AccShape::Exact, Some(e)) if e.format == ExactFormat::F32 && !e.speculative => {
+            "clr_xb".into()
+        }
         (AccShape::Exact, _) => "clr_x_e2d".into(),
         _ => format!("clr_acc_{k}"),
     }
@@ -178,6 +181,9 @@ pub(crate) fn generate(
     let user_params = user_params(caps, params);
     s.push_str(&glue(plan, params, &user_params));
     let body_first_line = push_body(&mut s, plan, names, body, &user_params);
+    if options::speculative(plan) {
+        push_body_try(&mut s, plan, &names[0], body, &user_params);
+    }
     s.push_str(&kernel_source("reduce.cl", REDUCE_CL));
     Generated {
         source: s,
@@ -353,7 +359,31 @@ fn glue(plan: &Plan, params: &[(String, ParamKind)], user_params: &str) -> Strin
     s.push_str(&format!(
         "#define CLR_CALL(i, u) clr_body((i), clr_n{accs}{user_args})\n"
     ));
+    if options::speculative(plan) {
+        // The speculative loop's calls: the exact variable's expansion and the chunk's flag.
+        s.push_str(&format!(
+            "#define CLR_CALL_TRY(i, u) clr_body_try((i), clr_n, &acc_0[u], &clr_bad{user_args})\n"
+        ));
+    }
     s
+}
+
+/// The body once more as `clr_body_try`, for the speculative loop of a launch whose only
+/// variable is an exact sum: its combine is the expansion's branch-free try, flagging `clr_bad`.
+fn push_body_try(s: &mut String, plan: &Plan, name: &str, body: &str, user_params: &str) {
+    let idx = if plan.wide_index { "ulong" } else { "uint" };
+    let a = acc_type(0, &plan.vars[0]);
+    s.push_str(&format!(
+        "static inline __attribute__((always_inline)) void clr_body_try(const {idx} i, const {idx} n, {a}* clr_r0, __private uint* clr_bad{user_params}) {{\n#define {name}_combine(v) ((*clr_r0) = clr_xtry_0((*clr_r0), (v), clr_bad))\n{{\n"
+    ));
+    if mentions(body, "item") {
+        s.push_str("const clr_item item = clr_make_item((ulong)i, (ulong)n);\n");
+    }
+    s.push_str(body);
+    if !body.ends_with('\n') {
+        s.push('\n');
+    }
+    s.push_str(&format!("}}\n#undef {name}_combine\n}}\n"));
 }
 
 /// The user body inside `clr_body`, with each reducer visible under its name (and, for a

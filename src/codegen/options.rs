@@ -9,6 +9,13 @@ use crate::types::ElemType;
 
 use super::acc_type;
 
+/// Whether the main loop is the exact sum's speculative one (kernels/reduce.cl CLR_SPEC).
+pub(super) fn speculative(plan: &Plan) -> bool {
+    plan.vars
+        .iter()
+        .any(|v| v.exact.is_some_and(|e| e.speculative))
+}
+
 /// An exact sum's defines (kernels/var_exact.cl), and every variable's `Rk_XLS`.
 fn exact_defines(d: &mut impl FnMut(&str, String), k: usize, v: &VarPlan, local: usize) {
     let Some(e) = v.exact else {
@@ -40,6 +47,7 @@ fn exact_defines(d: &mut impl FnMut(&str, String), k: usize, v: &VarPlan, local:
         .into(),
     );
     d(&format!("R{k}_XL"), e.limbs().to_string());
+    d(&format!("R{k}_XSPEC"), (e.speculative as u8).to_string());
     let longs = match v.span {
         Some(sp) if sp.store == SpanStore::LocalShared => sp.len * e.limbs(),
         Some(_) => 1,
@@ -109,6 +117,7 @@ pub(crate) fn options(plan: &Plan, caps: &DeviceCaps) -> String {
     d("CLR_C11", (plan.c11_atomics as u8).to_string());
     d("CLR_PTX_ACQREL", (plan.ptx_acq_rel as u8).to_string());
     d("CLR_HAS_LAST", (plan.takes_tickets() as u8).to_string());
+    d("CLR_SPEC", (speculative(plan) as u8).to_string());
     d(
         "CLR_I64_ATOMICS",
         (caps.atomics.int64_base as u8).to_string(),

@@ -3,10 +3,10 @@
 //! superaccumulator lives, the work-group and cross-group steps). design/exact.md explains the
 //! algorithm; kernels/exact.cl and kernels/var_exact.cl run it.
 
-use super::model::{ExactFormat, ExactPlan, Expansion, SaccStore};
+use super::model::{ExactFormat, ExactPlan, Expansion, IndexOrder, SaccStore};
 use super::request::{FormRequest, Request, VarRequest};
 use super::strategy::{CrossAlgo, Determinism, GroupAlgo};
-use crate::caps::DeviceCaps;
+use crate::caps::{DeviceCaps, DeviceKind};
 use crate::error::{Error, Result};
 use crate::types::ElemType;
 
@@ -72,6 +72,7 @@ pub(super) fn exact_plan(caps: &DeviceCaps, v: &VarRequest) -> Result<ExactPlan>
         format,
         expansion,
         store,
+        speculative: false,
     })
 }
 
@@ -174,4 +175,27 @@ pub(super) fn check_nd_groups(caps: &DeviceCaps, form: FormRequest, any_exact: b
         }
     }
     Ok(())
+}
+
+/// Whether the launch's one exact sum runs the speculative loop: a single exact scalar
+/// variable, a body that only reads (its chunks may run twice), the grid-stride order; on GPUs
+/// by default, where the branch-free loop is what keeps the double-precision units fed
+/// (design/exact.md), or as `CLREDUCE_TUNE=spec=0|1` says.
+pub(super) fn speculate(
+    caps: &DeviceCaps,
+    req: &Request,
+    order: IndexOrder,
+    vars: &[super::model::VarPlan],
+) -> bool {
+    let [v] = vars else { return false };
+    let applies = v.exact.is_some()
+        && v.span.is_none()
+        && req.pure_body
+        && order == IndexOrder::GridStride
+        && matches!(req.form, FormRequest::Range { .. });
+    let wanted = req
+        .tuning
+        .and_then(|t| t.spec)
+        .unwrap_or(caps.kind == DeviceKind::Gpu);
+    applies && wanted
 }

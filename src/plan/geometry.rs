@@ -254,7 +254,11 @@ pub(super) fn range(
     // 8-byte ones) keep 4, or the extra registers cost more than they hide. Measured on
     // the H200 (examples/sweep, 2^28 f32): 1 var unroll 8 = 4351 GB/s vs unroll 4 = 4257;
     // sum+min+max unroll 8 = 2734 GB/s vs unroll 4 = 4200 (design/bench/).
-    let default_unroll = if widest < 8 && req.vars.len() == 1 {
+    // Exact sums keep 4: their accumulators are expansions (measured on the H200, 2^28 f32 exact,
+    // blocks: unroll 8 1410 us, 4 961 us, 2 942 us; design/bench/2026-11-23-h200-exact-exp.txt).
+    let default_unroll = if !exacts.is_empty() {
+        4
+    } else if widest < 8 && req.vars.len() == 1 {
         8
     } else {
         4

@@ -267,7 +267,18 @@ fn var_plans(
 
 /// The whole plan: local memory checked again (a step that fell back to the tree needs more),
 /// passes, determinism, index width and the memory model of last-group detection.
-fn assemble(caps: &DeviceCaps, req: &Request, geo: Geometry, vars: Vec<VarPlan>) -> Result<Plan> {
+fn assemble(
+    caps: &DeviceCaps,
+    req: &Request,
+    geo: Geometry,
+    mut vars: Vec<VarPlan>,
+) -> Result<Plan> {
+    if exact::speculate(caps, req, geo.order, &vars) {
+        if let Some(e) = vars[0].exact.as_mut() {
+            e.speculative = true;
+        }
+        vars[0].acc_bytes = vars[0].exact.map_or(vars[0].acc_bytes, |e| e.acc_bytes());
+    }
     let needs: Vec<Need> = vars.iter().map(Need::of_plan).collect();
     let local_need = geometry::local_bytes(caps, &needs, geo.local);
     if local_need > caps.local_mem_size {

@@ -91,15 +91,19 @@ pub struct ExactPlan {
     pub format: ExactFormat,
     pub expansion: Expansion,
     pub store: SaccStore,
+    /// The speculative loop: chunks of elements go through the expansion's TwoSums with no
+    /// branch and no deposit, only a flag; a flagged chunk is run again exactly (a single
+    /// exact variable with a body that only reads, in the grid-stride order).
+    pub speculative: bool,
 }
 
 impl ExactPlan {
     /// Bytes of one work-item accumulator: the expansion, and for f32 data in doubles the
     /// block's double, base exponent and count (kernels/var_exact.cl `clr_xb`).
     pub fn acc_bytes(&self) -> usize {
-        match (self.format, self.expansion) {
-            (ExactFormat::F32, Expansion::TwoDouble) => 32,
-            (_, e) => e.bytes(),
+        match (self.format, self.expansion, self.speculative) {
+            (ExactFormat::F32, Expansion::TwoDouble, false) => 32,
+            (_, e, _) => e.bytes(),
         }
     }
     /// Limbs of one superaccumulator.

@@ -85,6 +85,9 @@ pub struct Request {
     pub determinism: Determinism,
     /// Expert override of the range form's geometry (`CLREDUCE_TUNE`); `None` is automatic.
     pub tuning: Option<Tuning>,
+    /// Whether the body only reads memory (no `arg_mut` buffer): running a chunk of it twice
+    /// then changes nothing but the reducers, which an exact sum's speculative loop relies on.
+    pub pure_body: bool,
 }
 
 /// Geometry override for the range form, for tuning experiments:
@@ -95,6 +98,9 @@ pub struct Tuning {
     pub groups_per_cu: Option<u64>,
     pub unroll: Option<usize>,
     pub order: Option<IndexOrder>,
+    /// Exact sums: the speculative loop on (`spec=1`) or off (`spec=0`); `None` is automatic
+    /// (on for GPUs where it applies).
+    pub spec: Option<bool>,
 }
 
 impl Tuning {
@@ -109,6 +115,7 @@ impl Tuning {
                     "groups_per_cu=N",
                     "unroll=1|2|4|8|16",
                     "order=1 (grid-stride)|2 (blocked)|3 (contiguous)",
+                    "spec=0|1 (exact sums: the speculative loop)",
                 ],
             };
             let (k, v) = part.split_once('=').ok_or_else(bad)?;
@@ -125,6 +132,7 @@ impl Tuning {
                     })
                 }
                 "unroll" if [1, 2, 4, 8, 16].contains(&v) => t.unroll = Some(v as usize),
+                "spec" if v <= 1 => t.spec = Some(v == 1),
                 _ => return Err(bad()),
             }
         }
