@@ -27,6 +27,7 @@
 
 pub mod buffer;
 pub mod caps;
+pub mod closure;
 mod codegen;
 pub mod device;
 pub mod dynbuf;
@@ -54,3 +55,9 @@ pub use reduce::{
     Range, ReduceEvent, Reduction, Reductions,
 };
 pub use types::{ElemType, Element, Half, Value};
+
+/// A kernel body as a Rust closure (see [`closure`]).
+pub use clreduce_macros::kernel;
+
+// `::clreduce::...` paths in `kernel!`'s expansion also work inside this crate.
+extern crate self as clreduce;
