@@ -8,159 +8,36 @@
 
 use std::collections::HashSet;
 
-/// C and OpenCL C keywords, types, qualifiers and the built-ins the emitter uses.
+/// Names a closure's names never take: clreduce's own, C and OpenCL C keywords, types and
+/// qualifiers, preprocessor words, and the built-ins the emitter calls.
+#[rustfmt::skip]
 const RESERVED: &[&str] = &[
-    // clreduce
-    "i",
-    "n",
-    "item",
-    "combine", // preprocessor (the guards' lines are scanned for reducer names)
-    "define",
-    "undef",
-    "error",
-    "endif",
-    "elif",
-    "ifdef",
-    "ifndef",
-    "defined",
-    "pragma",
-    "include",
-    "line", // C
-    "auto",
-    "break",
-    "case",
-    "char",
-    "const",
-    "continue",
-    "default",
-    "do",
-    "double",
-    "else",
-    "enum",
-    "extern",
-    "float",
-    "for",
-    "goto",
-    "if",
-    "inline",
-    "int",
-    "long",
-    "register",
-    "restrict",
-    "return",
-    "short",
-    "signed",
-    "sizeof",
-    "static",
-    "struct",
-    "switch",
-    "typedef",
-    "union",
-    "unsigned",
-    "void",
-    "volatile",
-    "while",
-    "_Bool",
-    "_Complex",
-    "_Imaginary",
-    "true",
-    "false",
-    "bool", // OpenCL C types and qualifiers
-    "half",
-    "uchar",
-    "ushort",
-    "uint",
-    "ulong",
-    "size_t",
-    "ptrdiff_t",
-    "intptr_t",
-    "uintptr_t",
-    "quad",
-    "complex",
-    "imaginary",
-    "global",
-    "local",
-    "constant",
-    "private",
-    "generic",
-    "kernel",
-    "read_only",
-    "write_only",
-    "read_write",
-    "uniform",
-    "pipe",
-    "image1d_t",
-    "image2d_t",
-    "image3d_t",
-    "sampler_t",
-    "event_t",
-    "queue_t",
-    "ndrange_t",
-    "clk_event_t",
-    "reserve_id_t",
-    "cl_mem_fence_flags",
-    "memory_scope",
-    "memory_order",
-    "atomic_int",
-    "atomic_uint",
-    "atomic_long",
-    "atomic_ulong",
-    "atomic_float",
-    "atomic_double",
-    "atomic_flag",
-    "printf",
-    "barrier",
-    "mem_fence",
-    "read_mem_fence",
-    "write_mem_fence",
-    "NULL", // built-ins the emitter calls
-    "sqrt",
-    "cbrt",
-    "exp",
-    "exp2",
-    "expm1",
-    "log",
-    "log1p",
-    "log2",
-    "log10",
-    "pow",
-    "pown",
-    "sin",
-    "cos",
-    "tan",
-    "asin",
-    "acos",
-    "atan",
-    "atan2",
-    "sinh",
-    "cosh",
-    "tanh",
-    "asinh",
-    "acosh",
-    "atanh",
-    "floor",
-    "ceil",
-    "round",
-    "trunc",
-    "fabs",
-    "abs",
-    "fmin",
-    "fmax",
-    "min",
-    "max",
-    "clamp",
-    "fma",
-    "hypot",
-    "copysign",
-    "degrees",
-    "radians",
-    "isnan",
-    "isfinite",
-    "isinf",
-    "popcount",
-    "clz",
-    "rotate",
-    "fmod",
+    // clreduce's body names, and clr_main's locals and CLR_CALL's parameter: a kernel argument
+    // of one of these names would be shadowed where kernels/reduce.cl passes the arguments on
+    // (`CLR_CALL(i, u)` inside blocks that declare `start`, `end`, ...).
+    "i", "n", "item", "combine", "u", "u_", "stride", "items", "chunk", "start", "end", "prev",
+    // preprocessor words (the guards' lines are scanned for reducer names)
+    "define", "undef", "error", "endif", "elif", "ifdef", "ifndef", "defined", "pragma",
+    "include", "line",
+    // C
+    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
+    "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
+    "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef",
+    "union", "unsigned", "void", "volatile", "while", "_Bool", "_Complex", "_Imaginary",
+    "true", "false", "bool", "NULL",
+    // OpenCL C types and qualifiers
+    "half", "uchar", "ushort", "uint", "ulong", "size_t", "ptrdiff_t", "intptr_t", "uintptr_t",
+    "quad", "complex", "imaginary", "global", "local", "constant", "private", "generic",
+    "kernel", "read_only", "write_only", "read_write", "uniform", "pipe", "image1d_t",
+    "image2d_t", "image3d_t", "sampler_t", "event_t", "queue_t", "ndrange_t", "clk_event_t",
+    "reserve_id_t", "cl_mem_fence_flags", "memory_scope", "memory_order", "printf", "barrier",
+    "mem_fence", "read_mem_fence", "write_mem_fence",
+    // built-ins the emitter calls
+    "sqrt", "cbrt", "exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "pow", "pown",
+    "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh",
+    "acosh", "atanh", "floor", "ceil", "round", "trunc", "fabs", "abs", "fmin", "fmax", "min",
+    "max", "clamp", "fma", "hypot", "copysign", "degrees", "radians", "isnan", "isfinite",
+    "isinf", "popcount", "clz", "rotate", "fmod",
 ];
 
 /// Prefixes of names that belong to OpenCL C or to clreduce's generated code.
@@ -204,6 +81,14 @@ fn is_vector_type(s: &str) -> bool {
         )
 }
 
+/// `acc_0`, `lm_3`: clr_main's per-variable locals.
+fn is_var_local(s: &str) -> bool {
+    ["acc_", "lm_"].iter().any(|p| {
+        s.strip_prefix(p)
+            .is_some_and(|d| !d.is_empty() && d.chars().all(|c| c.is_ascii_digit()))
+    })
+}
+
 /// `R0_T`, `R12_SPAN`, ...: clreduce's per-variable defines.
 fn is_var_define(s: &str) -> bool {
     let Some(rest) = s.strip_prefix('R') else {
@@ -231,6 +116,7 @@ impl Names {
             && !PREFIXES.iter().any(|p| s.starts_with(p))
             && !is_vector_type(s)
             && !is_var_define(s)
+            && !is_var_local(s)
             && !self.taken.contains(s)
     }
 
@@ -264,6 +150,10 @@ impl Names {
         let mut k = 1;
         while !self.free(&name) {
             name = format!("{base}_{k}");
+            if is_var_local(&name) {
+                // `acc_1` is clr_main's; `acc_v1` is not.
+                name = format!("{base}_v{k}");
+            }
             k += 1;
         }
         self.taken.insert(name.clone());
@@ -287,6 +177,12 @@ mod tests {
         assert_eq!(n.give("R0_T"), "v_R0_T");
         assert_eq!(n.give("_"), "v__");
         assert_eq!(n.give("größe"), "gr__e");
+        assert_eq!(n.give("u"), "u_1");
+        assert_eq!(n.give("acc_0"), "acc_0_1");
+        assert_eq!(n.give("acc"), "acc");
+        assert_eq!(n.give("acc"), "acc_v1");
+        assert_eq!(n.give("lm"), "lm");
+        assert_eq!(n.give("lm"), "lm_v1");
         n.reserve("sum_combine");
         assert_eq!(n.give("sum_combine"), "sum_combine_1");
     }
