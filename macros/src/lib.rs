@@ -169,7 +169,7 @@ fn expand(c: &ExprClosure) -> R<Tokens> {
     let mut red_tys = Vec::new();
     for (k, (_, annot, at)) in reds.iter().enumerate() {
         let used = low.reds[k].1;
-        let (kind_name, arg) = match annot {
+        let (kind_name, written) = match annot {
             Some(t) => {
                 let inner = match t {
                     Type::Reference(r) if r.mutability.is_some() => &*r.elem,
@@ -181,13 +181,10 @@ fn expand(c: &ExprClosure) -> R<Tokens> {
                 let Some(seg) = seg else {
                     return err(inner, "kernel!: a reducer is `&mut Reducer<T>`, `&mut ArgReducer<T>` or `&mut SpanReducer<T>`");
                 };
-                let arg = match &seg.arguments {
-                    syn::PathArguments::AngleBracketed(a) if a.args.len() == 1 => {
-                        let g = &a.args[0];
-                        quote!(#g)
-                    }
-                    _ => return err(seg, "kernel!: name the element type: `Reducer<f32>`"),
-                };
+                if !matches!(&seg.arguments, syn::PathArguments::AngleBracketed(a) if a.args.len() == 1)
+                {
+                    return err(seg, "kernel!: name the element type: `Reducer<f32>`");
+                }
                 let declared = match seg.ident.to_string().as_str() {
                     "Reducer" => RedUse::Plain,
                     "ArgReducer" => RedUse::Arg,
@@ -202,7 +199,7 @@ fn expand(c: &ExprClosure) -> R<Tokens> {
                         ),
                     );
                 }
-                (seg.ident.to_string(), arg)
+                (seg.ident.to_string(), Some(quote!(#inner)))
             }
             None => {
                 let n = match used {
@@ -213,15 +210,20 @@ fn expand(c: &ExprClosure) -> R<Tokens> {
                         return err_at(*at, format!("kernel!: reducer `{}` is never combined into, so its type is unknown: annotate it (`{}: &mut Reducer<f32>`)", red_names[k], red_names[k]))
                     }
                 };
-                (n.to_string(), quote!(_))
+                (n.to_string(), None)
             }
         };
-        let kind_ident = Ident::new(&kind_name, proc_macro2::Span::call_site());
-        red_tys.push(quote!(::clreduce::closure::#kind_ident<#arg>));
+        // An annotation is used as written (its `use` stays used); otherwise the full path.
+        red_tys.push(written.unwrap_or_else(|| {
+            let kind_ident = Ident::new(&kind_name, proc_macro2::Span::call_site());
+            quote!(::clreduce::closure::#kind_ident<_>)
+        }));
     }
 
     let ir = write_ir(kind, &red_names, &low, &body_ir);
-    Ok(assemble(c, kind, id_name, &reds, &red_tys, &low, &ir))
+    Ok(assemble(
+        c, kind, id_annot, id_name, &reds, &red_tys, &low, &ir,
+    ))
 }
 
 /// The IR string: the header (id, reducers, captures, locals) and the body.
@@ -254,18 +256,21 @@ fn write_ir(kind: &str, red_names: &[String], low: &Lower, body: &str) -> String
 }
 
 /// The expansion: a site static with the IR, the capture descriptions, and the host form.
+#[allow(clippy::too_many_arguments)]
 fn assemble(
     c: &ExprClosure,
     kind: &str,
+    id_annot: Option<&Type>,
     id_name: Option<Ident>,
     reds: &[(Option<Ident>, Option<&Type>, proc_macro2::Span)],
     red_tys: &[Tokens],
     low: &Lower,
     ir: &str,
 ) -> Tokens {
-    let id_ty = match kind {
-        "item" => quote!(::clreduce::closure::Item),
-        "nd" => quote!(::clreduce::closure::NdItem),
+    let id_ty = match (id_annot, kind) {
+        (Some(t), _) => quote!(#t),
+        (None, "item") => quote!(::clreduce::closure::Item),
+        (None, "nd") => quote!(::clreduce::closure::NdItem),
         _ => quote!(usize),
     };
     let id_pat = match &id_name {

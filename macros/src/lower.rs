@@ -787,8 +787,8 @@ impl Lower {
     }
 
     fn method_value(&mut self, m: &syn::ExprMethodCall) -> R<String> {
-        if m.turbofish.is_some() {
-            return unsupported(m, "a turbofish");
+        if let Some(t) = &m.turbofish {
+            return unsupported(t, "a turbofish");
         }
         let method = m.method.to_string();
         if let Some(i) = path_ident(&m.receiver) {

@@ -51,6 +51,11 @@ mod sealed {
 
 /// The element types a kernel closure computes with: i32, u32, i64, u64, f32, f64 (`Half` is a
 /// storage type: use a string kernel with `vload_half`).
+#[diagnostic::on_unimplemented(
+    message = "a kernel closure does not compute with `{Self}`",
+    label = "not an element type of kernel closures",
+    note = "kernel! closures compute with i32, u32, i64, u64, f32 and f64; f16 (Half) is a storage type: read it with vload_half in a string Kernel"
+)]
 pub trait ClosureElem: Element + sealed::Sealed {
     #[doc(hidden)]
     const TY: Ty;

@@ -91,14 +91,14 @@
 //! # }
 //! ```
 //! A type error, found by rustc in the host form (`f32 * {integer}`):
-//! ```compile_fail
+//! ```compile_fail,E0277
 //! # use clreduce::{kernel, Buffer};
 //! # fn f(x: &Buffer<f32>) {
 //! let k = kernel!(|i, sum| *sum += x[i] * 2);
 //! # }
 //! ```
 //! A capture of a type a kernel cannot take:
-//! ```compile_fail
+//! ```compile_fail,E0277
 //! # use clreduce::kernel;
 //! let v = vec![1.0f32, 2.0];
 //! let k = kernel!(|i, sum| *sum += v[i]);
