@@ -90,6 +90,11 @@ where
     Ok((ev.plan().cloned(), host))
 }
 
+/// A launch of some closure with the given reductions (`both`).
+type Launch<'a> = dyn Fn(&[Reduction]) -> Result<(Option<Plan>, HostRun), Outcome> + 'a;
+/// Records one case's outcome under its name.
+type Record<'a> = dyn FnMut(&str, Outcome) + 'a;
+
 fn depth(plan: &Option<Plan>, k: usize) -> f64 {
     plan.as_ref().map_or(1.0, |p| combination_depth(p, k))
 }
@@ -135,8 +140,7 @@ fn op_family<T: El>(q: &Queue, op: Op, form: Form, init_to_identity: bool, seed:
         red = red.initialize_to_identity();
     }
     let expect = reference::reference(op, &data, (!init_to_identity).then_some(init));
-    let run = |label: &str,
-               k: &dyn Fn(&[Reduction]) -> Result<(Option<Plan>, HostRun), Outcome>| {
+    let run = |label: &str, k: &Launch| {
         dev!(res.write(0, &[T::of(init)]));
         let (plan, host) = tri!(k(std::slice::from_ref(&red)));
         let got = dev!(res.get(0)).value();
@@ -190,7 +194,7 @@ fn describe(f: Form) -> String {
 }
 
 /// Runs `case` on every device, tallying pass/fail/skip.
-fn on_devices(test: &str, case: &dyn Fn(&Queue, &mut dyn FnMut(&str, Outcome))) {
+fn on_devices(test: &str, case: &dyn Fn(&Queue, &mut Record)) {
     let mut t = Tally::new(test);
     for q in queues() {
         let d = q.device();
@@ -393,7 +397,7 @@ fn span_case(q: &Queue, form: Form, len: usize) -> Outcome {
         }
     }
     // Minima per bin of a float transform, with `combine`, from the identity.
-    let f = dev!(q.buffer_from(&vec![0.0f32; 16]));
+    let f = dev!(q.buffer_from(&[0.0f32; 16]));
     let k = kernel!(|i, lo| lo[i % 16].combine((x[i] % 1000) as f32 * 0.25));
     let (_, host) = tri!(both(
         q,

@@ -115,11 +115,14 @@ impl Sink {
     }
 }
 
+/// Where a written buffer's final contents land when its host view is dropped.
+type Slot = Rc<RefCell<Option<HostVec>>>;
+
 /// The environment of one host run: the error sink and the written buffers' contents.
 #[derive(Default)]
 pub struct HostEnv {
     pub(crate) sink: Sink,
-    outputs: RefCell<Vec<(usize, Rc<RefCell<Option<HostVec>>>)>>,
+    outputs: RefCell<Vec<(usize, Slot)>>,
     pub(crate) names: Vec<String>,
 }
 
@@ -153,7 +156,7 @@ pub struct HostBuf<T: ClosureElem> {
     spare: T,
     name: String,
     sink: Sink,
-    back: Option<Rc<RefCell<Option<HostVec>>>>,
+    back: Option<Slot>,
 }
 
 impl<T: ClosureElem> HostBuf<T> {

@@ -376,7 +376,7 @@ fn opt_ty(s: &Sx) -> Result<Option<Ty>, String> {
     }
 }
 
-fn arg<'a>(args: &'a [Sx], k: usize) -> Result<&'a Sx, String> {
+fn arg(args: &[Sx], k: usize) -> Result<&Sx, String> {
     args.get(k).ok_or_else(|| "missing operand".to_string())
 }
 

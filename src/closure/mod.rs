@@ -22,6 +22,56 @@
 //! # Ok(()) }
 //! ```
 //!
+//! Every feature in closure form (these compile; `no_run`: they need a device):
+//!
+//! ```no_run
+//! use clreduce::closure::Reducer;
+//! use clreduce::{kernel, reduction, reduction_argmin, reduction_span, CustomOp, NdRange, Op, Queue, Range};
+//! # fn main() -> clreduce::Result<()> {
+//! let queue = Queue::default()?;
+//! let x = queue.buffer_from(&[3u32, 1, 4, 1, 5, 9, 2, 6])?;
+//! let f = queue.buffer_from(&[0.5f32, -1.0, 2.0, 0.25])?;
+//! let (s, lo) = (queue.buffer_from(&[0u32])?, queue.buffer_from(&[u32::MAX])?);
+//! // several reductions in one launch
+//! queue.parallel_for_reduce(
+//!     Range::new(8),
+//!     vec![reduction(&s, Op::Plus), reduction(&lo, Op::Minimum)],
+//!     kernel!(|i, s, lo| {
+//!         *s += x[i];
+//!         lo.combine(x[i]);
+//!     }),
+//! )?;
+//! // argmin / argmax: the value and the lowest index holding it
+//! let (v, ix) = (queue.buffer::<f32>(1)?, queue.buffer::<u64>(1)?);
+//! queue.parallel_for_reduce(Range::new(4), reduction_argmin(&v, &ix).initialize_to_identity(),
+//!     kernel!(|i, best| best.combine(f[i], i)))?;
+//! // a custom combiner, identity-less
+//! let m = queue.buffer_from(&[f32::NEG_INFINITY])?;
+//! queue.parallel_for_reduce(Range::new(4), reduction(&m, CustomOp::new("max(a, b)")),
+//!     kernel!(|i, m| m.combine(f[i].abs())))?;
+//! // a span: a histogram of 256 bins
+//! let hist = queue.buffer_from(&[0u32; 256])?;
+//! queue.parallel_for_reduce(Range::new(8), reduction_span(&hist, 256, Op::Plus),
+//!     kernel!(|i, hist| hist[(x[i] & 255) as usize] += 1u32))?;
+//! // a 2-D range with an item, a captured scalar
+//! let cols = 4usize;
+//! queue.parallel_for([2, 4], reduction(&s, Op::Plus),
+//!     kernel!(|item, s| *s += x[item.id[0] * cols + item.id[1]]))?;
+//! // the nd_range form with an nd-item; an annotated reducer
+//! let t = queue.buffer_from(&[0.0f32])?;
+//! queue.parallel_for(NdRange::new(4, 2), reduction(&t, Op::Plus),
+//!     kernel!(|it, t: &mut Reducer<f32>| *t += it.local_id(0) as f32 * f[it.global_linear_id()]))?;
+//! // locals, loops, casts, math
+//! queue.parallel_for_reduce(Range::new(4), reduction(&t, Op::Plus), kernel!(|i, t| {
+//!     let mut acc = 0.0;
+//!     for k in 0..=i {
+//!         acc += f[k].abs().sqrt();
+//!     }
+//!     *t += if acc > 1.0 { acc.ln() } else { acc * 0.5 };
+//! }))?;
+//! # Ok(()) }
+//! ```
+//!
 //! # Parameters
 //!
 //! - The id first: `i` (a `usize`: the linear id, the string form's `i`), an [`Item`]

@@ -65,6 +65,7 @@ fn literals_take_the_type_of_their_context() {
 }
 
 #[test]
+#[allow(clippy::cast_nan_to_int)]
 fn casts_follow_rust() {
     let (x, y) = (2.75f32, -3i32);
     let s = source!(kernel!(
@@ -94,6 +95,7 @@ fn the_id_is_widened_where_c_would_compute_in_32_bits() {
 }
 
 #[test]
+#[allow(clippy::nonminimal_bool)]
 fn precedence_and_parentheses() {
     let (a, b, c) = (1u32, 2u32, 3u32);
     let s = source!(kernel!(

@@ -64,7 +64,7 @@ fn float_body(q: &Queue, form: Form) -> Outcome {
     let k = kernel!(|i, sum| {
         let v = x[i];
         let w = if v > 0.0 { v.sqrt() } else { -v * 0.5 };
-        let w = w.max(0.25).min(60.0);
+        let w = w.clamp(0.25, 60.0).min(v.abs() + 1.0);
         *sum += w * 2.0 + scale - (i % 3) as f32;
     });
     let (plan, host) = tri!(both(q, form, &[reduction(&sum, Op::Plus)], &k));
@@ -73,7 +73,7 @@ fn float_body(q: &Queue, form: Form) -> Outcome {
         .enumerate()
         .map(|(i, &v)| {
             let w = if v > 0.0 { v.sqrt() } else { -v * 0.5 };
-            let w = w.max(0.25).min(60.0);
+            let w = w.clamp(0.25, 60.0).min(v.abs() + 1.0);
             w * 2.0 + scale - (i % 3) as f32
         })
         .collect();
@@ -281,6 +281,7 @@ fn scalars(q: &Queue, form: Form) -> Outcome {
     outcome(r, "captured scalars of every type")
 }
 
+#[allow(clippy::manual_is_multiple_of)]
 fn loops(q: &Queue, form: Form) -> Outcome {
     let sum = dev!(q.buffer_from(&[0u32]));
     let k = kernel!(|i, sum| {

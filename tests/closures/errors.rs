@@ -146,14 +146,14 @@ pub fn all(q: &Queue) -> Vec<(String, Outcome)> {
     let k = kernel!(|i, sum| *sum += x[i + 1]);
     out.push((
         "host form: a buffer index out of range".into(),
-        outcome(bad("host form", k.run_on_host(q, form, reduction(&s32, Op::Plus)), &|e: &Error| {
+        outcome(bad("host form", k.run_on_host(q, form, reduction(&s32, Op::Plus)), |e: &Error| {
             matches!(e, Error::BadArgument { name, problem } if name == "x" && problem.contains("index 1000 out of range 0..1000"))
         }), "out of range"),
     ));
     let k = kernel!(|i, hist| hist[i].combine(x[i]));
     out.push((
         "host form: a span index out of range".into(),
-        outcome(bad("host form", k.run_on_host(q, form, reduction_span(&v, 1, Op::Plus)), &|e: &Error| {
+        outcome(bad("host form", k.run_on_host(q, form, reduction_span(&v, 1, Op::Plus)), |e: &Error| {
             matches!(e, Error::BadArgument { problem, .. } if problem.contains("span index 1 out of range 0..1"))
         }), "span out of range"),
     ));
