@@ -18,18 +18,49 @@ use syn::{Expr, ExprClosure, Ident, Pat, Type};
 
 /// A clreduce kernel body as a Rust closure: `kernel!(|i, sum| *sum += x[i] * 2.0)`.
 ///
-/// The first parameter is the id: `i` (a `usize`, the linear id), an `item` (`item.id[d]`,
-/// `item.range[d]`, `item.linear_id`, for 2-D and 3-D ranges) or an nd-item (`it.local_id(d)`,
-/// `it.group_id(d)`, ..., in the nd_range form); the kind follows from the uses or from an
-/// annotation (`i: usize`, `item: Item`, `it: NdItem`). Then one reducer per reduction:
-/// `*sum += v` (the op's shorthands), `sum.combine(v)`, `best.combine(value, index)`
-/// (argmin/argmax), `hist[k] += v` / `hist[k].combine(v)` (spans). Every other free variable is
-/// a capture: a `clreduce::Buffer<T>` (indexed, `x[k]`; assigned, `y[k] = v`, it is bound
-/// writable) or a scalar (`i32`, `u32`, `i64`, `u64`, `usize`, `f32`, `f64`).
+/// Use it as `clreduce::kernel!`. The value is a `clreduce::closure::Closure`: pass it (or a
+/// reference to it) where a `Kernel` goes, ask it for its OpenCL C (`source()`), or run it on
+/// the host (`run_on_host(&queue, range, reductions)`).
 ///
-/// The value is a `clreduce::closure::Closure`: pass it where a `Kernel` goes, ask it for its
-/// OpenCL C (`source()`), or run it on the host (`run_on_host`). See `clreduce::closure` for the
-/// subset, the typing rules and examples of what does not compile.
+/// ```ignore
+/// use clreduce::{kernel, reduction, Op, Range};
+/// let k = kernel!(|i, sum| *sum += x[i] * 2.0);      // x: Buffer<f32>
+/// queue.parallel_for_reduce(Range::new(n), reduction(&sum, Op::Plus), &k)?;
+/// // k.source() ends in "sum += x[i] * 2.0f;"
+/// ```
+///
+/// **Parameters.** The id first: `i` (a `usize`, the linear id), an `item` (`item.id[d]`,
+/// `item.range[d]`, `item.linear_id`; ranges of any rank) or an nd-item (`it.global_id(d)`,
+/// `local_id`, `group_id`, `global_range`, `local_range`, `group_range`, `global_linear_id()`,
+/// `local_linear_id()`, `group_linear_id()`; nd_ranges only). The kind follows from the uses or
+/// an annotation (`i: usize`, `item: Item`, `it: NdItem`). Then one reducer per reduction, in
+/// order: `*sum += v` (and `*=`, `&=`, `|=`, `^=` where the op allows them) or
+/// `sum.combine(v)` (`&mut Reducer<T>`), `best.combine(value, index)` (`&mut ArgReducer<T>`,
+/// argmin/argmax), `hist[k] += v` or `hist[k].combine(v)` (`&mut SpanReducer<T>`, spans).
+/// `T` is what rustc infers from the body, or an annotation (`sum: &mut Reducer<u32>`).
+///
+/// **Captures.** Every other free variable: a `clreduce::Buffer<T>` (`T`: i32, u32, i64, u64,
+/// f32, f64), indexed with a `usize` (`x[k]`; assigned, `y[k] = v`, it is bound writable), or a
+/// scalar of those types or `usize`. Captured values are read-only.
+///
+/// **The subset.** Literals; `+ - * / %` (`%` on floats is `fmod`), `== != < <= > >=`,
+/// `& | ^ << >> !`, `&& ||`, unary `-`; `as` between i32, u32, i64, u64, usize, f32, f64 (and
+/// from bool), with Rust's semantics; `let` and `let mut`, typed or inferred, `let v = if ..`;
+/// assignment and compound assignment to locals and buffer elements; `if`/`else if`/`else`,
+/// `if` as a value, `for k in a..b` / `a..=b` / `(a..b).step_by(s)`, `while`, `loop`, `break`,
+/// `continue`, `return`; math methods on floats (`sqrt cbrt exp exp2 exp_m1 ln ln_1p log2 log10
+/// powf powi sin cos tan asin acos atan atan2 sinh cosh tanh asinh acosh atanh floor ceil round
+/// trunc abs min max clamp mul_add hypot recip to_degrees to_radians copysign is_nan is_finite
+/// is_infinite`) and integers (`abs min max clamp count_ones leading_zeros rotate_left`), also
+/// as paths (`f32::sqrt(x)`, `std::cmp::max(a, b)`), mapped to OpenCL's built-ins; the
+/// constants `T::MAX`, `T::MIN`, `T::BITS`, `f32::INFINITY`, `NEG_INFINITY`, `NAN`, `EPSILON`,
+/// `MIN_POSITIVE` and `std::f32::consts::*`, `std::f64::consts::*`.
+///
+/// Anything else is a compile error at its span that says what is supported, and so is a
+/// reducer read, assigned or given an operator no op allows; rustc's own type errors point at
+/// the closure's code. The `compile_fail` examples are doc tests of `clreduce::closure` (they
+/// need clreduce, which this crate cannot depend on), the messages are checked by
+/// `tests/ui/*.rs` (trybuild), and design/closures.md explains the translation.
 #[proc_macro]
 pub fn kernel(input: TokenStream) -> TokenStream {
     let closure = syn::parse_macro_input!(input as ExprClosure);

@@ -225,7 +225,7 @@ impl<T: Element> BufBind for Buffer<T> {
 
 /// What the launch needs of a capture.
 pub enum CapDesc<'a> {
-    Buffer(&'a dyn BufBind),
+    Buffer(&'a (dyn BufBind + Sync)),
     Scalar(Ty, Value),
 }
 
