@@ -32,7 +32,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let run = |kern: Kernel| -> clreduce::Result<(f64, f64, f32)> {
         sum.write(0, &[0.0])?;
         let t = Instant::now();
-        let ev = q.parallel_for_reduce_with(form, reduction(&sum, Op::Plus), kern, Options::default())?;
+        let ev =
+            q.parallel_for_reduce_with(form, reduction(&sum, Op::Plus), kern, Options::default())?;
         let v = sum.get(0)?;
         let wall = t.elapsed().as_nanos() as f64 / 1e3;
         Ok((ev.device_time_ns()? as f64 / 1e3, wall, v))
