@@ -358,3 +358,16 @@ fn buffers_from_hand_written_ir() {
         "(closure (id usize) (reds (sum plain)) (caps (x scalar)) (locals) (do (red 0 + (cap 0))))";
     assert!(from_ir(bad, &[CapTy::Buffer(Ty::F32)], &[(RedKind::Plain, Ty::F32)]).is_err());
 }
+
+#[test]
+fn reducer_names_that_clash_are_renamed_and_handed_to_the_kernel() {
+    let v = 1.0f32;
+    let k = kernel!(|idx, n: &mut Reducer<f32>, float: &mut Reducer<f32>| {
+        *n += v + idx as f32;
+        float.combine(v);
+    });
+    assert_eq!(source!(k), "n_1 += v + (float)i;\nfloat_1_combine(v);");
+    // The kernel binds the capture and names the reducers as the body does.
+    let kern = k.kernel().unwrap();
+    assert_eq!(kern.body(), k.source().unwrap());
+}
