@@ -28,6 +28,7 @@
 mod api;
 pub mod caps;
 pub mod check;
+pub mod closure;
 mod codegen;
 mod error;
 pub mod exact;
@@ -65,3 +66,9 @@ pub struct ReadmeDoctests;
 pub fn compiled_programs() -> u64 {
     runtime::program::compiled_count()
 }
+
+/// A kernel body as a Rust closure (see [`closure`]).
+pub use clreduce_macros::kernel;
+
+// `::clreduce::...` paths in `kernel!`'s expansion also work inside this crate.
+extern crate self as clreduce;

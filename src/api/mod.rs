@@ -5,6 +5,7 @@
 //! `plan`, `ops`, `types`, `error`; nothing imports it but the crate root.
 
 mod event;
+pub(crate) mod host;
 mod kernel;
 mod options;
 mod parallel_for;

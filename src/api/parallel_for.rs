@@ -12,7 +12,7 @@ use super::run::{fill_identity, result_regions};
 use crate::check::expr::Expr;
 use crate::check::reference::{identity_counterexample, identity_samples};
 use crate::codegen::names::{check_shorthands, is_ident, rewrite_exact, rewrite_spans};
-use crate::codegen::ParamKind;
+use crate::codegen::{self, ParamKind};
 use crate::error::{Error, Result};
 use crate::ops::Operator;
 use crate::plan::{self, Determinism, Plan, Request, VarRequest};
@@ -69,6 +69,25 @@ impl Queue {
         let reds = reductions.into();
         let form = range.into();
         Ok((*self.prepare(&form, &reds, &Kernel::new(""), options)?.plan).clone())
+    }
+
+    /// The OpenCL C program a launch would build (its build options first, as a comment),
+    /// without building or running it: the plan's kernels with the body as the launch
+    /// rewrites it (span subscripts, exact reducers) inside. For `clreduce explain --source`
+    /// and for reading what a closure becomes.
+    pub fn explain_source(
+        &self,
+        range: impl Into<Form>,
+        reductions: impl Into<Reductions>,
+        kernel: impl Into<Kernel>,
+        options: Options,
+    ) -> Result<String> {
+        let (form, reds, kernel) = (range.into(), reductions.into(), kernel.into());
+        let prep = self.prepare(&form, &reds, &kernel, options)?;
+        let key = &prep.key;
+        let body = check_body(&key.names, &reds, &key.body, options.determinism)?;
+        let gen = codegen::generate(&prep.plan, &self.inner.caps, &key.names, &body, &key.params);
+        Ok(format!("// build options: {}\n{}", gen.options, gen.source))
     }
 
     /// Like [`Queue::parallel_for_reduce`] with explicit options.
