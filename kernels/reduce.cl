@@ -1,7 +1,9 @@
 // clreduce: the reduction kernels. Included after common.cl, one copy of var.cl per variable,
 // and the generated user body (clr_body) with these generated macros:
 //   CLR_FOR_VARS(X)      X(0) X(1) ... one per reduction variable
-//   CLR_CALL(i, u)       calls clr_body for index i with the u-th accumulator of every variable
+//   CLR_CALL(ci, cu)     calls clr_body for index ci with the cu-th accumulator of every variable
+//                        (its parameters and clr_main's locals are clr_-prefixed, so a user argument
+//                        of any other name is passed as itself)
 //   CLR_VAR_PARAMS       __global R0_T* clr_res_0, __global ulong* clr_aux_0, __global R0_A* clr_part_0, ...
 //                        (an exact sum's partials are __global long*: its superaccumulator(s))
 //   CLR_USER_PARAMS      the user's buffer and scalar parameters, each preceded by a comma
@@ -9,17 +11,17 @@
 // Every variable also gets ls_k, R{k}_XLS longs of local memory: an exact sum's
 // superaccumulator(s) (kernels/var_exact.cl); one unused long for the others.
 #define CLR_DECL(k)                                                             \
-    R##k##_A acc_##k[CLR_UNROLL];                                               \
-    for (int u_ = 0; u_ < CLR_UNROLL; ++u_) acc_##k[u_] = clr_identity_##k();   \
-    __local R##k##_A lm_##k[R##k##_LSLOTS];                                     \
-    __local long ls_##k[R##k##_XLS];
-#define CLR_PRE(k) clr_pre_##k(lm_##k, ls_##k, clr_res_##k, clr_part_##k);
+    R##k##_A clr_a##k[CLR_UNROLL];                                               \
+    for (int clr_u = 0; clr_u < CLR_UNROLL; ++clr_u) clr_a##k[clr_u] = clr_identity_##k();   \
+    __local R##k##_A clr_lm##k[R##k##_LSLOTS];                                     \
+    __local long clr_ls##k[R##k##_XLS];
+#define CLR_PRE(k) clr_pre_##k(clr_lm##k, clr_ls##k, clr_res_##k, clr_part_##k);
 #define CLR_FOLD(k) \
-    for (int u_ = 1; u_ < CLR_UNROLL; ++u_) acc_##k[0] = clr_fold_##k(acc_##k[0], acc_##k[u_], ls_##k);
-#define CLR_GROUP_CROSS(k) clr_group_cross_##k(acc_##k[0], lm_##k, ls_##k, clr_res_##k, clr_part_##k);
-#define CLR_LAST(k) clr_last_##k(clr_res_##k, clr_aux_##k, clr_part_##k, clr_ngroups, lm_##k, ls_##k);
-#define CLR_PASS(k) clr_pass_##k(clr_res_##k, clr_aux_##k, clr_part_##k, (uint)clr_n_arg, lm_##k, ls_##k);
-#define CLR_DECL_LM(k) __local R##k##_A lm_##k[R##k##_LSLOTS]; __local long ls_##k[R##k##_XLS];
+    for (int clr_u = 1; clr_u < CLR_UNROLL; ++clr_u) clr_a##k[0] = clr_fold_##k(clr_a##k[0], clr_a##k[clr_u], clr_ls##k);
+#define CLR_GROUP_CROSS(k) clr_group_cross_##k(clr_a##k[0], clr_lm##k, clr_ls##k, clr_res_##k, clr_part_##k);
+#define CLR_LAST(k) clr_last_##k(clr_res_##k, clr_aux_##k, clr_part_##k, clr_ngroups, clr_lm##k, clr_ls##k);
+#define CLR_PASS(k) clr_pass_##k(clr_res_##k, clr_aux_##k, clr_part_##k, (uint)clr_n_arg, clr_lm##k, clr_ls##k);
+#define CLR_DECL_LM(k) __local R##k##_A clr_lm##k[R##k##_LSLOTS]; __local long clr_ls##k[R##k##_XLS];
 
 #if CLR_UNROLL == 1
 #define CLR_UNROLLED_X(C, i, s) C((i), 0);
@@ -70,62 +72,62 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global uint* clr_counter C
     {
         // Grid-stride: consecutive work-items read consecutive indices (coalesced); each
         // work-item keeps CLR_UNROLL independent accumulators, so as many loads are in flight.
-        const CLR_IDX stride = (CLR_IDX)clr_ngroups * CLR_WG;
+        const CLR_IDX clr_stride = (CLR_IDX)clr_ngroups * CLR_WG;
         CLR_IDX i = (CLR_IDX)get_group_id(0) * CLR_WG + clr_lid;
 #if CLR_SPEC
         // The exact sum's speculative loop (kernels/var_exact.cl): chunks of CLR_SPEC_CHUNK
         // unrolled steps through the branch-free try; a flagged chunk runs again exactly, from
         // the expansions saved before it (the body only reads: running it twice is harmless).
-        while (i + (CLR_UNROLL - 1) * stride < clr_n) {
+        while (i + (CLR_UNROLL - 1) * clr_stride < clr_n) {
             const CLR_IDX clr_i0 = i;
             R0_A clr_save[CLR_UNROLL];
-            for (int u_ = 0; u_ < CLR_UNROLL; ++u_) clr_save[u_] = acc_0[u_];
+            for (int clr_u = 0; clr_u < CLR_UNROLL; ++clr_u) clr_save[clr_u] = clr_a0[clr_u];
             uint clr_bad = 0;
-            for (uint c_ = 0; c_ < CLR_SPEC_CHUNK && i + (CLR_UNROLL - 1) * stride < clr_n; ++c_, i += CLR_UNROLL * stride) {
-                CLR_UNROLLED_TRY(i, stride)
+            for (uint clr_c = 0; clr_c < CLR_SPEC_CHUNK && i + (CLR_UNROLL - 1) * clr_stride < clr_n; ++clr_c, i += CLR_UNROLL * clr_stride) {
+                CLR_UNROLLED_TRY(i, clr_stride)
             }
             if (clr_bad) {
-                for (int u_ = 0; u_ < CLR_UNROLL; ++u_) acc_0[u_] = clr_save[u_];
-                for (CLR_IDX clr_j = clr_i0; clr_j < i; clr_j += CLR_UNROLL * stride) {
-                    CLR_UNROLLED(clr_j, stride)
+                for (int clr_u = 0; clr_u < CLR_UNROLL; ++clr_u) clr_a0[clr_u] = clr_save[clr_u];
+                for (CLR_IDX clr_j = clr_i0; clr_j < i; clr_j += CLR_UNROLL * clr_stride) {
+                    CLR_UNROLLED(clr_j, clr_stride)
                 }
             }
-            for (int u_ = 0; u_ < CLR_UNROLL; ++u_) acc_0[u_] = clr_xrenorm_0(acc_0[u_]);
+            for (int clr_u = 0; clr_u < CLR_UNROLL; ++clr_u) clr_a0[clr_u] = clr_xrenorm_0(clr_a0[clr_u]);
         }
 #else
-        for (; i + (CLR_UNROLL - 1) * stride < clr_n; i += CLR_UNROLL * stride) {
-            CLR_UNROLLED(i, stride)
+        for (; i + (CLR_UNROLL - 1) * clr_stride < clr_n; i += CLR_UNROLL * clr_stride) {
+            CLR_UNROLLED(i, clr_stride)
         }
 #endif
-        for (; i < clr_n; i += stride) CLR_CALL(i, 0);
+        for (; i < clr_n; i += clr_stride) CLR_CALL(i, 0);
     }
 #elif CLR_ORDER == CLR_ORDER_CONTIG
     {
         // Contiguous: each work-item owns one contiguous chunk and streams through it with
         // CLR_UNROLL independent accumulators on consecutive indices.
-        const CLR_IDX items = (CLR_IDX)clr_ngroups * CLR_WG;
-        const CLR_IDX chunk = (clr_n + items - 1) / items;
-        const CLR_IDX start = ((CLR_IDX)get_group_id(0) * CLR_WG + clr_lid) * chunk;
-        const CLR_IDX end = start < clr_n ? (clr_n - start < chunk ? clr_n : start + chunk) : start;
-        CLR_IDX i = start;
-        for (; i + (CLR_UNROLL - 1) < end; i += CLR_UNROLL) {
+        const CLR_IDX clr_items = (CLR_IDX)clr_ngroups * CLR_WG;
+        const CLR_IDX clr_chunk = (clr_n + clr_items - 1) / clr_items;
+        const CLR_IDX clr_start = ((CLR_IDX)get_group_id(0) * CLR_WG + clr_lid) * clr_chunk;
+        const CLR_IDX clr_end = clr_start < clr_n ? (clr_n - clr_start < clr_chunk ? clr_n : clr_start + clr_chunk) : clr_start;
+        CLR_IDX i = clr_start;
+        for (; i + (CLR_UNROLL - 1) < clr_end; i += CLR_UNROLL) {
             CLR_UNROLLED(i, 1)
         }
-        for (; i < end; ++i) CLR_CALL(i, 0);
+        for (; i < clr_end; ++i) CLR_CALL(i, 0);
     }
 #else
     {
         // Blocked: each work-group owns one contiguous chunk (locality for the CPU thread that
         // runs it), and inside it consecutive work-items read consecutive indices (vectorizable).
-        CLR_IDX chunk = (clr_n + clr_ngroups - 1) / clr_ngroups;
-        chunk = (chunk + CLR_WG - 1) / CLR_WG * CLR_WG;
-        const CLR_IDX start = (CLR_IDX)get_group_id(0) * chunk;
-        const CLR_IDX end = start < clr_n ? (clr_n - start < chunk ? clr_n : start + chunk) : start;
-        CLR_IDX i = start + clr_lid;
-        for (; i + (CLR_UNROLL - 1) * CLR_WG < end; i += CLR_UNROLL * CLR_WG) {
+        CLR_IDX clr_chunk = (clr_n + clr_ngroups - 1) / clr_ngroups;
+        clr_chunk = (clr_chunk + CLR_WG - 1) / CLR_WG * CLR_WG;
+        const CLR_IDX clr_start = (CLR_IDX)get_group_id(0) * clr_chunk;
+        const CLR_IDX clr_end = clr_start < clr_n ? (clr_n - clr_start < clr_chunk ? clr_n : clr_start + clr_chunk) : clr_start;
+        CLR_IDX i = clr_start + clr_lid;
+        for (; i + (CLR_UNROLL - 1) * CLR_WG < clr_end; i += CLR_UNROLL * CLR_WG) {
             CLR_UNROLLED(i, CLR_WG)
         }
-        for (; i < end; i += CLR_WG) CLR_CALL(i, 0);
+        for (; i < clr_end; i += CLR_WG) CLR_CALL(i, 0);
     }
 #endif
 

@@ -82,7 +82,7 @@ build)
   cp target/release/clreduce .gpu/
   # Developer probes: examples/latency.rs (where a small reduction's time goes), sweep.rs.
   # lazy_alloc: does the driver allocate at creation or at first use (issue 21).
-  cp target/release/examples/latency target/release/examples/sweep target/release/examples/lazy_alloc .gpu/
+  cp target/release/examples/latency target/release/examples/sweep target/release/examples/lazy_alloc target/release/examples/closure_vs_string .gpu/
   # Test binaries: cargo prints their paths as JSON.
   rm -f .gpu/test-*
   cargo test --release --no-run --message-format=json 2>/dev/null |
@@ -95,7 +95,7 @@ for l in sys.stdin:
     while read -r name exe; do cp "$exe" ".gpu/test-$name"; done
   cp -r benches/peers .gpu/ 2>/dev/null || true
   # The device tool carries at most 64 MiB: debug info stays here.
-  strip .gpu/clreduce .gpu/latency .gpu/sweep .gpu/lazy_alloc .gpu/test-* 2>/dev/null || true
+  strip .gpu/clreduce .gpu/latency .gpu/sweep .gpu/lazy_alloc .gpu/closure_vs_string .gpu/test-* 2>/dev/null || true
   ls -la .gpu
   ;;
 run)

@@ -516,3 +516,35 @@ fn declared_identity_that_is_not_neutral() {
     q.explain(Range::new(10), opaque, Options::default())
         .expect("a combiner outside the host evaluator is not checked");
 }
+
+/// Kernel arguments may take any name that is not clreduce's (`i`, `n`, `item`, `combine`,
+/// `clr_*`): names such as `u`, `stride`, `start`, `end`, `chunk`, `items` or `acc_0` once
+/// collided with the generated call's parameter or clr_main's locals and got their values.
+#[test]
+fn argument_names_are_passed_as_themselves() {
+    for q in queues() {
+        let _serial = sim_lock(q.device());
+        let u: Vec<i32> = (0..1000).map(|v| v % 13).collect();
+        let bu = q.buffer_from(&u).unwrap();
+        let acc = q.buffer_from(&[5i32]).unwrap();
+        let want: i64 = u.iter().map(|&v| v as i64 + 3 + 4 + 5 + 6 + 7 + 5).sum();
+        for form in [range(1000), nd(1000, 8)] {
+            let s = q.buffer_from(&[0i64]).unwrap();
+            q.parallel_for_reduce_with(
+                form,
+                reduction(&s, Op::Plus),
+                Kernel::new("sum += u[i] + stride + start + end + chunk + items + acc_0[0];")
+                    .arg("u", &bu)
+                    .scalar("stride", 3i32)
+                    .scalar("start", 4i32)
+                    .scalar("end", 5i32)
+                    .scalar("chunk", 6i32)
+                    .scalar("items", 7i32)
+                    .arg("acc_0", &acc),
+                Options::default(),
+            )
+            .unwrap_or_else(|e| panic!("{}: {e}", short(q.device())));
+            assert_eq!(s.get(0).unwrap(), want, "{} {form:?}", short(q.device()));
+        }
+    }
+}

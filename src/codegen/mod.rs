@@ -113,15 +113,15 @@ fn reducer_param(k: usize, v: &VarPlan) -> String {
 fn reducer_arg(k: usize, v: &VarPlan) -> String {
     if v.exact.is_some() {
         return match v.span.map(|s| s.store) {
-            None => format!("&acc_{k}[u], ls_{k}"),
-            Some(SpanStore::LocalShared) => format!("ls_{k}"),
+            None => format!("&clr_a{k}[clr_cu], clr_ls{k}"),
+            Some(SpanStore::LocalShared) => format!("clr_ls{k}"),
             Some(_) => format!("clr_part_{k}"),
         };
     }
     match v.span.map(|s| s.store) {
-        None => format!("&acc_{k}[u]"),
-        Some(SpanStore::LocalShared) => format!("lm_{k}"),
-        Some(SpanStore::LocalPrivate) => format!("(lm_{k} + clr_lid * (size_t)R{k}_SPAN)"),
+        None => format!("&clr_a{k}[clr_cu]"),
+        Some(SpanStore::LocalShared) => format!("clr_lm{k}"),
+        Some(SpanStore::LocalPrivate) => format!("(clr_lm{k} + clr_lid * (size_t)R{k}_SPAN)"),
         Some(SpanStore::GlobalAtomic) => format!("clr_res_{k}"),
         Some(SpanStore::GlobalPrivate) => {
             format!("(clr_part_{k} + get_global_id(0) * (size_t)R{k}_SPAN)")
@@ -357,12 +357,12 @@ fn glue(plan: &Plan, params: &[(String, ParamKind)], user_params: &str) -> Strin
         .map(|(k, v)| format!(", {}", reducer_arg(k, v)))
         .collect();
     s.push_str(&format!(
-        "#define CLR_CALL(i, u) clr_body((i), clr_n{accs}{user_args})\n"
+        "#define CLR_CALL(clr_ci, clr_cu) clr_body((clr_ci), clr_n{accs}{user_args})\n"
     ));
     if options::speculative(plan) {
         // The speculative loop's calls: the exact variable's expansion and the chunk's flag.
         s.push_str(&format!(
-            "#define CLR_CALL_TRY(i, u) clr_body_try((i), clr_n, &acc_0[u], &clr_bad{user_args})\n"
+            "#define CLR_CALL_TRY(clr_ci, clr_cu) clr_body_try((clr_ci), clr_n, &clr_a0[clr_cu], &clr_bad{user_args})\n"
         ));
     }
     s

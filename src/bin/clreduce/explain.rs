@@ -3,7 +3,7 @@
 
 use crate::args::{op_identity, options, pick_devices, queue_on, Common};
 use crate::vars::{make_reductions, make_targets, parse_op_list, Init, VarOp};
-use clreduce::{ElemType, NdRange, Op, Range, Result};
+use clreduce::{ElemType, Kernel, NdRange, Op, Range, Result};
 
 /// Options of `clreduce explain`.
 #[derive(clap::Args)]
@@ -23,6 +23,10 @@ pub struct ExplainArgs {
     local: usize,
     #[arg(long)]
     init_identity: bool,
+    /// Also print the OpenCL C program the launch would build (build options first), with the
+    /// body `clreduce reduce` runs for these ops over an input `x`.
+    #[arg(long)]
+    source: bool,
     #[command(flatten)]
     common: Common,
 }
@@ -41,7 +45,17 @@ pub fn run(a: &ExplainArgs) -> Result<bool> {
         } else {
             Range::new(a.n).into()
         };
-        match q.explain(form, reds, options(c)?) {
+        let shown = if a.source {
+            input_of(&q, ty).and_then(|x| {
+                let body = crate::reduce::reduce_body(&ops, ty, None);
+                let kernel = Kernel::new(&body).arg("x", &x);
+                let src = q.explain_source(form, reds.clone(), kernel, options(c)?)?;
+                Ok(format!("{}{src}", q.explain(form, reds, options(c)?)?))
+            })
+        } else {
+            q.explain(form, reds, options(c)?).map(|p| p.to_string())
+        };
+        match shown {
             Ok(p) => print!("{p}"),
             Err(e) => {
                 if c.all_devices() {
@@ -53,6 +67,11 @@ pub fn run(a: &ExplainArgs) -> Result<bool> {
         }
     }
     Ok(true)
+}
+
+/// A one-element input of type `ty`, standing for the data the body reads.
+fn input_of(q: &clreduce::Queue, ty: ElemType) -> Result<clreduce::DynBuffer> {
+    clreduce::DynBuffer::scalar(q, op_identity(Op::Plus, ty))
 }
 
 /// The identity as every variable's initial value, which is what makes a plan valid without

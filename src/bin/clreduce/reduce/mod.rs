@@ -13,6 +13,7 @@ mod input;
 mod json;
 
 pub use args::ReduceArgs;
+pub use data::reduce_body;
 
 use crate::args::{options, pick_devices, queue_on};
 use crate::error::{usage, CliError, CliResult};
