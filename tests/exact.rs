@@ -108,11 +108,24 @@ fn run_one<T: clreduce::Element + Copy + Into<f64>>(
     host: impl Fn(&[T]) -> u64,
     bits: impl Fn(T) -> u64,
 ) -> Outcome {
-    let x = q.buffer_from(data).expect("input");
-    let sum = q.buffer_from(&[init]).expect("result");
     let opts = Options::default()
         .exact()
         .strategy(Strategy::parse(strategy).expect("strategy"));
+    run_with(q, data, init, shape, opts, host, bits).0
+}
+
+/// [`run_one`] with any options; also returns the plan that ran.
+fn run_with<T: clreduce::Element + Copy + Into<f64>>(
+    q: &Queue,
+    data: &[T],
+    init: T,
+    shape: Shape,
+    opts: Options,
+    host: impl Fn(&[T]) -> u64,
+    bits: impl Fn(T) -> u64,
+) -> (Outcome, Option<clreduce::Plan>) {
+    let x = q.buffer_from(data).expect("input");
+    let sum = q.buffer_from(&[init]).expect("result");
     let ev = q.parallel_for_reduce_with(
         shape.form(),
         reduction(&sum, Op::Plus),
@@ -121,21 +134,22 @@ fn run_one<T: clreduce::Element + Copy + Into<f64>>(
     );
     match ev {
         Err(e) => match skip_reason(&e) {
-            Some(r) => Outcome::Skip(r),
-            None => Outcome::Fail(format!("launch: {e}")),
+            Some(r) => (Outcome::Skip(r), None),
+            None => (Outcome::Fail(format!("launch: {e}")), None),
         },
-        Ok(_) => {
+        Ok(ev) => {
             let got = bits(sum.get(0).expect("read"));
             let mut all = vec![init];
             all.extend_from_slice(data);
             let want = host(&all);
-            if got == want {
+            let o = if got == want {
                 Outcome::Pass
             } else {
                 Outcome::Fail(format!(
                     "got bits {got:#x}, the exact sum rounds to {want:#x}"
                 ))
-            }
+            };
+            (o, ev.plan().cloned())
         }
     }
 }
@@ -586,6 +600,16 @@ fn speculative_loop_is_exact() {
         order: Some(IndexOrder::GridStride),
         ..Tuning::default()
     };
+    let opts = Options {
+        tuning: Some(tuning),
+        ..Options::default()
+    }
+    .exact();
+    let spec = |p: &Option<clreduce::Plan>| {
+        p.as_ref()
+            .and_then(|p| p.vars[0].exact)
+            .is_some_and(|e| e.speculative)
+    };
     for q in queues() {
         let _serial = sim_lock(q.device());
         let dev = short(q.device());
@@ -594,6 +618,7 @@ fn speculative_loop_is_exact() {
         } else {
             200_003
         };
+        let shape = Shape::Range(n as u64);
         for p in [
             Pattern::Random,
             Pattern::Cancel,
@@ -601,73 +626,42 @@ fn speculative_loop_is_exact() {
             Pattern::Ties,
             Pattern::NaNs,
         ] {
-            for (ty, bits) in [("f32", true), ("f64", q.caps().fp64)] {
-                if !bits {
-                    tally.skip(&dev, &format!("{} {ty}", p.name()), "no fp64 on the device");
-                    continue;
-                }
-                let (got, want, plan) = if ty == "f32" {
-                    let d = f32s(p, n, 9);
-                    let x = q.buffer_from(&d).unwrap();
-                    let s = q.buffer_from(&[0.25f32]).unwrap();
-                    let ev = q.parallel_for_reduce_with(
-                        Range::new(n as u64),
-                        reduction(&s, Op::Plus),
-                        Kernel::new("sum += x[i];").arg("x", &x),
-                        Options {
-                            tuning: Some(tuning),
-                            ..Options::default()
-                        }
-                        .exact(),
-                    );
-                    let want = sum_f32(&[&[0.25f32][..], &d].concat()).to_bits() as u64;
-                    match ev {
-                        Ok(ev) => (s.get(0).unwrap().to_bits() as u64, want, ev.plan().cloned()),
-                        Err(e) => {
-                            tally.fail(&dev, p.name(), &e.to_string());
-                            continue;
-                        }
-                    }
-                } else {
-                    let d = f64s(p, n, 9);
-                    let x = q.buffer_from(&d).unwrap();
-                    let s = q.buffer_from(&[0.25f64]).unwrap();
-                    let ev = q.parallel_for_reduce_with(
-                        Range::new(n as u64),
-                        reduction(&s, Op::Plus),
-                        Kernel::new("sum += x[i];").arg("x", &x),
-                        Options {
-                            tuning: Some(tuning),
-                            ..Options::default()
-                        }
-                        .exact(),
-                    );
-                    let want = sum_f64(&[&[0.25f64][..], &d].concat()).to_bits();
-                    match ev {
-                        Ok(ev) => (s.get(0).unwrap().to_bits(), want, ev.plan().cloned()),
-                        Err(e) => {
-                            tally.fail(&dev, p.name(), &e.to_string());
-                            continue;
-                        }
-                    }
-                };
-                let spec = plan
-                    .as_ref()
-                    .and_then(|p| p.vars[0].exact)
-                    .is_some_and(|e| e.speculative);
-                let case = format!("{} {ty}", p.name());
-                if !spec {
-                    tally.fail(&dev, &case, "the plan did not take the speculative loop");
-                } else if got != want {
-                    tally.fail(
-                        &dev,
-                        &case,
-                        &format!("bits {got:#x}, the exact sum rounds to {want:#x}"),
-                    );
-                } else {
-                    tally.pass(&dev);
-                }
+            let d = f32s(p, n, 9);
+            let (o, plan) = run_with(
+                q,
+                &d,
+                0.25f32,
+                shape,
+                opts,
+                |v| sum_f32(v).to_bits() as u64,
+                |v| v.to_bits() as u64,
+            );
+            let o = if matches!(o, Outcome::Pass) && !spec(&plan) {
+                Outcome::Fail("the plan did not take the speculative loop".into())
+            } else {
+                o
+            };
+            tally.record(&dev, &format!("{} f32", p.name()), o);
+            if !q.caps().fp64 {
+                tally.skip(&dev, &format!("{} f64", p.name()), "no fp64 on the device");
+                continue;
             }
+            let d = f64s(p, n, 9);
+            let (o, plan) = run_with(
+                q,
+                &d,
+                0.25f64,
+                shape,
+                opts,
+                |v| sum_f64(v).to_bits(),
+                |v| v.to_bits(),
+            );
+            let o = if matches!(o, Outcome::Pass) && !spec(&plan) {
+                Outcome::Fail("the plan did not take the speculative loop".into())
+            } else {
+                o
+            };
+            tally.record(&dev, &format!("{} f64", p.name()), o);
         }
     }
     tally.finish();

@@ -374,16 +374,26 @@ fn push_body_try(s: &mut String, plan: &Plan, name: &str, body: &str, user_param
     let idx = if plan.wide_index { "ulong" } else { "uint" };
     let a = acc_type(0, &plan.vars[0]);
     s.push_str(&format!(
-        "static inline __attribute__((always_inline)) void clr_body_try(const {idx} i, const {idx} n, {a}* clr_r0, __private uint* clr_bad{user_params}) {{\n#define {name}_combine(v) ((*clr_r0) = clr_xtry_0((*clr_r0), (v), clr_bad))\n{{\n"
+        "static inline __attribute__((always_inline)) void clr_body_try(const {idx} i, const {idx} n, {a}* clr_r0, __private uint* clr_bad{user_params}) {{\n#define {name}_combine(v) ((*clr_r0) = clr_xtry_0((*clr_r0), (v), clr_bad))\n"
     ));
+    push_body_block(s, body);
+    s.push_str(&format!("#undef {name}_combine\n}}\n"));
+}
+
+/// The body in a block of its own, after `item` where the body uses it. Returns the source
+/// line where the body starts.
+fn push_body_block(s: &mut String, body: &str) -> usize {
+    s.push_str("{\n");
     if mentions(body, "item") {
         s.push_str("const clr_item item = clr_make_item((ulong)i, (ulong)n);\n");
     }
+    let first_line = s.lines().count() + 1;
     s.push_str(body);
     if !body.ends_with('\n') {
         s.push('\n');
     }
-    s.push_str(&format!("}}\n#undef {name}_combine\n}}\n"));
+    s.push_str("}\n");
+    first_line
 }
 
 /// The user body inside `clr_body`, with each reducer visible under its name (and, for a
@@ -424,16 +434,7 @@ fn push_body(
             s.push_str(&format!("#define {f} {to}\n"));
         }
     }
-    s.push_str("{\n");
-    if mentions(body, "item") {
-        s.push_str("const clr_item item = clr_make_item((ulong)i, (ulong)n);\n");
-    }
-    let body_first_line = s.lines().count() + 1;
-    s.push_str(body);
-    if !body.ends_with('\n') {
-        s.push('\n');
-    }
-    s.push_str("}\n");
+    let body_first_line = push_body_block(s, body);
     if nd_multi {
         for (f, _) in ND_IDS {
             let name = &f[..f.find('(').unwrap_or(f.len())];

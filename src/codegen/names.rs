@@ -82,6 +82,26 @@ fn skip_comment(b: &[u8], i: usize) -> Option<usize> {
     }
 }
 
+/// The first use of `name` as a whole identifier at or after byte `from`, outside comments.
+fn next_use(b: &[u8], from: usize, name: &str) -> Option<usize> {
+    let is_word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let mut i = from;
+    while i < b.len() {
+        if let Some(j) = skip_comment(b, i) {
+            i = j;
+            continue;
+        }
+        if b[i..].starts_with(name.as_bytes())
+            && (i == 0 || !is_word(b[i - 1]))
+            && b.get(i + name.len()).is_none_or(|&c| !is_word(c))
+        {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
+}
+
 /// The end of a balanced expression starting at `i`: the first `;`, `,` or unmatched closing
 /// bracket at depth 0 (or `close` itself when it is the matching bracket).
 fn expr_end(b: &[u8], mut i: usize) -> usize {
@@ -120,18 +140,8 @@ pub(crate) fn rewrite_spans(body: &str, spans: &[(&str, &Operator)]) -> Result<S
         let mut i = 0;
         let mut copied = 0;
         let is_word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
-        while i < b.len() {
-            if let Some(j) = skip_comment(&b, i) {
-                i = j;
-                continue;
-            }
-            let at_name = b[i..].starts_with(name.as_bytes())
-                && (i == 0 || !is_word(b[i - 1]))
-                && b.get(i + name.len()).is_none_or(|&c| !is_word(c));
-            if !at_name {
-                i += 1;
-                continue;
-            }
+        while let Some(at) = next_use(&b, i, name) {
+            i = at;
             let bad = |what: &str| {
                 Error::BadArgument {
                 name: name.to_string(),
@@ -232,23 +242,12 @@ pub(crate) fn rewrite_spans(body: &str, spans: &[(&str, &Operator)]) -> Result<S
 /// exact reducer is only combined into. Line breaks are kept.
 pub(crate) fn rewrite_exact(body: &str, names: &[&str]) -> Result<String> {
     let mut out = body.to_string();
-    let is_word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
     for &name in names {
         let b = out.clone().into_bytes();
         let mut res = String::with_capacity(b.len() + 32);
         let (mut i, mut copied) = (0, 0);
-        while i < b.len() {
-            if let Some(j) = skip_comment(&b, i) {
-                i = j;
-                continue;
-            }
-            let at_name = b[i..].starts_with(name.as_bytes())
-                && (i == 0 || !is_word(b[i - 1]))
-                && b.get(i + name.len()).is_none_or(|&c| !is_word(c));
-            if !at_name {
-                i += 1;
-                continue;
-            }
+        while let Some(at) = next_use(&b, i, name) {
+            i = at;
             let after = i + name.len();
             let mut m = after;
             while m < b.len() && b[m].is_ascii_whitespace() {
