@@ -25,6 +25,8 @@
 //! specialized by `-D` defines), `launch` (every `unsafe` OpenCL call; the only other `unsafe` is
 //! the byte view of element slices in `buffer`), and [`Queue`] tying them together.
 
+#![warn(missing_docs)]
+
 mod api;
 pub mod caps;
 pub mod check;

@@ -4,16 +4,40 @@ use crate::error::Result;
 use crate::plan::{self, Determinism, Strategy};
 
 /// Launch options: a forced strategy and the determinism mode.
+///
+/// ```
+/// use clreduce::{reduction, CrossAlgo, GroupAlgo, Kernel, Op, Options, Queue, Range, Strategy};
+/// # fn main() -> clreduce::Result<()> {
+/// let queue = Queue::default()?;
+/// let x = queue.buffer_from(&[1u64, 2, 3, 4])?;
+/// let sum = queue.buffer_from(&[0u64])?;
+/// let options = Options::default().strategy(Strategy::new(GroupAlgo::Tree, CrossAlgo::ExtraPass));
+/// let ev = queue.parallel_for_reduce_with(
+///     Range::new(4),
+///     reduction(&sum, Op::Plus),
+///     Kernel::new("sum += x[i];").arg("x", &x),
+///     options,
+/// )?;
+/// assert_eq!(ev.plan().unwrap().summary(), "tree+extra-pass");
+/// assert_eq!(sum.get(0)?, 10);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Options {
+    /// A forced strategy; [`Strategy::AUTO`] (the default) lets the planner choose.
     pub strategy: Strategy,
+    /// What floating-point results must be; [`Determinism::Deterministic`] by default.
     pub determinism: Determinism,
     /// Geometry override for tuning experiments (`CLREDUCE_TUNE`); `None` is automatic.
     pub tuning: Option<plan::Tuning>,
 }
 
 impl Options {
-    /// Strategy from `CLREDUCE_STRATEGY`, deterministic.
+    /// The strategy from `CLREDUCE_STRATEGY` and the geometry override from `CLREDUCE_TUNE`
+    /// (automatic where unset), deterministic: what
+    /// [`Queue::parallel_for_reduce`](crate::Queue::parallel_for_reduce) uses. A value it
+    /// cannot parse is [`Error::UnknownStrategy`](crate::Error::UnknownStrategy) or
+    /// [`Error::UnknownName`](crate::Error::UnknownName).
     pub fn from_env() -> Result<Options> {
         Ok(Options {
             strategy: Strategy::from_env()?,
@@ -21,6 +45,8 @@ impl Options {
             tuning: plan::Tuning::from_env()?,
         })
     }
+    /// Forces a strategy (a launch the device cannot run it for fails with
+    /// [`Error::Unsupported`](crate::Error::Unsupported)).
     pub fn strategy(mut self, s: Strategy) -> Options {
         self.strategy = s;
         self
@@ -33,7 +59,7 @@ impl Options {
     /// Exact float sums (`Determinism::Exact`): every `Op::Plus` on an f32 or f64 variable is
     /// the correctly rounded sum, the same bits on every device and plan.
     ///
-    /// ```no_run
+    /// ```
     /// use clreduce::{reduction, Kernel, Op, Options, Queue, Range};
     /// # fn main() -> clreduce::Result<()> {
     /// let queue = Queue::default()?;

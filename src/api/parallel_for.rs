@@ -36,7 +36,7 @@ impl Queue {
     /// Runs `kernel` over `range` with `reductions`, with the strategy from `CLREDUCE_STRATEGY`
     /// (else automatic) and deterministic floating point.
     ///
-    /// ```no_run
+    /// ```
     /// use clreduce::{reduction, Kernel, Op, Queue, Range};
     /// # fn main() -> clreduce::Result<()> {
     /// let queue = Queue::default()?;

@@ -81,7 +81,7 @@ impl Queue {
     /// with -inf, gives NaN; an exact sum beyond the type's range gives an infinity; an empty
     /// buffer gives +0.
     ///
-    /// ```no_run
+    /// ```
     /// # fn main() -> clreduce::Result<()> {
     /// let queue = clreduce::Queue::default()?;
     /// let x = queue.buffer_from(&[1.0f64, 1e100, 1.0, -1e100])?;

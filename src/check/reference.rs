@@ -11,9 +11,11 @@ use crate::types::{ElemType, Value};
 pub struct Rng(u64);
 
 impl Rng {
+    /// A generator seeded with `seed` (the same seed gives the same sequence).
     pub fn new(seed: u64) -> Rng {
         Rng(seed ^ 0x9E37_79B9_7F4A_7C15)
     }
+    /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
@@ -151,6 +153,7 @@ pub struct Reference {
     pub value: f64,
     /// Sum of absolute values of everything combined (for float error bounds).
     pub sum_abs: f64,
+    /// Number of elements combined (the initial value not counted).
     pub n: usize,
 }
 
@@ -393,9 +396,13 @@ fn int_value(ty: ElemType, v: i128) -> Value {
 /// [`Expr::eval`]) with its identity, if it has one.
 #[derive(Debug, Clone, Copy)]
 pub enum HostOp<'a> {
+    /// A built-in op.
     Builtin(Op),
+    /// A custom combiner.
     Custom {
+        /// The combiner, parsed.
         expr: &'a Expr,
+        /// Its identity; `None` for an identity-less combiner.
         identity: Option<Value>,
     },
 }
@@ -504,7 +511,9 @@ pub fn check_custom_identity(
 /// Operands on which a combiner does not give back the value combined with its identity.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct NotNeutral {
+    /// The combiner's `a`.
     pub a: Value,
+    /// The combiner's `b`.
     pub b: Value,
     /// What the combiner gives for (a, b).
     pub got: Value,
@@ -654,7 +663,9 @@ fn reference_indices(
 /// (the type's largest value for argmin / smallest for argmax, u64::MAX).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ArgReference {
+    /// The winning value.
     pub value: Value,
+    /// Its index: the lowest one holding the value, the start's index included.
     pub index: u64,
     /// How many elements of the input equal the winning value (ties resolved to the lowest
     /// index).

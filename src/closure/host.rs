@@ -11,7 +11,9 @@ use std::rc::Rc;
 /// A number as the host folds it: integers exactly, floats in float64.
 #[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
 pub enum Num {
+    /// An integer, exactly.
     Int(i128),
+    /// A float, in float64.
     Float(f64),
 }
 
@@ -225,7 +227,9 @@ impl<T: Element> BufBind for Buffer<T> {
 
 /// What the launch needs of a capture.
 pub enum CapDesc<'a> {
+    /// A buffer argument.
     Buffer(&'a (dyn BufBind + Sync)),
+    /// A scalar argument: its type in the closure and its value.
     Scalar(Ty, Value),
 }
 
@@ -302,8 +306,11 @@ scalar!(usize, Usize, |v| Value::U64(v as u64));
 /// the rank) and the row-major `linear_id`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Item {
+    /// The id per dimension (0 beyond the rank).
     pub id: [usize; 3],
+    /// The extent per dimension (1 beyond the rank).
     pub range: [usize; 3],
+    /// The row-major linear id, `i` of the string form.
     pub linear_id: usize,
 }
 
@@ -365,6 +372,7 @@ impl NdItem {
 /// nd_range form, the work-group extents.
 #[derive(Debug, Clone, Copy)]
 pub struct Geometry {
+    /// Number of work-items.
     pub n: u64,
     global: [usize; 3],
     local: Option<[usize; 3]>,

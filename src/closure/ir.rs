@@ -6,13 +6,21 @@
 /// has 64-bit `size_t`); `Bool` is OpenCL C's `bool`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Ty {
+    /// `i32` (`int`).
     I32,
+    /// `u32` (`uint`).
     U32,
+    /// `i64` (`long`).
     I64,
+    /// `u64` (`ulong`).
     U64,
+    /// `usize` (`ulong`).
     Usize,
+    /// `f32` (`float`).
     F32,
+    /// `f64` (`double`).
     F64,
+    /// `bool` (`bool`).
     Bool,
 }
 

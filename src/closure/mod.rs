@@ -334,7 +334,9 @@ arity!(R0 0, R1 1, R2 2, R3 3, R4 4, R5 5, R6 6, R7 7);
 /// body writes (by the capture's Rust name).
 #[derive(Debug, Clone)]
 pub struct HostRun {
+    /// One result per reducer, in the launch's order.
     pub results: Vec<HostResult>,
+    /// Each written buffer's final contents, with the capture's Rust name.
     pub outputs: Vec<(String, HostVec)>,
 }
 

@@ -251,11 +251,26 @@ impl<T: ClosureElem> std::ops::IndexMut<usize> for SpanReducer<T> {
 pub enum HostResult {
     /// A plain reduction: the fold of the initial value (unless initialize_to_identity) and
     /// everything combined, exact for integers and in float64 for floats.
-    Value { ty: ElemType, reference: Reference },
+    Value {
+        /// The variable's element type.
+        ty: ElemType,
+        /// The fold.
+        reference: Reference,
+    },
     /// argmin / argmax: the value and its (lowest) index.
-    Arg { value: Value, index: u64 },
+    Arg {
+        /// The winning value.
+        value: Value,
+        /// Its lowest index.
+        index: u64,
+    },
     /// A span: one fold per element.
-    Span { ty: ElemType, bins: Vec<Reference> },
+    Span {
+        /// The span's element type.
+        ty: ElemType,
+        /// One fold per span element, in order.
+        bins: Vec<Reference>,
+    },
 }
 
 /// A reference value in its type (floats rounded from float64).

@@ -366,7 +366,7 @@ impl Superacc {
         normalize(&self.digits).iter().all(|&d| d == 0)
     }
 
-    /// The exact sum rounded once to the nearest f32, ties to even (see [`round`]): NaN if a
+    /// The exact sum rounded once to the nearest f32, ties to even (src/exact/round.rs): NaN if a
     /// NaN was added or both infinities, else the infinity added, else the rounded value (an
     /// exact result with `|x| >= 2^127 * (2 - 2^-24)` rounds to ±inf); an exact zero is `+0.0`.
     pub fn round_f32(&self) -> f32 {

@@ -51,6 +51,35 @@ use crate::types::ElemType;
 use geometry::{Geometry, Need};
 
 /// Plans a launch. Pure: depends only on its arguments.
+///
+/// Errors are those a launch reports before it runs: [`Error::Unsupported`] for what the
+/// device cannot do, [`Error::NoIdentity`], [`Error::WorkGroupTooLarge`],
+/// [`Error::LocalMemory`], [`Error::NdRangeNotDivisible`], [`Error::InvalidRange`].
+///
+/// ```
+/// use clreduce::caps::fixtures;
+/// use clreduce::plan::{plan, FormRequest, Request, Shape, VarRequest};
+/// use clreduce::{CrossAlgo, Determinism, ElemType, Error, GroupAlgo, Op, Strategy};
+/// # fn main() -> clreduce::Result<()> {
+/// let n = 1 << 20;
+/// let mut req = Request {
+///     form: FormRequest::Range { n },
+///     shape: Shape::linear(n, 1),
+///     vars: vec![VarRequest::new(Op::Plus, ElemType::F32)],
+///     strategy: Strategy::AUTO,
+///     determinism: Determinism::Deterministic,
+///     tuning: None,
+///     pure_body: true,
+/// };
+/// let p = plan(&fixtures::nvidia_h200(), &req)?;
+/// assert!(p.deterministic);
+/// println!("{p}"); // the plan and the reason for each choice
+///
+/// // NVIDIA's OpenCL has no work-group collectives: forcing them is an error.
+/// req.strategy = Strategy::new(GroupAlgo::WgReduce, CrossAlgo::LastGroup);
+/// assert!(matches!(plan(&fixtures::nvidia_h200(), &req), Err(Error::Unsupported { .. })));
+/// # Ok(()) }
+/// ```
 pub fn plan(caps: &DeviceCaps, req: &Request) -> Result<Plan> {
     validate(caps, req)?;
     // Group steps first: they do not depend on the geometry (the local-memory budget does).

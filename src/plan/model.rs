@@ -88,8 +88,11 @@ pub enum SaccStore {
 /// The plan of an exact sum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub struct ExactPlan {
+    /// The result format (f32 or f64 superaccumulator).
     pub format: ExactFormat,
+    /// The per-work-item expansion.
     pub expansion: Expansion,
+    /// Where each work-group's superaccumulator lives.
     pub store: SaccStore,
     /// The speculative loop: chunks of elements go through the expansion's TwoSums with no
     /// branch and no deposit, only a flag; a flagged chunk is run again exactly (a single
@@ -143,6 +146,7 @@ impl SpanStore {
     pub(crate) fn cross_is_fixed(self) -> bool {
         matches!(self, SpanStore::GlobalAtomic | SpanStore::GlobalPrivate)
     }
+    /// Its name in plans: `local-shared`, `local-private`, `global-atomic` or `global-private`.
     pub fn name(self) -> &'static str {
         match self {
             SpanStore::LocalShared => "local-shared",
@@ -166,6 +170,7 @@ impl SpanStore {
 pub struct SpanPlan {
     /// Number of elements.
     pub len: usize,
+    /// Where the work-group copies live.
     pub store: SpanStore,
     /// Why this store.
     #[serde(skip)]
@@ -175,16 +180,23 @@ pub struct SpanPlan {
 /// The plan for one variable.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct VarPlan {
+    /// The operator.
     pub op: Operator,
+    /// The element type.
     pub ty: ElemType,
     /// The identity (for argmin/argmax the value part); `None` for identity-less reductions.
     pub identity: Option<Value>,
+    /// The work-item accumulator layout.
     pub shape: AccShape,
     /// Bytes of one accumulator (partials are this size per work-group and span element).
     pub acc_bytes: usize,
+    /// The span plan; `None` for a scalar reduction.
     pub span: Option<SpanPlan>,
+    /// `initialize_to_identity`: the variable's initial value is not included.
     pub init_to_identity: bool,
+    /// The work-group step.
     pub group: GroupAlgo,
+    /// The cross-group step.
     pub cross: CrossAlgo,
     /// Why this work-group step.
     pub group_reason: String,
@@ -216,8 +228,11 @@ pub enum IndexOrder {
 /// Everything decided about one launch. Printable with `Display` (`clreduce explain`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Plan {
+    /// The device planned for ([`DeviceCaps::label`](crate::DeviceCaps::label)).
     pub device: String,
+    /// The iteration space asked for (linear sizes).
     pub form: FormRequest,
+    /// Its 1-, 2- or 3-D shape.
     pub shape: Shape,
     /// Work-group size.
     pub local: usize,
@@ -225,11 +240,13 @@ pub struct Plan {
     pub groups: u64,
     /// Indices each work-item handles (at most).
     pub items_per_work_item: u64,
+    /// How indices map to work-items.
     pub order: IndexOrder,
     /// Independent accumulators per work-item.
     pub unroll: usize,
     /// 64-bit indices.
     pub wide_index: bool,
+    /// One plan per reduction variable, in the launch's order.
     pub vars: Vec<VarPlan>,
     /// Kernel launches: 1, or 2 with an extra pass.
     pub passes: usize,
@@ -242,6 +259,7 @@ pub struct Plan {
     /// fence use NVIDIA inline PTX acquire/release (`DeviceCaps::acq_rel_ptx`), and structured
     /// partials are plain stores as on the C11 path (plain ones stay atomic).
     pub ptx_acq_rel: bool,
+    /// The OpenCL C dialect the kernels are built for, e.g. "OpenCL C 3.0".
     pub cl_std: ClStdName,
     /// Local memory bytes per work-group.
     pub local_bytes: u64,

@@ -32,12 +32,15 @@ pub enum CrossAlgo {
 }
 
 impl GroupAlgo {
+    /// Every work-group step, in declaration order.
     pub const ALL: [GroupAlgo; 4] = [
         GroupAlgo::Tree,
         GroupAlgo::WgReduce,
         GroupAlgo::SgReduce,
         GroupAlgo::LocalAtomic,
     ];
+    /// Its name in plans, `CLREDUCE_STRATEGY` and `--strategy`: `tree`, `wg-reduce`,
+    /// `sg-reduce` or `local-atomic`.
     pub fn name(self) -> &'static str {
         match self {
             GroupAlgo::Tree => "tree",
@@ -57,11 +60,14 @@ impl GroupAlgo {
 }
 
 impl CrossAlgo {
+    /// Every cross-group step, in declaration order.
     pub const ALL: [CrossAlgo; 3] = [
         CrossAlgo::Atomic,
         CrossAlgo::LastGroup,
         CrossAlgo::ExtraPass,
     ];
+    /// Its name in plans, `CLREDUCE_STRATEGY` and `--strategy`: `atomic`, `last-group` or
+    /// `extra-pass`.
     pub fn name(self) -> &'static str {
         match self {
             CrossAlgo::Atomic => "atomic",
@@ -92,16 +98,21 @@ impl fmt::Display for CrossAlgo {
 /// A forced strategy; `None` parts are chosen automatically.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct Strategy {
+    /// The work-group step; `None`: the planner picks it.
     pub group: Option<GroupAlgo>,
+    /// The cross-group step; `None`: the planner picks it.
     pub cross: Option<CrossAlgo>,
 }
 
 impl Strategy {
+    /// Nothing forced: the planner picks both steps (the default).
     pub const AUTO: Strategy = Strategy {
         group: None,
         cross: None,
     };
 
+    /// Both steps forced. A launch fails with [`Error::Unsupported`] when the device cannot
+    /// run them.
     pub fn new(group: GroupAlgo, cross: CrossAlgo) -> Strategy {
         Strategy {
             group: Some(group),

@@ -162,6 +162,23 @@ pub fn devices() -> Result<&'static [Device]> {
 /// lists them; nothing is picked silently (design/decisions.md, "Device names").
 /// `None` picks the default: `CLREDUCE_DEVICE` if set, else the first GPU, else the first CPU
 /// that is not a simulator, else the first device.
+///
+/// ```
+/// use clreduce::{device, devices, Error};
+/// # fn main() -> clreduce::Result<()> {
+/// for d in devices()? {
+///     println!("{}: {}", d.index(), d.label());
+/// }
+/// assert_eq!(device::select(Some("0"))?.index(), 0);
+/// match device::select(Some("no such device")) {
+///     Err(Error::DeviceNotFound { found, .. }) => {
+///         // every device, then every platform whose device query failed
+///         assert_eq!(found.len(), devices()?.len() + device::platform_errors().len());
+///     }
+///     other => panic!("{other:?}"),
+/// }
+/// # Ok(()) }
+/// ```
 pub fn select(spec: Option<&str>) -> Result<Device> {
     let all = devices()?;
     let env = std::env::var("CLREDUCE_DEVICE")
@@ -254,12 +271,15 @@ fn default_device(all: &[Device]) -> Device {
 }
 
 impl Device {
+    /// Its index in [`devices`], as `clreduce devices` lists it and [`select`] takes it.
     pub fn index(&self) -> usize {
         self.inner.index
     }
+    /// `CL_DEVICE_NAME`, trimmed.
     pub fn name(&self) -> &str {
         &self.inner.name
     }
+    /// `CL_PLATFORM_NAME` of its platform.
     pub fn platform(&self) -> &str {
         &self.inner.platform
     }
@@ -267,6 +287,7 @@ impl Device {
     pub fn label(&self) -> String {
         format!("{} / {}", self.inner.platform, self.inner.name)
     }
+    /// Whether it is Oclgrind's simulator (its platform name contains "Oclgrind").
     pub fn is_simulator(&self) -> bool {
         self.inner.platform.contains("Oclgrind")
     }

@@ -71,17 +71,52 @@ impl std::fmt::Debug for Queue {
 impl Queue {
     /// A queue on the default device (`CLREDUCE_DEVICE`, else the first GPU, else a CPU), with
     /// the mask from `CLREDUCE_MASK`.
+    ///
+    /// ```
+    /// use clreduce::Queue;
+    /// # fn main() -> clreduce::Result<()> {
+    /// let queue = Queue::default()?;
+    /// println!("running on {}", queue.device().label());
+    /// let x = queue.buffer_from(&[1u32, 2, 3])?;
+    /// assert_eq!(queue.sum(&x)?, 6);
+    /// # Ok(()) }
+    /// ```
     #[allow(clippy::should_implement_trait)]
     pub fn default() -> Result<Queue> {
         Queue::new(&device::select(None)?)
     }
 
     /// A queue on a device picked by index or name substring (see [`device::select`]).
+    ///
+    /// A name that matches several devices is
+    /// [`Error::AmbiguousDevice`](crate::Error::AmbiguousDevice), one that matches none
+    /// [`Error::DeviceNotFound`](crate::Error::DeviceNotFound).
+    ///
+    /// ```
+    /// use clreduce::{Error, Queue};
+    /// # fn main() -> clreduce::Result<()> {
+    /// let queue = Queue::with_device("0")?; // the first device `clreduce devices` lists
+    /// assert_eq!(queue.device().index(), 0);
+    /// assert!(matches!(
+    ///     Queue::with_device("no such device"),
+    ///     Err(Error::DeviceNotFound { .. })
+    /// ));
+    /// # Ok(()) }
+    /// ```
     pub fn with_device(spec: &str) -> Result<Queue> {
         Queue::new(&device::select(Some(spec))?)
     }
 
     /// A queue on `device` with the mask from `CLREDUCE_MASK`.
+    ///
+    /// ```
+    /// use clreduce::{devices, Queue};
+    /// # fn main() -> clreduce::Result<()> {
+    /// let device = &devices()?[0];
+    /// let queue = Queue::new(device)?;
+    /// assert_eq!(queue.device().label(), device.label());
+    /// # Ok(()) }
+    /// ```
     pub fn new(device: &Device) -> Result<Queue> {
         Queue::with_mask(device, Mask::from_env()?)
     }
@@ -130,6 +165,7 @@ impl Queue {
         })
     }
 
+    /// The device this queue runs on.
     pub fn device(&self) -> &Device {
         &self.inner.device
     }
@@ -139,6 +175,7 @@ impl Queue {
         &self.inner.caps
     }
 
+    /// The capability mask this queue was made with (empty for none).
     pub fn mask(&self) -> Mask {
         self.inner.mask
     }

@@ -45,7 +45,7 @@ pub struct ReduceArgs {
     #[arg(long, default_value_t = 256)]
     pub local: usize,
     /// Span reductions of LEN bins instead of scalars: element j goes to bin
-    /// (key(x[j]) * 131 + j) mod LEN, key being the integer as ulong or a float's bits.
+    /// `(key(x[j]) * 131 + j) mod LEN`, key being the integer as ulong or a float's bits.
     #[arg(long, value_name = "LEN")]
     pub span: Option<usize>,
     /// One more variable, with a custom combiner: an OpenCL C expression over a and b, e.g.
