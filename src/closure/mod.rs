@@ -170,12 +170,17 @@ mod reducers;
 #[cfg(test)]
 mod tests;
 
-pub use host::{
-    BufBind, CapDesc, Capture, ClosureElem, Geometry, HostBuf, HostEnv, HostId, Item, NdItem, Num,
-    Sink,
-};
+// What a user's closure sees: its id types and its reducers.
+pub use host::{HostBuf, Item, NdItem};
+pub use reducers::{ArgReducer, HostResult, Reducer, SpanReducer};
+// The plumbing `kernel!`'s expansion names (it must be reachable from the user's crate, but it is
+// not an API to call by hand).
+#[doc(hidden)]
+pub use host::{BufBind, CapDesc, Capture, ClosureElem, Geometry, HostEnv, HostId, Num, Sink};
+#[doc(hidden)]
 pub use ir::Ty;
-pub use reducers::{typed, ArgReducer, HostRed, HostResult, RedInput, Reducer, SpanReducer};
+#[doc(hidden)]
+pub use reducers::{typed, HostRed, RedInput};
 
 use crate::api::host::HostReduction;
 use crate::types::HostVec;
