@@ -32,6 +32,7 @@ pub mod closure;
 mod codegen;
 mod error;
 pub mod exact;
+pub mod multi;
 mod ops;
 pub mod plan;
 mod runtime;
