@@ -217,6 +217,12 @@ pub enum Error {
     /// grid or beyond its digits, a merge of two formats, or an integer type.
     #[error("exact accumulator: {reason}")]
     Superacc { reason: String },
+
+    /// An MPI reduction (feature `mpi`) could not combine: a rank failed before the exchange
+    /// (every rank returns this error, naming the first rank that failed and its error), or the
+    /// ranks' reductions disagree (different variables, ops or types).
+    #[error("MPI reduction: rank {rank}: {reason}")]
+    Mpi { rank: i32, reason: String },
 }
 
 impl Error {

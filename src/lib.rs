@@ -32,6 +32,8 @@ pub mod closure;
 mod codegen;
 mod error;
 pub mod exact;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 pub mod multi;
 mod ops;
 pub mod plan;

@@ -279,7 +279,7 @@ impl MultiQueue {
         let t1 = Instant::now();
         let combiners = combiners(&reds.0, options)?;
         for ((r, c), p) in reds.0.iter().zip(&combiners).zip(partials) {
-            self.write_var(r, c, p)?;
+            self.write_var(r, c, p, true)?;
         }
         Ok(MultiReport {
             split,
@@ -371,22 +371,10 @@ impl MultiQueue {
             })
     }
 
-    /// Writes variable `r`: the combined partials with its initial value (or the identity for
-    /// an empty launch under `initialize_to_identity`).
-    pub(crate) fn write_var(
-        &self,
-        r: &Reduction,
-        c: &Combiner,
-        total: Option<Vec<Partial>>,
-    ) -> Result<()> {
+    /// The initial value of each element of variable `r` (and its argmin/argmax index).
+    pub(crate) fn initial(&self, r: &Reduction) -> Result<Vec<(Value, u64)>> {
         let q = self.home(&r.target)?;
-        let ty = r.target.ty;
-        let size = ty.size();
-        let total = match total {
-            Some(t) => t,
-            None if r.init_to_identity => vec![c.empty()?; r.elems()],
-            None => return Ok(()),
-        };
+        let (ty, size) = (r.target.ty, r.target.ty.size());
         let mut bytes = vec![0u8; r.elems() * size];
         launch::read_bytes(&q.inner.queue, &r.target.mem, 0, &mut bytes)?;
         let index0 = match &r.index {
@@ -397,13 +385,33 @@ impl MultiQueue {
             }
             None => u64::MAX,
         };
-        for (e, t) in total.iter().enumerate() {
-            let init = (!r.init_to_identity)
-                .then(|| {
-                    Ok::<_, Error>((value_from(ty, &bytes[e * size..(e + 1) * size])?, index0))
-                })
-                .transpose()?;
-            // An identity-less variable that combined nothing stays as it is.
+        bytes
+            .chunks(size)
+            .map(|b| Ok((value_from(ty, b)?, index0)))
+            .collect()
+    }
+
+    /// Writes variable `r`: the combined partials with its initial value (when `use_initial`
+    /// and not `initialize_to_identity`), or the identity for an empty launch under
+    /// `initialize_to_identity`. An identity-less element that combined nothing stays.
+    pub(crate) fn write_var(
+        &self,
+        r: &Reduction,
+        c: &Combiner,
+        total: Option<Vec<Partial>>,
+        use_initial: bool,
+    ) -> Result<()> {
+        let q = self.home(&r.target)?;
+        let size = r.target.ty.size();
+        let total = match total {
+            Some(t) => t,
+            None if r.init_to_identity => vec![c.empty()?; r.elems()],
+            None => return Ok(()),
+        };
+        let initial = self.initial(r)?;
+        let mut bytes: Vec<u8> = initial.iter().flat_map(|(v, _)| v.to_bytes()).collect();
+        for (e, (t, &init)) in total.iter().zip(&initial).enumerate() {
+            let init = (use_initial && !r.init_to_identity).then_some(init);
             let Some((v, ix)) = c.finish(t, init)? else {
                 continue;
             };
