@@ -88,6 +88,7 @@ fn local_phase(
     reds: &Reductions,
     kernel: &MultiKernel,
     options: Options,
+    home: bool,
 ) -> Result<Local> {
     let t0 = Instant::now();
     let combiners = multi::combiners(&reds.0, options)?;
@@ -101,7 +102,13 @@ fn local_phase(
             Some(t) => t,
             None => vec![c.empty()?; r.elems()],
         });
-        initial.push(mq.initial(r)?);
+        // Only the delivering rank combines its initial value (read here, before the status
+        // exchange, so that a failing read is a local failure every rank hears of).
+        initial.push(if home && !r.init_to_identity {
+            mq.initial(r)?
+        } else {
+            Vec::new()
+        });
         vars.push(VarLayout {
             combiner: c.clone(),
             elems: r.elems(),
@@ -175,7 +182,11 @@ pub fn parallel_for_reduce<C: Communicator>(
 ) -> Result<MpiReport> {
     let (form, reds) = (range.into(), reductions.into());
     let t0 = Instant::now();
-    let local = local_phase(mq, &form, &reds, &kernel, options);
+    let home = match deliver {
+        Deliver::All => 0,
+        Deliver::Root(r) => r,
+    };
+    let local = local_phase(mq, &form, &reds, &kernel, options, comm.rank() == home);
     let local_ns = t0.elapsed().as_nanos() as u64;
     let t1 = Instant::now();
     let n_local = multi::units_of(&form).map(|(u, per)| u * per).unwrap_or(0);
@@ -206,10 +217,6 @@ pub fn parallel_for_reduce<C: Communicator>(
     let rank = comm.rank();
     let offset: u64 = counts[..rank as usize].iter().sum();
     let total: u64 = counts.iter().sum();
-    let home = match deliver {
-        Deliver::All => 0,
-        Deliver::Root(r) => r,
-    };
     if !(0..comm.size()).contains(&home) {
         return Err(Error::Mpi {
             rank: home,
@@ -217,19 +224,16 @@ pub fn parallel_for_reduce<C: Communicator>(
         });
     }
     // Global indices; the delivering rank's initial values, once.
-    for ((ps, v), (r, init)) in l
-        .partials
-        .iter_mut()
-        .zip(&l.vars)
-        .zip(reds.0.iter().zip(&l.initial))
-    {
-        for (p, &(v0, i0)) in ps.iter_mut().zip(init) {
+    for ((ps, v), init) in l.partials.iter_mut().zip(&l.vars).zip(&l.initial) {
+        for (e, p) in ps.iter_mut().enumerate() {
             if let Partial::Arg(_, i) = p {
                 if *i != u64::MAX {
                     *i += offset;
                 }
             }
-            if rank == home && !r.init_to_identity {
+            // Only the delivering rank read its initial values (none under
+            // initialize_to_identity).
+            if let Some(&(v0, i0)) = init.get(e) {
                 *p = v
                     .combiner
                     .combine(&initial_partial(&v.combiner, v0, i0)?, p)?;

@@ -239,7 +239,8 @@ impl MultiQueue {
         }
     }
 
-    /// Each device's plan for its share (devices without a share: `None`), nothing run.
+    /// Each device's plan for its share (devices without a share: `None`), nothing run; the
+    /// split is the one the launch would use.
     pub fn explain(
         &self,
         range: impl Into<Form>,
@@ -247,8 +248,21 @@ impl MultiQueue {
         kernel: &MultiKernel,
         options: Options,
     ) -> Result<(Split, Vec<Option<Plan>>)> {
-        let (form, reds) = (range.into(), reductions.into());
+        let form = range.into();
         let split = self.split_for(&form, kernel)?;
+        let plans = self.explain_split(form, reductions, &split, options)?;
+        Ok((split, plans))
+    }
+
+    /// Each device's plan for its share of `split` (devices without a share: `None`).
+    pub fn explain_split(
+        &self,
+        range: impl Into<Form>,
+        reductions: impl Into<Reductions>,
+        split: &Split,
+        options: Options,
+    ) -> Result<Vec<Option<Plan>>> {
+        let (form, reds) = (range.into(), reductions.into());
         let mut plans = Vec::new();
         for (q, &c) in self.queues.iter().zip(split.counts()) {
             if c == 0 {
@@ -258,7 +272,7 @@ impl MultiQueue {
             let shares = share_reductions_for_explain(q, &reds, options)?;
             plans.push(Some(q.explain(share_form(&form, c), shares, options)?));
         }
-        Ok((split, plans))
+        Ok(plans)
     }
 
     /// `parallel_for_reduce` across the devices with explicit options. The reductions'
@@ -408,10 +422,22 @@ impl MultiQueue {
             None if r.init_to_identity => vec![c.empty()?; r.elems()],
             None => return Ok(()),
         };
-        let initial = self.initial(r)?;
+        // The initial value is read only where it takes part, or where an identity-less element
+        // that combined nothing keeps it: a blocking read costs tens of microseconds on PoCL.
+        let use_initial = use_initial && !r.init_to_identity;
+        let initial = if use_initial || c.kind() == PartialKind::Flagged {
+            self.initial(r)?
+        } else {
+            let id = c.empty().ok().and_then(|p| match p {
+                Partial::Value(v) | Partial::Arg(v, _) => Some(v),
+                _ => None,
+            });
+            let zero = value_from(r.target.ty, &[0u8; 8])?;
+            vec![(id.unwrap_or(zero), u64::MAX); r.elems()]
+        };
         let mut bytes: Vec<u8> = initial.iter().flat_map(|(v, _)| v.to_bytes()).collect();
         for (e, (t, &init)) in total.iter().zip(&initial).enumerate() {
-            let init = (use_initial && !r.init_to_identity).then_some(init);
+            let init = use_initial.then_some(init);
             let Some((v, ix)) = c.finish(t, init)? else {
                 continue;
             };

@@ -41,6 +41,22 @@ pub fn pick_devices(spec: Option<&str>) -> Result<Vec<Device>> {
     }
 }
 
+/// The devices of a split (`--split`): `--device all` or none (every device but the
+/// simulators), or a comma list of indices or names.
+pub fn split_devices(spec: Option<&str>) -> Result<Vec<Device>> {
+    match spec {
+        None | Some("all") => Ok(devices()?
+            .iter()
+            .filter(|d| !d.is_simulator())
+            .cloned()
+            .collect()),
+        Some(list) => list
+            .split(',')
+            .map(|s| clreduce::device::select(Some(s.trim())))
+            .collect(),
+    }
+}
+
 /// The launch options of `--strategy` (or CLREDUCE_STRATEGY), `--relaxed` and CLREDUCE_TUNE.
 pub fn options(c: &Common) -> Result<Options> {
     let strategy = match &c.strategy {
