@@ -67,6 +67,85 @@ fn under_mpirun() {
     mpirun(3);
 }
 
+/// `mpirun -np K clreduce reduce --mpi --json`: rank 0 prints one object, checked against the
+/// host reference by the command (every op family, uneven blocks, more ranks than elements).
+#[test]
+fn cli_reduce_mpi() {
+    if Command::new("mpirun").arg("--version").output().is_err() {
+        println!("SKIP cli --mpi: mpirun not found");
+        return;
+    }
+    let exe = env!("CARGO_BIN_EXE_clreduce");
+    let runs: [(usize, &[&str]); 5] = [
+        (
+            2,
+            &["--op", "sum,min,argmax", "--type", "f32", "--n", "100003"],
+        ),
+        (
+            3,
+            &["--op", "sum,xor,lor", "--type", "i32", "--n", "100003"],
+        ),
+        (
+            3,
+            &[
+                "--op",
+                "sum",
+                "--type",
+                "f64",
+                "--determinism",
+                "exact",
+                "--n",
+                "2",
+            ],
+        ),
+        (
+            2,
+            &[
+                "--custom",
+                "max(a,b)",
+                "--no-identity",
+                "--type",
+                "i64",
+                "--n",
+                "5001",
+            ],
+        ),
+        (
+            3,
+            &[
+                "--op", "sum", "--type", "u32", "--span", "16", "--n", "70001",
+            ],
+        ),
+    ];
+    for (np, args) in runs {
+        let out = Command::new("timeout")
+            .args([
+                "300",
+                "mpirun",
+                "--allow-run-as-root",
+                "--oversubscribe",
+                "-np",
+            ])
+            .arg(np.to_string())
+            .args([exe, "reduce", "--mpi", "--json"])
+            .args(args)
+            .envs(clreduce::device::env_for_children())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "-np {np} {args:?}: {text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let j: serde_json::Value =
+            serde_json::from_str(&text).expect("one JSON array, from rank 0");
+        assert_eq!(j[0]["pass"], true, "-np {np} {args:?}: {text}");
+        assert_eq!(j[0]["ranks"], np);
+        println!("PASS cli reduce --mpi -np {np} {args:?}");
+    }
+}
+
 /// Rank r's block of n indices: proportional to r + 1.
 fn block(rank: usize, size: usize, n: u64) -> (u64, u64) {
     let w: u64 = (1..=size as u64).sum();

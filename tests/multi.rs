@@ -725,3 +725,80 @@ fn calibrated_split_and_scatter() {
         .collect();
     assert!(MultiBuffer::from_parts(parts, Split::from_counts(&vec![20; mq.len()]), 1).is_err());
 }
+
+/// `clreduce reduce --split --json`: every op family across the devices (explicit uneven shares
+/// and the measured split), checked by the command against the host reference.
+#[test]
+fn cli_reduce_split() {
+    let Some(exe) = option_env!("CARGO_BIN_EXE_clreduce") else {
+        println!("SKIP cli --split: the clreduce binary is not built (feature cli)");
+        return;
+    };
+    let runs: [&[&str]; 6] = [
+        &[
+            "--op",
+            "sum,min,max,argmin",
+            "--type",
+            "f32",
+            "--shares",
+            "1,3",
+        ],
+        &[
+            "--op",
+            "sum,prod,and,or,xor,land,lor",
+            "--type",
+            "i64",
+            "--shares",
+            "2,1",
+        ],
+        &[
+            "--op",
+            "sum,argmax",
+            "--type",
+            "f64",
+            "--determinism",
+            "exact",
+        ],
+        &[
+            "--op", "sum", "--type", "u32", "--span", "64", "--shares", "1,1",
+        ],
+        &[
+            "--custom",
+            "max(a,b)",
+            "--no-identity",
+            "--type",
+            "i32",
+            "--shares",
+            "3,1",
+        ],
+        &[
+            "--op", "max", "--form", "nd-range", "--local", "64", "--n", "64000", "--shares", "1,2",
+        ],
+    ];
+    let devs = device_queues().len();
+    for args in runs {
+        let mut cmd = std::process::Command::new(exe);
+        cmd.args(["reduce", "--split", "--json"]).args(args);
+        if !args.contains(&"--n") {
+            cmd.args(["--n", "100003"]);
+        }
+        if devs < 2 && args.contains(&"--shares") {
+            println!("SKIP cli --split {args:?}: one non-simulator device");
+            continue;
+        }
+        let out = cmd
+            .envs(clreduce::device::env_for_children())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{args:?}: {text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let j: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(j[0]["pass"], true, "{args:?}: {text}");
+        assert!(j[0]["shares"].as_array().is_some_and(|s| !s.is_empty()));
+        println!("PASS cli reduce --split {args:?}: shares {}", j[0]["split"]);
+    }
+}
