@@ -104,7 +104,7 @@ impl MultiKernel {
         self.args.push((
             name.to_string(),
             MultiArg::Buffers {
-                parts: buf.parts.iter().map(|b| Part::of(b)).collect(),
+                parts: buf.parts.iter().map(Part::of).collect(),
                 writable,
                 layout: buf.layout.clone(),
             },

@@ -35,6 +35,9 @@ use crate::types::{Element, Value};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+/// The combined partials of one variable (one per span element); `None`: no share ran.
+pub(crate) type Totals = Option<Vec<Partial>>;
+
 /// Several devices of one host as one queue (device order is the order given).
 ///
 /// ```no_run
@@ -312,7 +315,7 @@ impl MultiQueue {
         kernel: &MultiKernel,
         split: &Split,
         options: Options,
-    ) -> Result<(Vec<Option<Vec<Partial>>>, Vec<ShareReport>)> {
+    ) -> Result<(Vec<Totals>, Vec<ShareReport>)> {
         form.validate()?;
         let (_, per_unit) = units_of(form)?;
         let combiners = combiners(reds, options)?;
@@ -352,7 +355,7 @@ impl MultiQueue {
                 .map(|h| h.map(|h| h.join().expect("share thread")))
                 .collect()
         });
-        let mut totals: Vec<Option<Vec<Partial>>> = vec![None; reds.len()];
+        let mut totals: Vec<Totals> = vec![None; reds.len()];
         let mut reports = Vec::new();
         for (k, r) in results.into_iter().enumerate() {
             let Some(r) = r else { continue };

@@ -18,7 +18,7 @@
 use super::units::{fmt_n, parse_sizes};
 use super::BenchArgs;
 use clreduce::multi::{MultiKernel, MultiQueue, Split};
-use clreduce::{reduction, reduction_argmin, Op, Options, Queue, Range, Result};
+use clreduce::{reduction, Op, Options, Queue, Range, Result};
 use serde_json::json;
 use std::time::Instant;
 
@@ -204,6 +204,7 @@ pub fn run_mpi_bench(a: &BenchArgs) -> Result<bool> {
     use clreduce::mpi::rsmpi::collective::CommunicatorCollectives;
     use clreduce::mpi::rsmpi::topology::Communicator;
     use clreduce::mpi::{parallel_for_reduce, Deliver};
+    use clreduce::reduction_argmin;
     let universe =
         clreduce::mpi::rsmpi::initialize().ok_or_else(|| clreduce::Error::BadArgument {
             name: "--mpi".into(),

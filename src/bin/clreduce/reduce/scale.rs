@@ -40,6 +40,7 @@ pub(crate) fn split_of(mq: &MultiQueue, form: &Form, shares: Option<&str>) -> Cl
 }
 
 /// Elements `lo..hi` of a host vector.
+#[cfg(feature = "mpi")]
 fn slice(v: &HostVec, lo: usize, hi: usize) -> HostVec {
     match v {
         HostVec::I32(d) => HostVec::I32(d[lo..hi].to_vec()),
