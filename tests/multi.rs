@@ -802,3 +802,45 @@ fn cli_reduce_split() {
         println!("PASS cli reduce --split {args:?}: shares {}", j[0]["split"]);
     }
 }
+
+/// A split whose only non-empty share is on the device holding the variables runs that launch
+/// directly (nothing to combine), with the same results as through the shares.
+#[test]
+fn one_live_share_runs_directly() {
+    let n = 10_007usize;
+    let data: Vec<f64> = (0..n).map(|i| ((i * 13) % 101) as f64 - 50.0).collect();
+    for (name, mq) in configs() {
+        let k = mq.len();
+        for home in [0, k - 1] {
+            let mut counts = vec![0u64; k];
+            counts[home] = n as u64;
+            let x = mq
+                .scatter_with(&data, &Split::from_counts(&counts), 1)
+                .unwrap();
+            let q = mq.queue(home);
+            let (v, i) = (
+                q.buffer_from(&[0.0f64]).unwrap(),
+                q.buffer_from(&[0u64]).unwrap(),
+            );
+            let s = q.buffer_from(&[0.5f64]).unwrap();
+            let rep = mq
+                .parallel_for_reduce_with(
+                    Range::new(n as u64),
+                    vec![
+                        reduction_argmin(&v, &i).initialize_to_identity().name("lo"),
+                        reduction(&s, Op::Plus).name("s"),
+                    ],
+                    MultiKernel::new("combine(lo, x[i], i); s += x[i];").arg("x", &x),
+                    Options::default().exact(),
+                )
+                .unwrap();
+            assert_eq!(rep.combine_ns, 0, "{name}: the direct path");
+            assert_eq!(rep.shares.len(), 1);
+            let first_min = data.iter().position(|&d| d == -50.0).unwrap() as u64;
+            assert_eq!((v.get(0).unwrap(), i.get(0).unwrap()), (-50.0, first_min));
+            let want = sum_f64(&[&[0.5][..], &data].concat());
+            assert_eq!(s.get(0).unwrap().to_bits(), want.to_bits(), "{name}");
+        }
+        println!("PASS {name}: one live share on the variables' device runs directly");
+    }
+}

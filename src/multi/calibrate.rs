@@ -26,6 +26,9 @@ pub struct DeviceRate {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Throughput {
     pub devices: Vec<DeviceRate>,
+    /// Seconds a launch split over several devices costs beyond its slowest share (threads,
+    /// the shares' scratch variables, reading the partials, the host combine).
+    pub split_overhead_s: f64,
     /// `calibrated` (measured here), or `given` (`MultiQueue::with_throughput`, e.g. from
     /// measured-planning data).
     pub source: String,
@@ -45,6 +48,7 @@ impl Throughput {
                     rate_together: r,
                 })
                 .collect(),
+            split_overhead_s: 0.0,
             source: "given".into(),
         }
     }
@@ -77,14 +81,14 @@ impl Throughput {
             }
         }
         let mut w = vec![0.0; d.len()];
-        if inuse.len() < 2 || alone(best) <= t {
+        if inuse.len() < 2 || alone(best) <= t + self.split_overhead_s {
             w[best] = 1.0;
             return (w, alone(best));
         }
         for &k in &inuse {
             w[k] = d[k].rate_together * (t - d[k].latency_s);
         }
-        (w, t)
+        (w, t + self.split_overhead_s)
     }
 }
 
@@ -167,10 +171,42 @@ pub(crate) fn calibrate(queues: &[Queue]) -> Result<Throughput> {
             d.rate_together = (m as f64 / (t - d.latency_s).max(1e-9)).min(d.rate_alone);
         }
     }
-    Ok(Throughput {
+    let mut t = Throughput {
         devices,
+        split_overhead_s: 0.0,
         source: "calibrated".into(),
-    })
+    };
+    if queues.len() > 1 {
+        t.split_overhead_s = split_overhead(queues, &t)?;
+    }
+    Ok(t)
+}
+
+/// The overhead of the multi-device path: a small launch split evenly over every device,
+/// through `MultiQueue`, against the slowest share's predicted time alone.
+fn split_overhead(queues: &[Queue], t: &Throughput) -> Result<f64> {
+    let mq = super::MultiQueue::new(queues)?.with_throughput(t.clone())?;
+    let n = SMALL as u64 * queues.len() as u64;
+    let split = super::Split::proportional(n, &vec![1.0; queues.len()])?;
+    let data: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
+    let x = mq.scatter_with(&data, &split, 1)?;
+    let s = queues[0].buffer_from(&[0.0f32])?;
+    let secs = best_of(3, || {
+        mq.parallel_for_reduce_with(
+            crate::Range::new(n),
+            crate::reduction(&s, crate::Op::Plus).initialize_to_identity(),
+            super::MultiKernel::new("sum += x[i];").arg("x", &x),
+            crate::Options::default(),
+        )
+        .map(drop)
+    })?;
+    let slowest = t
+        .devices
+        .iter()
+        .zip(split.counts())
+        .map(|(d, &c)| d.latency_s + c as f64 / d.rate_alone)
+        .fold(0.0, f64::max);
+    Ok((secs - slowest).max(0.0))
 }
 
 #[cfg(test)]
@@ -189,6 +225,7 @@ mod tests {
     fn equal_finish_times() {
         let t = Throughput {
             devices: vec![dev(0.0, 3e9, 3e9), dev(0.0, 1e9, 1e9)],
+            split_overhead_s: 0.0,
             source: "test".into(),
         };
         let (w, secs) = t.weights(4_000_000_000);
@@ -200,6 +237,7 @@ mod tests {
     fn small_launches_go_to_the_lowest_latency() {
         let t = Throughput {
             devices: vec![dev(60e-6, 1e9, 1e9), dev(8e-6, 1e9, 1e9)],
+            split_overhead_s: 20e-6,
             source: "test".into(),
         };
         let (w, _) = t.weights(1000);
@@ -214,6 +252,7 @@ mod tests {
         // Together each runs at less than half its alone rate: one device alone is faster.
         let t = Throughput {
             devices: vec![dev(0.0, 3e9, 1.2e9), dev(0.0, 2.5e9, 1.0e9)],
+            split_overhead_s: 0.0,
             source: "test".into(),
         };
         let (w, _) = t.weights(1 << 28);

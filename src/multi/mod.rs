@@ -292,6 +292,9 @@ impl MultiQueue {
         let t0 = Instant::now();
         let (form, reds) = (range.into(), reductions.into());
         let split = self.split_for(&form, &kernel)?;
+        if let Some(report) = self.one_device(&form, &reds, &kernel, &split, options)? {
+            return Ok(report);
+        }
         let (partials, shares) = self.run_shares(&form, &reds.0, &kernel, &split, options)?;
         let t1 = Instant::now();
         let combiners = combiners(&reds.0, options)?;
@@ -304,6 +307,57 @@ impl MultiQueue {
             combine_ns: t1.elapsed().as_nanos() as u64,
             wall_ns: t0.elapsed().as_nanos() as u64,
         })
+    }
+
+    /// The fast path of a split with one non-empty share whose device holds every variable:
+    /// the launch itself on that device (the first share starts at index 0, so its indices are
+    /// global), with nothing to combine. `None` where it does not apply.
+    fn one_device(
+        &self,
+        form: &Form,
+        reds: &Reductions,
+        kernel: &MultiKernel,
+        split: &Split,
+        options: Options,
+    ) -> Result<Option<MultiReport>> {
+        let mut live = split.counts().iter().enumerate().filter(|(_, &c)| c > 0);
+        let (Some((k, &c)), None) = (live.next(), live.next()) else {
+            return Ok(None);
+        };
+        let q = &self.queues[k];
+        let id = Arc::as_ptr(&q.inner) as usize;
+        let mine = reds
+            .0
+            .iter()
+            .all(|r| r.target.queue == id && r.index.as_ref().is_none_or(|i| i.queue == id));
+        if !mine {
+            return Ok(None);
+        }
+        form.validate()?;
+        let t0 = Instant::now();
+        let share = share_form(form, c);
+        let ev = q.parallel_for_reduce_with(share, reds.0.clone(), kernel.share(k, 0), options)?;
+        ev.wait()?;
+        let wall_ns = t0.elapsed().as_nanos() as u64;
+        let (_, per) = units_of(form)?;
+        Ok(Some(MultiReport {
+            split: split.clone(),
+            shares: vec![ShareReport {
+                device: q.device().label(),
+                units: c,
+                indices: c * per,
+                first: 0,
+                plan: ev.plan().map(|p| p.summary()),
+                wall_ns,
+                device_ns: if q.is_profiling() {
+                    ev.device_time_ns().ok()
+                } else {
+                    None
+                },
+            }],
+            combine_ns: 0,
+            wall_ns,
+        }))
     }
 
     /// Runs every non-empty share (one thread per device) and combines the partials per
@@ -326,34 +380,36 @@ impl MultiQueue {
             }
         }
         let offsets = split.offsets();
-        let results: Vec<Option<Result<_>>> = std::thread::scope(|s| {
-            let handles: Vec<_> = self
-                .queues
+        let run = |k: usize| {
+            let (c, first) = (split.counts()[k], offsets[k] * per_unit);
+            share::run_share(
+                &self.queues[k],
+                share_form(form, c),
+                reds,
+                &combiners,
+                kernel.share(k, first),
+                options,
+                first,
+            )
+        };
+        // The first non-empty share runs on this thread, every other one on its own.
+        let live: Vec<usize> = (0..self.queues.len())
+            .filter(|&k| split.counts()[k] > 0)
+            .collect();
+        let mut results: Vec<Option<Result<_>>> = (0..self.queues.len()).map(|_| None).collect();
+        std::thread::scope(|s| {
+            let run = &run;
+            let handles: Vec<_> = live
                 .iter()
-                .enumerate()
-                .map(|(k, q)| {
-                    let c = split.counts()[k];
-                    let first = offsets[k] * per_unit;
-                    let (combiners, kernel) = (&combiners, kernel);
-                    (c > 0).then(|| {
-                        s.spawn(move || {
-                            share::run_share(
-                                q,
-                                share_form(form, c),
-                                reds,
-                                combiners,
-                                kernel.share(k, first),
-                                options,
-                                first,
-                            )
-                        })
-                    })
-                })
+                .skip(1)
+                .map(|&k| (k, s.spawn(move || run(k))))
                 .collect();
-            handles
-                .into_iter()
-                .map(|h| h.map(|h| h.join().expect("share thread")))
-                .collect()
+            if let Some(&k) = live.first() {
+                results[k] = Some(run(k));
+            }
+            for (k, h) in handles {
+                results[k] = Some(h.join().expect("share thread"));
+            }
         });
         let mut totals: Vec<Totals> = vec![None; reds.len()];
         let mut reports = Vec::new();

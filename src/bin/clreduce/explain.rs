@@ -109,6 +109,10 @@ fn explain_split(a: &ExplainArgs, ty: ElemType, ops: &[VarOp]) -> Result<bool> {
                     t.source
                 );
             }
+            println!(
+                "throughput: a split launch costs {:.1} us beyond its slowest share",
+                t.split_overhead_s * 1e6
+            );
             mq.split(units, per)?
         }
     };

@@ -121,6 +121,10 @@ pub fn run_split_bench(a: &BenchArgs) -> Result<bool> {
             d.rate_together / 1e9
         );
     }
+    println!(
+        "  split overhead (threads, scratch, partials, combine): {:.1} us",
+        t.split_overhead_s * 1e6
+    );
     let mut rows = Vec::new();
     for (case, exact) in SPLIT_CASES {
         for n in sizes(a, "2^20,2^24,2^26")? {
