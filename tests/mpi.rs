@@ -75,7 +75,9 @@ fn cli_reduce_mpi() {
         println!("SKIP cli --mpi: mpirun not found");
         return;
     }
-    let exe = env!("CARGO_BIN_EXE_clreduce");
+    // CLREDUCE_BIN (scripts/gpu.sh sets it where the binary travels), else cargo's.
+    let exe = std::env::var("CLREDUCE_BIN").unwrap_or(env!("CARGO_BIN_EXE_clreduce").into());
+    let exe = exe.as_str();
     let runs: [(usize, &[&str]); 5] = [
         (
             2,

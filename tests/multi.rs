@@ -730,7 +730,11 @@ fn calibrated_split_and_scatter() {
 /// and the measured split), checked by the command against the host reference.
 #[test]
 fn cli_reduce_split() {
-    let Some(exe) = option_env!("CARGO_BIN_EXE_clreduce") else {
+    // CLREDUCE_BIN (scripts/gpu.sh sets it where the binary travels), else cargo's.
+    let Some(exe) = std::env::var("CLREDUCE_BIN")
+        .ok()
+        .or(option_env!("CARGO_BIN_EXE_clreduce").map(String::from))
+    else {
         println!("SKIP cli --split: the clreduce binary is not built (feature cli)");
         return;
     };
@@ -777,7 +781,7 @@ fn cli_reduce_split() {
     ];
     let devs = device_queues().len();
     for args in runs {
-        let mut cmd = std::process::Command::new(exe);
+        let mut cmd = std::process::Command::new(&exe);
         cmd.args(["reduce", "--split", "--json"]).args(args);
         if !args.contains(&"--n") {
             cmd.args(["--n", "100003"]);

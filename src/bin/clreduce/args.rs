@@ -57,6 +57,21 @@ pub fn split_devices(spec: Option<&str>) -> Result<Vec<Device>> {
     }
 }
 
+/// The device of MPI rank `rank`: `--device rank` takes the non-simulator devices in turn (rank
+/// modulo their number: one GPU per rank on a multi-GPU node), anything else selects as usual.
+pub fn rank_device(spec: Option<&str>, rank: usize) -> Result<Device> {
+    if spec == Some("rank") {
+        let devs = split_devices(None)?;
+        if devs.is_empty() {
+            return Err(clreduce::Error::NoDevices {
+                detail: "--device rank: no non-simulator device".into(),
+            });
+        }
+        return Ok(devs[rank % devs.len()].clone());
+    }
+    clreduce::device::select(spec)
+}
+
 /// The launch options of `--strategy` (or CLREDUCE_STRATEGY), `--relaxed` and CLREDUCE_TUNE.
 pub fn options(c: &Common) -> Result<Options> {
     let strategy = match &c.strategy {

@@ -217,7 +217,7 @@ pub fn run_mpi_bench(a: &BenchArgs) -> Result<bool> {
         })?;
     let world = universe.world();
     let (rank, size) = (world.rank() as u64, world.size() as u64);
-    let d = clreduce::device::select(a.device.as_deref())?;
+    let d = crate::args::rank_device(a.device.as_deref(), rank as usize)?;
     let q = Queue::new(&d)?;
     let mq = MultiQueue::new(std::slice::from_ref(&q))?;
     let (warmup, reps) = (a.warmup, a.reps.unwrap_or(50));

@@ -77,7 +77,8 @@ pub struct ReduceArgs {
     pub shares: Option<String>,
     /// Under `mpirun -np K`: each rank reduces a block of the input (by rank) and the ranks
     /// combine through MPI; rank 0 prints (needs a build with --features mpi). With --split,
-    /// each rank splits its block across its devices.
+    /// each rank splits its block across its devices; `--device rank` gives rank r the r-th
+    /// non-simulator device (modulo their number).
     #[arg(long)]
     pub mpi: bool,
     #[command(flatten)]

@@ -323,7 +323,7 @@ pub fn run_mpi(a: &super::ReduceArgs, p: &Prepared) -> CliResult<bool> {
     let mq = if a.split {
         multi_queue(a)?
     } else {
-        let d = clreduce::device::select(a.common.device.as_deref())?;
+        let d = crate::args::rank_device(a.common.device.as_deref(), rank as usize)?;
         MultiQueue::new(&[queue_on(&d, &a.common)?])?
     };
     let (units, per) = units_of(&p.spec.form)?;
