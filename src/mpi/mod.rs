@@ -92,7 +92,7 @@ fn local_phase(
 ) -> Result<Local> {
     let t0 = Instant::now();
     let combiners = multi::combiners(&reds.0, options)?;
-    let split = mq.split_for(form, kernel)?;
+    let split = mq.split_for(form, kernel, options.determinism)?;
     let (totals, shares) = mq.run_shares(form, &reds.0, kernel, &split, options)?;
     let mut partials = Vec::with_capacity(reds.0.len());
     let mut initial = Vec::with_capacity(reds.0.len());

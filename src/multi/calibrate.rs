@@ -4,7 +4,9 @@
 //! host's cores slow each other down, which only a concurrent run shows). A launch of `n`
 //! indices is cut so that every device finishes at the same predicted time, dropping devices
 //! whose latency alone exceeds it, and given to the fastest device alone when that is
-//! predicted to be faster than the split. design/scaleout.md, "The split".
+//! predicted to be faster than the split. Exact sums are measured apart (exact f32 sums): they
+//! are compute-bound where plain sums are memory-bound, and devices that share cores slow each
+//! other down differently on them. design/scaleout.md, "The split".
 
 use crate::error::Result;
 use crate::runtime::queue::Queue;
@@ -109,13 +111,13 @@ fn best_of(reps: usize, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
 }
 
 /// An f32 sum over the first `n` elements of `x` on `q`, its result read back.
-fn sum(q: &Queue, x: &crate::Buffer<f32>, n: usize) -> Result<()> {
+fn sum(q: &Queue, x: &crate::Buffer<f32>, n: usize, o: crate::Options) -> Result<()> {
     let s = q.buffer_from(&[0.0f32])?;
     q.parallel_for_reduce_with(
         crate::Range::new(n as u64),
         crate::reduction(&s, crate::Op::Plus).initialize_to_identity(),
         crate::Kernel::new("sum += x[i];").arg("x", x),
-        crate::Options::default(),
+        o,
     )?;
     s.get(0)?;
     Ok(())
@@ -123,14 +125,15 @@ fn sum(q: &Queue, x: &crate::Buffer<f32>, n: usize) -> Result<()> {
 
 /// Measures every device: a small and a large sum alone, then the large one split over all of
 /// them at once (shares by the alone rates).
-pub(crate) fn calibrate(queues: &[Queue]) -> Result<Throughput> {
+pub(crate) fn calibrate(queues: &[Queue], det: crate::Determinism) -> Result<Throughput> {
+    let o = crate::Options::default().determinism(det);
     let data: Vec<f32> = (0..LARGE).map(|i| (i % 7) as f32).collect();
     let mut bufs = Vec::with_capacity(queues.len());
     let mut devices = Vec::with_capacity(queues.len());
     for q in queues {
         let x = q.buffer_from(&data)?;
-        let small = best_of(3, || sum(q, &x, SMALL))?;
-        let large = best_of(3, || sum(q, &x, LARGE))?;
+        let small = best_of(3, || sum(q, &x, SMALL, o))?;
+        let large = best_of(3, || sum(q, &x, LARGE, o))?;
         let rate = (LARGE - SMALL) as f64 / (large - small).max(1e-9);
         devices.push(DeviceRate {
             latency_s: (small - SMALL as f64 / rate).max(0.0),
@@ -155,7 +158,7 @@ pub(crate) fn calibrate(queues: &[Queue]) -> Result<Throughput> {
                     .map(|((q, x), &m)| {
                         s.spawn(move || {
                             let t = Instant::now();
-                            sum(q, x, m).map(|()| t.elapsed().as_secs_f64())
+                            sum(q, x, m, o).map(|()| t.elapsed().as_secs_f64())
                         })
                     })
                     .collect();
@@ -174,17 +177,17 @@ pub(crate) fn calibrate(queues: &[Queue]) -> Result<Throughput> {
     let mut t = Throughput {
         devices,
         split_overhead_s: 0.0,
-        source: "calibrated".into(),
+        source: format!("calibrated ({det:?} f32 sums)"),
     };
     if queues.len() > 1 {
-        t.split_overhead_s = split_overhead(queues, &t)?;
+        t.split_overhead_s = split_overhead(queues, &t, o)?;
     }
     Ok(t)
 }
 
 /// The overhead of the multi-device path: a small launch split evenly over every device,
 /// through `MultiQueue`, against the slowest share's predicted time alone.
-fn split_overhead(queues: &[Queue], t: &Throughput) -> Result<f64> {
+fn split_overhead(queues: &[Queue], t: &Throughput, o: crate::Options) -> Result<f64> {
     let mq = super::MultiQueue::new(queues)?.with_throughput(t.clone())?;
     let n = SMALL as u64 * queues.len() as u64;
     let split = super::Split::proportional(n, &vec![1.0; queues.len()])?;
@@ -196,7 +199,7 @@ fn split_overhead(queues: &[Queue], t: &Throughput) -> Result<f64> {
             crate::Range::new(n),
             crate::reduction(&s, crate::Op::Plus).initialize_to_identity(),
             super::MultiKernel::new("sum += x[i];").arg("x", &x),
-            crate::Options::default(),
+            o,
         )
         .map(drop)
     })?;

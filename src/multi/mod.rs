@@ -28,7 +28,7 @@ pub use split::{share_form, units_of, Split};
 
 use crate::api::{Form, Options, Reduction, Reductions};
 use crate::error::{Error, Result};
-use crate::plan::Plan;
+use crate::plan::{Determinism, Plan};
 use crate::runtime::launch;
 use crate::runtime::queue::Queue;
 use crate::types::{Element, Value};
@@ -67,7 +67,8 @@ pub(crate) type Totals = Option<Vec<Partial>>;
 #[derive(Clone)]
 pub struct MultiQueue {
     queues: Vec<Queue>,
-    throughput: Arc<Mutex<Option<Throughput>>>,
+    /// The measured models: plain sums, exact sums (`Determinism::Exact`).
+    throughput: Arc<Mutex<[Option<Throughput>; 2]>>,
 }
 
 impl std::fmt::Debug for MultiQueue {
@@ -107,7 +108,7 @@ impl MultiQueue {
         }
         Ok(MultiQueue {
             queues: queues.to_vec(),
-            throughput: Arc::new(Mutex::new(None)),
+            throughput: Arc::new(Mutex::new([None, None])),
         })
     }
 
@@ -137,7 +138,7 @@ impl MultiQueue {
         }
         Ok(MultiQueue {
             queues: self.queues,
-            throughput: Arc::new(Mutex::new(Some(t))),
+            throughput: Arc::new(Mutex::new([Some(t.clone()), Some(t)])),
         })
     }
 
@@ -155,21 +156,42 @@ impl MultiQueue {
         self.queues.is_empty()
     }
 
-    /// The throughput model: measured once per `MultiQueue` (and its clones) on first use.
+    /// The throughput model of plain launches: measured once per `MultiQueue` (and its
+    /// clones) on first use.
     pub fn throughput(&self) -> Result<Throughput> {
-        let mut t = self.throughput.lock().unwrap_or_else(|p| p.into_inner());
-        if t.is_none() {
-            *t = Some(calibrate::calibrate(&self.queues)?);
-        }
-        Ok(t.clone().expect("set above"))
+        self.throughput_for(Determinism::Deterministic)
     }
 
-    /// The split of `units` units of `indices_per_unit` indices each, by measured throughput.
+    /// The throughput model for launches of determinism `det`: exact sums have their own
+    /// (measured on exact f32 sums), every other launch the plain one.
+    pub fn throughput_for(&self, det: Determinism) -> Result<Throughput> {
+        let k = (det == Determinism::Exact) as usize;
+        let mut t = self.throughput.lock().unwrap_or_else(|p| p.into_inner());
+        if t[k].is_none() {
+            let d = if k == 1 {
+                det
+            } else {
+                Determinism::Deterministic
+            };
+            t[k] = Some(calibrate::calibrate(&self.queues, d)?);
+        }
+        Ok(t[k].clone().expect("set above"))
+    }
+
+    /// The split of `units` units of `indices_per_unit` indices each, by measured throughput
+    /// (of plain launches; [`split_with`](Self::split_with) for exact sums).
     pub fn split(&self, units: u64, indices_per_unit: u64) -> Result<Split> {
+        self.split_with(units, indices_per_unit, Determinism::Deterministic)
+    }
+
+    /// The split for launches of determinism `det`.
+    pub fn split_with(&self, units: u64, indices_per_unit: u64, det: Determinism) -> Result<Split> {
         if self.queues.len() == 1 {
             return Ok(Split::from_counts(&[units]));
         }
-        let (w, _) = self.throughput()?.weights(units * indices_per_unit.max(1));
+        let (w, _) = self
+            .throughput_for(det)?
+            .weights(units * indices_per_unit.max(1));
         Split::proportional(units, &w)
     }
 
@@ -226,8 +248,9 @@ impl MultiQueue {
         self.parallel_for_reduce_with(range, reductions, kernel, Options::from_env()?)
     }
 
-    /// The split a launch would use: the scattered arguments', else by throughput.
-    pub fn split_for(&self, form: &Form, kernel: &MultiKernel) -> Result<Split> {
+    /// The split a launch would use: the scattered arguments', else by throughput (of launches
+    /// of determinism `det`).
+    pub fn split_for(&self, form: &Form, kernel: &MultiKernel, det: Determinism) -> Result<Split> {
         let (units, per_unit) = units_of(form)?;
         match kernel.split(self.queues.len())? {
             Some((s, _)) if s.total() != units => Err(Error::BadArgument {
@@ -238,7 +261,7 @@ impl MultiQueue {
                 ),
             }),
             Some((s, _)) => Ok(s),
-            None => self.split(units, per_unit),
+            None => self.split_with(units, per_unit, det),
         }
     }
 
@@ -252,7 +275,7 @@ impl MultiQueue {
         options: Options,
     ) -> Result<(Split, Vec<Option<Plan>>)> {
         let form = range.into();
-        let split = self.split_for(&form, kernel)?;
+        let split = self.split_for(&form, kernel, options.determinism)?;
         let plans = self.explain_split(form, reductions, &split, options)?;
         Ok((split, plans))
     }
@@ -291,7 +314,7 @@ impl MultiQueue {
     ) -> Result<MultiReport> {
         let t0 = Instant::now();
         let (form, reds) = (range.into(), reductions.into());
-        let split = self.split_for(&form, &kernel)?;
+        let split = self.split_for(&form, &kernel, options.determinism)?;
         if let Some(report) = self.one_device(&form, &reds, &kernel, &split, options)? {
             return Ok(report);
         }

@@ -98,7 +98,8 @@ fn explain_split(a: &ExplainArgs, ty: ElemType, ops: &[VarOp]) -> Result<bool> {
             Split::proportional(units, &w)?
         }
         None => {
-            let t = mq.throughput()?;
+            let det = options(c)?.determinism;
+            let t = mq.throughput_for(det)?;
             for (q, d) in mq.queues().iter().zip(&t.devices) {
                 println!(
                     "throughput: {}: latency {:.1} us, {:.2} G indices/s alone, {:.2} G/s with the others running ({})",
@@ -113,7 +114,7 @@ fn explain_split(a: &ExplainArgs, ty: ElemType, ops: &[VarOp]) -> Result<bool> {
                 "throughput: a split launch costs {:.1} us beyond its slowest share",
                 t.split_overhead_s * 1e6
             );
-            mq.split(units, per)?
+            mq.split_with(units, per, det)?
         }
     };
     println!(

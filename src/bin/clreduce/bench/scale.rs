@@ -81,7 +81,7 @@ fn run_split(
     // The variable on the device with the lowest launch latency (its read and write are part
     // of the combine).
     let home = mq
-        .throughput()?
+        .throughput_for(opts(exact).determinism)?
         .devices
         .iter()
         .enumerate()
@@ -128,6 +128,22 @@ pub fn run_split_bench(a: &BenchArgs) -> Result<bool> {
     );
     let mut rows = Vec::new();
     for (case, exact) in SPLIT_CASES {
+        if exact {
+            let te = mq.throughput_for(opts(true).determinism)?;
+            for (q, d) in queues.iter().zip(&te.devices) {
+                println!(
+                    "  exact sums: {}: latency {:.1} us, {:.3} G indices/s alone, {:.3} with the others running",
+                    q.device().label(),
+                    d.latency_s * 1e6,
+                    d.rate_alone / 1e9,
+                    d.rate_together / 1e9
+                );
+            }
+            println!(
+                "  exact sums: split overhead {:.1} us",
+                te.split_overhead_s * 1e6
+            );
+        }
         for n in sizes(a, "2^20,2^24,2^26")? {
             let x = data(n);
             let mut alone = Vec::new();
@@ -146,13 +162,15 @@ pub fn run_split_bench(a: &BenchArgs) -> Result<bool> {
                 alone.push(median(tt));
             }
             let best = alone.iter().cloned().fold(f64::INFINITY, f64::min);
-            let mut configs = vec![("auto", mq.split(n, 1)?)];
+            let det = opts(exact).determinism;
+            let tw = mq.throughput_for(det)?;
+            let mut configs = vec![("auto", mq.split_with(n, 1, det)?)];
             let w: Vec<f64> = match &a.shares {
                 Some(s) => s
                     .split(',')
                     .map(|v| v.trim().parse().unwrap_or(-1.0))
                     .collect(),
-                None => t.devices.iter().map(|d| d.rate_alone).collect(),
+                None => tw.devices.iter().map(|d| d.rate_alone).collect(),
             };
             configs.push((
                 if a.shares.is_some() {

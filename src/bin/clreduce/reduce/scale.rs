@@ -17,10 +17,15 @@ use clreduce::{devices, Device, Form, NdRange, Options, Range, Result};
 use serde_json::json;
 
 /// `--shares W,W,...`: explicit weights per device, else by measured throughput.
-pub(crate) fn split_of(mq: &MultiQueue, form: &Form, shares: Option<&str>) -> CliResult<Split> {
+pub(crate) fn split_of(
+    mq: &MultiQueue,
+    form: &Form,
+    shares: Option<&str>,
+    det: Determinism,
+) -> CliResult<Split> {
     let (units, per) = units_of(form)?;
     match shares {
-        None => Ok(mq.split(units, per)?),
+        None => Ok(mq.split_with(units, per, det)?),
         Some(s) => {
             let w: Vec<f64> = s
                 .split(',')
@@ -147,7 +152,12 @@ fn launch(
         Form::Range(_) => Range::new(n).into(),
         Form::NdRange(r) => NdRange::new(n, r.local).into(),
     };
-    let split = split_of(mq, &form, a.shares.as_deref())?;
+    let split = split_of(
+        mq,
+        &form,
+        a.shares.as_deref(),
+        options(&a.common)?.determinism,
+    )?;
     let (_, per) = units_of(&form)?;
     let k = kernel(mq, p, data, &split, per, rbase)?;
     let targets = make_targets(mq.queue(0), p.spec.ty, &p.inits)?;
