@@ -275,15 +275,22 @@ fn argmin_and_argmax_take_the_lowest_global_index() {
     let n = 50_000usize;
     for (name, mq) in configs() {
         for split in splits(n as u64, mq.len()) {
-            // The extreme values appear once in each share (ties across shares) and at a
-            // later index in the first share: the lowest global index must win.
+            // Ties across shares: the extremes at the end of an earlier share and at the start
+            // of a later one, so the lowest global index is not the lowest share-local one.
             let mut data: Vec<f64> = (0..n).map(|i| ((i * 31) % 1000) as f64).collect();
             let offs = split.offsets();
-            for (&o, &c) in offs.iter().zip(split.counts()) {
-                if c > 2 {
-                    data[(o + c / 2) as usize] = -5.0;
-                    data[(o + c - 1) as usize] = 5000.0;
-                }
+            let live: Vec<usize> = (0..split.devices())
+                .filter(|&k| split.counts()[k] > 2)
+                .collect();
+            for (j, &k) in live.iter().enumerate() {
+                let (o, c) = (offs[k] as usize, split.counts()[k] as usize);
+                let (lo, hi) = if j == 0 && live.len() > 1 {
+                    (o + c - 1, o + c - 2)
+                } else {
+                    (o + 1, o + 2)
+                };
+                data[lo] = -5.0;
+                data[hi] = 5000.0;
             }
             let first_min = data.iter().position(|&v| v == -5.0).unwrap() as u64;
             let first_max = data.iter().position(|&v| v == 5000.0).unwrap() as u64;
