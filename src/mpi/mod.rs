@@ -53,10 +53,13 @@ pub enum Deliver {
 /// What one rank did.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct MpiReport {
+    /// This rank.
     pub rank: i32,
+    /// The number of ranks.
     pub size: i32,
     /// This rank's first global index, and the indices of all ranks.
     pub offset: u64,
+    /// The indices of all ranks together.
     pub total: u64,
     /// The local multi-device launch (`None`: this rank had no indices).
     pub local: Option<MultiReport>,

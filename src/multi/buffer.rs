@@ -13,7 +13,12 @@ pub enum Layout {
     /// Part `k` holds elements `split.offsets()[k] ..` of one array (`split.counts()[k]` of
     /// them, times `per_unit` elements per unit of the split): the body indexes it with the
     /// share's own `i`.
-    Scattered { split: Split, per_unit: u64 },
+    Scattered {
+        /// The shares, in units.
+        split: Split,
+        /// Elements per unit.
+        per_unit: u64,
+    },
     /// Every part holds the whole array (a table every index may read).
     Replicated,
 }
@@ -72,6 +77,7 @@ impl<T: Element> MultiBuffer<T> {
     pub fn parts(&self) -> &[Buffer<T>] {
         &self.parts
     }
+    /// How the parts relate to the launch (scattered or replicated).
     pub fn layout(&self) -> &Layout {
         &self.layout
     }

@@ -27,6 +27,7 @@ pub struct DeviceRate {
 /// The devices' models and where they came from.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Throughput {
+    /// One model per device, in device order.
     pub devices: Vec<DeviceRate>,
     /// Seconds a launch split over several devices costs beyond its slowest share (threads,
     /// the shares' scratch variables, reading the partials, the host combine).

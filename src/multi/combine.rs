@@ -30,9 +30,13 @@ pub enum Partial {
 /// What kind of partial a variable hands back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PartialKind {
+    /// [`Partial::Value`]: ops with an identity.
     Value,
+    /// [`Partial::Arg`]: argmin and argmax.
     Arg,
+    /// [`Partial::Flagged`]: identity-less ops.
     Flagged,
+    /// [`Partial::Exact`]: exact float sums.
     Exact,
 }
 
@@ -78,12 +82,15 @@ impl Combiner {
         })
     }
 
+    /// The kind of partial the variable hands back.
     pub fn kind(&self) -> PartialKind {
         self.kind
     }
+    /// The variable's element type.
     pub fn ty(&self) -> ElemType {
         self.ty
     }
+    /// The variable's operator.
     pub fn op(&self) -> &Operator {
         &self.op
     }

@@ -84,6 +84,7 @@ pub struct MultiKernel {
 }
 
 impl MultiKernel {
+    /// A body in OpenCL C, as [`Kernel::new`]; bind its buffers with [`arg`](Self::arg).
     pub fn new(body: &str) -> MultiKernel {
         MultiKernel {
             body: body.to_string(),
@@ -129,6 +130,7 @@ impl MultiKernel {
         self.reducers = Some(names.iter().map(|s| s.as_ref().to_string()).collect());
         self
     }
+    /// The body.
     pub fn body(&self) -> &str {
         &self.body
     }

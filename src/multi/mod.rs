@@ -82,6 +82,7 @@ impl std::fmt::Debug for MultiQueue {
 pub struct MultiReport {
     /// The split, in units (elements, work-groups or slices).
     pub split: Split,
+    /// What each device that ran a share did, in device order.
     pub shares: Vec<ShareReport>,
     /// Host time of combining the partials and writing the variables.
     pub combine_ns: u64,
@@ -142,6 +143,7 @@ impl MultiQueue {
         })
     }
 
+    /// The queues, in device order.
     pub fn queues(&self) -> &[Queue] {
         &self.queues
     }
@@ -149,9 +151,11 @@ impl MultiQueue {
     pub fn queue(&self, k: usize) -> &Queue {
         &self.queues[k]
     }
+    /// The number of devices.
     pub fn len(&self) -> usize {
         self.queues.len()
     }
+    /// Never true: a multi-device queue has at least one device.
     pub fn is_empty(&self) -> bool {
         self.queues.is_empty()
     }

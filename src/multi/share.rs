@@ -20,8 +20,9 @@ use std::time::Instant;
 pub struct ShareReport {
     /// The device (`platform / name`).
     pub device: String,
-    /// Units of the split (elements, work-groups or slices) and linear indices of this share.
+    /// Units of the split (elements, work-groups or slices) in this share.
     pub units: u64,
+    /// Linear indices of this share (units times indices per unit).
     pub indices: u64,
     /// The share's first global linear index.
     pub first: u64,
