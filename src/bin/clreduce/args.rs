@@ -59,6 +59,7 @@ pub fn split_devices(spec: Option<&str>) -> Result<Vec<Device>> {
 
 /// The device of MPI rank `rank`: `--device rank` takes the non-simulator devices in turn (rank
 /// modulo their number: one GPU per rank on a multi-GPU node), anything else selects as usual.
+#[cfg(feature = "mpi")]
 pub fn rank_device(spec: Option<&str>, rank: usize) -> Result<Device> {
     if spec == Some("rank") {
         let devs = split_devices(None)?;
