@@ -24,7 +24,10 @@
 //   reduction) and Rk_SSTORE (CLR_SS_*: where a span's work-group copies live); Rk_XLS (longs of
 //   local memory for an exact sum's superaccumulators, 1 for other variables) and, for an exact
 //   sum, Rk_XF, Rk_XE, Rk_XST, Rk_XL and Rk_XSPEC (kernels/var_exact.cl); CLR_SPEC 1 when the main
-//   loop is the speculative one of a launch whose only variable is an exact sum.
+//   loop is the speculative one of a launch whose only variable is an exact sum; Rk_XRAW 1 in
+//   raw mode (multi-device shares, src/multi/): the last work-group writes the raw partial to
+//   clr_aux_k instead of combining it into the variable (an exact sum's normalized limbs without
+//   the initial value; an identity-less accumulator's value into the variable and its has flag).
 // A custom combiner comes as a generated macro Rk_CUSTOM(a, b); Rk_PAD (generated) is 1 when
 // the accumulator struct has an explicit pad word.
 
@@ -108,6 +111,7 @@
 #define VXL CLR_CAT3(R, CLR_V, _XL)
 #define VXLS CLR_CAT3(R, CLR_V, _XLS)
 #define VXSPEC CLR_CAT3(R, CLR_V, _XSPEC)
+#define VXRAW CLR_CAT3(R, CLR_V, _XRAW)
 #define CLR_CAT_(a, b) a##b
 #define CLR_CAT(a, b) CLR_CAT_(a, b)
 

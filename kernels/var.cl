@@ -442,7 +442,14 @@ static inline void VAR(clr_reduce_partials)(__global VT* res, __global ulong* au
     {
         g = VAR(clr_group)(acc, lm);
     }
-#if VSHAPE == CLR_SHAPE_FLAGGED
+#if VSHAPE == CLR_SHAPE_FLAGGED && VXRAW
+    // Raw mode (a multi-device share): the share's value alone, and whether it saw any value;
+    // the host combines the shares that did with the variable's initial value.
+    if (lid == 0) {
+        if (g.has) res[0] = g.v;
+        aux[0] = g.has ? 1UL : 0UL;
+    }
+#elif VSHAPE == CLR_SHAPE_FLAGGED
     // An identity-less accumulator that saw nothing leaves the variable unchanged.
     if (lid == 0 && g.has) res[0] = VINIT ? VAR(clr_eop)(init, g.v) : g.v;
 #else

@@ -234,8 +234,11 @@ CLR_X_INLINE VT VAR(clr_xround)(__private long* p) {
 
 // The sum of `rows` published superaccumulators in global memory (each slot read once and left
 // at 0), plus the variable's element e's initial value (VINIT), rounded into res[e]. One
-// work-item per element; `atomic_take`: the rows were published with atomics.
-CLR_X_INLINE void VAR(clr_xround_into)(__global VT* res, size_t e, __global long* part, uint rows, int atomic_take) {
+// work-item per element; `atomic_take`: the rows were published with atomics. Raw mode
+// (VXRAW, a multi-device share): the sum is normalized and its limbs written to raw[e * VXL ..]
+// instead (no initial value, no rounding): the host merges the shares' limbs exactly
+// (clreduce::exact::Superacc) and rounds once.
+CLR_X_INLINE void VAR(clr_xround_into)(__global VT* res, __global ulong* raw, size_t e, __global long* part, uint rows, int atomic_take) {
     long p[VXL];
     for (uint j = 0; j < VXL; ++j) p[j] = 0;
     for (uint r = 0; r < rows; ++r) {
@@ -250,10 +253,16 @@ CLR_X_INLINE void VAR(clr_xround_into)(__global VT* res, size_t e, __global long
             }
         }
     }
+#if VXRAW
+    VX_P(clr_x_normalize)(p);
+    __global long* out = (__global long*)raw + e * VXL;
+    for (uint j = 0; j < VXL; ++j) out[j] = p[j];
+#else
 #if VINIT
     VAR(clr_xadd_private)(p, res[e]);
 #endif
     res[e] = VAR(clr_xround)(p);
+#endif
 }
 
 #if !VSPAN
@@ -360,15 +369,15 @@ CLR_X_INLINE void VAR(clr_group_cross)(VA acc, __local VA* lm, __local long* ls,
 
 CLR_X_INLINE void VAR(clr_last)(__global VT* res, __global ulong* aux, __global long* part, uint count, __local VA* lm, __local long* ls) {
 #if VXS == CLR_XS_ATOMIC
-    if (get_local_id(0) == 0) VAR(clr_xround_into)(res, 0, part, 1, 1);
+    if (get_local_id(0) == 0) VAR(clr_xround_into)(res, aux, 0, part, 1, 1);
 #elif VXS == CLR_XS_LAST
-    if (get_local_id(0) == 0) VAR(clr_xround_into)(res, 0, part, count, 1);
+    if (get_local_id(0) == 0) VAR(clr_xround_into)(res, aux, 0, part, count, 1);
 #endif
 }
 
 CLR_X_INLINE void VAR(clr_pass)(__global VT* res, __global ulong* aux, __global long* part, uint count, __local VA* lm, __local long* ls) {
 #if VXS == CLR_XS_PASS
-    if (get_local_id(0) == 0) VAR(clr_xround_into)(res, 0, part, count, 0);
+    if (get_local_id(0) == 0) VAR(clr_xround_into)(res, aux, 0, part, count, 0);
 #endif
 }
 
@@ -419,7 +428,7 @@ CLR_X_INLINE void VAR(clr_group_cross)(VA acc, __local VA* lm, __local long* ls,
 }
 
 CLR_X_INLINE void VAR(clr_last)(__global VT* res, __global ulong* aux, __global long* part, uint count, __local VA* lm, __local long* ls) {
-    for (uint e = (uint)get_local_id(0); e < VSPAN; e += CLR_WG) VAR(clr_xround_into)(res, e, part, 1, 1);
+    for (uint e = (uint)get_local_id(0); e < VSPAN; e += CLR_WG) VAR(clr_xround_into)(res, aux, e, part, 1, 1);
 }
 
 CLR_X_INLINE void VAR(clr_pass)(__global VT* res, __global ulong* aux, __global long* part, uint count, __local VA* lm, __local long* ls) {}

@@ -354,6 +354,17 @@ pub enum Error {
         /// What is wrong, in words.
         reason: String,
     },
+
+    /// An MPI reduction (feature `mpi`) could not combine: a rank failed before the exchange
+    /// (every rank returns this error, naming the first rank that failed and its error), or the
+    /// ranks' reductions disagree (different variables, ops or types).
+    #[error("MPI reduction: rank {rank}: {reason}")]
+    Mpi {
+        /// The first rank that failed (or that disagreed).
+        rank: i32,
+        /// Its error, or how the ranks disagree.
+        reason: String,
+    },
 }
 
 impl Error {

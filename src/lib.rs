@@ -34,6 +34,9 @@ pub mod closure;
 mod codegen;
 mod error;
 pub mod exact;
+#[cfg(feature = "mpi")]
+pub mod mpi;
+pub mod multi;
 mod ops;
 pub mod plan;
 mod runtime;

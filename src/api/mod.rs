@@ -10,7 +10,7 @@ mod kernel;
 mod options;
 mod parallel_for;
 mod range;
-mod reduction;
+pub(crate) mod reduction;
 mod run;
 mod shortcuts;
 

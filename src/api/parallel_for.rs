@@ -147,6 +147,7 @@ impl Queue {
             names,
             params,
             body: kernel.body().to_string(),
+            raw: reds.0.iter().map(|r| r.raw.is_some()).collect(),
         };
         let q = &self.inner;
         if let Some(hit) = q
@@ -163,7 +164,9 @@ impl Queue {
         }
         check_names(&key.names, &key.params)?;
         let body = check_body(&key.names, reds, kernel.body(), options.determinism)?;
-        let plan = Arc::new(plan::plan(&q.caps, &key.req)?);
+        let mut plan = plan::plan(&q.caps, &key.req)?;
+        mark_raw(&mut plan, &key.raw, &key.names)?;
+        let plan = Arc::new(plan);
         check_identities(reds)?;
         tracing::debug!(plan = %plan.summary(), device = %q.device.label(), "planned");
         Ok(Prepared {
@@ -176,11 +179,17 @@ impl Queue {
     /// A reduction's result (and index) buffer must belong to this queue and be long enough.
     fn check_targets(&self, name: &str, r: &Reduction) -> Result<()> {
         let q = &self.inner;
-        let targets = std::iter::once((name.to_string(), &r.target, r.elems())).chain(
-            r.index
-                .iter()
-                .map(|t| (format!("{name} (index buffer)"), t, 1)),
-        );
+        let targets = std::iter::once((name.to_string(), &r.target, r.elems()))
+            .chain(
+                r.index
+                    .iter()
+                    .map(|t| (format!("{name} (index buffer)"), t, 1)),
+            )
+            .chain(
+                r.raw
+                    .iter()
+                    .map(|t| (format!("{name} (raw partial buffer)"), t, r.elems())),
+            );
         for (label, t, need) in targets {
             if t.device != q.device.index() {
                 return Err(Error::ForeignBuffer {
@@ -366,6 +375,33 @@ fn request(form: &Form, reds: &Reductions, options: Options, pure_body: bool) ->
         tuning: options.tuning,
         pure_body,
     }
+}
+
+/// Raw mode (multi-device shares): marks the variables that write their raw partial. Only an
+/// exact sum or an identity-less variable finishing in a work-group (last-group or extra pass)
+/// has one; the multi-device layer asks for nothing else.
+fn mark_raw(plan: &mut Plan, raw: &[bool], names: &[String]) -> Result<()> {
+    for ((v, &r), name) in plan.vars.iter_mut().zip(raw).zip(names) {
+        if !r {
+            continue;
+        }
+        let ok = match v.shape {
+            plan::AccShape::Exact => true,
+            plan::AccShape::Flagged => v.cross != plan::CrossAlgo::Atomic && v.span.is_none(),
+            _ => false,
+        };
+        if !ok {
+            return Err(Error::BadArgument {
+                name: name.clone(),
+                problem: format!(
+                    "raw partials exist for exact sums and identity-less variables finishing in one work-group, not {} ({}+{})",
+                    v.op, v.group, v.cross
+                ),
+            });
+        }
+        v.raw = true;
+    }
+    Ok(())
 }
 
 /// Reducer and argument names are valid C identifiers, not clreduce's, and unique.

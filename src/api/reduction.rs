@@ -44,6 +44,10 @@ pub struct Reduction {
     pub(crate) span: Option<usize>,
     pub(crate) name: Option<String>,
     pub(crate) init_to_identity: bool,
+    /// Raw mode (crate-internal, the multi-device layer's shares): the buffer the last
+    /// work-group writes the raw partial to (an exact sum's limbs as `i64`, an identity-less
+    /// accumulator's `has` flag as `u64`), passed as the variable's aux argument.
+    pub(crate) raw: Option<Target>,
 }
 
 /// Creates a reduction of `buf[0]` with `op` (SYCL's `sycl::reduction(buf, op)`): a built-in
@@ -79,6 +83,7 @@ pub fn reduction<B: AnyBuffer>(buf: &B, op: impl Into<Operator>) -> Reduction {
         span: None,
         name: None,
         init_to_identity: false,
+        raw: None,
     }
 }
 
@@ -172,6 +177,14 @@ impl Reduction {
     }
     pub(crate) fn elems(&self) -> usize {
         self.span.unwrap_or(1)
+    }
+    /// Raw mode (crate-internal): the last work-group writes the raw partial into `raw`
+    /// instead of combining it into the variable (kernels/var_exact.cl, kernels/var.cl
+    /// `Rk_XRAW`). Only exact sums and identity-less variables take it (`BadArgument`
+    /// otherwise).
+    pub(crate) fn raw_into<B: AnyBuffer>(mut self, raw: &B) -> Reduction {
+        self.raw = Some(Target::of(raw));
+        self
     }
 }
 

@@ -122,10 +122,12 @@ impl Queue {
                 .as_ref()
                 .expect("partials allocated by prepare");
             args.push(Arg::Mem(&r.target.mem));
-            // The index buffer of argmin/argmax; other variables never touch clr_aux.
-            args.push(match &r.index {
-                Some(ix) => Arg::Mem(&ix.mem),
-                None => Arg::Mem(part),
+            // The index buffer of argmin/argmax, or a raw share's partial buffer; other
+            // variables never touch clr_aux.
+            args.push(match (&r.index, &r.raw) {
+                (Some(ix), _) => Arg::Mem(&ix.mem),
+                (None, Some(raw)) => Arg::Mem(&raw.mem),
+                (None, None) => Arg::Mem(part),
             });
             args.push(Arg::Mem(part));
         }
@@ -165,6 +167,11 @@ impl Queue {
         }
         drop(args);
         let mut keep: Vec<Arc<Mem>> = regions.iter().map(|(m, _)| (*m).clone()).collect();
+        keep.extend(
+            reds.0
+                .iter()
+                .filter_map(|r| r.raw.as_ref().map(|t| t.mem.clone())),
+        );
         for (_, a) in &kernel.args {
             if let ArgKind::Buffer { mem, .. } = a {
                 keep.push(mem.clone());

@@ -158,6 +158,7 @@ pub(crate) fn options(plan: &Plan, caps: &DeviceCaps) -> String {
             (!v.init_to_identity as u8).to_string(),
         );
         d(&format!("R{k}_LSLOTS"), v.local_slots.to_string());
+        d(&format!("R{k}_XRAW"), (v.raw as u8).to_string());
         d(
             &format!("R{k}_SPAN"),
             v.span.map_or(0, |s| s.len).to_string(),

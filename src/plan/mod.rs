@@ -289,6 +289,7 @@ fn var_plans(
             local_slots: geometry::local_slots(caps, &need, local),
             deterministic: ep.is_some() || group::var_deterministic(g, c, v),
             exact: ep,
+            raw: false,
         });
     }
     Ok(vars)

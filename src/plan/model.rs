@@ -208,6 +208,12 @@ pub struct VarPlan {
     pub deterministic: bool,
     /// The exact sum's plan (`AccShape::Exact`), else `None`.
     pub exact: Option<ExactPlan>,
+    /// Raw mode (set by the multi-device layer, `src/multi/`, never by the planner): the last
+    /// work-group writes the share's raw partial for the host to combine instead of combining
+    /// it into the variable: an exact sum's normalized superaccumulator limbs (without the
+    /// initial value), an identity-less accumulator's value and `has` flag. Not serialized.
+    #[serde(skip)]
+    pub raw: bool,
 }
 
 /// How the range form maps indices to work-items.

@@ -42,6 +42,8 @@ pub(crate) struct LaunchKey {
     pub names: Vec<String>,
     pub params: Vec<(String, ParamKind)>,
     pub body: String,
+    /// Which variables run in raw mode (multi-device shares, `Reduction::raw_into`).
+    pub raw: Vec<bool>,
 }
 
 /// A cached plan with its compiled program.

@@ -41,6 +41,38 @@ pub fn pick_devices(spec: Option<&str>) -> Result<Vec<Device>> {
     }
 }
 
+/// The devices of a split (`--split`): `--device all` or none (every device but the
+/// simulators), or a comma list of indices or names.
+pub fn split_devices(spec: Option<&str>) -> Result<Vec<Device>> {
+    match spec {
+        None | Some("all") => Ok(devices()?
+            .iter()
+            .filter(|d| !d.is_simulator())
+            .cloned()
+            .collect()),
+        Some(list) => list
+            .split(',')
+            .map(|s| clreduce::device::select(Some(s.trim())))
+            .collect(),
+    }
+}
+
+/// The device of MPI rank `rank`: `--device rank` takes the non-simulator devices in turn (rank
+/// modulo their number: one GPU per rank on a multi-GPU node), anything else selects as usual.
+#[cfg(feature = "mpi")]
+pub fn rank_device(spec: Option<&str>, rank: usize) -> Result<Device> {
+    if spec == Some("rank") {
+        let devs = split_devices(None)?;
+        if devs.is_empty() {
+            return Err(clreduce::Error::NoDevices {
+                detail: "--device rank: no non-simulator device".into(),
+            });
+        }
+        return Ok(devs[rank % devs.len()].clone());
+    }
+    clreduce::device::select(spec)
+}
+
 /// The launch options of `--strategy` (or CLREDUCE_STRATEGY), `--relaxed` and CLREDUCE_TUNE.
 pub fn options(c: &Common) -> Result<Options> {
     let strategy = match &c.strategy {

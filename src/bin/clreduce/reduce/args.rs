@@ -67,6 +67,20 @@ pub struct ReduceArgs {
     pub init_identity: bool,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// One launch cut across every selected device (--device all, the default here, leaves
+    /// simulators out; or a comma list), by measured throughput unless --shares; the partials
+    /// combine on the host (clreduce::multi).
+    #[arg(long)]
+    pub split: bool,
+    /// Weights of the devices' shares with --split (e.g. 1,3), instead of measured throughput.
+    #[arg(long, value_name = "W,W,...")]
+    pub shares: Option<String>,
+    /// Under `mpirun -np K`: each rank reduces a block of the input (by rank) and the ranks
+    /// combine through MPI; rank 0 prints (needs a build with --features mpi). With --split,
+    /// each rank splits its block across its devices; `--device rank` gives rank r the r-th
+    /// non-simulator device (modulo their number).
+    #[arg(long)]
+    pub mpi: bool,
     #[command(flatten)]
     pub common: Common,
 }

@@ -11,6 +11,7 @@ mod check;
 mod data;
 mod input;
 mod json;
+mod scale;
 
 pub use args::ReduceArgs;
 pub use data::reduce_body;
@@ -53,6 +54,16 @@ struct Prepared {
 /// `clreduce reduce`: Ok(false) when a variable did not match the host reference (exit 1).
 pub fn run(a: &ReduceArgs) -> CliResult<bool> {
     let spec = spec(a)?;
+    if a.split || a.mpi {
+        // One launch across devices (scale.rs): the host's memory checked as for one device.
+        limits::check_host(&needs(a, &spec).what, needs(a, &spec).host)?;
+        let p = prepare(a, spec)?;
+        return if a.mpi {
+            scale::run_mpi(a, &p)
+        } else {
+            scale::run_split(a, &p)
+        };
+    }
     let devs = devices_that_fit(a, &spec)?;
     let p = prepare(a, spec)?;
     let mut want: Option<Vec<Expected>> = None;
