@@ -24,6 +24,7 @@ fn request(vars: &[Op], n: u64) -> Request {
         strategy: Strategy::AUTO,
         determinism: Determinism::Deterministic,
         tuning: None,
+        pure_body: true,
     }
 }
 

@@ -195,7 +195,6 @@ const MARK: &str = "kernel void mark(global volatile int *out, int seq) { if (ge
 /// coherent shows stale values). Also the enqueue call and enqueue + blocking read on a queue
 /// without profiling.
 fn zero_copy(label: &str, reps: usize) -> Result<(), Box<dyn std::error::Error>> {
-    use opencl3::memory::{svm_alloc, CL_MEM_SVM_FINE_GRAIN_BUFFER, CL_MEM_USE_HOST_PTR};
     let mut id = None;
     for p in get_platforms()? {
         for d in p.get_devices(CL_DEVICE_TYPE_ALL)? {
@@ -228,188 +227,207 @@ fn zero_copy(label: &str, reps: usize) -> Result<(), Box<dyn std::error::Error>>
         } else {
             "queue without profiling"
         };
-        // Plain device buffer: enqueue call, wait on the kernel event, blocking read.
-        let buf =
-            unsafe { Buffer::<i32>::create(&ctx, CL_MEM_READ_WRITE, 1, std::ptr::null_mut())? };
-        for (global, local) in [(1usize, 1usize), (1 << 20, 256)] {
-            let (mut enq, mut waited, mut read_wall, mut wait_read) =
-                (vec![], vec![], vec![], vec![]);
-            for r in 0..reps + 10 {
-                let mut out = [0i32];
-                let t0 = Instant::now();
-                let ev = unsafe {
-                    ExecuteKernel::new(&k)
-                        .set_arg(&buf)
-                        .set_arg(&(r as i32))
-                        .set_global_work_size(global)
-                        .set_local_work_size(local)
-                        .enqueue_nd_range(&q)?
-                };
-                let e = us(t0);
+        device_buffer_probe(&ctx, &q, &k, reps, qname)?;
+        host_visible_probe(&ctx, &q, &k, reps, qname, svm_caps)?;
+    }
+    Ok(())
+}
+
+/// The plain device buffer: the enqueue call, waiting on the kernel's event, a blocking read.
+fn device_buffer_probe(
+    ctx: &Context,
+    q: &CommandQueue,
+    k: &ClKernel,
+    reps: usize,
+    qname: &str,
+) -> Result<(), Box<dyn std::error::Error>> {
+    // Plain device buffer: enqueue call, wait on the kernel event, blocking read.
+    let buf = unsafe { Buffer::<i32>::create(ctx, CL_MEM_READ_WRITE, 1, std::ptr::null_mut())? };
+    for (global, local) in [(1usize, 1usize), (1 << 20, 256)] {
+        let (mut enq, mut waited, mut read_wall, mut wait_read) = (vec![], vec![], vec![], vec![]);
+        for r in 0..reps + 10 {
+            let mut out = [0i32];
+            let t0 = Instant::now();
+            let ev = unsafe {
+                ExecuteKernel::new(k)
+                    .set_arg(&buf)
+                    .set_arg(&(r as i32))
+                    .set_global_work_size(global)
+                    .set_local_work_size(local)
+                    .enqueue_nd_range(q)?
+            };
+            let e = us(t0);
+            ev.wait()?;
+            let w = us(t0);
+            let t1 = Instant::now();
+            unsafe {
+                ExecuteKernel::new(k)
+                    .set_arg(&buf)
+                    .set_arg(&(r as i32))
+                    .set_global_work_size(global)
+                    .set_local_work_size(local)
+                    .enqueue_nd_range(q)?;
+                q.enqueue_read_buffer(&buf, CL_BLOCKING, 0, &mut out, &[])?
+            };
+            let rw = us(t1);
+            // The same, waiting for the kernel's event before the read
+            // (Workarounds::wait_before_read's choice on a queue without profiling).
+            let t2 = Instant::now();
+            unsafe {
+                let ev = ExecuteKernel::new(k)
+                    .set_arg(&buf)
+                    .set_arg(&(r as i32))
+                    .set_global_work_size(global)
+                    .set_local_work_size(local)
+                    .enqueue_nd_range(q)?;
                 ev.wait()?;
-                let w = us(t0);
-                let t1 = Instant::now();
-                unsafe {
-                    ExecuteKernel::new(&k)
-                        .set_arg(&buf)
-                        .set_arg(&(r as i32))
-                        .set_global_work_size(global)
-                        .set_local_work_size(local)
-                        .enqueue_nd_range(&q)?;
-                    q.enqueue_read_buffer(&buf, CL_BLOCKING, 0, &mut out, &[])?
-                };
-                let rw = us(t1);
-                // The same, waiting for the kernel's event before the read
-                // (Workarounds::wait_before_read's choice on a queue without profiling).
-                let t2 = Instant::now();
-                unsafe {
-                    let ev = ExecuteKernel::new(&k)
-                        .set_arg(&buf)
-                        .set_arg(&(r as i32))
-                        .set_global_work_size(global)
-                        .set_local_work_size(local)
-                        .enqueue_nd_range(&q)?;
-                    ev.wait()?;
-                    q.enqueue_read_buffer(&buf, CL_BLOCKING, 0, &mut out, &[])?
-                };
-                let wr = us(t2);
-                if r >= 10 {
-                    enq.push(e);
-                    waited.push(w);
-                    read_wall.push(rw);
-                    wait_read.push(wr);
-                }
+                q.enqueue_read_buffer(&buf, CL_BLOCKING, 0, &mut out, &[])?
+            };
+            let wr = us(t2);
+            if r >= 10 {
+                enq.push(e);
+                waited.push(w);
+                read_wall.push(rw);
+                wait_read.push(wr);
             }
-            println!("  {qname}, device buffer, {global} x {local}: enqueue call {:.2} us, enqueue + event wait {:.2} us, enqueue + blocking read {:.2} us, enqueue + event wait + blocking read {:.2} us", median(enq), median(waited), median(read_wall), median(wait_read));
         }
-        // Host-visible memory the kernel writes directly, if the driver lets it.
-        let pinned = unsafe {
-            Buffer::<i32>::create(
-                &ctx,
-                CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
-                1,
-                std::ptr::null_mut(),
-            )?
-        };
-        let mut pinned_ptr: cl_mem = std::ptr::null_mut();
+        println!("  {qname}, device buffer, {global} x {local}: enqueue call {:.2} us, enqueue + event wait {:.2} us, enqueue + blocking read {:.2} us, enqueue + event wait + blocking read {:.2} us", median(enq), median(waited), median(read_wall), median(wait_read));
+    }
+    Ok(())
+}
+
+/// Host-visible memory the kernel writes directly (pinned, USE_HOST_PTR, SVM): waiting on the
+/// event then reading the memory, or spinning on the memory.
+fn host_visible_probe(
+    ctx: &Context,
+    q: &CommandQueue,
+    k: &ClKernel,
+    reps: usize,
+    qname: &str,
+    svm_caps: u64,
+) -> Result<(), Box<dyn std::error::Error>> {
+    use opencl3::memory::{svm_alloc, CL_MEM_SVM_FINE_GRAIN_BUFFER, CL_MEM_USE_HOST_PTR};
+    // Host-visible memory the kernel writes directly, if the driver lets it.
+    let pinned = unsafe {
+        Buffer::<i32>::create(
+            ctx,
+            CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
+            1,
+            std::ptr::null_mut(),
+        )?
+    };
+    let mut pinned_ptr: cl_mem = std::ptr::null_mut();
+    unsafe {
+        q.enqueue_map_buffer(
+            &pinned,
+            CL_BLOCKING,
+            CL_MAP_READ | CL_MAP_WRITE,
+            0,
+            4,
+            &mut pinned_ptr,
+            &[],
+        )?;
+    }
+    let mut host_store = vec![0u8; 8192];
+    let off = host_store.as_ptr().align_offset(4096);
+    let host_ptr = unsafe { host_store.as_mut_ptr().add(off) } as *mut std::ffi::c_void;
+    let use_host = unsafe {
+        Buffer::<i32>::create(ctx, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, 1024, host_ptr)?
+    };
+    let mut ways: Vec<(&str, *mut i32, Option<&Buffer<i32>>)> = vec![
+        (
+            "ALLOC_HOST_PTR mapped once",
+            pinned_ptr as *mut i32,
+            Some(&pinned),
+        ),
+        (
+            "USE_HOST_PTR page-aligned",
+            host_ptr as *mut i32,
+            Some(&use_host),
+        ),
+    ];
+    let svm = if svm_caps & 2 != 0 {
         unsafe {
-            q.enqueue_map_buffer(
-                &pinned,
-                CL_BLOCKING,
-                CL_MAP_READ | CL_MAP_WRITE,
+            svm_alloc(
+                ctx.get(),
+                CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER,
+                64,
                 0,
-                4,
-                &mut pinned_ptr,
-                &[],
-            )?;
+            )
+            .ok()
         }
-        let mut host_store = vec![0u8; 8192];
-        let off = host_store.as_ptr().align_offset(4096);
-        let host_ptr = unsafe { host_store.as_mut_ptr().add(off) } as *mut std::ffi::c_void;
-        let use_host = unsafe {
-            Buffer::<i32>::create(
-                &ctx,
-                CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR,
-                1024,
-                host_ptr,
-            )?
-        };
-        let mut ways: Vec<(&str, *mut i32, Option<&Buffer<i32>>)> = vec![
-            (
-                "ALLOC_HOST_PTR mapped once",
-                pinned_ptr as *mut i32,
-                Some(&pinned),
-            ),
-            (
-                "USE_HOST_PTR page-aligned",
-                host_ptr as *mut i32,
-                Some(&use_host),
-            ),
-        ];
-        let svm = if svm_caps & 2 != 0 {
-            unsafe {
-                svm_alloc(
-                    ctx.get(),
-                    CL_MEM_READ_WRITE | CL_MEM_SVM_FINE_GRAIN_BUFFER,
-                    64,
-                    0,
-                )
-                .ok()
-            }
-        } else if svm_caps & 1 != 0 {
-            unsafe { svm_alloc(ctx.get(), CL_MEM_READ_WRITE, 64, 0).ok() }
-        } else {
-            None
-        };
-        if let Some(p) = svm {
-            ways.push((
-                if svm_caps & 2 != 0 {
-                    "SVM fine-grain buffer"
-                } else {
-                    "SVM coarse-grain buffer (unmapped read: not legal, probed)"
-                },
-                p as *mut i32,
-                None,
-            ));
-        }
-        for (name, ptr, b) in ways {
-            for (global, local) in [(1usize, 1usize), (1 << 20, 256)] {
-                let (mut wait_t, mut spin_t, mut wait_fresh, mut spin_fresh) =
-                    (vec![], vec![], 0, 0);
-                for r in 0..reps + 10 {
-                    let seq = 1000 + 2 * r as i32;
-                    let enqueue = |seq: i32| unsafe {
-                        let mut ek = ExecuteKernel::new(&k);
-                        match b {
-                            Some(b) => {
-                                ek.set_arg(b);
-                            }
-                            None => {
-                                ek.set_arg_svm(ptr as *const i32);
-                            }
+    } else if svm_caps & 1 != 0 {
+        unsafe { svm_alloc(ctx.get(), CL_MEM_READ_WRITE, 64, 0).ok() }
+    } else {
+        None
+    };
+    if let Some(p) = svm {
+        ways.push((
+            if svm_caps & 2 != 0 {
+                "SVM fine-grain buffer"
+            } else {
+                "SVM coarse-grain buffer (unmapped read: not legal, probed)"
+            },
+            p as *mut i32,
+            None,
+        ));
+    }
+    for (name, ptr, b) in ways {
+        for (global, local) in [(1usize, 1usize), (1 << 20, 256)] {
+            let (mut wait_t, mut spin_t, mut wait_fresh, mut spin_fresh) = (vec![], vec![], 0, 0);
+            for r in 0..reps + 10 {
+                let seq = 1000 + 2 * r as i32;
+                let enqueue = |seq: i32| unsafe {
+                    let mut ek = ExecuteKernel::new(k);
+                    match b {
+                        Some(b) => {
+                            ek.set_arg(b);
                         }
-                        ek.set_arg(&seq)
-                            .set_global_work_size(global)
-                            .set_local_work_size(local)
-                            .enqueue_nd_range(&q)
-                    };
-                    let t0 = Instant::now();
-                    let ev = enqueue(seq)?;
-                    ev.wait()?;
-                    let v = unsafe { std::ptr::read_volatile(ptr) };
-                    let a = us(t0);
-                    let t1 = Instant::now();
-                    let ev2 = enqueue(seq + 1)?;
-                    q.flush()?;
-                    let mut seen = false;
-                    while t1.elapsed().as_micros() < 2000 {
-                        if unsafe { std::ptr::read_volatile(ptr) } == seq + 1 {
-                            seen = true;
-                            break;
+                        None => {
+                            ek.set_arg_svm(ptr as *const i32);
                         }
-                        std::hint::spin_loop();
                     }
-                    let s = us(t1);
-                    ev2.wait()?;
-                    if r >= 10 {
-                        wait_t.push(a);
-                        spin_t.push(s);
-                        wait_fresh += (v == seq) as usize;
-                        spin_fresh += seen as usize;
+                    ek.set_arg(&seq)
+                        .set_global_work_size(global)
+                        .set_local_work_size(local)
+                        .enqueue_nd_range(q)
+                };
+                let t0 = Instant::now();
+                let ev = enqueue(seq)?;
+                ev.wait()?;
+                let v = unsafe { std::ptr::read_volatile(ptr) };
+                let a = us(t0);
+                let t1 = Instant::now();
+                let ev2 = enqueue(seq + 1)?;
+                q.flush()?;
+                let mut seen = false;
+                while t1.elapsed().as_micros() < 2000 {
+                    if unsafe { std::ptr::read_volatile(ptr) } == seq + 1 {
+                        seen = true;
+                        break;
                     }
+                    std::hint::spin_loop();
                 }
-                println!("  {qname}, {name}, {global} x {local}: enqueue + event wait + host read {:.2} us (fresh {wait_fresh}/{reps}); enqueue + flush + spin on memory {:.2} us (fresh {spin_fresh}/{reps})", median(wait_t), median(spin_t));
+                let s = us(t1);
+                ev2.wait()?;
+                if r >= 10 {
+                    wait_t.push(a);
+                    spin_t.push(s);
+                    wait_fresh += (v == seq) as usize;
+                    spin_fresh += seen as usize;
+                }
             }
+            println!("  {qname}, {name}, {global} x {local}: enqueue + event wait + host read {:.2} us (fresh {wait_fresh}/{reps}); enqueue + flush + spin on memory {:.2} us (fresh {spin_fresh}/{reps})", median(wait_t), median(spin_t));
         }
-        q.finish()?;
+    }
+    q.finish()?;
+    unsafe {
+        q.enqueue_unmap_mem_object(pinned.get(), pinned_ptr, &[])?;
+    }
+    q.finish()?;
+    if let Some(p) = svm {
         unsafe {
-            q.enqueue_unmap_mem_object(pinned.get(), pinned_ptr, &[])?;
-        }
-        q.finish()?;
-        if let Some(p) = svm {
-            unsafe {
-                let _ = opencl3::memory::svm_free(ctx.get(), p);
-            }
+            let _ = opencl3::memory::svm_free(ctx.get(), p);
         }
     }
     Ok(())

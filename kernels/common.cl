@@ -21,7 +21,13 @@
 //   the element; 0 for identity-less), Rk_GS (work-group step, CLR_GS_*), Rk_XS (cross-group
 //   step, CLR_XS_*), Rk_INIT (1: combine with the variable's initial value), Rk_LSLOTS (local
 //   memory accumulators of its group step), Rk_SPAN (0, or the element count of a span
-//   reduction) and Rk_SSTORE (CLR_SS_*: where a span's work-group copies live).
+//   reduction) and Rk_SSTORE (CLR_SS_*: where a span's work-group copies live); Rk_XLS (longs of
+//   local memory for an exact sum's superaccumulators, 1 for other variables) and, for an exact
+//   sum, Rk_XF, Rk_XE, Rk_XST, Rk_XL and Rk_XSPEC (kernels/var_exact.cl); CLR_SPEC 1 when the main
+//   loop is the speculative one of a launch whose only variable is an exact sum; Rk_XRAW 1 in
+//   raw mode (multi-device shares, src/multi/): the last work-group writes the raw partial to
+//   clr_aux_k instead of combining it into the variable (an exact sum's normalized limbs without
+//   the initial value; an identity-less accumulator's value into the variable and its has flag).
 // A custom combiner comes as a generated macro Rk_CUSTOM(a, b); Rk_PAD (generated) is 1 when
 // the accumulator struct has an explicit pad word.
 
@@ -42,6 +48,13 @@
 #define CLR_SHAPE_PLAIN 1    // the element type
 #define CLR_SHAPE_FLAGGED 2  // { T v; uint has; }: identity-less (has == 0 is the identity)
 #define CLR_SHAPE_PAIR 3     // { T v; ulong i; }: argmin / argmax
+#define CLR_SHAPE_EXACT 4    // an exact sum's expansion (kernels/var_exact.cl)
+
+// Exact sums: the expansion and where the work-group's superaccumulator lives.
+#define CLR_XE_E2D 1         // two doubles
+#define CLR_XE_E3F 2         // three floats (no fp64)
+#define CLR_XST_LA 1         // one per work-group, 64-bit local atomics
+#define CLR_XST_ROWS 2       // one row per work-item
 
 // Span stores.
 #define CLR_SS_LSHARED 1   // one copy per work-group in local memory, local atomics
@@ -92,6 +105,15 @@
 #define VINIT CLR_CAT3(R, CLR_V, _INIT)
 #define VLSLOTS CLR_CAT3(R, CLR_V, _LSLOTS)
 #define VAR(name) CLR_CAT3(name, _, CLR_V)
+#define VXF CLR_CAT3(R, CLR_V, _XF)
+#define VXE CLR_CAT3(R, CLR_V, _XE)
+#define VXST CLR_CAT3(R, CLR_V, _XST)
+#define VXL CLR_CAT3(R, CLR_V, _XL)
+#define VXLS CLR_CAT3(R, CLR_V, _XLS)
+#define VXSPEC CLR_CAT3(R, CLR_V, _XSPEC)
+#define VXRAW CLR_CAT3(R, CLR_V, _XRAW)
+#define CLR_CAT_(a, b) a##b
+#define CLR_CAT(a, b) CLR_CAT_(a, b)
 
 // `combine(r, v)` works for every reducer r (`combine(r, v, index)` for argmin/argmax);
 // `r_combine(...)` is defined per reducer.

@@ -1,40 +1,51 @@
 // clreduce: the reduction kernels. Included after common.cl, one copy of var.cl per variable,
 // and the generated user body (clr_body) with these generated macros:
 //   CLR_FOR_VARS(X)      X(0) X(1) ... one per reduction variable
-//   CLR_CALL(i, u)       calls clr_body for index i with the u-th accumulator of every variable
+//   CLR_CALL(ci, cu)     calls clr_body for index ci with the cu-th accumulator of every variable
+//                        (its parameters and clr_main's locals are clr_-prefixed, so a user argument
+//                        of any other name is passed as itself)
 //   CLR_VAR_PARAMS       __global R0_T* clr_res_0, __global ulong* clr_aux_0, __global R0_A* clr_part_0, ...
+//                        (an exact sum's partials are __global long*: its superaccumulator(s))
 //   CLR_USER_PARAMS      the user's buffer and scalar parameters, each preceded by a comma
 
+// Every variable also gets ls_k, R{k}_XLS longs of local memory: an exact sum's
+// superaccumulator(s) (kernels/var_exact.cl); one unused long for the others.
 #define CLR_DECL(k)                                                             \
-    R##k##_A acc_##k[CLR_UNROLL];                                               \
-    for (int u_ = 0; u_ < CLR_UNROLL; ++u_) acc_##k[u_] = clr_identity_##k();   \
-    __local R##k##_A lm_##k[R##k##_LSLOTS];
-#define CLR_PRE(k) clr_pre_##k(lm_##k, clr_res_##k, clr_part_##k);
+    R##k##_A clr_a##k[CLR_UNROLL];                                               \
+    for (int clr_u = 0; clr_u < CLR_UNROLL; ++clr_u) clr_a##k[clr_u] = clr_identity_##k();   \
+    __local R##k##_A clr_lm##k[R##k##_LSLOTS];                                     \
+    __local long clr_ls##k[R##k##_XLS];
+#define CLR_PRE(k) clr_pre_##k(clr_lm##k, clr_ls##k, clr_res_##k, clr_part_##k);
 #define CLR_FOLD(k) \
-    for (int u_ = 1; u_ < CLR_UNROLL; ++u_) acc_##k[0] = clr_op_##k(acc_##k[0], acc_##k[u_]);
-#define CLR_GROUP_CROSS(k) clr_group_cross_##k(acc_##k[0], lm_##k, clr_res_##k, clr_part_##k);
-#define CLR_LAST(k) clr_last_##k(clr_res_##k, clr_aux_##k, clr_part_##k, clr_ngroups, lm_##k);
-#define CLR_PASS(k) clr_pass_##k(clr_res_##k, clr_aux_##k, clr_part_##k, (uint)clr_n_arg, lm_##k);
-#define CLR_DECL_LM(k) __local R##k##_A lm_##k[R##k##_LSLOTS];
+    for (int clr_u = 1; clr_u < CLR_UNROLL; ++clr_u) clr_a##k[0] = clr_fold_##k(clr_a##k[0], clr_a##k[clr_u], clr_ls##k);
+#define CLR_GROUP_CROSS(k) clr_group_cross_##k(clr_a##k[0], clr_lm##k, clr_ls##k, clr_res_##k, clr_part_##k);
+#define CLR_LAST(k) clr_last_##k(clr_res_##k, clr_aux_##k, clr_part_##k, clr_ngroups, clr_lm##k, clr_ls##k);
+#define CLR_PASS(k) clr_pass_##k(clr_res_##k, clr_aux_##k, clr_part_##k, (uint)clr_n_arg, clr_lm##k, clr_ls##k);
+#define CLR_DECL_LM(k) __local R##k##_A clr_lm##k[R##k##_LSLOTS]; __local long clr_ls##k[R##k##_XLS];
 
 #if CLR_UNROLL == 1
-#define CLR_UNROLLED(i, s) CLR_CALL((i), 0);
+#define CLR_UNROLLED_X(C, i, s) C((i), 0);
 #elif CLR_UNROLL == 2
-#define CLR_UNROLLED(i, s) CLR_CALL((i), 0); CLR_CALL((i) + (s), 1);
+#define CLR_UNROLLED_X(C, i, s) C((i), 0); C((i) + (s), 1);
 #elif CLR_UNROLL == 4
-#define CLR_UNROLLED(i, s) CLR_CALL((i), 0); CLR_CALL((i) + (s), 1); CLR_CALL((i) + 2 * (s), 2); CLR_CALL((i) + 3 * (s), 3);
+#define CLR_UNROLLED_X(C, i, s) C((i), 0); C((i) + (s), 1); C((i) + 2 * (s), 2); C((i) + 3 * (s), 3);
 #elif CLR_UNROLL == 8
-#define CLR_UNROLLED(i, s)                                                                      \
-    CLR_CALL((i), 0); CLR_CALL((i) + (s), 1); CLR_CALL((i) + 2 * (s), 2); CLR_CALL((i) + 3 * (s), 3); \
-    CLR_CALL((i) + 4 * (s), 4); CLR_CALL((i) + 5 * (s), 5); CLR_CALL((i) + 6 * (s), 6); CLR_CALL((i) + 7 * (s), 7);
+#define CLR_UNROLLED_X(C, i, s)                                                                      \
+    C((i), 0); C((i) + (s), 1); C((i) + 2 * (s), 2); C((i) + 3 * (s), 3); \
+    C((i) + 4 * (s), 4); C((i) + 5 * (s), 5); C((i) + 6 * (s), 6); C((i) + 7 * (s), 7);
 #elif CLR_UNROLL == 16
-#define CLR_UNROLLED(i, s)                                                                         \
-    CLR_CALL((i), 0); CLR_CALL((i) + (s), 1); CLR_CALL((i) + 2 * (s), 2); CLR_CALL((i) + 3 * (s), 3);       \
-    CLR_CALL((i) + 4 * (s), 4); CLR_CALL((i) + 5 * (s), 5); CLR_CALL((i) + 6 * (s), 6); CLR_CALL((i) + 7 * (s), 7);   \
-    CLR_CALL((i) + 8 * (s), 8); CLR_CALL((i) + 9 * (s), 9); CLR_CALL((i) + 10 * (s), 10); CLR_CALL((i) + 11 * (s), 11); \
-    CLR_CALL((i) + 12 * (s), 12); CLR_CALL((i) + 13 * (s), 13); CLR_CALL((i) + 14 * (s), 14); CLR_CALL((i) + 15 * (s), 15);
+#define CLR_UNROLLED_X(C, i, s)                                                                         \
+    C((i), 0); C((i) + (s), 1); C((i) + 2 * (s), 2); C((i) + 3 * (s), 3);       \
+    C((i) + 4 * (s), 4); C((i) + 5 * (s), 5); C((i) + 6 * (s), 6); C((i) + 7 * (s), 7);   \
+    C((i) + 8 * (s), 8); C((i) + 9 * (s), 9); C((i) + 10 * (s), 10); C((i) + 11 * (s), 11); \
+    C((i) + 12 * (s), 12); C((i) + 13 * (s), 13); C((i) + 14 * (s), 14); C((i) + 15 * (s), 15);
 #else
 #error "clreduce: CLR_UNROLL must be 1, 2, 4, 8 or 16"
+#endif
+#define CLR_UNROLLED(i, s) CLR_UNROLLED_X(CLR_CALL, i, s)
+#define CLR_UNROLLED_TRY(i, s) CLR_UNROLLED_X(CLR_CALL_TRY, i, s)
+#ifndef CLR_SPEC_CHUNK
+#define CLR_SPEC_CHUNK 16u
 #endif
 
 #if CLR_C11 || CLR_PTX_ACQREL
@@ -61,40 +72,62 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global uint* clr_counter C
     {
         // Grid-stride: consecutive work-items read consecutive indices (coalesced); each
         // work-item keeps CLR_UNROLL independent accumulators, so as many loads are in flight.
-        const CLR_IDX stride = (CLR_IDX)clr_ngroups * CLR_WG;
+        const CLR_IDX clr_stride = (CLR_IDX)clr_ngroups * CLR_WG;
         CLR_IDX i = (CLR_IDX)get_group_id(0) * CLR_WG + clr_lid;
-        for (; i + (CLR_UNROLL - 1) * stride < clr_n; i += CLR_UNROLL * stride) {
-            CLR_UNROLLED(i, stride)
+#if CLR_SPEC
+        // The exact sum's speculative loop (kernels/var_exact.cl): chunks of CLR_SPEC_CHUNK
+        // unrolled steps through the branch-free try; a flagged chunk runs again exactly, from
+        // the expansions saved before it (the body only reads: running it twice is harmless).
+        while (i + (CLR_UNROLL - 1) * clr_stride < clr_n) {
+            const CLR_IDX clr_i0 = i;
+            R0_A clr_save[CLR_UNROLL];
+            for (int clr_u = 0; clr_u < CLR_UNROLL; ++clr_u) clr_save[clr_u] = clr_a0[clr_u];
+            uint clr_bad = 0;
+            for (uint clr_c = 0; clr_c < CLR_SPEC_CHUNK && i + (CLR_UNROLL - 1) * clr_stride < clr_n; ++clr_c, i += CLR_UNROLL * clr_stride) {
+                CLR_UNROLLED_TRY(i, clr_stride)
+            }
+            if (clr_bad) {
+                for (int clr_u = 0; clr_u < CLR_UNROLL; ++clr_u) clr_a0[clr_u] = clr_save[clr_u];
+                for (CLR_IDX clr_j = clr_i0; clr_j < i; clr_j += CLR_UNROLL * clr_stride) {
+                    CLR_UNROLLED(clr_j, clr_stride)
+                }
+            }
+            for (int clr_u = 0; clr_u < CLR_UNROLL; ++clr_u) clr_a0[clr_u] = clr_xrenorm_0(clr_a0[clr_u]);
         }
-        for (; i < clr_n; i += stride) CLR_CALL(i, 0);
+#else
+        for (; i + (CLR_UNROLL - 1) * clr_stride < clr_n; i += CLR_UNROLL * clr_stride) {
+            CLR_UNROLLED(i, clr_stride)
+        }
+#endif
+        for (; i < clr_n; i += clr_stride) CLR_CALL(i, 0);
     }
 #elif CLR_ORDER == CLR_ORDER_CONTIG
     {
         // Contiguous: each work-item owns one contiguous chunk and streams through it with
         // CLR_UNROLL independent accumulators on consecutive indices.
-        const CLR_IDX items = (CLR_IDX)clr_ngroups * CLR_WG;
-        const CLR_IDX chunk = (clr_n + items - 1) / items;
-        const CLR_IDX start = ((CLR_IDX)get_group_id(0) * CLR_WG + clr_lid) * chunk;
-        const CLR_IDX end = start < clr_n ? (clr_n - start < chunk ? clr_n : start + chunk) : start;
-        CLR_IDX i = start;
-        for (; i + (CLR_UNROLL - 1) < end; i += CLR_UNROLL) {
+        const CLR_IDX clr_items = (CLR_IDX)clr_ngroups * CLR_WG;
+        const CLR_IDX clr_chunk = (clr_n + clr_items - 1) / clr_items;
+        const CLR_IDX clr_start = ((CLR_IDX)get_group_id(0) * CLR_WG + clr_lid) * clr_chunk;
+        const CLR_IDX clr_end = clr_start < clr_n ? (clr_n - clr_start < clr_chunk ? clr_n : clr_start + clr_chunk) : clr_start;
+        CLR_IDX i = clr_start;
+        for (; i + (CLR_UNROLL - 1) < clr_end; i += CLR_UNROLL) {
             CLR_UNROLLED(i, 1)
         }
-        for (; i < end; ++i) CLR_CALL(i, 0);
+        for (; i < clr_end; ++i) CLR_CALL(i, 0);
     }
 #else
     {
         // Blocked: each work-group owns one contiguous chunk (locality for the CPU thread that
         // runs it), and inside it consecutive work-items read consecutive indices (vectorizable).
-        CLR_IDX chunk = (clr_n + clr_ngroups - 1) / clr_ngroups;
-        chunk = (chunk + CLR_WG - 1) / CLR_WG * CLR_WG;
-        const CLR_IDX start = (CLR_IDX)get_group_id(0) * chunk;
-        const CLR_IDX end = start < clr_n ? (clr_n - start < chunk ? clr_n : start + chunk) : start;
-        CLR_IDX i = start + clr_lid;
-        for (; i + (CLR_UNROLL - 1) * CLR_WG < end; i += CLR_UNROLL * CLR_WG) {
+        CLR_IDX clr_chunk = (clr_n + clr_ngroups - 1) / clr_ngroups;
+        clr_chunk = (clr_chunk + CLR_WG - 1) / CLR_WG * CLR_WG;
+        const CLR_IDX clr_start = (CLR_IDX)get_group_id(0) * clr_chunk;
+        const CLR_IDX clr_end = clr_start < clr_n ? (clr_n - clr_start < clr_chunk ? clr_n : clr_start + clr_chunk) : clr_start;
+        CLR_IDX i = clr_start + clr_lid;
+        for (; i + (CLR_UNROLL - 1) * CLR_WG < clr_end; i += CLR_UNROLL * CLR_WG) {
             CLR_UNROLLED(i, CLR_WG)
         }
-        for (; i < end; i += CLR_WG) CLR_CALL(i, 0);
+        for (; i < clr_end; i += CLR_WG) CLR_CALL(i, 0);
     }
 #endif
 

@@ -102,6 +102,10 @@ static inline VA VAR(clr_push)(VA a, VT x, ulong j) {
 }
 #endif
 
+// Folding a work-item's accumulators (kernels/reduce.cl CLR_FOLD): the combine itself (an
+// exact sum's fold, in var_exact.cl, also deposits into its superaccumulator ls).
+static inline VA VAR(clr_fold)(VA a, VA b, __local long* ls) { return VAR(clr_op)(a, b); }
+
 // ---- atomics (only compiled where the plan uses them) ---------------------------------------
 #if VGS == CLR_GS_LATOMIC || VXS == CLR_XS_ATOMIC
 #if VKIND == CLR_KIND_INT32 || VKIND == CLR_KIND_INT64
@@ -400,10 +404,10 @@ static inline void VAR(clr_cross)(VA g, __global VT* res, __global VA* part) {
 #endif
 }
 
-static inline void VAR(clr_pre)(__local VA* lm, __global VT* res, __global VA* part) {}
+static inline void VAR(clr_pre)(__local VA* lm, __local long* ls, __global VT* res, __global VA* part) {}
 
 // After the work-items' loop: the work-group step, then the cross-group step.
-static inline void VAR(clr_group_cross)(VA acc, __local VA* lm, __global VT* res, __global VA* part) {
+static inline void VAR(clr_group_cross)(VA acc, __local VA* lm, __local long* ls, __global VT* res, __global VA* part) {
     VAR(clr_cross)(VAR(clr_group)(acc, lm), res, part);
 }
 
@@ -438,7 +442,14 @@ static inline void VAR(clr_reduce_partials)(__global VT* res, __global ulong* au
     {
         g = VAR(clr_group)(acc, lm);
     }
-#if VSHAPE == CLR_SHAPE_FLAGGED
+#if VSHAPE == CLR_SHAPE_FLAGGED && VXRAW
+    // Raw mode (a multi-device share): the share's value alone, and whether it saw any value;
+    // the host combines the shares that did with the variable's initial value.
+    if (lid == 0) {
+        if (g.has) res[0] = g.v;
+        aux[0] = g.has ? 1UL : 0UL;
+    }
+#elif VSHAPE == CLR_SHAPE_FLAGGED
     // An identity-less accumulator that saw nothing leaves the variable unchanged.
     if (lid == 0 && g.has) res[0] = VINIT ? VAR(clr_eop)(init, g.v) : g.v;
 #else
@@ -461,7 +472,7 @@ static inline void VAR(clr_supd)(__global VT* p, size_t e, VT x) { p[e] = VAR(cl
 #endif
 
 // Before the work-items' loop: the copies start at the identity.
-static inline void VAR(clr_pre)(__local VA* lm, __global VT* res, __global VA* part) {
+static inline void VAR(clr_pre)(__local VA* lm, __local long* ls, __global VT* res, __global VA* part) {
 #if VSSTORE == CLR_SS_LSHARED || VSSTORE == CLR_SS_LPRIVATE
     for (uint j = (uint)get_local_id(0); j < VLSLOTS; j += CLR_WG) lm[j] = VID;
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -472,7 +483,7 @@ static inline void VAR(clr_pre)(__local VA* lm, __global VT* res, __global VA* p
 }
 
 // After the loop: fold the work-group's copies element by element and pass each element on.
-static inline void VAR(clr_group_cross)(VA acc, __local VA* lm, __global VT* res, __global VA* part) {
+static inline void VAR(clr_group_cross)(VA acc, __local VA* lm, __local long* ls, __global VT* res, __global VA* part) {
 #if VSSTORE == CLR_SS_LSHARED || VSSTORE == CLR_SS_LPRIVATE
     barrier(CLK_LOCAL_MEM_FENCE);
     const size_t base = get_group_id(0) * (size_t)VSPAN;
@@ -517,13 +528,13 @@ static inline void VAR(clr_reduce_partials)(__global VT* res, __global ulong* au
 }
 #endif
 
-static inline void VAR(clr_last)(__global VT* res, __global ulong* aux, __global VA* part, uint count, __local VA* lm) {
+static inline void VAR(clr_last)(__global VT* res, __global ulong* aux, __global VA* part, uint count, __local VA* lm, __local long* ls) {
 #if VXS == CLR_XS_LAST
     VAR(clr_reduce_partials)(res, aux, part, count, lm, CLR_SERIAL_FINISH);
 #endif
 }
 
-static inline void VAR(clr_pass)(__global VT* res, __global ulong* aux, __global VA* part, uint count, __local VA* lm) {
+static inline void VAR(clr_pass)(__global VT* res, __global ulong* aux, __global VA* part, uint count, __local VA* lm, __local long* ls) {
 #if VXS == CLR_XS_PASS
     VAR(clr_reduce_partials)(res, aux, part, count, lm, 0);
 #endif

@@ -3,17 +3,86 @@
 #   here:   bash scripts/gpu.sh build      builds the release binary and the test binaries into .gpu/
 #   there:  bash scripts/gpu.sh run [what]  registers NVIDIA's OpenCL (and the machine's PoCL) in a
 #           private vendors folder and runs: devices, the test binaries, the bench; what = all|tests|bench|ladder|latency|tune|devices|cmd ...
+#   there:  bash scripts/gpu.sh run tests [--repeat K] [--jobs J] [--only a,b] [-- test args]
+#           runs the whole suite (or the binaries --only names, e.g. reliability,faults) K times:
+#           up to J runs at once (default: K) of every binary but those that exhaust device
+#           memory (test-memory), which then run K times alone. Every failed run is reported
+#           (binary, run, exit status, its FAIL/panicked lines) and its log kept under
+#           $OUT/repeat/; the summary is $OUT/repeat/summary.txt; exit status 1 if any failed.
 # The device tool call is then:  run(command="bash scripts/gpu.sh run all", carry=[".gpu", ".whl"])
 # (.whl: PyOpenCL wheels for the peer/ladder scripts, downloaded as the device README describes).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+# Test binaries that exhaust (or try to exhaust) device memory: never run beside another run.
+EXCLUSIVE_TESTS="test-memory"
+
+# repeat_tests OUT [--repeat K] [--jobs J] [--only a,b] [--] [test args...]
+repeat_tests() {
+  local out="$1"; shift
+  local repeat=1 jobs="" only="" threads="${TEST_THREADS:-4}"
+  while [ $# -gt 0 ]; do
+    case "$1" in
+    --repeat) repeat="$2"; shift 2 ;;
+    --jobs) jobs="$2"; shift 2 ;;
+    --only) only="$2"; shift 2 ;;
+    --) shift; break ;;
+    *) break ;;
+    esac
+  done
+  jobs="${jobs:-$repeat}"
+  local dir="$out/repeat"; mkdir -p "$dir"
+  local bins=() b name
+  for b in .gpu/test-*; do
+    name="$(basename "$b")"
+    if [ -n "$only" ] && ! echo ",$only," | grep -q ",${name#test-},"; then continue; fi
+    bins+=("$b")
+  done
+  [ ${#bins[@]} -gt 0 ] || { echo "no test binary matches --only $only" >&2; return 2; }
+  echo "tests: ${#bins[@]} binaries x $repeat run(s), $jobs at once, --test-threads=$threads $*" | tee "$dir/summary.txt"
+  # one_run BIN K: its log and exit status under $dir; never fails itself.
+  one_run() {
+    local t0=$SECONDS rc=0 log="$dir/$(basename "$1").$2.log"
+    "$1" --test-threads="$threads" "${@:3}" > "$log" 2>&1 || rc=$?
+    echo "$rc $((SECONDS - t0))" > "$log.rc"
+  }
+  local k running=0
+  for b in "${bins[@]}"; do
+    case " $EXCLUSIVE_TESTS " in *" $(basename "$b") "*) continue ;; esac
+    for k in $(seq 1 "$repeat"); do
+      one_run "$b" "$k" "$@" &
+      running=$((running + 1))
+      if [ "$running" -ge "$jobs" ]; then wait -n || true; running=$((running - 1)); fi
+    done
+  done
+  wait || true
+  for b in "${bins[@]}"; do
+    case " $EXCLUSIVE_TESTS " in *" $(basename "$b") "*) ;; *) continue ;; esac
+    for k in $(seq 1 "$repeat"); do one_run "$b" "$k" "$@"; done
+  done
+  local failed=0 rc secs log passed
+  for b in "${bins[@]}"; do
+    name="$(basename "$b")"; passed=0
+    for k in $(seq 1 "$repeat"); do
+      log="$dir/$name.$k.log"; read -r rc secs < "$log.rc"
+      if [ "$rc" = 0 ]; then passed=$((passed + 1)); continue; fi
+      failed=$((failed + 1))
+      { echo "FAILED $name run $k/$repeat: exit $rc after ${secs}s, log $log"
+        grep -E "^FAIL|panicked|^test .* FAILED|test result" "$log" | head -n 20 | sed 's/^/    /'; } | tee -a "$dir/summary.txt"
+    done
+    echo "$name: $passed/$repeat runs passed ($(grep -h "test result" "$dir/$name".*.log | sort | uniq -c | sed 's/^ *\([0-9]*\) test result: /\1x /' | head -n 3 | paste -sd';'))" | tee -a "$dir/summary.txt"
+  done
+  echo "failed runs: $failed" | tee -a "$dir/summary.txt"
+  [ "$failed" = 0 ]
+}
 case "${1:-}" in
 build)
   cargo build --release --bins --examples
   mkdir -p .gpu
   cp target/release/clreduce .gpu/
   # Developer probes: examples/latency.rs (where a small reduction's time goes), sweep.rs.
-  cp target/release/examples/latency target/release/examples/sweep .gpu/
+  # lazy_alloc: does the driver allocate at creation or at first use (issue 21).
+  cp target/release/examples/latency target/release/examples/sweep target/release/examples/lazy_alloc target/release/examples/closure_vs_string .gpu/
   # Test binaries: cargo prints their paths as JSON.
   rm -f .gpu/test-*
   cargo test --release --no-run --message-format=json 2>/dev/null |
@@ -26,7 +95,7 @@ for l in sys.stdin:
     while read -r name exe; do cp "$exe" ".gpu/test-$name"; done
   cp -r benches/peers .gpu/ 2>/dev/null || true
   # The device tool carries at most 64 MiB: debug info stays here.
-  strip .gpu/clreduce .gpu/latency .gpu/sweep .gpu/test-* 2>/dev/null || true
+  strip .gpu/clreduce .gpu/latency .gpu/sweep .gpu/lazy_alloc .gpu/closure_vs_string .gpu/test-* 2>/dev/null || true
   ls -la .gpu
   ;;
 run)
@@ -54,7 +123,7 @@ run)
   case "$what" in
   devices) $B devices ;;
   tests)
-    for t in .gpu/test-*; do echo "== $t"; rc=0; "$t" --test-threads=4 "$@" > "$out/$(basename "$t").log" 2>&1 || rc=$?; echo "rc=$rc"; grep -E "^SUMMARY|^FAIL|test result|panicked" "$out/$(basename "$t").log" | tail -n 40 | tee -a "$out/tests.txt" || true; done ;;
+    repeat_tests "$out" "$@" ;;
   cmd) "$@" ;;
   bench)
     # The GPU's L2 size, which NVIDIA's OpenCL does not report (CL_DEVICE_GLOBAL_MEM_CACHE_SIZE

@@ -6,6 +6,8 @@
 #   PoCL            Debian pocl-opencl-icd + ocl-icd-opencl-dev (+ clinfo for cross-checking)
 #   Oclgrind        Debian oclgrind
 #   Intel CPU RT    PyPI intel-opencl-rt + intel-cmplr-lib-rt, `pip install --prefix .opencl/intel`
+#   OpenMPI         Debian openmpi-bin + libopenmpi-dev, and libclang-dev for the bindgen of the
+#                   `mpi` crate (rsmpi): the cargo feature `mpi` and its tests (tests/mpi.rs)
 #
 # Afterwards:  export OCL_ICD_VENDORS="$PWD/.opencl/vendors"   (scripts/env.sh does this)
 set -euo pipefail
@@ -20,6 +22,10 @@ dpkg -s ocl-icd-opencl-dev >/dev/null 2>&1 || need_apt+=(ocl-icd-opencl-dev)
 dpkg -s ocl-icd-libopencl1 >/dev/null 2>&1 || need_apt+=(ocl-icd-libopencl1)
 dpkg -s clinfo >/dev/null 2>&1 || need_apt+=(clinfo)
 dpkg -s oclgrind >/dev/null 2>&1 || need_apt+=(oclgrind)
+# MPI (feature `mpi`): mpirun and mpicc from OpenMPI; rsmpi's build runs bindgen on mpi.h.
+dpkg -s openmpi-bin >/dev/null 2>&1 || need_apt+=(openmpi-bin)
+dpkg -s libopenmpi-dev >/dev/null 2>&1 || need_apt+=(libopenmpi-dev)
+dpkg -s libclang-dev >/dev/null 2>&1 || need_apt+=(libclang-dev)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: apt-get install ${need_apt[*]}" >&2
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"

@@ -25,11 +25,18 @@
 //! specialized by `-D` defines), `launch` (every `unsafe` OpenCL call; the only other `unsafe` is
 //! the byte view of element slices in `buffer`), and [`Queue`] tying them together.
 
+#![warn(missing_docs)]
+
 mod api;
 pub mod caps;
 pub mod check;
+pub mod closure;
 mod codegen;
 mod error;
+pub mod exact;
+#[cfg(feature = "mpi")]
+pub mod mpi;
+pub mod multi;
 mod ops;
 pub mod plan;
 mod runtime;
@@ -50,11 +57,25 @@ pub use ops::{CustomOp, Op, Operator};
 pub use plan::{CrossAlgo, Determinism, GroupAlgo, Plan, Strategy};
 pub use runtime::buffer::{AnyBuffer, Buffer};
 pub use runtime::dynbuf::DynBuffer;
+#[doc(hidden)]
+pub use runtime::health::Fault;
 pub use runtime::queue::Queue;
 pub use types::{ElemType, Element, Half, HostVec, Value};
+
+/// README.md's code blocks, compiled and run as doctests (`cargo test --doc`) so the front
+/// page cannot drift from the library.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
 
 /// How many programs this process has compiled (every device, every queue): a repeated launch
 /// compiles nothing, so tests and benchmarks check "compile once" with it.
 pub fn compiled_programs() -> u64 {
     runtime::program::compiled_count()
 }
+
+/// A kernel body as a Rust closure (see [`closure`]).
+pub use clreduce_macros::kernel;
+
+// `::clreduce::...` paths in `kernel!`'s expansion also work inside this crate.
+extern crate self as clreduce;

@@ -9,20 +9,34 @@ use std::fmt;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Op {
+    /// Sum (`sycl::plus`); identity 0. Named `sum`.
     Plus,
+    /// Product (`sycl::multiplies`); identity 1. Named `prod`.
     Multiplies,
+    /// Smallest value (`sycl::minimum`); identity the type's largest value (+inf for floats).
+    /// Named `min`.
     Minimum,
+    /// Largest value (`sycl::maximum`); identity the type's smallest value (-inf for floats).
+    /// Named `max`.
     Maximum,
+    /// Bitwise and (`sycl::bit_and`), integers only; identity all ones. Named `and`.
     BitAnd,
+    /// Bitwise or (`sycl::bit_or`), integers only; identity 0. Named `or`.
     BitOr,
+    /// Bitwise xor (`sycl::bit_xor`), integers only; identity 0. Named `xor`.
     BitXor,
+    /// Logical and (`sycl::logical_and`): 1 when both are non-zero, else 0; identity 1.
+    /// Named `land`.
     LogicalAnd,
+    /// Logical or (`sycl::logical_or`): 1 when either is non-zero, else 0; identity 0.
+    /// Named `lor`.
     LogicalOr,
 }
 
 pub use Op::*;
 
 impl Op {
+    /// Every built-in op, in declaration order.
     pub const ALL: [Op; 9] = [
         Plus, Multiplies, Minimum, Maximum, BitAnd, BitOr, BitXor, LogicalAnd, LogicalOr,
     ];
@@ -178,6 +192,27 @@ impl Op {
 ///
 /// Its plan never uses atomics or group functions (clreduce cannot know what the expression
 /// computes) unless [`CustomOp::atomic`] declares that it equals a built-in op.
+///
+/// A declared identity is checked on sample values before the launch: one that is not neutral
+/// is [`Error::NotAnIdentity`](crate::Error::NotAnIdentity). Without an identity,
+/// `initialize_to_identity` is [`Error::NoIdentity`](crate::Error::NoIdentity).
+///
+/// ```
+/// use clreduce::{reduction, CustomOp, Error, Kernel, Queue, Range};
+/// # fn main() -> clreduce::Result<()> {
+/// let queue = Queue::default()?;
+/// let x = queue.buffer_from(&[3.0f32, -7.5, 2.0])?;
+/// let m = queue.buffer_from(&[0.0f32])?;
+/// let absmax = CustomOp::new("fabs(a) < fabs(b) ? b : a").identity(0.0f32);
+/// let k = Kernel::new("combine(sum, x[i]);").arg("x", &x);
+/// queue.parallel_for_reduce(Range::new(3), reduction(&m, absmax), k.clone())?;
+/// assert_eq!(m.get(0)?, -7.5);
+///
+/// let wrong = CustomOp::new("a + b").identity(1.0f32);
+/// let r = queue.parallel_for_reduce(Range::new(3), reduction(&m, wrong), k);
+/// assert!(matches!(r, Err(Error::NotAnIdentity { .. })));
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct CustomOp {
     expr: String,
@@ -205,12 +240,15 @@ impl CustomOp {
         self.atomic = Some(op);
         self
     }
+    /// The combiner expression, as given to [`CustomOp::new`] (trimmed).
     pub fn expr(&self) -> &str {
         &self.expr
     }
+    /// The declared identity; `None` for an identity-less combiner.
     pub fn identity_value(&self) -> Option<Value> {
         self.identity
     }
+    /// The built-in op declared with [`CustomOp::atomic`]; `None` when none was.
     pub fn declared_atomic(&self) -> Option<Op> {
         self.atomic
     }
@@ -237,11 +275,13 @@ impl std::hash::Hash for CustomOp {
 /// pairs, or a custom combiner. `Op` converts into it, so `reduction(&buf, Op::Plus)` works.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Operator {
+    /// A built-in op.
     Builtin(Op),
     /// The smallest value and, among equal values, the lowest index.
     ArgMin,
     /// The largest value and, among equal values, the lowest index.
     ArgMax,
+    /// A user-defined combiner.
     Custom(CustomOp),
 }
 
@@ -272,6 +312,7 @@ impl Operator {
             _ => None,
         }
     }
+    /// Whether this is argmin or argmax (a (value, index) pair per variable).
     pub fn is_arg(&self) -> bool {
         matches!(self, Operator::ArgMin | Operator::ArgMax)
     }
@@ -285,6 +326,8 @@ impl Operator {
             Operator::Custom(c) => c.identity,
         }
     }
+    /// Whether the operator is defined for `ty` (bitwise ops are integer-only; no operator
+    /// reduces f16).
     pub fn valid_for(&self, ty: ElemType) -> bool {
         match self {
             Operator::Builtin(op) => op.valid_for(ty),

@@ -22,7 +22,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 /// The whole cache file.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CacheFile {
+    /// The file layout's version.
     pub format: u32,
+    /// One table per device.
     pub tables: Vec<TuneTable>,
 }
 

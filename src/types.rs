@@ -6,11 +6,17 @@ use std::fmt;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ElemType {
+    /// 32-bit signed integer (`i32`, OpenCL `int`).
     I32,
+    /// 32-bit unsigned integer (`u32`, OpenCL `uint`).
     U32,
+    /// 64-bit signed integer (`i64`, OpenCL `long`).
     I64,
+    /// 64-bit unsigned integer (`u64`, OpenCL `ulong`).
     U64,
+    /// 32-bit float (`f32`, OpenCL `float`).
     F32,
+    /// 64-bit float (`f64`, OpenCL `double`); only where the device has `cl_khr_fp64`.
     F64,
     /// IEEE half precision; buffers only, and only where the device has `cl_khr_fp16`.
     F16,
@@ -51,6 +57,7 @@ impl ElemType {
             ElemType::F16 => "f16",
         }
     }
+    /// Size of one element, in bytes.
     pub fn size(self) -> usize {
         match self {
             ElemType::I32 | ElemType::U32 | ElemType::F32 => 4,
@@ -58,12 +65,16 @@ impl ElemType {
             ElemType::F16 => 2,
         }
     }
+    /// Whether it is a floating-point type (f16, f32, f64).
     pub fn is_float(self) -> bool {
         matches!(self, ElemType::F32 | ElemType::F64 | ElemType::F16)
     }
+    /// Whether an element is 8 bytes (i64, u64, f64).
     pub fn is_64bit(self) -> bool {
         self.size() == 8
     }
+    /// Parses a short name (`i32`, `f64`, ...) or an OpenCL C name (`int`, `double`, ...);
+    /// anything else is [`Error::UnknownName`](crate::Error::UnknownName).
     pub fn parse(s: &str) -> crate::Result<ElemType> {
         let all = [
             ElemType::I32,
@@ -102,6 +113,7 @@ mod sealed {
 /// A Rust type that can live in a device buffer. Sealed: implemented for i32, u32, i64, u64,
 /// f32, f64 and [`Half`].
 pub trait Element: sealed::Sealed + Copy + Send + Sync + Default + fmt::Debug + 'static {
+    /// The [`ElemType`] of this Rust type.
     const TYPE: ElemType;
     /// The value as a float64 (for host references and printing).
     fn to_f64(self) -> f64;
@@ -203,11 +215,17 @@ pub(crate) fn half_to_f64(h: u16) -> f64 {
 /// A typed scalar value, for identities, scalar kernel arguments and results read as data.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub enum Value {
+    /// An `i32`.
     I32(i32),
+    /// A `u32`.
     U32(u32),
+    /// An `i64`.
     I64(i64),
+    /// A `u64`.
     U64(u64),
+    /// An `f32`.
     F32(f32),
+    /// An `f64`.
     F64(f64),
 }
 
@@ -223,6 +241,7 @@ impl Value {
         }
     }
 
+    /// Its element type.
     pub fn ty(&self) -> ElemType {
         match self {
             Value::I32(_) => ElemType::I32,
@@ -233,6 +252,7 @@ impl Value {
             Value::F64(_) => ElemType::F64,
         }
     }
+    /// The OpenCL C literal spelling this exact value (hex floats; `INFINITY`, `NAN`).
     pub fn cl_literal(&self) -> String {
         match *self {
             Value::I32(v) => v.cl_literal(),
@@ -243,6 +263,7 @@ impl Value {
             Value::F64(v) => v.cl_literal(),
         }
     }
+    /// The value as a float64 (64-bit integers beyond 2^53 in magnitude are rounded).
     pub fn to_f64(&self) -> f64 {
         match *self {
             Value::I32(v) => v as f64,
@@ -315,15 +336,22 @@ mod tests {
 /// A host vector whose element type is known at run time (the CLI, file input, tests).
 #[derive(Debug, Clone, PartialEq)]
 pub enum HostVec {
+    /// `i32` elements.
     I32(Vec<i32>),
+    /// `u32` elements.
     U32(Vec<u32>),
+    /// `i64` elements.
     I64(Vec<i64>),
+    /// `u64` elements.
     U64(Vec<u64>),
+    /// `f32` elements.
     F32(Vec<f32>),
+    /// `f64` elements.
     F64(Vec<f64>),
 }
 
 impl HostVec {
+    /// Number of elements.
     pub fn len(&self) -> usize {
         match self {
             HostVec::I32(v) => v.len(),
@@ -334,9 +362,11 @@ impl HostVec {
             HostVec::F64(v) => v.len(),
         }
     }
+    /// Whether it has no elements.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// Its element type.
     pub fn ty(&self) -> ElemType {
         match self {
             HostVec::I32(_) => ElemType::I32,

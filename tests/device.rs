@@ -1,6 +1,6 @@
 //! Devices: capability translation from every real device present (cross-checked with
-//! `clinfo --raw` and with what each platform is known to have), device selection, the
-//! process-wide program cache, and thread-safety of the public handles.
+//! `clinfo --raw` and with what each platform is known to have), the process-wide program
+//! cache, and thread-safety of the public handles. Device selection is in tests/select.rs.
 //!
 //! Checks keyed by platform run only when that platform is present; otherwise they print
 //! `SKIP <device> <check>: <reason>`.
@@ -404,194 +404,6 @@ fn masks_only_remove_on_real_devices() {
     }
 }
 
-// ---- device selection ---------------------------------------------------------------------
-
-#[test]
-fn select_by_index() {
-    let _sim = sim_serial();
-    for (i, d) in devices().unwrap().iter().enumerate() {
-        assert_eq!(d.index(), i);
-        let s = clreduce::device::select(Some(&i.to_string())).unwrap();
-        assert_eq!(s.index(), i);
-        assert_eq!(s.label(), d.label());
-        let q = Queue::with_device(&format!(" {i} ")).unwrap();
-        assert_eq!(q.device().index(), i);
-    }
-}
-
-#[test]
-fn select_by_name_substring_case_insensitive() {
-    let _sim = sim_serial();
-    let all = devices().unwrap();
-    for d in all {
-        for needle in [d.name().to_uppercase(), d.platform().to_lowercase()] {
-            let expect = all
-                .iter()
-                .find(|x| x.label().to_lowercase().contains(&needle.to_lowercase()))
-                .unwrap();
-            let s = clreduce::device::select(Some(&needle)).unwrap();
-            assert_eq!(s.index(), expect.index(), "{needle}");
-        }
-    }
-    let mut any = false;
-    for (needle, platform) in [
-        ("portable computing", "Portable Computing Language"),
-        ("oclgrind", "Oclgrind"),
-        ("intel", "Intel"),
-        ("nvidia", "NVIDIA"),
-    ] {
-        if !all.iter().any(|d| d.platform().contains(platform)) {
-            eprintln!("SKIP {needle} select by name: platform not present");
-            continue;
-        }
-        let q = Queue::with_device(needle).unwrap();
-        assert!(
-            q.device().label().to_lowercase().contains(needle),
-            "{needle}: {}",
-            q.device().label()
-        );
-        any = true;
-    }
-    assert!(any);
-}
-
-#[test]
-fn unknown_device_lists_devices() {
-    let _sim = sim_serial();
-    let all = devices().unwrap();
-    for spec in ["no-such-device-xyz", "99", &all.len().to_string()] {
-        match clreduce::device::select(Some(spec)) {
-            Err(Error::DeviceNotFound { wanted, found }) => {
-                assert_eq!(wanted, spec);
-                assert_eq!(found.len(), all.len());
-                for d in all {
-                    assert!(
-                        found.iter().any(|f| f.contains(&d.label())),
-                        "{found:?} lacks {}",
-                        d.label()
-                    );
-                }
-                let msg = Error::DeviceNotFound {
-                    wanted: wanted.clone(),
-                    found: found.clone(),
-                }
-                .to_string();
-                assert!(msg.contains(spec) && msg.contains(&all[0].label()), "{msg}");
-            }
-            other => panic!("{spec}: {other:?}"),
-        }
-        assert!(matches!(
-            Queue::with_device(spec),
-            Err(Error::DeviceNotFound { .. })
-        ));
-    }
-}
-
-/// The default device (no spec, no `CLREDUCE_DEVICE`): the first GPU that is not a simulator,
-/// else the first such CPU, else the first device.
-fn expected_default() -> Device {
-    let all = devices().unwrap();
-    let kind = |d: &Device| d.caps().unwrap().kind;
-    all.iter()
-        .find(|d| kind(d) == DeviceKind::Gpu && !d.is_simulator())
-        .or_else(|| {
-            all.iter()
-                .find(|d| kind(d) == DeviceKind::Cpu && !d.is_simulator())
-        })
-        .unwrap_or(&all[0])
-        .clone()
-}
-
-#[test]
-fn default_device_in_process() {
-    if std::env::var("CLREDUCE_DEVICE").is_ok_and(|s| !s.is_empty()) {
-        eprintln!("SKIP default device in process: CLREDUCE_DEVICE is set");
-        return;
-    }
-    let d = clreduce::device::select(None).unwrap();
-    assert_eq!(d.index(), expected_default().index());
-}
-
-/// What `device::env_for_children` hands back is the ICD loader's list as it was before
-/// enumeration, only when the loader changed it (decision 28): then the variable now in the
-/// environment is what the loader cut it to, a leading part of the original.
-#[test]
-fn env_for_children_only_repairs_what_the_loader_changed() {
-    devices().unwrap();
-    let now = std::env::var_os("OCL_ICD_FILENAMES");
-    for (k, v) in clreduce::device::env_for_children() {
-        assert_eq!(k, "OCL_ICD_FILENAMES");
-        let now = now.clone().unwrap_or_default();
-        assert_ne!(v, now, "handed back although unchanged");
-        let (v, now) = (v.to_string_lossy(), now.to_string_lossy());
-        assert!(
-            v.starts_with(&*now),
-            "the loader's value {now:?} is not a leading part of the original {v:?}"
-        );
-    }
-}
-
-/// `CLREDUCE_DEVICE`, tested in child processes (the CLI) so this process's environment is
-/// never mutated.
-#[test]
-fn clreduce_device_env_in_child_process() {
-    let exe = std::env::var("CLREDUCE_BIN")
-        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_clreduce").to_string());
-    let explain = |env: Option<&str>| {
-        let mut cmd = Command::new(&exe);
-        cmd.args(["explain", "--n", "1000", "--type", "i32"]);
-        cmd.envs(clreduce::device::env_for_children());
-        cmd.env_remove("CLREDUCE_MASK")
-            .env_remove("CLREDUCE_STRATEGY");
-        match env {
-            Some(v) => cmd.env("CLREDUCE_DEVICE", v),
-            None => cmd.env_remove("CLREDUCE_DEVICE"),
-        };
-        cmd.output().expect("run clreduce")
-    };
-    let plan_device = |out: &std::process::Output| -> String {
-        let s = String::from_utf8_lossy(&out.stdout);
-        s.lines()
-            .find_map(|l| l.strip_prefix("plan on "))
-            .map(|l| l.split(':').next().unwrap_or("").to_string())
-            .unwrap_or_else(|| {
-                panic!(
-                    "no plan line in {s:?} / {}",
-                    String::from_utf8_lossy(&out.stderr)
-                )
-            })
-    };
-    for d in devices().unwrap() {
-        let caps_label = d.caps().unwrap().label();
-        for spec in [d.index().to_string(), d.name().to_string()] {
-            let out = explain(Some(&spec));
-            assert!(out.status.success(), "{spec}: {:?}", out);
-            let first = clreduce::device::select(Some(&spec)).unwrap();
-            assert_eq!(
-                plan_device(&out),
-                first.caps().unwrap().label(),
-                "CLREDUCE_DEVICE={spec}"
-            );
-            if spec == d.index().to_string() {
-                assert_eq!(plan_device(&out), caps_label);
-            }
-        }
-    }
-    let out = explain(None);
-    assert!(out.status.success());
-    assert_eq!(
-        plan_device(&out),
-        expected_default().caps().unwrap().label()
-    );
-    let out = explain(Some("no-such-device-xyz"));
-    assert_eq!(out.status.code(), Some(2), "{out:?}");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("no OpenCL device matches"), "{err}");
-    for d in devices().unwrap() {
-        assert!(err.contains(&d.label()), "{err} lacks {}", d.label());
-    }
-}
-
 // ---- the program cache --------------------------------------------------------------------
 
 /// `compiled_count` is process-wide: the tests of this file that compile through the cache
@@ -744,8 +556,7 @@ fn failed_builds_are_not_cached() {
                 Kernel::new("sum += x[i] + not_declared_anywhere;").arg("x", &x),
                 Options::default(),
             )
-            .err()
-            .expect("does not compile");
+            .expect_err("does not compile");
         assert!(matches!(e, Error::BodyBuild { .. }), "{e}");
         assert_eq!(res.get(0).unwrap(), 5);
     }

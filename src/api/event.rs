@@ -2,6 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::plan::Plan;
+use crate::runtime::health::{LaunchStatus, QueueHealth};
 use crate::runtime::launch::{self, Mem};
 use crate::runtime::queue::QueueInner;
 use opencl3::event::Event;
@@ -10,13 +11,26 @@ use std::sync::Arc;
 /// A launched reduction: its events, its plan, and what it must keep alive. The results are on
 /// the device until read (`Buffer::to_vec`, `get`), which waits for them.
 pub struct ReduceEvent {
-    events: Vec<Event>,
+    /// The launch's commands (shared with the queue's scratch memory, which looks at their
+    /// status before the next launch).
+    status: Arc<LaunchStatus>,
+    /// The queue's failure record: a failed wait marks it.
+    health: Arc<QueueHealth>,
     /// The device label when the queue records no profiling timestamps.
     unprofiled: Option<String>,
     /// The queue's `Workarounds::poll_read` budget: `wait` polls before it blocks.
     poll: Option<std::time::Duration>,
     plan: Option<Arc<Plan>>,
     _keep: Vec<Arc<Mem>>,
+}
+
+impl std::fmt::Debug for ReduceEvent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReduceEvent")
+            .field("commands", &self.commands())
+            .field("plan", &self.plan.as_ref().map(|p| p.summary()))
+            .finish()
+    }
 }
 
 impl ReduceEvent {
@@ -28,20 +42,44 @@ impl ReduceEvent {
         plan: Option<Arc<Plan>>,
         keep: Vec<Arc<Mem>>,
     ) -> ReduceEvent {
+        ReduceEvent::with_status(q, events, None, plan, keep)
+    }
+
+    /// [`ReduceEvent::new`] with an injected execution status (`Fault::KernelDied`).
+    pub(crate) fn with_status(
+        q: &QueueInner,
+        events: Vec<Event>,
+        injected: Option<i32>,
+        plan: Option<Arc<Plan>>,
+        keep: Vec<Arc<Mem>>,
+    ) -> ReduceEvent {
         ReduceEvent {
-            events,
+            status: Arc::new(LaunchStatus { events, injected }),
+            health: q.queue.health.clone(),
             unprofiled: (!q.profiling).then(|| q.device.label()),
             poll: q.queue.poll_read(),
             plan,
             _keep: keep,
         }
     }
-    /// Blocks until the reduction has finished.
+    /// Blocks until the reduction has finished. A command that failed on the device is an
+    /// error (`Error::OutOfDeviceMemory` when it ran out of memory, else `Error::Cl` with the
+    /// command's execution status); the queue then rebuilds its scratch memory before its
+    /// next launch.
     pub fn wait(&self) -> Result<()> {
-        for e in &self.events {
-            launch::wait_event(e, self.poll, "clEnqueueNDRangeKernel")?;
+        if let Some(code) = self.status.injected {
+            self.health.mark_failed();
+            return Err(self.health.memory.error("clEnqueueNDRangeKernel", code));
+        }
+        for e in &self.status.events {
+            launch::wait_event(e, self.poll, "clEnqueueNDRangeKernel", &self.health)?;
         }
         Ok(())
+    }
+
+    /// The launch's commands and their status, for the queue's scratch memory.
+    pub(crate) fn status(&self) -> Arc<LaunchStatus> {
+        self.status.clone()
     }
     /// The plan that ran (`None` when nothing had to run, e.g. n = 0).
     pub fn plan(&self) -> Option<&Plan> {
@@ -58,7 +96,8 @@ impl ReduceEvent {
                 device: device.clone(),
             });
         }
-        let (Some(first), Some(last)) = (self.events.first(), self.events.last()) else {
+        let (Some(first), Some(last)) = (self.status.events.first(), self.status.events.last())
+        else {
             return Ok(0);
         };
         let start = first
@@ -71,6 +110,6 @@ impl ReduceEvent {
     }
     /// Number of device commands this reduction enqueued.
     pub fn commands(&self) -> usize {
-        self.events.len()
+        self.status.events.len()
     }
 }

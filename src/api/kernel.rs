@@ -33,6 +33,30 @@ pub struct Kernel {
 }
 
 impl Kernel {
+    /// A body in OpenCL C; bind what it uses with [`arg`](Kernel::arg),
+    /// [`arg_mut`](Kernel::arg_mut) and [`scalar`](Kernel::scalar). The launch checks it: a name
+    /// bound twice, reserved (`i`, `n`, `item`, `combine`, `clr_*`) or not an identifier is
+    /// [`Error::BadArgument`](crate::Error::BadArgument), a shorthand the op does not allow
+    /// (`lo += v` for a minimum) is [`Error::ReducerOperator`](crate::Error::ReducerOperator), and
+    /// a body that does not compile is [`Error::BodyBuild`](crate::Error::BodyBuild), its log's
+    /// line numbers those of the body.
+    ///
+    /// ```
+    /// use clreduce::{reduction, Kernel, Op, Queue, Range};
+    /// # fn main() -> clreduce::Result<()> {
+    /// let queue = Queue::default()?;
+    /// let x = queue.buffer_from(&[1.0f32, 2.0, 3.0])?;
+    /// let y = queue.buffer::<f32>(3)?; // zero-filled
+    /// let sum = queue.buffer_from(&[0.0f32])?;
+    /// let k = Kernel::new("y[i] = a * x[i]; sum += y[i];")
+    ///     .arg("x", &x)
+    ///     .arg_mut("y", &y)
+    ///     .scalar("a", 2.0f32);
+    /// queue.parallel_for_reduce(Range::new(3), reduction(&sum, Op::Plus), k)?;
+    /// assert_eq!(sum.get(0)?, 12.0);
+    /// assert_eq!(y.to_vec()?, [2.0, 4.0, 6.0]);
+    /// # Ok(()) }
+    /// ```
     pub fn new(body: &str) -> Kernel {
         Kernel {
             body: body.to_string(),
@@ -75,6 +99,13 @@ impl Kernel {
             label: b.device_label(),
         }
     }
+    /// Whether the body may write memory (some buffer is bound with `arg_mut`).
+    pub(crate) fn writes(&self) -> bool {
+        self.args
+            .iter()
+            .any(|(_, a)| matches!(a, ArgKind::Buffer { writable: true, .. }))
+    }
+    /// The OpenCL C body, as given.
     pub fn body(&self) -> &str {
         &self.body
     }

@@ -5,11 +5,12 @@
 //! `plan`, `ops`, `types`, `error`; nothing imports it but the crate root.
 
 mod event;
+pub(crate) mod host;
 mod kernel;
 mod options;
 mod parallel_for;
 mod range;
-mod reduction;
+pub(crate) mod reduction;
 mod run;
 mod shortcuts;
 

@@ -5,9 +5,29 @@ use crate::error::Result;
 use crate::plan::{self, Determinism, Strategy};
 
 /// Launch options: a forced strategy and the determinism mode.
+///
+/// ```
+/// use clreduce::{reduction, CrossAlgo, GroupAlgo, Kernel, Op, Options, Queue, Range, Strategy};
+/// # fn main() -> clreduce::Result<()> {
+/// let queue = Queue::default()?;
+/// let x = queue.buffer_from(&[1u64, 2, 3, 4])?;
+/// let sum = queue.buffer_from(&[0u64])?;
+/// let options = Options::default().strategy(Strategy::new(GroupAlgo::Tree, CrossAlgo::ExtraPass));
+/// let ev = queue.parallel_for_reduce_with(
+///     Range::new(4),
+///     reduction(&sum, Op::Plus),
+///     Kernel::new("sum += x[i];").arg("x", &x),
+///     options,
+/// )?;
+/// assert_eq!(ev.plan().unwrap().summary(), "tree+extra-pass");
+/// assert_eq!(sum.get(0)?, 10);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Options {
+    /// A forced strategy; [`Strategy::AUTO`] (the default) lets the planner choose.
     pub strategy: Strategy,
+    /// What floating-point results must be; [`Determinism::Deterministic`] by default.
     pub determinism: Determinism,
     /// Geometry override for tuning experiments (`CLREDUCE_TUNE`); `None` is automatic.
     pub tuning: Option<plan::Tuning>,
@@ -17,7 +37,11 @@ pub struct Options {
 }
 
 impl Options {
-    /// Strategy from `CLREDUCE_STRATEGY`, deterministic.
+    /// The strategy from `CLREDUCE_STRATEGY` and the geometry override from `CLREDUCE_TUNE`
+    /// (automatic where unset), deterministic: what
+    /// [`Queue::parallel_for_reduce`](crate::Queue::parallel_for_reduce) uses. A value it
+    /// cannot parse is [`Error::UnknownStrategy`](crate::Error::UnknownStrategy) or
+    /// [`Error::UnknownName`](crate::Error::UnknownName).
     pub fn from_env() -> Result<Options> {
         Ok(Options {
             strategy: Strategy::from_env()?,
@@ -26,10 +50,13 @@ impl Options {
             ignore_tune_cache: false,
         })
     }
+    /// Forces a strategy (a launch the device cannot run it for fails with
+    /// [`Error::Unsupported`](crate::Error::Unsupported)).
     pub fn strategy(mut self, s: Strategy) -> Options {
         self.strategy = s;
         self
     }
+    /// Allows order-dependent float atomics (`Determinism::Relaxed`).
     pub fn relaxed(mut self) -> Options {
         self.determinism = Determinism::Relaxed;
         self
@@ -37,6 +64,33 @@ impl Options {
     /// Plans without the device's measurements ([`Options::ignore_tune_cache`]).
     pub fn ignore_tune_cache(mut self) -> Options {
         self.ignore_tune_cache = true;
+        self
+    }
+    /// Exact float sums (`Determinism::Exact`): every `Op::Plus` on an f32 or f64 variable is
+    /// the correctly rounded sum, the same bits on every device and plan.
+    ///
+    /// ```
+    /// use clreduce::{reduction, Kernel, Op, Options, Queue, Range};
+    /// # fn main() -> clreduce::Result<()> {
+    /// let queue = Queue::default()?;
+    /// let x = queue.buffer_from(&[1e8f32, 1.0, -1e8, 0.5])?;
+    /// let sum = queue.buffer_from(&[0.0f32])?;
+    /// queue.parallel_for_reduce_with(
+    ///     Range::new(4),
+    ///     reduction(&sum, Op::Plus),
+    ///     Kernel::new("sum += x[i];").arg("x", &x),
+    ///     Options::default().exact(),
+    /// )?;
+    /// assert_eq!(sum.get(0)?, 1.5); // a float32 sum in any order would lose the 1.0 or the 0.5
+    /// # Ok(()) }
+    /// ```
+    pub fn exact(mut self) -> Options {
+        self.determinism = Determinism::Exact;
+        self
+    }
+    /// Sets the determinism level.
+    pub fn determinism(mut self, d: Determinism) -> Options {
+        self.determinism = d;
         self
     }
 }

@@ -9,11 +9,13 @@ use super::options::Options;
 use super::range::Form;
 use super::reduction::{Reduction, Reductions};
 use super::run::{fill_identity, result_regions};
-use crate::codegen::names::{check_shorthands, is_ident, rewrite_spans};
-use crate::codegen::ParamKind;
+use crate::check::expr::Expr;
+use crate::check::reference::{identity_counterexample, identity_samples};
+use crate::codegen::names::{check_shorthands, is_ident, rewrite_exact, rewrite_spans};
+use crate::codegen::{self, ParamKind};
 use crate::error::{Error, Result};
 use crate::ops::Operator;
-use crate::plan::{self, Plan, Request, VarRequest};
+use crate::plan::{self, Determinism, Plan, Request, VarRequest};
 use crate::runtime::launch::{Compiled, Mem};
 use crate::runtime::queue::{LaunchKey, Queue};
 use std::sync::Arc;
@@ -34,7 +36,7 @@ impl Queue {
     /// Runs `kernel` over `range` with `reductions`, with the strategy from `CLREDUCE_STRATEGY`
     /// (else automatic) and deterministic floating point.
     ///
-    /// ```no_run
+    /// ```
     /// use clreduce::{reduction, Kernel, Op, Queue, Range};
     /// # fn main() -> clreduce::Result<()> {
     /// let queue = Queue::default()?;
@@ -67,6 +69,25 @@ impl Queue {
         let reds = reductions.into();
         let form = range.into();
         Ok((*self.prepare(&form, &reds, &Kernel::new(""), options)?.plan).clone())
+    }
+
+    /// The OpenCL C program a launch would build (its build options first, as a comment),
+    /// without building or running it: the plan's kernels with the body as the launch
+    /// rewrites it (span subscripts, exact reducers) inside. For `clreduce explain --source`
+    /// and for reading what a closure becomes.
+    pub fn explain_source(
+        &self,
+        range: impl Into<Form>,
+        reductions: impl Into<Reductions>,
+        kernel: impl Into<Kernel>,
+        options: Options,
+    ) -> Result<String> {
+        let (form, reds, kernel) = (range.into(), reductions.into(), kernel.into());
+        let prep = self.prepare(&form, &reds, &kernel, options)?;
+        let key = &prep.key;
+        let body = check_body(&key.names, &reds, &key.body, options.determinism)?;
+        let gen = codegen::generate(&prep.plan, &self.inner.caps, &key.names, &body, &key.params);
+        Ok(format!("// build options: {}\n{}", gen.options, gen.source))
     }
 
     /// Like [`Queue::parallel_for_reduce`] with explicit options.
@@ -126,11 +147,12 @@ impl Queue {
         // the options leave them out.
         let measured = !options.ignore_tune_cache && q.mask.is_empty();
         let key = LaunchKey {
-            req: request(form, reds, options),
+            req: request(form, reds, options, !kernel.writes()),
             names,
             params,
             body: kernel.body().to_string(),
             measured,
+            raw: reds.0.iter().map(|r| r.raw.is_some()).collect(),
         };
         if let Some(hit) = q
             .launches
@@ -145,14 +167,17 @@ impl Queue {
             });
         }
         check_names(&key.names, &key.params)?;
-        let body = check_body(&key.names, reds, kernel.body())?;
+        let body = check_body(&key.names, reds, kernel.body(), options.determinism)?;
         let table = measured
             .then(|| crate::tune_cache::table_for(q.device.index(), &q.caps))
             .flatten();
-        let plan = Arc::new(match &table {
+        let mut plan = match &table {
             Some(t) => plan::plan_tuned(&q.caps, t, &key.req)?,
             None => plan::plan(&q.caps, &key.req)?,
-        });
+        };
+        mark_raw(&mut plan, &key.raw, &key.names)?;
+        let plan = Arc::new(plan);
+        check_identities(reds)?;
         tracing::debug!(plan = %plan.summary(), device = %q.device.label(), "planned");
         Ok(Prepared {
             plan,
@@ -164,11 +189,17 @@ impl Queue {
     /// A reduction's result (and index) buffer must belong to this queue and be long enough.
     fn check_targets(&self, name: &str, r: &Reduction) -> Result<()> {
         let q = &self.inner;
-        let targets = std::iter::once((name.to_string(), &r.target, r.elems())).chain(
-            r.index
-                .iter()
-                .map(|t| (format!("{name} (index buffer)"), t, 1)),
-        );
+        let targets = std::iter::once((name.to_string(), &r.target, r.elems()))
+            .chain(
+                r.index
+                    .iter()
+                    .map(|t| (format!("{name} (index buffer)"), t, 1)),
+            )
+            .chain(
+                r.raw
+                    .iter()
+                    .map(|t| (format!("{name} (raw partial buffer)"), t, r.elems())),
+            );
         for (label, t, need) in targets {
             if t.device != q.device.index() {
                 return Err(Error::ForeignBuffer {
@@ -335,7 +366,7 @@ fn check_writers(names: &[String], reds: &Reductions, kernel: &Kernel) -> Result
 }
 
 /// The planner's view of the launch.
-fn request(form: &Form, reds: &Reductions, options: Options) -> Request {
+fn request(form: &Form, reds: &Reductions, options: Options, pure_body: bool) -> Request {
     Request {
         form: form.request(),
         shape: form.shape(),
@@ -352,7 +383,35 @@ fn request(form: &Form, reds: &Reductions, options: Options) -> Request {
         strategy: options.strategy,
         determinism: options.determinism,
         tuning: options.tuning,
+        pure_body,
     }
+}
+
+/// Raw mode (multi-device shares): marks the variables that write their raw partial. Only an
+/// exact sum or an identity-less variable finishing in a work-group (last-group or extra pass)
+/// has one; the multi-device layer asks for nothing else.
+fn mark_raw(plan: &mut Plan, raw: &[bool], names: &[String]) -> Result<()> {
+    for ((v, &r), name) in plan.vars.iter_mut().zip(raw).zip(names) {
+        if !r {
+            continue;
+        }
+        let ok = match v.shape {
+            plan::AccShape::Exact => true,
+            plan::AccShape::Flagged => v.cross != plan::CrossAlgo::Atomic && v.span.is_none(),
+            _ => false,
+        };
+        if !ok {
+            return Err(Error::BadArgument {
+                name: name.clone(),
+                problem: format!(
+                    "raw partials exist for exact sums and identity-less variables finishing in one work-group, not {} ({}+{})",
+                    v.op, v.group, v.cross
+                ),
+            });
+        }
+        v.raw = true;
+    }
+    Ok(())
 }
 
 /// Reducer and argument names are valid C identifiers, not clreduce's, and unique.
@@ -382,8 +441,44 @@ fn check_names(names: &[String], params: &[(String, ParamKind)]) -> Result<()> {
     Ok(())
 }
 
-/// Reducer shorthands the ops allow, and span subscripts rewritten; returns the body to compile.
-fn check_body(names: &[String], reds: &Reductions, body: &str) -> Result<String> {
+/// Every declared identity of a custom combiner is neutral on sample values of its type
+/// (`check::reference::identity_samples`, evaluated on the host by `check::expr`, the
+/// evaluator the CLI's `--identity` check uses): a value that is not would be combined into
+/// every partial result. A combiner outside the evaluator's subset of OpenCL C is not
+/// checked, nor are the samples the evaluator cannot compute (a division by zero).
+fn check_identities(reds: &Reductions) -> Result<()> {
+    for r in &reds.0 {
+        let Operator::Custom(c) = &r.op else { continue };
+        let Some(identity) = c.identity_value() else {
+            continue;
+        };
+        let Ok(expr) = Expr::parse(c.expr()) else {
+            tracing::debug!(
+                expr = c.expr(),
+                "identity not checked: the host evaluator cannot parse the combiner"
+            );
+            continue;
+        };
+        for x in identity_samples(identity.ty()) {
+            if let Ok(Some(bad)) = identity_counterexample(&expr, identity, &[x]) {
+                return Err(Error::NotAnIdentity {
+                    expr: c.expr().to_string(),
+                    ty: identity.ty(),
+                    identity,
+                    a: bad.a,
+                    b: bad.b,
+                    got: bad.got,
+                    want: bad.want,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Reducer shorthands the ops allow, span subscripts and exact reducers rewritten; returns the
+/// body to compile.
+fn check_body(names: &[String], reds: &Reductions, body: &str, det: Determinism) -> Result<String> {
     for (name, r) in names.iter().zip(&reds.0) {
         if r.span.is_none() {
             check_shorthands(body, name, &r.op)?;
@@ -395,5 +490,12 @@ fn check_body(names: &[String], reds: &Reductions, body: &str) -> Result<String>
         .filter(|(_, r)| r.span.is_some())
         .map(|(n, r)| (n.as_str(), &r.op))
         .collect();
-    rewrite_spans(body, &spans)
+    let body = rewrite_spans(body, &spans)?;
+    let exact: Vec<&str> = names
+        .iter()
+        .zip(&reds.0)
+        .filter(|(_, r)| r.span.is_none() && plan::exact_sum(&r.op, r.target.ty, det))
+        .map(|(n, _)| n.as_str())
+        .collect();
+    rewrite_exact(&body, &exact)
 }

@@ -15,6 +15,8 @@ pub struct Range {
 }
 
 impl Range {
+    /// `range<1>(n)`: `n` work-items with ids `0..n`. `u64` and arrays convert too:
+    /// `Range::from(1000u64)`, `Range::from([3, 4])`.
     pub fn new(n: u64) -> Range {
         Range {
             n,
@@ -77,6 +79,10 @@ pub struct NdRange {
 }
 
 impl NdRange {
+    /// `nd_range<1>(global, local)`: `global` work-items in work-groups of `local`. The launch
+    /// fails with [`Error::NdRangeNotDivisible`] when `local` does not divide `global`,
+    /// [`Error::InvalidRange`] when it is 0, and [`Error::WorkGroupTooLarge`] above the device's
+    /// limit.
     pub fn new(global: u64, local: usize) -> NdRange {
         NdRange {
             global,
@@ -106,9 +112,11 @@ impl NdRange {
             shape,
         }
     }
+    /// The global extents, one per dimension.
     pub fn global_extents(&self) -> &[u64] {
         &self.shape.global[..self.shape.rank]
     }
+    /// The work-group extents, one per dimension.
     pub fn local_extents(&self) -> &[usize] {
         &self.shape.local[..self.shape.rank]
     }
@@ -117,7 +125,9 @@ impl NdRange {
 /// Either form of iteration space.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Form {
+    /// A `range`: clreduce picks the geometry.
     Range(Range),
+    /// An `nd_range`: the user's geometry.
     NdRange(NdRange),
 }
 

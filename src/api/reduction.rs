@@ -44,10 +44,37 @@ pub struct Reduction {
     pub(crate) span: Option<usize>,
     pub(crate) name: Option<String>,
     pub(crate) init_to_identity: bool,
+    /// Raw mode (crate-internal, the multi-device layer's shares): the buffer the last
+    /// work-group writes the raw partial to (an exact sum's limbs as `i64`, an identity-less
+    /// accumulator's `has` flag as `u64`), passed as the variable's aux argument.
+    pub(crate) raw: Option<Target>,
 }
 
 /// Creates a reduction of `buf[0]` with `op` (SYCL's `sycl::reduction(buf, op)`): a built-in
 /// [`Op`](crate::Op) or a [`CustomOp`](crate::CustomOp).
+///
+/// The buffer's first element is the initial value and is part of the result (SYCL 2020),
+/// unless [`Reduction::initialize_to_identity`]. Several reductions run in one launch (a `Vec`
+/// or a tuple of them); the body names them `sum`, `sum1`, ... or as [`Reduction::name`] says.
+///
+/// ```
+/// use clreduce::{reduction, Kernel, Op, Queue, Range};
+/// # fn main() -> clreduce::Result<()> {
+/// let queue = Queue::default()?;
+/// let x = queue.buffer_from(&[4i32, -2, 7])?;
+/// let s = queue.buffer_from(&[100i32])?; // the initial value is included
+/// let lo = queue.buffer_from(&[0i32])?;
+/// queue.parallel_for_reduce(
+///     Range::new(3),
+///     vec![
+///         reduction(&s, Op::Plus),
+///         reduction(&lo, Op::Minimum).name("lo").initialize_to_identity(),
+///     ],
+///     Kernel::new("sum += x[i]; combine(lo, x[i]);").arg("x", &x),
+/// )?;
+/// assert_eq!((s.get(0)?, lo.get(0)?), (109, -2));
+/// # Ok(()) }
+/// ```
 pub fn reduction<B: AnyBuffer>(buf: &B, op: impl Into<Operator>) -> Reduction {
     Reduction {
         target: Target::of(buf),
@@ -56,12 +83,32 @@ pub fn reduction<B: AnyBuffer>(buf: &B, op: impl Into<Operator>) -> Reduction {
         span: None,
         name: None,
         init_to_identity: false,
+        raw: None,
     }
 }
 
 /// A span reduction (SYCL's `reduction(span<T>(buf, len), op)`): `len` independent
 /// reductions into `buf[0..len]`. The body combines element `j` with `hist[j] += v` (for ops
 /// with that shorthand), `combine(hist[j], v)` or `hist_combine(j, v)`.
+///
+/// `len` 0 is [`Error::InvalidRange`](crate::Error::InvalidRange), a buffer shorter than `len`
+/// [`Error::BufferTooShort`](crate::Error::BufferTooShort). The device does not check the
+/// body's indices: one outside `0..len` writes out of bounds.
+///
+/// ```
+/// use clreduce::{reduction_span, Kernel, Op, Queue, Range};
+/// # fn main() -> clreduce::Result<()> {
+/// let queue = Queue::default()?;
+/// let keys = queue.buffer_from(&[1u32, 3, 1, 0, 1])?;
+/// let hist = queue.buffer_from(&[0u32; 4])?;
+/// queue.parallel_for_reduce(
+///     Range::new(5),
+///     reduction_span(&hist, 4, Op::Plus).name("hist"),
+///     Kernel::new("hist[keys[i]] += 1;").arg("keys", &keys),
+/// )?;
+/// assert_eq!(hist.to_vec()?, [1, 3, 0, 1]);
+/// # Ok(()) }
+/// ```
 pub fn reduction_span<B: AnyBuffer>(buf: &B, len: usize, op: impl Into<Operator>) -> Reduction {
     Reduction {
         span: Some(len),
@@ -79,6 +126,21 @@ fn reduction_arg<B: AnyBuffer>(value: &B, index: &Buffer<u64>, op: Operator) -> 
 /// The smallest value and its index (the lowest index among equal values): the body calls
 /// `combine(r, value, index)`; the value lands in `value[0]` and the index in `index[0]`. With
 /// `initialize_to_identity` an empty range gives (the type's maximum or +inf, u64::MAX).
+///
+/// ```
+/// use clreduce::{reduction_argmin, Kernel, Queue, Range};
+/// # fn main() -> clreduce::Result<()> {
+/// let queue = Queue::default()?;
+/// let x = queue.buffer_from(&[3.5f32, -1.0, 8.0, -1.0])?;
+/// let (value, index) = (queue.buffer_from(&[0.0f32])?, queue.buffer_from(&[0u64])?);
+/// queue.parallel_for_reduce(
+///     Range::new(4),
+///     reduction_argmin(&value, &index).name("best").initialize_to_identity(),
+///     Kernel::new("combine(best, x[i], i);").arg("x", &x),
+/// )?;
+/// assert_eq!((value.get(0)?, index.get(0)?), (-1.0, 1));
+/// # Ok(()) }
+/// ```
 pub fn reduction_argmin<B: AnyBuffer>(value: &B, index: &Buffer<u64>) -> Reduction {
     reduction_arg(value, index, Operator::ArgMin)
 }
@@ -101,9 +163,11 @@ impl Reduction {
         self.init_to_identity = true;
         self
     }
+    /// Its operator.
     pub fn op(&self) -> &Operator {
         &self.op
     }
+    /// The element type of its result buffer.
     pub fn elem_type(&self) -> ElemType {
         self.target.ty
     }
@@ -113,6 +177,14 @@ impl Reduction {
     }
     pub(crate) fn elems(&self) -> usize {
         self.span.unwrap_or(1)
+    }
+    /// Raw mode (crate-internal): the last work-group writes the raw partial into `raw`
+    /// instead of combining it into the variable (kernels/var_exact.cl, kernels/var.cl
+    /// `Rk_XRAW`). Only exact sums and identity-less variables take it (`BadArgument`
+    /// otherwise).
+    pub(crate) fn raw_into<B: AnyBuffer>(mut self, raw: &B) -> Reduction {
+        self.raw = Some(Target::of(raw));
+        self
     }
 }
 

@@ -10,9 +10,11 @@ use super::reduction::{Reduction, Reductions};
 use crate::codegen::{self, Generated};
 use crate::error::{Error, Result};
 use crate::plan::{self, CrossAlgo, Plan};
+use crate::runtime::health::Fault;
 use crate::runtime::launch::{self, Arg, Compiled, Mem};
 use crate::runtime::program;
 use crate::runtime::queue::{LaunchKey, Launchable, Queue, QueueInner, LAUNCH_CACHE_MAX};
+use crate::runtime::scratch::{uses_scratch_state, Scratch};
 use opencl3::event::Event;
 use std::sync::Arc;
 
@@ -82,6 +84,8 @@ impl Queue {
     ) -> Result<ReduceEvent> {
         let q: &QueueInner = &self.inner;
         let mut scratch = q.scratch.lock().unwrap_or_else(|p| p.into_inner());
+        // After a failed command on this queue the counter and partials are made afresh.
+        scratch.check(&q.queue.health, || q.device.label());
         let regions: Vec<(&Arc<Mem>, usize)> = reds.0.iter().flat_map(result_regions).collect();
         let backup_bytes: usize = regions.iter().map(|(_, b)| b.next_multiple_of(8)).sum();
         scratch.prepare(&q.context, &q.device.label(), plan, backup_bytes)?;
@@ -98,7 +102,11 @@ impl Queue {
         // (initialize_to_identity filled before an atomic combine, or an extra pass after the
         // main kernel) first backs every result region up, and puts them back if anything
         // fails.
+        // Test-only fault injection (`Queue::__inject_fault`); a fault after the main kernel
+        // fails a launch that changed its variables, so it takes the backup too.
+        let fault = q.queue.health.take_fault(|f| !matches!(f, Fault::Read(_)));
         let needs_backup = plan.passes > 1
+            || matches!(fault, Some(Fault::AfterMainKernel(_)))
             || reds
                 .0
                 .iter()
@@ -114,10 +122,12 @@ impl Queue {
                 .as_ref()
                 .expect("partials allocated by prepare");
             args.push(Arg::Mem(&r.target.mem));
-            // The index buffer of argmin/argmax; other variables never touch clr_aux.
-            args.push(match &r.index {
-                Some(ix) => Arg::Mem(&ix.mem),
-                None => Arg::Mem(part),
+            // The index buffer of argmin/argmax, or a raw share's partial buffer; other
+            // variables never touch clr_aux.
+            args.push(match (&r.index, &r.raw) {
+                (Some(ix), _) => Arg::Mem(&ix.mem),
+                (None, Some(raw)) => Arg::Mem(&raw.mem),
+                (None, None) => Arg::Mem(part),
             });
             args.push(Arg::Mem(part));
         }
@@ -129,15 +139,26 @@ impl Queue {
             }
         }
         let mut events = Vec::new();
-        if let Err(e) = enqueue(q, plan, reds, program, &mut args, &mut events) {
+        let enqueued = enqueue(
+            q,
+            plan,
+            reds,
+            program,
+            &mut args,
+            &mut events,
+            fault,
+            &scratch,
+        );
+        if let Err(e) = enqueued {
+            // Some of the launch's commands may have run: the next launch rebuilds the scratch.
+            q.queue.health.mark_failed();
             if needs_backup {
                 // Let whatever was enqueued finish, then put every variable back.
                 let restored = q
                     .queue
                     .finish()
-                    .map_err(Error::cl("clFinish"))
                     .and_then(|()| copy_regions(q, &regions, backup, false))
-                    .and_then(|()| q.queue.finish().map_err(Error::cl("clFinish")));
+                    .and_then(|()| q.queue.finish());
                 if let Err(re) = restored {
                     tracing::error!(error = %re, "could not restore the reduction variables after a failed launch");
                 }
@@ -146,13 +167,26 @@ impl Queue {
         }
         drop(args);
         let mut keep: Vec<Arc<Mem>> = regions.iter().map(|(m, _)| (*m).clone()).collect();
+        keep.extend(
+            reds.0
+                .iter()
+                .filter_map(|r| r.raw.as_ref().map(|t| t.mem.clone())),
+        );
         for (_, a) in &kernel.args {
             if let ArgKind::Buffer { mem, .. } = a {
                 keep.push(mem.clone());
             }
         }
         // No clFlush: reading a result or waiting on the event submits the commands.
-        Ok(ReduceEvent::new(q, events, Some(plan.clone()), keep))
+        let injected = match fault {
+            Some(Fault::KernelDied(code)) => Some(code),
+            _ => None,
+        };
+        let ev = ReduceEvent::with_status(q, events, injected, Some(plan.clone()), keep);
+        if uses_scratch_state(plan) {
+            scratch.track(ev.status());
+        }
+        Ok(ev)
     }
 }
 
@@ -207,7 +241,8 @@ fn copy_regions(
 }
 
 /// The launch's commands in order: identity fills before an atomic combine, the main kernel,
-/// and the extra pass over the partials.
+/// and the extra pass over the partials; with a test's `fault`, the failure it asks for.
+#[allow(clippy::too_many_arguments)]
 fn enqueue(
     q: &QueueInner,
     plan: &Plan,
@@ -215,11 +250,16 @@ fn enqueue(
     program: &Compiled,
     args: &mut [Arg],
     events: &mut Vec<Event>,
+    fault: Option<Fault>,
+    scratch: &Scratch,
 ) -> Result<()> {
     for (r, v) in reds.0.iter().zip(&plan.vars) {
         if v.cross == CrossAlgo::Atomic && r.init_to_identity {
             fill_identity(q, r, v, events)?;
         }
+    }
+    if let Some(Fault::MainKernelEnqueue(code)) = fault {
+        return Err(q.queue.failed("clEnqueueNDRangeKernel", code));
     }
     let global = plan.groups as usize * plan.local;
     events.push(launch::enqueue_kernel(
@@ -231,6 +271,15 @@ fn enqueue(
         &[plan.local],
         &[],
     )?);
+    if let Some(Fault::AfterMainKernel(code) | Fault::KernelDied(code)) = fault {
+        // A kernel that died leaves stale state only in the scratch its plan uses.
+        if uses_scratch_state(plan) {
+            scratch.poison(&q.queue)?;
+        }
+        if let Some(Fault::AfterMainKernel(_)) = fault {
+            return Err(q.queue.failed("clEnqueueNDRangeKernel", code));
+        }
+    }
     if plan.passes > 1 {
         args[0] = Arg::Bytes(plan.groups.to_le_bytes().to_vec());
         events.push(launch::enqueue_kernel(
@@ -242,6 +291,9 @@ fn enqueue(
             &[plan.local],
             &[],
         )?);
+    }
+    if fault == Some(Fault::StaleScratch) && uses_scratch_state(plan) {
+        scratch.poison(&q.queue)?;
     }
     Ok(())
 }

@@ -4,6 +4,7 @@
 
 use super::event::ReduceEvent;
 use super::kernel::Kernel;
+use super::options::Options;
 use super::range::{Form, Range};
 use super::reduction::{reduction, reduction_argmax, reduction_argmin, Reductions};
 use crate::error::{Error, Result};
@@ -74,6 +75,28 @@ impl Queue {
     /// The sum of every element of `input`.
     pub fn sum<T: Element>(&self, input: &Buffer<T>) -> Result<T> {
         self.reduce(input, Op::Plus)
+    }
+    /// The exact sum of every element of an f32 or f64 buffer, rounded once to nearest-even
+    /// (`Determinism::Exact`): the same bits on every device, plan and run. NaN in, or +inf
+    /// with -inf, gives NaN; an exact sum beyond the type's range gives an infinity; an empty
+    /// buffer gives +0.
+    ///
+    /// ```
+    /// # fn main() -> clreduce::Result<()> {
+    /// let queue = clreduce::Queue::default()?;
+    /// let x = queue.buffer_from(&[1.0f64, 1e100, 1.0, -1e100])?;
+    /// assert_eq!(queue.sum_exact(&x)?, 2.0);
+    /// # Ok(()) }
+    /// ```
+    pub fn sum_exact<T: Element>(&self, input: &Buffer<T>) -> Result<T> {
+        let out = self.buffer::<T>(1)?;
+        self.parallel_for_reduce_with(
+            Range::new(input.len() as u64),
+            reduction(&out, Op::Plus).name("r").initialize_to_identity(),
+            Kernel::new("r += x[i];").arg("x", input),
+            Options::from_env()?.exact(),
+        )?;
+        out.get(0)
     }
     /// The smallest element of `input` (the type's maximum, or +inf, when empty).
     pub fn min<T: Element>(&self, input: &Buffer<T>) -> Result<T> {

@@ -172,6 +172,7 @@ pub fn pocl_new_cpu() -> DeviceCaps {
     c
 }
 
+/// Every fixture above, each with its function's name (`"pocl_cpu"`, `"nvidia_h200"`, ...).
 pub fn all() -> Vec<(&'static str, DeviceCaps)> {
     vec![
         ("pocl_cpu", pocl_cpu()),

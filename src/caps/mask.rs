@@ -5,6 +5,18 @@ use serde::Serialize;
 
 /// A capability mask: names capabilities to remove so every algorithm path can run on any device.
 /// A mask only removes; it never adds.
+///
+/// ```
+/// use clreduce::caps::fixtures;
+/// use clreduce::{Error, Mask};
+/// # fn main() -> clreduce::Result<()> {
+/// let mask = Mask::parse("no-subgroups, no-float-atomics")?;
+/// assert_eq!(mask.names(), ["no-float-atomics", "no-subgroups"]);
+/// let caps = mask.apply(&fixtures::intel_cpu());
+/// assert!(caps.sub_groups.is_none() && !caps.atomics.f32_global_add);
+/// assert!(matches!(Mask::parse("no-gpu"), Err(Error::UnknownMask { .. })));
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct Mask {
     /// `no-atomics`: no atomics of any kind (int or float, global or local).
@@ -28,6 +40,7 @@ pub struct Mask {
 }
 
 impl Mask {
+    /// Every mask name, as [`Mask::parse`] and `CLREDUCE_MASK` take them.
     pub const NAMES: [&'static str; 9] = [
         "no-atomics",
         "no-local-atomics",
@@ -77,10 +90,12 @@ impl Mask {
         }
     }
 
+    /// Whether the mask removes nothing.
     pub fn is_empty(&self) -> bool {
         *self == Mask::default()
     }
 
+    /// The names of the capabilities this mask removes, in the order of [`Mask::NAMES`].
     pub fn names(&self) -> Vec<&'static str> {
         let flags = [
             self.no_atomics,

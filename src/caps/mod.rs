@@ -22,9 +22,13 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DeviceKind {
+    /// `CL_DEVICE_TYPE_CPU`.
     Cpu,
+    /// `CL_DEVICE_TYPE_GPU`.
     Gpu,
+    /// `CL_DEVICE_TYPE_ACCELERATOR`.
     Accelerator,
+    /// None of the above (e.g. `CL_DEVICE_TYPE_CUSTOM`).
     Other,
 }
 
@@ -32,7 +36,9 @@ pub enum DeviceKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Space {
+    /// `__global` memory: the result and partials, shared by all work-groups.
     Global,
+    /// `__local` memory: shared by the work-items of one work-group.
     Local,
 }
 
@@ -90,6 +96,20 @@ pub struct SubGroupCaps {
 }
 
 /// Everything clreduce needs to know about a device to plan a reduction.
+///
+/// A device's capabilities come from [`Device::caps`](crate::Device::caps) (no mask) or
+/// [`Queue::caps`](crate::Queue::caps) (the queue's mask applied); [`fixtures`] holds those of
+/// real devices, for planning without one.
+///
+/// ```
+/// use clreduce::caps::{fixtures, Space};
+/// use clreduce::{ElemType, Op};
+/// let h200 = fixtures::nvidia_h200();
+/// assert!(h200.fast_atomic(Op::Plus, ElemType::U32, Space::Global));
+/// assert!(!h200.fast_atomic(Op::Plus, ElemType::F32, Space::Global)); // no float atomics
+/// assert!(h200.supports_type(ElemType::F64).is_ok());
+/// assert!(fixtures::pocl_cpu().supports_type(ElemType::F16).is_err());
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct DeviceCaps {
     /// `CL_PLATFORM_NAME`.
@@ -217,12 +237,16 @@ pub const POLL_READ_BUDGET_US: u64 = 100;
 /// The `-cl-std` an OpenCL C dialect needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ClStd {
+    /// OpenCL C 1.2.
     Cl12,
+    /// OpenCL C 2.0.
     Cl20,
+    /// OpenCL C 3.0.
     Cl30,
 }
 
 impl ClStd {
+    /// The build option that selects it, e.g. `-cl-std=CL2.0`.
     pub fn option(self) -> &'static str {
         match self {
             ClStd::Cl12 => "-cl-std=CL1.2",
@@ -270,6 +294,7 @@ impl DeviceCaps {
         !self.c11_atomics() && self.acq_rel_ptx
     }
 
+    /// Whether `CL_DEVICE_EXTENSIONS` lists `ext` (exact name, e.g. `cl_khr_fp64`).
     pub fn has_extension(&self, ext: &str) -> bool {
         self.extensions.iter().any(|e| e == ext)
     }
@@ -279,6 +304,7 @@ impl DeviceCaps {
         self.sub_groups.is_none() && self.warp_shuffle_ptx
     }
 
+    /// Whether this is NVIDIA's OpenCL: vendor id 0x10de, or "NVIDIA" in the platform name.
     pub fn is_nvidia(&self) -> bool {
         self.vendor_id == 0x10de || self.platform.contains("NVIDIA")
     }
@@ -353,7 +379,8 @@ impl DeviceCaps {
         }
     }
 
-    /// Whether the type can be used on the device at all.
+    /// Whether the type can be used on the device at all; `Err` names what the device lacks
+    /// (`cl_khr_fp64` for f64, `cl_khr_fp16` for f16).
     pub fn supports_type(&self, ty: ElemType) -> Result<(), &'static str> {
         match ty {
             ElemType::F64 if !self.fp64 => Err("double precision (cl_khr_fp64)"),

@@ -6,24 +6,39 @@ use super::{AtomicCaps, DeviceCaps, DeviceKind, SubGroupCaps, Workarounds};
 /// The raw answers of the device queries, before interpretation. Filled by `crate::runtime::device`.
 #[derive(Debug, Clone, Default)]
 pub struct RawDeviceInfo {
+    /// `CL_PLATFORM_NAME`.
     pub platform: String,
+    /// `CL_DEVICE_NAME`.
     pub name: String,
+    /// `CL_DEVICE_VENDOR`; empty when the query failed.
     pub vendor: String,
+    /// `CL_DEVICE_VENDOR_ID`; 0 when the query failed.
     pub vendor_id: u32,
+    /// `CL_DRIVER_VERSION`; empty when the query failed.
     pub driver: String,
     /// `CL_DEVICE_TYPE` bits.
     pub device_type: u64,
+    /// `CL_DEVICE_VERSION`, e.g. "OpenCL 3.0 PoCL ...".
     pub version: String,
+    /// `CL_DEVICE_OPENCL_C_VERSION`, e.g. "OpenCL C 1.2 PoCL"; empty when the query failed.
     pub opencl_c_version: String,
     /// `CL_DEVICE_OPENCL_C_ALL_VERSIONS` as (major, minor); empty before OpenCL 3.0.
     pub opencl_c_all_versions: Vec<(u32, u32)>,
+    /// `CL_DEVICE_OPENCL_C_FEATURES` names; empty before OpenCL 3.0.
     pub opencl_c_features: Vec<String>,
+    /// `CL_DEVICE_EXTENSIONS`, space-separated as the driver gives it.
     pub extensions: String,
+    /// `CL_DEVICE_MAX_COMPUTE_UNITS`.
     pub compute_units: u32,
+    /// `CL_DEVICE_MAX_WORK_GROUP_SIZE`, in work-items.
     pub max_work_group_size: usize,
+    /// `CL_DEVICE_MAX_WORK_ITEM_SIZES`, one entry per dimension; empty when the query failed.
     pub max_work_item_sizes: Vec<usize>,
+    /// `CL_DEVICE_LOCAL_MEM_SIZE`, in bytes.
     pub local_mem_size: u64,
+    /// `CL_DEVICE_GLOBAL_MEM_SIZE`, in bytes; 0 when the query failed.
     pub global_mem_size: u64,
+    /// `CL_DEVICE_MAX_MEM_ALLOC_SIZE`, in bytes; 0 when the query failed.
     pub max_alloc: u64,
     /// `CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE` (3.0) or 0 when unknown.
     pub preferred_wg_multiple: usize,
@@ -31,6 +46,7 @@ pub struct RawDeviceInfo {
     pub atomic_memory_capabilities: Option<u64>,
     /// `CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT`, or `None` before OpenCL 3.0.
     pub wg_collectives: Option<bool>,
+    /// `CL_DEVICE_MAX_NUM_SUB_GROUPS`; 0 on OpenCL 1.x or when the query failed.
     pub max_num_sub_groups: u32,
     /// `CL_DEVICE_SUB_GROUP_SIZES_INTEL`.
     pub sub_group_sizes: Vec<usize>,

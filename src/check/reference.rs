@@ -11,9 +11,11 @@ use crate::types::{ElemType, Value};
 pub struct Rng(u64);
 
 impl Rng {
+    /// A generator seeded with `seed` (the same seed gives the same sequence).
     pub fn new(seed: u64) -> Rng {
         Rng(seed ^ 0x9E37_79B9_7F4A_7C15)
     }
+    /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
@@ -151,6 +153,7 @@ pub struct Reference {
     pub value: f64,
     /// Sum of absolute values of everything combined (for float error bounds).
     pub sum_abs: f64,
+    /// Number of elements combined (the initial value not counted).
     pub n: usize,
 }
 
@@ -393,9 +396,13 @@ fn int_value(ty: ElemType, v: i128) -> Value {
 /// [`Expr::eval`]) with its identity, if it has one.
 #[derive(Debug, Clone, Copy)]
 pub enum HostOp<'a> {
+    /// A built-in op.
     Builtin(Op),
+    /// A custom combiner.
     Custom {
+        /// The combiner, parsed.
         expr: &'a Expr,
+        /// Its identity; `None` for an identity-less combiner.
         identity: Option<Value>,
     },
 }
@@ -481,7 +488,9 @@ pub fn custom_behaves_as(expr: &Expr, ty: ElemType) -> Option<Op> {
 /// Checks that `identity` is neutral for `expr` on `samples` (both operand orders, evaluated in
 /// the identity's type): the device combines the identity into partial results any number of
 /// times, so a value that is not neutral gives a wrong result. The error says which operands
-/// show it.
+/// show it, or why the host could not evaluate the combiner on a sample. The CLI checks
+/// `--identity` with this on its input; the library checks every declared identity with
+/// [`identity_counterexample`] on [`identity_samples`] at plan time.
 pub fn check_custom_identity(
     expr: &Expr,
     identity: Value,
@@ -489,17 +498,100 @@ pub fn check_custom_identity(
 ) -> Result<(), String> {
     let ty = identity.ty();
     for &x in samples {
+        if let Some(c) = identity_counterexample(expr, identity, &[x])? {
+            return Err(format!(
+                "{identity} is not an identity on {ty}: with a = {}, b = {} the combiner gives {}, not {x}",
+                c.a, c.b, c.got
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Operands on which a combiner does not give back the value combined with its identity.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NotNeutral {
+    /// The combiner's `a`.
+    pub a: Value,
+    /// The combiner's `b`.
+    pub b: Value,
+    /// What the combiner gives for (a, b).
+    pub got: Value,
+    /// The operand that is not the identity, which it should have given.
+    pub want: Value,
+}
+
+/// The first sample `x` (in order, `(identity, x)` before `(x, identity)`) on which `expr`
+/// does not give `x` back (NaN counts as NaN), or `None` when the identity is neutral on every
+/// sample. `Err`: the host evaluator cannot evaluate the combiner on a sample (the message
+/// says why).
+pub fn identity_counterexample(
+    expr: &Expr,
+    identity: Value,
+    samples: &[Value],
+) -> Result<Option<NotNeutral>, String> {
+    let ty = identity.ty();
+    for &x in samples {
         for (a, b) in [(identity, x), (x, identity)] {
             let got = expr.eval(ty, a, b)?;
             let same = got == x || (got.to_f64().is_nan() && x.to_f64().is_nan());
             if !same {
-                return Err(format!(
-                    "{identity} is not an identity on {ty}: with a = {a}, b = {b} the combiner gives {got}, not {x}"
-                ));
+                return Ok(Some(NotNeutral { a, b, got, want: x }));
             }
         }
     }
-    Ok(())
+    Ok(None)
+}
+
+/// Finite sample values of `ty` on which the library checks a declared identity: 0, small
+/// values of both signs, fractions for floats, large magnitudes, and the type's extremes
+/// (the largest finite values for floats; infinities and NaN are left out, so an identity
+/// such as `FLT_MAX` for a minimum over finite data is accepted).
+pub fn identity_samples(ty: ElemType) -> Vec<Value> {
+    match ty {
+        ElemType::I32 => [0, 1, -1, 2, 3, -7, 100, -12345, 1 << 20, i32::MIN, i32::MAX]
+            .map(Value::I32)
+            .to_vec(),
+        ElemType::U32 => [0, 1, 2, 3, 7, 100, 12345, 1 << 31, u32::MAX]
+            .map(Value::U32)
+            .to_vec(),
+        ElemType::I64 => [0, 1, -1, 2, 3, -7, 100, -12345, 1 << 40, i64::MIN, i64::MAX]
+            .map(Value::I64)
+            .to_vec(),
+        ElemType::U64 => [0, 1, 2, 3, 7, 100, 12345, 1 << 63, u64::MAX]
+            .map(Value::U64)
+            .to_vec(),
+        ElemType::F32 => [
+            0.0,
+            1.0,
+            -1.0,
+            0.5,
+            3.0,
+            -2.25,
+            1e-5,
+            1e20,
+            -1e20,
+            f32::MAX,
+            f32::MIN,
+        ]
+        .map(Value::F32)
+        .to_vec(),
+        ElemType::F64 | ElemType::F16 => [
+            0.0,
+            1.0,
+            -1.0,
+            0.5,
+            3.0,
+            -2.25,
+            1e-5,
+            1e20,
+            -1e20,
+            f64::MAX,
+            f64::MIN,
+        ]
+        .map(Value::F64)
+        .to_vec(),
+    }
 }
 
 /// The reduction of `data` with a built-in op or a custom combiner, folded left to right from
@@ -571,7 +663,9 @@ fn reference_indices(
 /// (the type's largest value for argmin / smallest for argmax, u64::MAX).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ArgReference {
+    /// The winning value.
     pub value: Value,
+    /// Its index: the lowest one holding the value, the start's index included.
     pub index: u64,
     /// How many elements of the input equal the winning value (ties resolved to the lowest
     /// index).
@@ -656,6 +750,55 @@ pub fn reference_span(
         .into_iter()
         .enumerate()
         .map(|(b, m)| reference_indices(op, data, m.into_iter(), init.map(|v| v[b])))
+        .collect()
+}
+
+/// The exact sum of the elements at `idx` (and `init`), rounded once to nearest-even in the
+/// data's float type: what `Determinism::Exact` must give, bit for bit. `None` for integer data.
+fn exact_indices(
+    data: &HostVec,
+    idx: impl Iterator<Item = usize>,
+    init: Option<Value>,
+) -> Option<Value> {
+    let mut acc = crate::exact::Superacc::for_type(data.ty()).ok()?;
+    let mut add = |x: f64| match data.ty() {
+        ElemType::F32 => acc.add_f32(x as f32),
+        _ => acc
+            .add_f64(x)
+            .expect("an f64 superaccumulator takes every f64"),
+    };
+    if let Some(v) = init {
+        add(v.to_f64());
+    }
+    for i in idx {
+        add(data.float(i));
+    }
+    Some(match data.ty() {
+        ElemType::F32 => Value::F32(acc.round_f32()),
+        _ => Value::F64(acc.round_f64()),
+    })
+}
+
+/// The correctly rounded sum of every element of float `data` (and `init`): the exact
+/// reference of an exact sum (`Determinism::Exact`). `None` for integer data.
+pub fn reference_exact(data: &HostVec, init: Option<Value>) -> Option<Value> {
+    exact_indices(data, 0..data.len(), init)
+}
+
+/// [`reference_exact`] per bin of a span (bins as [`span_bin`] assigns them).
+pub fn reference_exact_span(
+    data: &HostVec,
+    len: usize,
+    init: Option<&[Value]>,
+) -> Option<Vec<Value>> {
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); len];
+    for j in 0..data.len() {
+        members[span_bin(data, j, len)].push(j);
+    }
+    members
+        .into_iter()
+        .enumerate()
+        .map(|(b, m)| exact_indices(data, m.into_iter(), init.map(|v| v[b])))
         .collect()
 }
 
@@ -779,6 +922,42 @@ mod feature_reference_tests {
         assert!(check_custom_identity(&mul, Value::I32(1), &s).is_ok());
         let e = check_custom_identity(&mul, Value::I32(0), &s).unwrap_err();
         assert!(e.contains("0 is not an identity on i32"), "{e}");
+        // The library's samples: the issue's `a + b` with 5, and the usual identities.
+        let add = Expr::parse("a + b").unwrap();
+        let c = identity_counterexample(&add, Value::I32(5), &identity_samples(ElemType::I32))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            c,
+            NotNeutral {
+                a: Value::I32(5),
+                b: Value::I32(0),
+                got: Value::I32(5),
+                want: Value::I32(0)
+            }
+        );
+        let fine = [
+            ("a + b", Value::I32(0)),
+            ("a * b", Value::U64(1)),
+            ("max(a, b)", Value::I64(i64::MIN)),
+            ("min(a, b)", Value::U32(u32::MAX)),
+            ("a & b", Value::I32(-1)),
+            ("a ^ b", Value::U64(0)),
+            ("a * b", Value::F32(1.0)),
+            ("a + b", Value::F64(0.0)),
+            ("fmax(a, b)", Value::F32(f32::NEG_INFINITY)),
+            ("fmin(a, b)", Value::F64(f64::MAX)),
+        ];
+        for (src, id) in fine {
+            let e = Expr::parse(src).unwrap();
+            let c = identity_counterexample(&e, id, &identity_samples(id.ty()));
+            assert_eq!(c, Ok(None), "{src} with {id}");
+        }
+        let c = identity_counterexample(&mul, Value::F64(2.0), &identity_samples(ElemType::F64));
+        assert_eq!(c.unwrap().unwrap().want, Value::F64(1.0));
+        // A combiner the host cannot evaluate on a sample is an Err, not a verdict.
+        let div = Expr::parse("b / a").unwrap();
+        assert!(identity_counterexample(&div, Value::I32(0), &[Value::I32(3)]).is_err());
     }
 
     #[test]

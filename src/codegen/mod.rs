@@ -14,16 +14,27 @@ pub(crate) use options::options;
 
 use crate::caps::DeviceCaps;
 use crate::ops::Operator;
-use crate::plan::{AccShape, CrossAlgo, FormRequest, GroupAlgo, Plan, SpanStore, VarPlan};
+use crate::plan::{
+    AccShape, CrossAlgo, ExactFormat, Expansion, FormRequest, GroupAlgo, Plan, SpanStore, VarPlan,
+};
 use crate::types::ElemType;
 
 pub(crate) const COMMON_CL: &str = include_str!("../../kernels/common.cl");
 pub(crate) const VAR_CL: &str = include_str!("../../kernels/var.cl");
 pub(crate) const REDUCE_CL: &str = include_str!("../../kernels/reduce.cl");
 pub(crate) const ITEM_CL: &str = include_str!("../../kernels/item.cl");
+pub(crate) const EXACT_CL: &str = include_str!("../../kernels/exact.cl");
+pub(crate) const VAR_EXACT_CL: &str = include_str!("../../kernels/var_exact.cl");
 /// Every embedded kernel, for the tuning cache's fingerprint (`tune_cache::clreduce_id`): a
 /// new kernel file belongs here too.
-pub(crate) const KERNEL_SOURCES: [&str; 4] = [COMMON_CL, VAR_CL, REDUCE_CL, ITEM_CL];
+pub(crate) const KERNEL_SOURCES: [&str; 6] = [
+    COMMON_CL,
+    VAR_CL,
+    REDUCE_CL,
+    ITEM_CL,
+    EXACT_CL,
+    VAR_EXACT_CL,
+];
 
 /// The kernel source `name` (`common.cl`, `var.cl`, `reduce.cl`): the embedded copy, or the file
 /// of that name in the directory `CLREDUCE_KERNELS` when that variable is set (kernel
@@ -73,8 +84,15 @@ const ND_IDS: [(&str, &str); 9] = [
 
 /// The accumulator type of variable `k`: its element type, or a struct generated in the source.
 pub(super) fn acc_type(k: usize, v: &VarPlan) -> String {
-    match v.shape {
-        AccShape::Plain => v.ty.cl_name().into(),
+    match (v.shape, v.exact) {
+        (AccShape::Plain, _) => v.ty.cl_name().into(),
+        (AccShape::Exact, Some(e)) if e.expansion == Expansion::ThreeFloat => "clr_x_e3f".into(),
+        // f32 data with fp64: blocks summed in a double before the expansion (var_exact.cl),
+        // except in the speculative loop.
+        (AccShape::Exact, Some(e)) if e.format == ExactFormat::F32 && !e.speculative => {
+            "clr_xb".into()
+        }
+        (AccShape::Exact, _) => "clr_x_e2d".into(),
         _ => format!("clr_acc_{k}"),
     }
 }
@@ -83,6 +101,15 @@ pub(super) fn acc_type(k: usize, v: &VarPlan) -> String {
 /// global memory.
 fn reducer_param(k: usize, v: &VarPlan) -> String {
     let t = v.ty.cl_name();
+    if v.exact.is_some() {
+        // An exact sum: its expansion and the work-group's superaccumulator(s); an exact span:
+        // the superaccumulators of its elements.
+        return match v.span.map(|s| s.store) {
+            None => format!("{}* clr_r{k}, __local long* clr_s{k}", acc_type(k, v)),
+            Some(SpanStore::LocalShared) => format!("__local long* clr_r{k}"),
+            Some(_) => format!("__global long* clr_r{k}"),
+        };
+    }
     match v.span.map(|s| s.store) {
         None => format!("{}* clr_r{k}", acc_type(k, v)),
         Some(SpanStore::LocalShared | SpanStore::LocalPrivate) => format!("__local {t}* clr_r{k}"),
@@ -94,10 +121,17 @@ fn reducer_param(k: usize, v: &VarPlan) -> String {
 
 /// The argument CLR_CALL passes for variable `k`.
 fn reducer_arg(k: usize, v: &VarPlan) -> String {
+    if v.exact.is_some() {
+        return match v.span.map(|s| s.store) {
+            None => format!("&clr_a{k}[clr_cu], clr_ls{k}"),
+            Some(SpanStore::LocalShared) => format!("clr_ls{k}"),
+            Some(_) => format!("clr_part_{k}"),
+        };
+    }
     match v.span.map(|s| s.store) {
-        None => format!("&acc_{k}[u]"),
-        Some(SpanStore::LocalShared) => format!("lm_{k}"),
-        Some(SpanStore::LocalPrivate) => format!("(lm_{k} + clr_lid * (size_t)R{k}_SPAN)"),
+        None => format!("&clr_a{k}[clr_cu]"),
+        Some(SpanStore::LocalShared) => format!("clr_lm{k}"),
+        Some(SpanStore::LocalPrivate) => format!("(clr_lm{k} + clr_lid * (size_t)R{k}_SPAN)"),
         Some(SpanStore::GlobalAtomic) => format!("clr_res_{k}"),
         Some(SpanStore::GlobalPrivate) => {
             format!("(clr_part_{k} + get_global_id(0) * (size_t)R{k}_SPAN)")
@@ -112,6 +146,10 @@ fn reducer_macros(k: usize, v: &VarPlan, name: &str) -> String {
         return format!("#define {name}_combine(e, x) clr_supd_{k}(clr_r{k}, (size_t)(e), (x))\n");
     }
     match v.shape {
+        // The body's `sum += v` was rewritten to sum_combine((v)) (see rewrite_exact).
+        AccShape::Exact => format!(
+            "#define {name}_combine(v) ((*clr_r{k}) = clr_xpush_{k}((*clr_r{k}), (v), clr_xmine_{k}(clr_s{k})))\n"
+        ),
         AccShape::Plain => format!(
             "#define {name} (*clr_r{k})\n#define {name}_combine(v) ((*clr_r{k}) = clr_op_{k}((*clr_r{k}), (v)))\n"
         ),
@@ -136,17 +174,26 @@ pub(crate) fn generate(
 ) -> Generated {
     let mut s = extensions(plan, caps, params);
     s.push_str(&kernel_source("common.cl", COMMON_CL));
+    s.push_str(&exact_kit(plan, caps));
     s.push_str(&accumulator_types(plan));
     let var_cl = kernel_source("var.cl", VAR_CL);
-    for k in 0..plan.vars.len() {
+    let var_exact_cl = kernel_source("var_exact.cl", VAR_EXACT_CL);
+    for (k, v) in plan.vars.iter().enumerate() {
         s.push_str(&format!("#define CLR_V {k}\n"));
-        s.push_str(&var_cl);
+        s.push_str(if v.exact.is_some() {
+            &var_exact_cl
+        } else {
+            &var_cl
+        });
         s.push_str("#undef CLR_V\n");
     }
     s.push_str(&kernel_source("item.cl", ITEM_CL));
     let user_params = user_params(caps, params);
     s.push_str(&glue(plan, params, &user_params));
     let body_first_line = push_body(&mut s, plan, names, body, &user_params);
+    if options::speculative(plan) {
+        push_body_try(&mut s, plan, &names[0], body, &user_params);
+    }
     s.push_str(&kernel_source("reduce.cl", REDUCE_CL));
     Generated {
         source: s,
@@ -171,12 +218,20 @@ fn extensions(plan: &Plan, caps: &DeviceCaps, params: &[(String, ParamKind)]) ->
     if any_ty(ElemType::F16) && caps.has_extension("cl_khr_fp16") {
         s.push_str("#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n");
     }
-    let int64_atomics = plan.vars.iter().any(|v| {
-        v.ty.is_64bit()
-            && ((!v.ty.is_float()
-                && (v.group == GroupAlgo::LocalAtomic || v.cross == CrossAlgo::Atomic))
-                || (v.cross == CrossAlgo::LastGroup && !plan.c11_atomics && !plan.ptx_acq_rel))
-    });
+    let exact = plan.vars.iter().filter_map(|v| v.exact);
+    if exact.clone().any(|e| e.expansion == Expansion::TwoDouble)
+        && !any_ty(ElemType::F64)
+        && caps.has_extension("cl_khr_fp64")
+    {
+        s.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
+    }
+    let int64_atomics = exact.clone().next().is_some()
+        || plan.vars.iter().any(|v| {
+            v.ty.is_64bit()
+                && ((!v.ty.is_float()
+                    && (v.group == GroupAlgo::LocalAtomic || v.cross == CrossAlgo::Atomic))
+                    || (v.cross == CrossAlgo::LastGroup && !plan.c11_atomics && !plan.ptx_acq_rel))
+        });
     if int64_atomics && caps.atomics.int64_base {
         s.push_str("#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n");
         if caps.atomics.int64_ext {
@@ -196,6 +251,37 @@ fn extensions(plan: &Plan, caps: &DeviceCaps, params: &[(String, ParamKind)]) ->
     s
 }
 
+/// kernels/exact.cl, once per result format the plan's exact sums use, with its switches: the
+/// double expansions where the device has fp64, the atomic flavors where it has 64-bit atomics.
+fn exact_kit(plan: &Plan, caps: &DeviceCaps) -> String {
+    let formats: Vec<ExactFormat> = [ExactFormat::F32, ExactFormat::F64]
+        .into_iter()
+        .filter(|f| {
+            plan.vars
+                .iter()
+                .any(|v| v.exact.is_some_and(|e| e.format == *f))
+        })
+        .collect();
+    if formats.is_empty() {
+        return String::new();
+    }
+    let kit = kernel_source("exact.cl", EXACT_CL);
+    let mut s = format!(
+        "#define CLR_X_FP64 {}\n#define CLR_X_I64A {}\n",
+        caps.fp64 as u8, caps.atomics.int64_base as u8
+    );
+    for f in formats {
+        let bits = match f {
+            ExactFormat::F32 => 32,
+            ExactFormat::F64 => 64,
+        };
+        s.push_str(&format!("#define CLR_X_F {bits}\n"));
+        s.push_str(&kit);
+        s.push_str("#undef CLR_X_F\n");
+    }
+    s
+}
+
 /// The structs of identity-less and (value, index) accumulators, the pad flag, and the macro of
 /// a custom combiner, per variable.
 fn accumulator_types(plan: &Plan) -> String {
@@ -207,7 +293,7 @@ fn accumulator_types(plan: &Plan) -> String {
         // uninitialised bytes (Oclgrind checks).
         let pad = v.shape == AccShape::Pair && !v.ty.is_64bit();
         match v.shape {
-            AccShape::Plain => {}
+            AccShape::Plain | AccShape::Exact => {}
             AccShape::Flagged => s.push_str(&format!(
                 "typedef struct {{ {t} v; {} has; }} clr_acc_{k};\n",
                 if v.ty.is_64bit() { "ulong" } else { "uint" }
@@ -267,7 +353,8 @@ fn glue(plan: &Plan, params: &[(String, ParamKind)], user_params: &str) -> Strin
             format!(
                 "__global {t}* clr_res_{k}, __global ulong* clr_aux_{k}, __global {a}* clr_part_{k}, ",
                 t = v.ty.cl_name(),
-                a = acc_type(k, v)
+                // An exact sum's partials are its superaccumulators.
+                a = if v.exact.is_some() { "long".to_string() } else { acc_type(k, v) }
             )
         })
         .collect();
@@ -280,9 +367,43 @@ fn glue(plan: &Plan, params: &[(String, ParamKind)], user_params: &str) -> Strin
         .map(|(k, v)| format!(", {}", reducer_arg(k, v)))
         .collect();
     s.push_str(&format!(
-        "#define CLR_CALL(i, u) clr_body((i), clr_n{accs}{user_args})\n"
+        "#define CLR_CALL(clr_ci, clr_cu) clr_body((clr_ci), clr_n{accs}{user_args})\n"
     ));
+    if options::speculative(plan) {
+        // The speculative loop's calls: the exact variable's expansion and the chunk's flag.
+        s.push_str(&format!(
+            "#define CLR_CALL_TRY(clr_ci, clr_cu) clr_body_try((clr_ci), clr_n, &clr_a0[clr_cu], &clr_bad{user_args})\n"
+        ));
+    }
     s
+}
+
+/// The body once more as `clr_body_try`, for the speculative loop of a launch whose only
+/// variable is an exact sum: its combine is the expansion's branch-free try, flagging `clr_bad`.
+fn push_body_try(s: &mut String, plan: &Plan, name: &str, body: &str, user_params: &str) {
+    let idx = if plan.wide_index { "ulong" } else { "uint" };
+    let a = acc_type(0, &plan.vars[0]);
+    s.push_str(&format!(
+        "static inline __attribute__((always_inline)) void clr_body_try(const {idx} i, const {idx} n, {a}* clr_r0, __private uint* clr_bad{user_params}) {{\n#define {name}_combine(v) ((*clr_r0) = clr_xtry_0((*clr_r0), (v), clr_bad))\n"
+    ));
+    push_body_block(s, body);
+    s.push_str(&format!("#undef {name}_combine\n}}\n"));
+}
+
+/// The body in a block of its own, after `item` where the body uses it. Returns the source
+/// line where the body starts.
+fn push_body_block(s: &mut String, body: &str) -> usize {
+    s.push_str("{\n");
+    if mentions(body, "item") {
+        s.push_str("const clr_item item = clr_make_item((ulong)i, (ulong)n);\n");
+    }
+    let first_line = s.lines().count() + 1;
+    s.push_str(body);
+    if !body.ends_with('\n') {
+        s.push('\n');
+    }
+    s.push_str("}\n");
+    first_line
 }
 
 /// The user body inside `clr_body`, with each reducer visible under its name (and, for a
@@ -302,8 +423,16 @@ fn push_body(
         .enumerate()
         .map(|(k, v)| format!(", {}", reducer_param(k, v)))
         .collect();
+    // With an exact sum the body is forced inline, as every function of kernels/exact.cl is:
+    // PoCL's LLVM 15 crashes in the inliner's cost analysis (llvm::getInlineCost) on a call of
+    // the body that pushes into an expansion; forced inlining skips that analysis.
+    let inline = if plan.vars.iter().any(|v| v.exact.is_some()) {
+        "static inline __attribute__((always_inline))"
+    } else {
+        "static inline"
+    };
     s.push_str(&format!(
-        "static inline void clr_body(const {idx} i, const {idx} n{reducer_params}{user_params}) {{\n"
+        "{inline} void clr_body(const {idx} i, const {idx} n{reducer_params}{user_params}) {{\n"
     ));
     for (k, (name, v)) in names.iter().zip(&plan.vars).enumerate() {
         s.push_str(&reducer_macros(k, v, name));
@@ -315,16 +444,7 @@ fn push_body(
             s.push_str(&format!("#define {f} {to}\n"));
         }
     }
-    s.push_str("{\n");
-    if mentions(body, "item") {
-        s.push_str("const clr_item item = clr_make_item((ulong)i, (ulong)n);\n");
-    }
-    let body_first_line = s.lines().count() + 1;
-    s.push_str(body);
-    if !body.ends_with('\n') {
-        s.push('\n');
-    }
-    s.push_str("}\n");
+    let body_first_line = push_body_block(s, body);
     if nd_multi {
         for (f, _) in ND_IDS {
             let name = &f[..f.find('(').unwrap_or(f.len())];

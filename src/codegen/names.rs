@@ -82,6 +82,26 @@ fn skip_comment(b: &[u8], i: usize) -> Option<usize> {
     }
 }
 
+/// The first use of `name` as a whole identifier at or after byte `from`, outside comments.
+fn next_use(b: &[u8], from: usize, name: &str) -> Option<usize> {
+    let is_word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let mut i = from;
+    while i < b.len() {
+        if let Some(j) = skip_comment(b, i) {
+            i = j;
+            continue;
+        }
+        if b[i..].starts_with(name.as_bytes())
+            && (i == 0 || !is_word(b[i - 1]))
+            && b.get(i + name.len()).is_none_or(|&c| !is_word(c))
+        {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
+}
+
 /// The end of a balanced expression starting at `i`: the first `;`, `,` or unmatched closing
 /// bracket at depth 0 (or `close` itself when it is the matching bracket).
 fn expr_end(b: &[u8], mut i: usize) -> usize {
@@ -120,18 +140,8 @@ pub(crate) fn rewrite_spans(body: &str, spans: &[(&str, &Operator)]) -> Result<S
         let mut i = 0;
         let mut copied = 0;
         let is_word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
-        while i < b.len() {
-            if let Some(j) = skip_comment(&b, i) {
-                i = j;
-                continue;
-            }
-            let at_name = b[i..].starts_with(name.as_bytes())
-                && (i == 0 || !is_word(b[i - 1]))
-                && b.get(i + name.len()).is_none_or(|&c| !is_word(c));
-            if !at_name {
-                i += 1;
-                continue;
-            }
+        while let Some(at) = next_use(&b, i, name) {
+            i = at;
             let bad = |what: &str| {
                 Error::BadArgument {
                 name: name.to_string(),
@@ -226,6 +236,59 @@ pub(crate) fn rewrite_spans(body: &str, spans: &[(&str, &Operator)]) -> Result<S
     Ok(out)
 }
 
+/// Rewrites the uses of exact-sum reducers, whose accumulators are not scalars: `sum += v`
+/// becomes `sum_combine((v))` and `sum++` / `++sum` become `sum_combine(1)`;
+/// `combine(sum, v)` and `sum_combine(v)` are left as they are. Any other use is an error: an
+/// exact reducer is only combined into. Line breaks are kept.
+pub(crate) fn rewrite_exact(body: &str, names: &[&str]) -> Result<String> {
+    let mut out = body.to_string();
+    for &name in names {
+        let b = out.clone().into_bytes();
+        let mut res = String::with_capacity(b.len() + 32);
+        let (mut i, mut copied) = (0, 0);
+        while let Some(at) = next_use(&b, i, name) {
+            i = at;
+            let after = i + name.len();
+            let mut m = after;
+            while m < b.len() && b[m].is_ascii_whitespace() {
+                m += 1;
+            }
+            let pre = out[copied..i].trim_end();
+            let rest = &out[m..];
+            if pre.ends_with("++") {
+                res.push_str(&out[copied..copied + pre.len() - 2]);
+                res.push_str(&format!("{name}_combine(1)"));
+                i = after;
+                copied = i;
+            } else if rest.starts_with("++") {
+                res.push_str(&out[copied..i]);
+                res.push_str(&format!("{name}_combine(1)"));
+                i = m + 2;
+                copied = i;
+            } else if rest.starts_with("+=") {
+                let v_end = expr_end(&b, m + 2);
+                res.push_str(&out[copied..i]);
+                res.push_str(&format!("{name}_combine(({}))", &out[m + 2..v_end]));
+                i = v_end;
+                copied = i;
+            } else if pre.ends_with('(') && pre[..pre.len() - 1].trim_end().ends_with("combine") {
+                // combine(sum, v): the generic macro reaches sum_combine(v).
+                i = after;
+            } else {
+                return Err(Error::BadArgument {
+                    name: name.to_string(),
+                    problem: format!(
+                        "read or assigned: an exact sum's reducer is only combined into, as {name} += v, combine({name}, v) or {name}_combine(v)"
+                    ),
+                });
+            }
+        }
+        res.push_str(&out[copied..]);
+        out = res;
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -305,5 +368,27 @@ mod tests {
         assert!(is_ident("x_1"));
         assert!(!is_ident("1x"));
         assert!(!is_ident("a-b"));
+    }
+
+    #[test]
+    fn exact_reducers_are_rewritten() {
+        let r = |b: &str| rewrite_exact(b, &["sum"]);
+        assert_eq!(
+            r("sum += x[i] * 2.0f;").unwrap(),
+            "sum_combine(( x[i] * 2.0f));"
+        );
+        assert_eq!(
+            r("sum++; ++sum;").unwrap(),
+            "sum_combine(1); sum_combine(1);"
+        );
+        assert_eq!(r("combine(sum, x[i]);").unwrap(), "combine(sum, x[i]);");
+        assert_eq!(r("sum_combine(x[i]);").unwrap(), "sum_combine(x[i]);");
+        assert_eq!(r("summary += 1;").unwrap(), "summary += 1;");
+        assert_eq!(
+            r("if (x[i] > 0) sum += x[i]; // sum += 1\n").unwrap(),
+            "if (x[i] > 0) sum_combine(( x[i])); // sum += 1\n"
+        );
+        assert!(matches!(r("y = sum;"), Err(Error::BadArgument { .. })));
+        assert!(matches!(r("sum = 1.0f;"), Err(Error::BadArgument { .. })));
     }
 }

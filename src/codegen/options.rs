@@ -2,10 +2,59 @@
 //! (kernels/common.cl lists every define and what it means).
 
 use crate::caps::DeviceCaps;
-use crate::plan::{AccShape, CrossAlgo, FormRequest, IndexOrder, Plan};
+use crate::plan::{
+    AccShape, ExactFormat, Expansion, FormRequest, IndexOrder, Plan, SaccStore, SpanStore, VarPlan,
+};
 use crate::types::ElemType;
 
 use super::acc_type;
+
+/// Whether the main loop is the exact sum's speculative one (kernels/reduce.cl CLR_SPEC).
+pub(super) fn speculative(plan: &Plan) -> bool {
+    plan.vars
+        .iter()
+        .any(|v| v.exact.is_some_and(|e| e.speculative))
+}
+
+/// An exact sum's defines (kernels/var_exact.cl), and every variable's `Rk_XLS`.
+fn exact_defines(d: &mut impl FnMut(&str, String), k: usize, v: &VarPlan, local: usize) {
+    let Some(e) = v.exact else {
+        d(&format!("R{k}_XLS"), "1".into());
+        return;
+    };
+    d(
+        &format!("R{k}_XF"),
+        match e.format {
+            ExactFormat::F32 => "32",
+            ExactFormat::F64 => "64",
+        }
+        .into(),
+    );
+    d(
+        &format!("R{k}_XE"),
+        match e.expansion {
+            Expansion::TwoDouble => "CLR_XE_E2D",
+            Expansion::ThreeFloat => "CLR_XE_E3F",
+        }
+        .into(),
+    );
+    d(
+        &format!("R{k}_XST"),
+        match e.store {
+            SaccStore::LocalAtomic => "CLR_XST_LA",
+            SaccStore::LocalRows => "CLR_XST_ROWS",
+        }
+        .into(),
+    );
+    d(&format!("R{k}_XL"), e.limbs().to_string());
+    d(&format!("R{k}_XSPEC"), (e.speculative as u8).to_string());
+    let longs = match v.span {
+        Some(sp) if sp.store == SpanStore::LocalShared => sp.len * e.limbs(),
+        Some(_) => 1,
+        None => e.local_longs(local),
+    };
+    d(&format!("R{k}_XLS"), longs.to_string());
+}
 
 pub(super) fn kind(ty: ElemType) -> &'static str {
     match ty {
@@ -67,10 +116,8 @@ pub(crate) fn options(plan: &Plan, caps: &DeviceCaps) -> String {
     }
     d("CLR_C11", (plan.c11_atomics as u8).to_string());
     d("CLR_PTX_ACQREL", (plan.ptx_acq_rel as u8).to_string());
-    d(
-        "CLR_HAS_LAST",
-        (plan.uses(CrossAlgo::LastGroup) as u8).to_string(),
-    );
+    d("CLR_HAS_LAST", (plan.takes_tickets() as u8).to_string());
+    d("CLR_SPEC", (speculative(plan) as u8).to_string());
     d(
         "CLR_I64_ATOMICS",
         (caps.atomics.int64_base as u8).to_string(),
@@ -89,9 +136,11 @@ pub(crate) fn options(plan: &Plan, caps: &DeviceCaps) -> String {
                 AccShape::Plain => "CLR_SHAPE_PLAIN",
                 AccShape::Flagged => "CLR_SHAPE_FLAGGED",
                 AccShape::Pair => "CLR_SHAPE_PAIR",
+                AccShape::Exact => "CLR_SHAPE_EXACT",
             }
             .into(),
         );
+        exact_defines(&mut d, k, v, plan.local);
         d(&format!("R{k}_KIND"), kind(v.ty).into());
         d(&format!("R{k}_OPID"), v.op.cl_id().into());
         d(
@@ -109,6 +158,7 @@ pub(crate) fn options(plan: &Plan, caps: &DeviceCaps) -> String {
             (!v.init_to_identity as u8).to_string(),
         );
         d(&format!("R{k}_LSLOTS"), v.local_slots.to_string());
+        d(&format!("R{k}_XRAW"), (v.raw as u8).to_string());
         d(
             &format!("R{k}_SPAN"),
             v.span.map_or(0, |s| s.len).to_string(),

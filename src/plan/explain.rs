@@ -56,6 +56,22 @@ impl fmt::Display for Plan {
             if let Some(sp) = v.span {
                 writeln!(f, "    span of {} elements, {}", sp.len, sp.store.name())?;
             }
+            if let Some(e) = v.exact {
+                writeln!(
+                    f,
+                    "    exact sum: {} per work-item slot, a superaccumulator of {} limbs per {} ({}), rounded once to nearest-even",
+                    match e.expansion {
+                        super::model::Expansion::TwoDouble => "a two-double expansion",
+                        super::model::Expansion::ThreeFloat => "a three-float expansion",
+                    },
+                    e.limbs(),
+                    if v.span.is_some() { "span element" } else { "work-group" },
+                    match e.store {
+                        super::model::SaccStore::LocalAtomic => "local memory, 64-bit local atomics",
+                        super::model::SaccStore::LocalRows => "one row per work-item in local memory",
+                    }
+                )?;
+            }
             writeln!(f, "    work-group step: {}", v.group_reason)?;
             writeln!(f, "    cross-group step: {}", v.cross_reason)?;
         }
@@ -63,7 +79,13 @@ impl fmt::Display for Plan {
             f,
             "  {} launch(es), {}, {} bytes of local memory per work-group, {} with {} last-group atomics",
             self.passes,
-            if self.deterministic { "deterministic" } else { "not run-to-run deterministic (relaxed)" },
+            if self.vars.iter().any(|v| v.exact.is_some()) {
+                "exact float sums (correctly rounded, the same bits on every device)"
+            } else if self.deterministic {
+                "deterministic"
+            } else {
+                "not run-to-run deterministic (relaxed)"
+            },
             self.local_bytes,
             self.cl_std.0,
             if self.c11_atomics {

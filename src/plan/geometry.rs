@@ -1,7 +1,10 @@
 //! Geometry: work-group size, number of work-groups, indices per work-item, index order and
 //! accumulators, within the device's local memory.
 
-use super::model::{acc_bytes, shape_of, IndexOrder, SpanPlan, SpanStore, VarPlan};
+use super::exact;
+use super::model::{
+    acc_bytes, shape_of, AccShape, ExactPlan, IndexOrder, SpanPlan, SpanStore, VarPlan,
+};
 use super::request::{Request, VarRequest};
 use super::span::private_rows_cap;
 use super::strategy::GroupAlgo;
@@ -23,14 +26,27 @@ pub(super) struct Need {
     /// Bytes of one accumulator.
     pub acc: usize,
     pub span: Option<(usize, SpanStore)>,
+    /// An exact sum's plan: its superaccumulator(s) in local memory.
+    pub exact: Option<ExactPlan>,
 }
 
 impl Need {
-    pub fn of(group: GroupAlgo, v: &VarRequest, span: Option<SpanPlan>) -> Need {
+    pub fn of(
+        group: GroupAlgo,
+        v: &VarRequest,
+        span: Option<SpanPlan>,
+        exact: Option<ExactPlan>,
+    ) -> Need {
+        let shape = if exact.is_some() {
+            AccShape::Exact
+        } else {
+            shape_of(&v.op)
+        };
         Need {
             group,
-            acc: acc_bytes(shape_of(&v.op), v.ty),
+            acc: acc_bytes(shape, v.ty, exact),
             span: span.map(|s| (s.len, s.store)),
+            exact,
         }
     }
     pub fn of_plan(v: &VarPlan) -> Need {
@@ -38,6 +54,17 @@ impl Need {
             group: v.group,
             acc: v.acc_bytes,
             span: v.span.map(|s| (s.len, s.store)),
+            exact: v.exact,
+        }
+    }
+    /// Bytes of local memory beyond the group step's slots: an exact sum's superaccumulators
+    /// (one per work-group, one row per work-item, or one per span element).
+    fn extra_bytes(&self, local: usize) -> u64 {
+        match (self.exact, self.span) {
+            (Some(e), Some((len, SpanStore::LocalShared))) => (len * e.limbs() * 8) as u64,
+            (Some(_), Some(_)) => 0,
+            (Some(e), None) => (e.local_longs(local) * 8) as u64,
+            (None, _) => 0,
         }
     }
 }
@@ -59,6 +86,10 @@ pub(super) struct Geometry {
 }
 
 pub(super) fn local_slots(caps: &DeviceCaps, n: &Need, local: usize) -> usize {
+    if n.exact.is_some() && n.span.is_some() {
+        // An exact span deposits every update into its superaccumulators: no group step.
+        return 1;
+    }
     match n.span {
         Some((len, SpanStore::LocalShared)) => len,
         Some((len, SpanStore::LocalPrivate)) => len * local,
@@ -74,7 +105,7 @@ pub(super) fn local_slots(caps: &DeviceCaps, n: &Need, local: usize) -> usize {
 
 pub(super) fn local_bytes(caps: &DeviceCaps, vars: &[Need], local: usize) -> u64 {
     vars.iter()
-        .map(|n| (local_slots(caps, n, local) * n.acc) as u64)
+        .map(|n| (local_slots(caps, n, local) * n.acc) as u64 + n.extra_bytes(local))
         .sum::<u64>()
         + 4
 }
@@ -166,10 +197,23 @@ pub(super) fn range(
     req: &Request,
     needs: &[Need],
     spans: &[Option<SpanPlan>],
+    exacts: &[ExactPlan],
     n: u64,
 ) -> Result<Geometry> {
     let max_wg = caps.max_local_1d().max(1);
-    let widest = needs.iter().map(|n| n.acc).max().unwrap_or(4);
+    // An exact sum loads elements of its type; its wider expansion stays in registers.
+    let widest = needs
+        .iter()
+        .zip(&req.vars)
+        .map(|(n, v)| {
+            if n.exact.is_some() {
+                v.ty.size()
+            } else {
+                n.acc
+            }
+        })
+        .max()
+        .unwrap_or(4);
     let gpu = caps.kind == DeviceKind::Gpu;
     let mult = caps.preferred_wg_multiple.max(1);
     // GPUs: 256 work-items (8 warps / 4 wavefronts) keeps occupancy high with little
@@ -210,7 +254,11 @@ pub(super) fn range(
     // 8-byte ones) keep 4, or the extra registers cost more than they hide. Measured on
     // the H200 (examples/sweep, 2^28 f32): 1 var unroll 8 = 4351 GB/s vs unroll 4 = 4257;
     // sum+min+max unroll 8 = 2734 GB/s vs unroll 4 = 4200 (design/bench/).
-    let default_unroll = if widest < 8 && req.vars.len() == 1 {
+    // Exact sums keep 4: their accumulators are expansions (measured on the H200, 2^28 f32 exact,
+    // blocks: unroll 8 1410 us, 4 961 us, 2 942 us; design/bench/2026-11-23-h200-exact-exp.txt).
+    let default_unroll = if !exacts.is_empty() {
+        4
+    } else if widest < 8 && req.vars.len() == 1 {
         8
     } else {
         4
@@ -239,6 +287,13 @@ pub(super) fn range(
             }
             groups = groups.min((rows / local as u64).max(1));
         }
+    }
+    // An exact sum's work-group takes at most its expansion's and superaccumulator's cap.
+    groups = groups.max(exact::min_groups(n, exacts));
+    if groups > u32::MAX as u64 {
+        return Err(Error::InvalidRange {
+            reason: format!("{groups} work-groups exceed 2^32"),
+        });
     }
     let per_item = n.div_ceil(groups * local as u64).max(1);
     let order = tune.order.unwrap_or(if gpu {

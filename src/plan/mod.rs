@@ -17,6 +17,7 @@
 //! This room imports only `caps`, `ops`, `types` and `error`.
 
 mod cross;
+mod exact;
 mod explain;
 mod geometry;
 mod group;
@@ -31,7 +32,10 @@ mod tuning;
 #[cfg(test)]
 mod tuning_tests;
 
-pub use model::{AccShape, ClStdName, IndexOrder, Plan, SpanPlan, SpanStore, VarPlan};
+pub use model::{
+    AccShape, ClStdName, ExactFormat, ExactPlan, Expansion, IndexOrder, Plan, SaccStore, SpanPlan,
+    SpanStore, VarPlan,
+};
 pub use request::{FormRequest, Request, Shape, Tuning, VarRequest};
 pub use strategy::{CrossAlgo, Determinism, GroupAlgo, Strategy};
 pub use tuning::{
@@ -40,6 +44,15 @@ pub use tuning::{
 };
 
 pub(crate) use model::shape_of;
+
+/// Whether a variable with this op and type is an exact sum under `det` (the body's reducer is
+/// then rewritten: its accumulator is not a scalar).
+pub(crate) fn exact_sum(op: &Operator, ty: ElemType, det: Determinism) -> bool {
+    det == Determinism::Exact
+        && op.builtin() == Some(crate::ops::Op::Plus)
+        && ty.is_float()
+        && ty != ElemType::F16
+}
 
 use crate::caps::{ClStd, DeviceCaps};
 use crate::error::{Error, Result};
@@ -50,6 +63,35 @@ use geometry::{Geometry, Need};
 /// Plans a launch without measured data: the capability rules, corrected by the first-use
 /// rules (`rules.rs`) unless a strategy is forced. Pure: depends only on its arguments.
 /// [`plan_tuned`] plans with a device's measurements.
+///
+/// Errors are those a launch reports before it runs: [`Error::Unsupported`] for what the
+/// device cannot do, [`Error::NoIdentity`], [`Error::WorkGroupTooLarge`],
+/// [`Error::LocalMemory`], [`Error::NdRangeNotDivisible`], [`Error::InvalidRange`].
+///
+/// ```
+/// use clreduce::caps::fixtures;
+/// use clreduce::plan::{plan, FormRequest, Request, Shape, VarRequest};
+/// use clreduce::{CrossAlgo, Determinism, ElemType, Error, GroupAlgo, Op, Strategy};
+/// # fn main() -> clreduce::Result<()> {
+/// let n = 1 << 20;
+/// let mut req = Request {
+///     form: FormRequest::Range { n },
+///     shape: Shape::linear(n, 1),
+///     vars: vec![VarRequest::new(Op::Plus, ElemType::F32)],
+///     strategy: Strategy::AUTO,
+///     determinism: Determinism::Deterministic,
+///     tuning: None,
+///     pure_body: true,
+/// };
+/// let p = plan(&fixtures::nvidia_h200(), &req)?;
+/// assert!(p.deterministic);
+/// println!("{p}"); // the plan and the reason for each choice
+///
+/// // NVIDIA's OpenCL has no work-group collectives: forcing them is an error.
+/// req.strategy = Strategy::new(GroupAlgo::WgReduce, CrossAlgo::LastGroup);
+/// assert!(matches!(plan(&fixtures::nvidia_h200(), &req), Err(Error::Unsupported { .. })));
+/// # Ok(()) }
+/// ```
 pub fn plan(caps: &DeviceCaps, req: &Request) -> Result<Plan> {
     tuning::planned(caps, None, req)
 }
@@ -58,18 +100,22 @@ pub fn plan(caps: &DeviceCaps, req: &Request) -> Result<Plan> {
 fn plan_caps(caps: &DeviceCaps, req: &Request) -> Result<Plan> {
     validate(caps, req)?;
     // Group steps first: they do not depend on the geometry (the local-memory budget does).
-    let (groups_algo, spans) = group_steps(caps, req)?;
-    let needs: Vec<Need> = groups_algo
+    let steps = group_steps(caps, req)?;
+    let needs: Vec<Need> = steps
         .iter()
         .zip(&req.vars)
-        .zip(&spans)
-        .map(|(((g, _), v), sp)| Need::of(*g, v, *sp))
+        .map(|(s, v)| Need::of(s.group, v, s.span, s.exact))
         .collect();
+    let exacts: Vec<ExactPlan> = steps.iter().filter_map(|s| s.exact).collect();
+    exact::check_nd_groups(caps, req.form, !exacts.is_empty())?;
     let geo = match req.form {
         FormRequest::NdRange { global, local } => geometry::nd_range(caps, &needs, global, local)?,
-        FormRequest::Range { n } => geometry::range(caps, req, &needs, &spans, n)?,
+        FormRequest::Range { n } => {
+            let spans: Vec<Option<SpanPlan>> = steps.iter().map(|s| s.span).collect();
+            geometry::range(caps, req, &needs, &spans, &exacts, n)?
+        }
     };
-    let vars = var_plans(caps, req, &geo, groups_algo, spans)?;
+    let vars = var_plans(caps, req, &geo, steps)?;
     assemble(caps, req, geo, vars)
 }
 
@@ -81,6 +127,7 @@ fn validate(caps: &DeviceCaps, req: &Request) -> Result<()> {
             reason: "a reduction launch needs at least one reduction variable".into(),
         });
     }
+    exact::check_coverage(caps, req)?;
     for v in &req.vars {
         if let Err(missing) = caps.supports_type(v.ty) {
             return Err(Error::Unsupported {
@@ -123,36 +170,69 @@ fn validate(caps: &DeviceCaps, req: &Request) -> Result<()> {
     Ok(())
 }
 
-/// The work-group step of every variable (with its reason), and the span plan of span variables.
-type GroupSteps = (Vec<(GroupAlgo, String)>, Vec<Option<SpanPlan>>);
+/// A variable's work-group step with its reason, and its span or exact plan.
+struct GroupStep {
+    group: GroupAlgo,
+    reason: String,
+    span: Option<SpanPlan>,
+    exact: Option<ExactPlan>,
+}
 
-fn group_steps(caps: &DeviceCaps, req: &Request) -> Result<GroupSteps> {
-    let mut groups_algo = Vec::new();
-    let mut spans = Vec::new();
+fn group_steps(caps: &DeviceCaps, req: &Request) -> Result<Vec<GroupStep>> {
+    let det = exact::for_others(req.determinism);
+    let mut steps = Vec::new();
     for v in &req.vars {
-        match v.span {
+        let exact_sum = exact::is_exact(v, req.determinism);
+        let step = match v.span {
+            Some(len) if exact_sum => {
+                let (store, why) = span::choose_exact_span(caps, v, len, req.strategy)?;
+                GroupStep {
+                    group: GroupAlgo::LocalAtomic,
+                    reason: why.to_string(),
+                    span: Some(SpanPlan {
+                        len,
+                        store,
+                        reason: why,
+                    }),
+                    exact: Some(exact::exact_plan(caps, v)?),
+                }
+            }
             Some(len) => {
-                let (store, g, why) =
-                    span::choose_span(caps, v, len, req.determinism, req.strategy, req.form)?;
-                groups_algo.push((g, why.to_string()));
-                spans.push(Some(SpanPlan {
-                    len,
-                    store,
-                    reason: why,
-                }));
+                let (store, g, why) = span::choose_span(caps, v, len, det, req.strategy, req.form)?;
+                GroupStep {
+                    group: g,
+                    reason: why.to_string(),
+                    span: Some(SpanPlan {
+                        len,
+                        store,
+                        reason: why,
+                    }),
+                    exact: None,
+                }
+            }
+            None if exact_sum => {
+                let ep = exact::exact_plan(caps, v)?;
+                let (group, reason) = exact::choose_group(caps, v, req.strategy.group)?;
+                GroupStep {
+                    group,
+                    reason,
+                    span: None,
+                    exact: Some(ep),
+                }
             }
             None => {
-                groups_algo.push(group::choose_group(
-                    caps,
-                    v,
-                    req.determinism,
-                    req.strategy.group,
-                )?);
-                spans.push(None);
+                let (group, reason) = group::choose_group(caps, v, det, req.strategy.group)?;
+                GroupStep {
+                    group,
+                    reason,
+                    span: None,
+                    exact: None,
+                }
             }
-        }
+        };
+        steps.push(step);
     }
-    Ok((groups_algo, spans))
+    Ok(steps)
 }
 
 /// Each variable's plan once the geometry is known: the cross-group step (it depends on the
@@ -162,12 +242,18 @@ fn var_plans(
     caps: &DeviceCaps,
     req: &Request,
     geo: &Geometry,
-    groups_algo: Vec<(GroupAlgo, String)>,
-    spans: Vec<Option<SpanPlan>>,
+    steps: Vec<GroupStep>,
 ) -> Result<Vec<VarPlan>> {
     let local = geo.local;
+    let det = exact::for_others(req.determinism);
     let mut vars = Vec::new();
-    for ((v, (mut g, mut g_reason)), sp) in req.vars.iter().zip(groups_algo).zip(spans) {
+    for (v, step) in req.vars.iter().zip(steps) {
+        let GroupStep {
+            group: mut g,
+            reason: mut g_reason,
+            span: sp,
+            exact: ep,
+        } = step;
         if sp.is_none()
             && g == GroupAlgo::SgReduce
             && caps.sg_via_ptx()
@@ -188,19 +274,23 @@ fn var_plans(
                 "work-group size {local} is not a multiple of the 32-wide warp: local-memory tree"
             );
         }
-        let (c, c_reason) = match sp.map(|s| s.store) {
-            Some(store) if store.cross_is_fixed() => span::fixed_cross(caps, req.strategy, store)?,
-            _ => cross::choose_cross(
-                caps,
-                v,
-                req.determinism,
-                req.strategy.cross,
-                geo.groups,
-                geo.total,
-            )?,
+        let (c, c_reason) = match (sp.map(|s| s.store), ep) {
+            (Some(store), _) if store.cross_is_fixed() => {
+                span::fixed_cross(caps, req.strategy, store)?
+            }
+            (Some(_), Some(_)) => (
+                CrossAlgo::Atomic,
+                "exact span: each element's superaccumulator is added to in global memory with 64-bit atomics; the last work-group rounds every element".to_string(),
+            ),
+            (None, Some(_)) => exact::choose_cross(caps, v, req.strategy.cross)?,
+            _ => cross::choose_cross(caps, v, det, req.strategy.cross, geo.groups, geo.total)?,
         };
-        let shape = shape_of(&v.op);
-        let need = Need::of(g, v, sp);
+        let shape = if ep.is_some() {
+            AccShape::Exact
+        } else {
+            shape_of(&v.op)
+        };
+        let need = Need::of(g, v, sp, ep);
         vars.push(VarPlan {
             op: v.op.clone(),
             ty: v.ty,
@@ -214,7 +304,9 @@ fn var_plans(
             group_reason: g_reason,
             cross_reason: c_reason,
             local_slots: geometry::local_slots(caps, &need, local),
-            deterministic: group::var_deterministic(g, c, v),
+            deterministic: ep.is_some() || group::var_deterministic(g, c, v),
+            exact: ep,
+            raw: false,
         });
     }
     Ok(vars)
@@ -222,7 +314,18 @@ fn var_plans(
 
 /// The whole plan: local memory checked again (a step that fell back to the tree needs more),
 /// passes, determinism, index width and the memory model of last-group detection.
-fn assemble(caps: &DeviceCaps, req: &Request, geo: Geometry, vars: Vec<VarPlan>) -> Result<Plan> {
+fn assemble(
+    caps: &DeviceCaps,
+    req: &Request,
+    geo: Geometry,
+    mut vars: Vec<VarPlan>,
+) -> Result<Plan> {
+    if exact::speculate(caps, req, geo.order, &vars) {
+        if let Some(e) = vars[0].exact.as_mut() {
+            e.speculative = true;
+        }
+        vars[0].acc_bytes = vars[0].exact.map_or(vars[0].acc_bytes, |e| e.acc_bytes());
+    }
     let needs: Vec<Need> = vars.iter().map(Need::of_plan).collect();
     let local_need = geometry::local_bytes(caps, &needs, geo.local);
     if local_need > caps.local_mem_size {

@@ -18,6 +18,113 @@ pub enum AccShape {
     Flagged,
     /// `{ value, index }`: argmin / argmax; the identity is (the op's identity, u64::MAX).
     Pair,
+    /// An exact float sum (`Determinism::Exact`): a floating-point expansion per work-item
+    /// whose rounding errors, and every value outside its safe window, go into a
+    /// superaccumulator (`ExactPlan`).
+    Exact,
+}
+
+/// The result format of an exact sum: where its superaccumulator's digits start and how many
+/// there are (`clreduce::exact`, kernels/exact.cl).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExactFormat {
+    /// f32 results (f32 data, f16 storage read as f32): 11 digits from 2^-149, 14 limbs.
+    F32,
+    /// f64 results: 68 digits from 2^-1074, 71 limbs.
+    F64,
+}
+
+impl ExactFormat {
+    /// Limbs of a superaccumulator: the digits and the NaN, +inf and -inf counters.
+    pub fn limbs(self) -> usize {
+        match self {
+            ExactFormat::F32 => 14,
+            ExactFormat::F64 => 71,
+        }
+    }
+}
+
+/// The per-work-item expansion of an exact sum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Expansion {
+    /// Two doubles (needs fp64): f32 data (every finite normal f32 stays on the fast path) and
+    /// f64 data (|x| in [2^-970, 2^990)).
+    TwoDouble,
+    /// Three floats, for f32 data on a device without fp64 (|x| in [2^-103, 2^101)).
+    ThreeFloat,
+}
+
+impl Expansion {
+    /// Bytes of one expansion.
+    pub fn bytes(self) -> usize {
+        match self {
+            Expansion::TwoDouble => 16,
+            Expansion::ThreeFloat => 12,
+        }
+    }
+    /// The most elements one expansion may absorb (merges included) before it must be
+    /// flushed into the superaccumulator (kernels/exact.cl CLR_X_CAP*), for the result format.
+    pub fn cap(self, format: ExactFormat) -> u64 {
+        match (self, format) {
+            (Expansion::ThreeFloat, _) => 1 << 24,
+            (Expansion::TwoDouble, ExactFormat::F64) => 1 << 30,
+            (Expansion::TwoDouble, ExactFormat::F32) => 1 << 62,
+        }
+    }
+}
+
+/// Where a work-group's superaccumulator lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SaccStore {
+    /// One per work-group in local memory, added to with 64-bit local atomics.
+    LocalAtomic,
+    /// One row per work-item in local memory (no atomics), summed limb by limb at the end.
+    LocalRows,
+}
+
+/// The plan of an exact sum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct ExactPlan {
+    /// The result format (f32 or f64 superaccumulator).
+    pub format: ExactFormat,
+    /// The per-work-item expansion.
+    pub expansion: Expansion,
+    /// Where each work-group's superaccumulator lives.
+    pub store: SaccStore,
+    /// The speculative loop: chunks of elements go through the expansion's TwoSums with no
+    /// branch and no deposit, only a flag; a flagged chunk is run again exactly (a single
+    /// exact variable with a body that only reads, in the grid-stride order).
+    pub speculative: bool,
+}
+
+impl ExactPlan {
+    /// Bytes of one work-item accumulator: the expansion, and for f32 data in doubles the
+    /// block's double, base exponent and count (kernels/var_exact.cl `clr_xb`).
+    pub fn acc_bytes(&self) -> usize {
+        match (self.format, self.expansion, self.speculative) {
+            (ExactFormat::F32, Expansion::TwoDouble, false) => 32,
+            (_, e, _) => e.bytes(),
+        }
+    }
+    /// Limbs of one superaccumulator.
+    pub fn limbs(&self) -> usize {
+        self.format.limbs()
+    }
+    /// Longs of local memory for the work-group's superaccumulator(s).
+    pub fn local_longs(&self, local: usize) -> usize {
+        match self.store {
+            SaccStore::LocalAtomic => self.limbs(),
+            SaccStore::LocalRows => self.limbs() * local,
+        }
+    }
+    /// The most indices one work-group may take: its expansion's cap, and the
+    /// superaccumulator's 2^30 contributions between normalizations.
+    pub fn per_group_cap(&self) -> u64 {
+        self.expansion.cap(self.format).min(1 << 29)
+    }
 }
 
 /// Where a span reduction's work-group copies live.
@@ -39,6 +146,7 @@ impl SpanStore {
     pub(crate) fn cross_is_fixed(self) -> bool {
         matches!(self, SpanStore::GlobalAtomic | SpanStore::GlobalPrivate)
     }
+    /// Its name in plans: `local-shared`, `local-private`, `global-atomic` or `global-private`.
     pub fn name(self) -> &'static str {
         match self {
             SpanStore::LocalShared => "local-shared",
@@ -62,6 +170,7 @@ impl SpanStore {
 pub struct SpanPlan {
     /// Number of elements.
     pub len: usize,
+    /// Where the work-group copies live.
     pub store: SpanStore,
     /// Why this store.
     #[serde(skip)]
@@ -71,16 +180,23 @@ pub struct SpanPlan {
 /// The plan for one variable.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct VarPlan {
+    /// The operator.
     pub op: Operator,
+    /// The element type.
     pub ty: ElemType,
     /// The identity (for argmin/argmax the value part); `None` for identity-less reductions.
     pub identity: Option<Value>,
+    /// The work-item accumulator layout.
     pub shape: AccShape,
     /// Bytes of one accumulator (partials are this size per work-group and span element).
     pub acc_bytes: usize,
+    /// The span plan; `None` for a scalar reduction.
     pub span: Option<SpanPlan>,
+    /// `initialize_to_identity`: the variable's initial value is not included.
     pub init_to_identity: bool,
+    /// The work-group step.
     pub group: GroupAlgo,
+    /// The cross-group step.
     pub cross: CrossAlgo,
     /// Why this work-group step.
     pub group_reason: String,
@@ -90,6 +206,14 @@ pub struct VarPlan {
     pub local_slots: usize,
     /// Whether this variable's result is run-to-run reproducible.
     pub deterministic: bool,
+    /// The exact sum's plan (`AccShape::Exact`), else `None`.
+    pub exact: Option<ExactPlan>,
+    /// Raw mode (set by the multi-device layer, `src/multi/`, never by the planner): the last
+    /// work-group writes the share's raw partial for the host to combine instead of combining
+    /// it into the variable: an exact sum's normalized superaccumulator limbs (without the
+    /// initial value), an identity-less accumulator's value and `has` flag. Not serialized.
+    #[serde(skip)]
+    pub raw: bool,
 }
 
 /// How the range form maps indices to work-items.
@@ -110,8 +234,11 @@ pub enum IndexOrder {
 /// Everything decided about one launch. Printable with `Display` (`clreduce explain`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Plan {
+    /// The device planned for ([`DeviceCaps::label`](crate::DeviceCaps::label)).
     pub device: String,
+    /// The iteration space asked for (linear sizes).
     pub form: FormRequest,
+    /// Its 1-, 2- or 3-D shape.
     pub shape: Shape,
     /// Work-group size.
     pub local: usize,
@@ -119,11 +246,13 @@ pub struct Plan {
     pub groups: u64,
     /// Indices each work-item handles (at most).
     pub items_per_work_item: u64,
+    /// How indices map to work-items.
     pub order: IndexOrder,
     /// Independent accumulators per work-item.
     pub unroll: usize,
     /// 64-bit indices.
     pub wide_index: bool,
+    /// One plan per reduction variable, in the launch's order.
     pub vars: Vec<VarPlan>,
     /// Kernel launches: 1, or 2 with an extra pass.
     pub passes: usize,
@@ -136,6 +265,7 @@ pub struct Plan {
     /// fence use NVIDIA inline PTX acquire/release (`DeviceCaps::acq_rel_ptx`), and structured
     /// partials are plain stores as on the C11 path (plain ones stay atomic).
     pub ptx_acq_rel: bool,
+    /// The OpenCL C dialect the kernels are built for, e.g. "OpenCL C 3.0".
     pub cl_std: ClStdName,
     /// Local memory bytes per work-group.
     pub local_bytes: u64,
@@ -148,6 +278,13 @@ pub struct Plan {
 pub struct ClStdName(pub &'static str);
 
 impl Plan {
+    /// Whether the work-groups take tickets to find the last one: some variable finishes by
+    /// last-group detection, or is an exact sum whose last work-group rounds it.
+    pub fn takes_tickets(&self) -> bool {
+        self.vars.iter().any(|v| {
+            v.cross == CrossAlgo::LastGroup || (v.exact.is_some() && v.cross == CrossAlgo::Atomic)
+        })
+    }
     /// Whether any variable uses the given cross step.
     pub fn uses(&self, c: CrossAlgo) -> bool {
         self.vars.iter().any(|v| v.cross == c)
@@ -175,11 +312,12 @@ pub(crate) fn shape_of(op: &Operator) -> AccShape {
 }
 
 /// Bytes of one accumulator: `{T v; uint has;}` and `{T v; ulong i;}` follow OpenCL C's struct
-/// layout (aligned to their largest member).
-pub(crate) fn acc_bytes(shape: AccShape, ty: ElemType) -> usize {
+/// layout (aligned to their largest member); an exact sum's is its expansion.
+pub(crate) fn acc_bytes(shape: AccShape, ty: ElemType, exact: Option<ExactPlan>) -> usize {
     match shape {
         AccShape::Plain => ty.size(),
         AccShape::Flagged => 2 * ty.size(),
         AccShape::Pair => 16,
+        AccShape::Exact => exact.map_or(16, |e| e.acc_bytes()),
     }
 }

@@ -14,9 +14,17 @@ use serde::Serialize;
 #[serde(rename_all = "snake_case")]
 pub enum FormRequest {
     /// `Range`: n work-items, geometry chosen by clreduce.
-    Range { n: u64 },
+    Range {
+        /// Number of work-items (the linear size; product of the extents in 2-D and 3-D).
+        n: u64,
+    },
     /// `NdRange`: the user's global and local size (1-D, linearized).
-    NdRange { global: u64, local: usize },
+    NdRange {
+        /// Global size: the number of work-items, linearized.
+        global: u64,
+        /// Work-group size in work-items, linearized.
+        local: usize,
+    },
 }
 
 /// The shape of the iteration space in 1, 2 or 3 dimensions (SYCL's `range<Dims>`): the planner
@@ -53,7 +61,9 @@ impl Default for Shape {
 /// One reduction variable as the planner sees it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct VarRequest {
+    /// The operator.
     pub op: Operator,
+    /// The element type of the result buffer.
     pub ty: ElemType,
     /// `initialize_to_identity`: the variable's initial value is not included.
     pub init_to_identity: bool,
@@ -77,27 +87,44 @@ impl VarRequest {
 /// What to plan.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct Request {
+    /// The iteration space.
     pub form: FormRequest,
     /// The 1-, 2- or 3-D shape; `rank == 1` for linear launches.
     pub shape: Shape,
+    /// The reduction variables, in the launch's order (at least one).
     pub vars: Vec<VarRequest>,
+    /// A forced strategy; [`Strategy::AUTO`] lets the planner choose.
     pub strategy: Strategy,
+    /// What the floating-point results must be.
     pub determinism: Determinism,
     /// Expert override of the range form's geometry (`CLREDUCE_TUNE`); `None` is automatic.
     pub tuning: Option<Tuning>,
+    /// Whether the body only reads memory (no `arg_mut` buffer): running a chunk of it twice
+    /// then changes nothing but the reducers, which an exact sum's speculative loop relies on.
+    pub pure_body: bool,
 }
 
 /// Geometry override for the range form, for tuning experiments:
 /// `CLREDUCE_TUNE=local=512,groups_per_cu=4,unroll=16` (any subset).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct Tuning {
+    /// Work-group size (`local=N`); `None` is automatic.
     pub local: Option<usize>,
+    /// The most work-groups per compute unit (`groups_per_cu=N`); `None` is automatic.
     pub groups_per_cu: Option<u64>,
+    /// Independent accumulators per work-item, 1, 2, 4, 8 or 16 (`unroll=N`); `None` is
+    /// automatic.
     pub unroll: Option<usize>,
+    /// Index order (`order=1` grid-stride, `2` blocked, `3` contiguous); `None` is automatic.
     pub order: Option<IndexOrder>,
+    /// Exact sums: the speculative loop on (`spec=1`) or off (`spec=0`); `None` is automatic
+    /// (on for GPUs where it applies).
+    pub spec: Option<bool>,
 }
 
 impl Tuning {
+    /// Parses `key=value` pairs separated by commas (keys above; empty is no override). A
+    /// key or value it does not know is [`Error::UnknownName`].
     pub fn parse(s: &str) -> Result<Tuning> {
         let mut t = Tuning::default();
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
@@ -109,6 +136,7 @@ impl Tuning {
                     "groups_per_cu=N",
                     "unroll=1|2|4|8|16",
                     "order=1 (grid-stride)|2 (blocked)|3 (contiguous)",
+                    "spec=0|1 (exact sums: the speculative loop)",
                 ],
             };
             let (k, v) = part.split_once('=').ok_or_else(bad)?;
@@ -125,11 +153,13 @@ impl Tuning {
                     })
                 }
                 "unroll" if [1, 2, 4, 8, 16].contains(&v) => t.unroll = Some(v as usize),
+                "spec" if v <= 1 => t.spec = Some(v == 1),
                 _ => return Err(bad()),
             }
         }
         Ok(t)
     }
+    /// The override in `CLREDUCE_TUNE`; `None` when it is unset or empty.
     pub fn from_env() -> Result<Option<Tuning>> {
         match std::env::var("CLREDUCE_TUNE") {
             Ok(s) if !s.trim().is_empty() => Ok(Some(Tuning::parse(&s)?)),

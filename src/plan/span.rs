@@ -164,3 +164,55 @@ pub(super) fn fixed_cross(
         "one extra pass folds the per-work-item copies element by element".to_string(),
     ))
 }
+
+/// Where an exact span (`Determinism::Exact`, a span of float sums) keeps its
+/// superaccumulators, one per element: in local memory when they fit (updates are 64-bit local
+/// atomics, each work-group adds its normalized copies to the global ones), else in global
+/// memory (updates are 64-bit global atomics). Either way the last work-group rounds every
+/// element once. Without 64-bit atomics an exact span is refused.
+pub(super) fn choose_exact_span(
+    caps: &DeviceCaps,
+    v: &VarRequest,
+    len: usize,
+    strategy: Strategy,
+) -> Result<(SpanStore, &'static str)> {
+    let unsupported = |missing: String| Error::Unsupported {
+        what: format!("an exact span of {len} x {}", v.ty),
+        missing,
+        device: caps.label(),
+    };
+    if len == 0 {
+        return Err(Error::InvalidRange {
+            reason: "a span reduction needs at least one element".into(),
+        });
+    }
+    let a = &caps.atomics;
+    if !(a.int64_base && a.int32_global_base) {
+        return Err(unsupported(
+            "64-bit global atomics (cl_khr_int64_base_atomics): an exact span deposits every update into its element's superaccumulator".into(),
+        ));
+    }
+    if strategy.group.is_some_and(|g| g != GroupAlgo::LocalAtomic)
+        || strategy.cross.is_some_and(|c| c != CrossAlgo::Atomic)
+    {
+        return Err(unsupported(format!(
+            "an exact span runs as local-atomic+atomic (updates are 64-bit atomic deposits), not {strategy}"
+        )));
+    }
+    let limbs = if v.ty == crate::types::ElemType::F32 {
+        14
+    } else {
+        71
+    };
+    let bytes = (len * limbs * 8) as u64;
+    if a.int32_local_base && bytes <= caps.local_mem_size.saturating_sub(64) / 2 {
+        return Ok((
+            SpanStore::LocalShared,
+            "exact span: one superaccumulator per element in local memory (64-bit local atomic deposits), added to the global ones at the end of each work-group",
+        ));
+    }
+    Ok((
+        SpanStore::GlobalAtomic,
+        "exact span: one superaccumulator per element in global memory, every update a 64-bit global atomic deposit",
+    ))
+}

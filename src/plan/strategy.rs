@@ -32,12 +32,15 @@ pub enum CrossAlgo {
 }
 
 impl GroupAlgo {
+    /// Every work-group step, in declaration order.
     pub const ALL: [GroupAlgo; 4] = [
         GroupAlgo::Tree,
         GroupAlgo::WgReduce,
         GroupAlgo::SgReduce,
         GroupAlgo::LocalAtomic,
     ];
+    /// Its name in plans, `CLREDUCE_STRATEGY` and `--strategy`: `tree`, `wg-reduce`,
+    /// `sg-reduce` or `local-atomic`.
     pub fn name(self) -> &'static str {
         match self {
             GroupAlgo::Tree => "tree",
@@ -57,11 +60,14 @@ impl GroupAlgo {
 }
 
 impl CrossAlgo {
+    /// Every cross-group step, in declaration order.
     pub const ALL: [CrossAlgo; 3] = [
         CrossAlgo::Atomic,
         CrossAlgo::LastGroup,
         CrossAlgo::ExtraPass,
     ];
+    /// Its name in plans, `CLREDUCE_STRATEGY` and `--strategy`: `atomic`, `last-group` or
+    /// `extra-pass`.
     pub fn name(self) -> &'static str {
         match self {
             CrossAlgo::Atomic => "atomic",
@@ -92,16 +98,21 @@ impl fmt::Display for CrossAlgo {
 /// A forced strategy; `None` parts are chosen automatically.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct Strategy {
+    /// The work-group step; `None`: the planner picks it.
     pub group: Option<GroupAlgo>,
+    /// The cross-group step; `None`: the planner picks it.
     pub cross: Option<CrossAlgo>,
 }
 
 impl Strategy {
+    /// Nothing forced: the planner picks both steps (the default).
     pub const AUTO: Strategy = Strategy {
         group: None,
         cross: None,
     };
 
+    /// Both steps forced. A launch fails with [`Error::Unsupported`] when the device cannot
+    /// run them.
     pub fn new(group: GroupAlgo, cross: CrossAlgo) -> Strategy {
         Strategy {
             group: Some(group),
@@ -179,12 +190,49 @@ impl fmt::Display for Strategy {
     }
 }
 
-/// Whether floating-point results must be run-to-run reproducible (the default) or may use
-/// float atomics whose order varies.
+/// What a floating-point result must be: run-to-run reproducible (the default), free to vary
+/// with the order of float atomics (relaxed), or the exact sum rounded once (exact).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Determinism {
+    /// The same bits on every run of the same plan on the same device; different plans,
+    /// devices or work-group shapes may round differently.
     #[default]
     Deterministic,
+    /// Float atomics allowed: the order of float additions, and so the rounding, may vary from
+    /// run to run.
     Relaxed,
+    /// Float sums (`Op::Plus` on f32 and f64 variables) are computed exactly and rounded once to
+    /// nearest-even: the correctly rounded sum, the same bits on every device, plan, work-group
+    /// shape and run. Every other variable of the launch must be order-independent (integers,
+    /// min, max, argmin, argmax, ...); an order-dependent float op is an error.
+    Exact,
+}
+
+impl Determinism {
+    /// Every level, for the CLI.
+    pub const ALL: [Determinism; 3] = [
+        Determinism::Deterministic,
+        Determinism::Relaxed,
+        Determinism::Exact,
+    ];
+    /// `deterministic`, `relaxed` or `exact`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Determinism::Deterministic => "deterministic",
+            Determinism::Relaxed => "relaxed",
+            Determinism::Exact => "exact",
+        }
+    }
+    /// Parses a level by its name.
+    pub fn parse(s: &str) -> Result<Determinism> {
+        Determinism::ALL
+            .into_iter()
+            .find(|d| d.name() == s.trim())
+            .ok_or_else(|| Error::UnknownName {
+                kind: "determinism",
+                name: s.to_string(),
+                known: Determinism::ALL.iter().map(|d| d.name()).collect(),
+            })
+    }
 }

@@ -3,6 +3,7 @@
 use super::cross::PTX_STRUCT_LAST_MAX;
 use super::*;
 use crate::caps::{fixtures, Mask};
+use crate::error::Error;
 use crate::ops::Op;
 
 fn req(form: FormRequest, op: Op, ty: ElemType) -> Request {
@@ -13,6 +14,7 @@ fn req(form: FormRequest, op: Op, ty: ElemType) -> Request {
         strategy: Strategy::AUTO,
         determinism: Determinism::Deterministic,
         tuning: None,
+        pure_body: true,
     }
 }
 const N: FormRequest = FormRequest::Range { n: 1 << 24 };
@@ -424,4 +426,119 @@ fn strategy_parse_round_trips() {
     );
     assert_eq!(Strategy::parse("auto").unwrap(), Strategy::AUTO);
     assert!(Strategy::parse("bogus+x").is_err());
+}
+
+fn exact_req(form: FormRequest, op: Op, ty: ElemType) -> Request {
+    let mut r = req(form, op, ty);
+    r.determinism = Determinism::Exact;
+    r
+}
+
+#[test]
+fn exact_sums_plan_per_device() {
+    let p = plan(
+        &fixtures::nvidia_h200(),
+        &exact_req(N, Op::Plus, ElemType::F32),
+    )
+    .unwrap();
+    let v = &p.vars[0];
+    assert_eq!(v.shape, AccShape::Exact);
+    assert_eq!((v.group, v.cross), (GroupAlgo::SgReduce, CrossAlgo::Atomic));
+    let e = v.exact.unwrap();
+    assert_eq!(
+        (e.format, e.expansion, e.store),
+        (
+            ExactFormat::F32,
+            Expansion::TwoDouble,
+            SaccStore::LocalAtomic
+        )
+    );
+    assert!(p.deterministic && p.takes_tickets());
+    assert!(p.to_string().contains("exact sum"), "{p}");
+    // Four expansions per work-item (eight were slower on the H200), and on a GPU the
+    // speculative loop for a single exact sum whose body only reads.
+    assert_eq!(p.unroll, 4);
+    assert!(e.speculative);
+    let p = plan(
+        &fixtures::oclgrind(),
+        &exact_req(N, Op::Plus, ElemType::F64),
+    )
+    .unwrap();
+    assert_eq!(
+        (p.vars[0].group, p.vars[0].cross),
+        (GroupAlgo::Tree, CrossAlgo::Atomic)
+    );
+    assert_eq!(p.vars[0].exact.unwrap().format, ExactFormat::F64);
+    // Integers and min/max are exact anyway: planned as in the deterministic mode.
+    let p = plan(
+        &fixtures::intel_cpu(),
+        &exact_req(N, Op::Minimum, ElemType::F32),
+    )
+    .unwrap();
+    assert_eq!(p.vars[0].shape, AccShape::Plain);
+    assert_eq!(p.vars[0].group, GroupAlgo::WgReduce);
+}
+
+#[test]
+fn exact_fallbacks_follow_the_masks() {
+    let caps = Mask::parse("no-int64-atomics")
+        .unwrap()
+        .apply(&fixtures::pocl_cpu());
+    let p = plan(&caps, &exact_req(N, Op::Plus, ElemType::F32)).unwrap();
+    assert_eq!(p.vars[0].exact.unwrap().store, SaccStore::LocalRows);
+    assert_eq!(p.vars[0].cross, CrossAlgo::ExtraPass);
+    assert_eq!(p.passes, 2);
+    // The rows fit local memory: the work-group shrinks where it must.
+    assert!(p.local_bytes <= caps.local_mem_size);
+    let caps = Mask::parse("no-fp64").unwrap().apply(&fixtures::pocl_cpu());
+    let p = plan(&caps, &exact_req(N, Op::Plus, ElemType::F32)).unwrap();
+    assert_eq!(p.vars[0].exact.unwrap().expansion, Expansion::ThreeFloat);
+    // Three floats absorb at most 2^24 elements each: more work-groups for a large range.
+    let big = FormRequest::Range { n: 1 << 34 };
+    let p = plan(&caps, &exact_req(big, Op::Plus, ElemType::F32)).unwrap();
+    assert!(p.groups >= 1 << 10, "{} groups", p.groups);
+}
+
+#[test]
+fn exact_refuses_what_it_cannot_make_exact() {
+    let caps = fixtures::intel_cpu();
+    let e = plan(&caps, &exact_req(N, Op::Multiplies, ElemType::F32)).unwrap_err();
+    assert!(
+        matches!(&e, Error::Unsupported { missing, .. } if missing.contains("Op::Plus on f32 and f64")),
+        "{e}"
+    );
+    for forced in ["wg-reduce", "local-atomic", "sg-reduce"] {
+        let mut r = exact_req(N, Op::Plus, ElemType::F32);
+        r.strategy = Strategy::parse(forced).unwrap();
+        assert!(
+            matches!(plan(&caps, &r), Err(Error::Unsupported { .. })),
+            "{forced} on Intel"
+        );
+    }
+    let caps = Mask::parse("no-int64-atomics").unwrap().apply(&caps);
+    let mut r = exact_req(N, Op::Plus, ElemType::F32);
+    r.strategy = Strategy::parse("tree+atomic").unwrap();
+    assert!(matches!(plan(&caps, &r), Err(Error::Unsupported { .. })));
+    let caps = Mask::parse("no-fp64")
+        .unwrap()
+        .apply(&fixtures::intel_cpu());
+    assert!(plan(&caps, &exact_req(N, Op::Plus, ElemType::F64)).is_err());
+}
+
+#[test]
+fn exact_spans_keep_their_superaccumulators_where_they_fit() {
+    // 128 f32 superaccumulators (14 KiB) fit half of the H200's 48 KiB of local memory.
+    let mut r = exact_req(N, Op::Plus, ElemType::F32);
+    r.vars[0].span = Some(128);
+    let p = plan(&fixtures::nvidia_h200(), &r).unwrap();
+    assert_eq!(p.vars[0].span.unwrap().store, SpanStore::LocalShared);
+    assert_eq!(p.vars[0].cross, CrossAlgo::Atomic);
+    r.vars[0].ty = ElemType::F64;
+    r.vars[0].span = Some(4096);
+    let p = plan(&fixtures::nvidia_h200(), &r).unwrap();
+    assert_eq!(p.vars[0].span.unwrap().store, SpanStore::GlobalAtomic);
+    let caps = Mask::parse("no-int64-atomics")
+        .unwrap()
+        .apply(&fixtures::nvidia_h200());
+    assert!(matches!(plan(&caps, &r), Err(Error::Unsupported { .. })));
 }

@@ -29,7 +29,9 @@ pub const TABLE_FORMAT: u32 = 1;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum OpClass {
+    /// plus.
     Sum,
+    /// multiplies.
     Prod,
     /// minimum and maximum.
     MinMax,
@@ -44,6 +46,7 @@ pub enum OpClass {
 }
 
 impl OpClass {
+    /// The class of an operator.
     pub fn of(op: &Operator) -> OpClass {
         match op {
             Operator::Builtin(Op::Plus) => OpClass::Sum,
@@ -55,6 +58,7 @@ impl OpClass {
             Operator::Custom(_) => OpClass::Custom,
         }
     }
+    /// The class's name in tables and reports.
     pub fn name(self) -> &'static str {
         match self {
             OpClass::Sum => "sum",
@@ -72,9 +76,12 @@ impl OpClass {
 /// element type (one for all), and for a span the length rounded up to a power of two (log2).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct LaunchClass {
+    /// Each variable's op class, in order.
     pub ops: Vec<OpClass>,
+    /// The element type of every variable.
     pub ty: ElemType,
     #[serde(default)]
+    /// For a span, its length rounded up to a power of two (log2); `None` for scalars.
     pub span_log2: Option<u32>,
 }
 
@@ -112,10 +119,14 @@ impl fmt::Display for LaunchClass {
 /// A range-form geometry as the tuner measured it (every part explicit).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct TunedGeometry {
+    /// Work-items per group.
     pub local: usize,
+    /// Work-groups per compute unit.
     pub groups_per_cu: u64,
+    /// Elements each work-item loads per loop step.
     pub unroll: usize,
     #[serde(with = "order_text")]
+    /// How work-items walk the input (strided or chunked).
     pub order: IndexOrder,
 }
 
@@ -127,6 +138,7 @@ impl TunedGeometry {
             groups_per_cu: Some(self.groups_per_cu),
             unroll: Some(self.unroll),
             order: Some(self.order),
+            spec: None,
         }
     }
     /// The geometry a plan runs with, given the compute units it was planned for.
@@ -156,12 +168,14 @@ impl fmt::Display for TunedGeometry {
 /// One measured point: the fastest plan for a launch class at one size, and what it beat.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TuneEntry {
+    /// The launch class measured.
     pub class: LaunchClass,
     /// log2 of the size measured.
     pub log2_n: u32,
     /// The fastest plan's strategy (both parts forced when it is followed).
     #[serde(with = "strategy_text")]
     pub strategy: Strategy,
+    /// The fastest plan's geometry.
     pub geometry: TunedGeometry,
     /// The fastest plan's summary (`tree+atomic (local-private)`).
     pub plan: String,
@@ -170,7 +184,9 @@ pub struct TuneEntry {
     /// The plan the rules choose without a table, its geometry and its median device time in
     /// the same (interleaved) measurement.
     pub rule_plan: String,
+    /// The rules' plan's geometry.
     pub rule_geometry: TunedGeometry,
+    /// The rules' plan's median device time, nanoseconds.
     pub rule_ns: u64,
     /// The fastest plan with another strategy than the winner's, and its median.
     #[serde(default)]
@@ -228,11 +244,15 @@ impl TuneEntry {
 /// the device's is stale.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct DeviceKey {
+    /// The OpenCL platform's name.
     pub platform: String,
+    /// The device's name.
     pub device: String,
+    /// The driver version.
     pub driver: String,
     /// clreduce's version and a fingerprint of its kernels (`crate::tune` fills these in).
     pub clreduce: String,
+    /// The table layout's version ([`TABLE_FORMAT`]).
     pub format: u32,
 }
 
@@ -256,9 +276,11 @@ impl DeviceKey {
 /// A device's measurements.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TuneTable {
+    /// The device (and clreduce) measured.
     pub key: DeviceKey,
     /// When and how it was measured (the command, the date), shown by `clreduce tune --show`.
     pub measured: String,
+    /// The measured points.
     pub entries: Vec<TuneEntry>,
 }
 

@@ -12,6 +12,7 @@ fn req(n: u64, ops: &[Op], ty: ElemType) -> Request {
         strategy: Strategy::AUTO,
         determinism: Determinism::Deterministic,
         tuning: None,
+        pure_body: true,
     }
 }
 

@@ -10,6 +10,22 @@ use std::sync::Arc;
 /// A device buffer of `len` elements of `T`, created by a [`crate::Queue`]. Reads and writes go
 /// through that queue, in order after everything enqueued before them. `Send + Sync`; cheap to
 /// clone (clones share the device memory).
+///
+/// Made by [`Queue::buffer_from`](crate::Queue::buffer_from) (a copy of host data) or
+/// [`Queue::buffer`](crate::Queue::buffer) (zero-filled). A read or write outside the buffer is
+/// [`Error::LengthMismatch`](crate::Error::LengthMismatch).
+///
+/// ```
+/// use clreduce::{Error, Queue};
+/// # fn main() -> clreduce::Result<()> {
+/// let queue = Queue::default()?;
+/// let b = queue.buffer_from(&[1i32, 2, 3])?;
+/// assert_eq!(b.get(1)?, 2);
+/// b.write(0, &[10])?;
+/// assert_eq!(b.to_vec()?, [10, 2, 3]);
+/// assert!(matches!(b.get(3), Err(Error::LengthMismatch { buffer: 3, host: 4 })));
+/// # Ok(()) }
+/// ```
 pub struct Buffer<T: Element> {
     pub(crate) mem: Arc<Mem>,
     len: usize,
@@ -62,7 +78,16 @@ impl<T: Element> Buffer<T> {
                 device: queue.device.label(),
             });
         }
-        let bytes = len * std::mem::size_of::<T>();
+        let Some(bytes) = len.checked_mul(std::mem::size_of::<T>()) else {
+            let memory = queue.device.memory()?;
+            return Err(Error::AllocTooLarge {
+                bytes: u64::MAX,
+                limit: memory.max_alloc,
+                limit_name: "CL_DEVICE_MAX_MEM_ALLOC_SIZE",
+                in_use: memory.in_use(),
+                device: queue.device.label(),
+            });
+        };
         let mem = launch::create_mem(
             &queue.context,
             bytes,
@@ -77,12 +102,15 @@ impl<T: Element> Buffer<T> {
         })
     }
 
+    /// Number of elements.
     pub fn len(&self) -> usize {
         self.len
     }
+    /// Whether it has no elements.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+    /// Its element type (`T::TYPE`).
     pub fn elem_type(&self) -> ElemType {
         T::TYPE
     }
@@ -141,8 +169,11 @@ impl<T: Element> Buffer<T> {
 
 /// What a reduction or kernel argument needs to know about a buffer, whatever its type.
 pub trait AnyBuffer: Send + Sync {
+    /// The element type.
     fn elem_type(&self) -> ElemType;
+    /// Number of elements.
     fn len(&self) -> usize;
+    /// Whether it has no elements.
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -180,6 +211,10 @@ impl<T: Element> AnyBuffer for Buffer<T> {
 
 impl Queue {
     /// A device buffer holding a copy of `data`.
+    ///
+    /// A type the device lacks (f64 without `cl_khr_fp64`) is
+    /// [`Error::Unsupported`](crate::Error::Unsupported), a size the device cannot hold
+    /// [`Error::AllocTooLarge`](crate::Error::AllocTooLarge). See [`Buffer`].
     pub fn buffer_from<T: Element>(&self, data: &[T]) -> Result<Buffer<T>> {
         Buffer::create(&self.inner, Some(data), data.len())
     }

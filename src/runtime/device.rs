@@ -3,6 +3,7 @@
 //! kernels of `probe.rs`), and each device's command lock (`launch::Serial`).
 
 use super::launch::Serial;
+use super::memory::DeviceMemory;
 use super::probe::probe;
 use super::query::query;
 use crate::caps::{self, DeviceCaps};
@@ -26,6 +27,8 @@ pub(crate) struct DeviceInner {
     pub name: String,
     context: OnceLock<Result<Arc<Context>>>,
     caps: OnceLock<Result<DeviceCaps>>,
+    /// The device's memory limits and the bytes this process holds on it (`memory.rs`).
+    memory: OnceLock<Arc<DeviceMemory>>,
     /// The process-wide command lock, used only when the device's capabilities carry
     /// `Workarounds::serialize_device` (see [`Device::serial`]).
     serial: Arc<Mutex<()>>,
@@ -125,6 +128,7 @@ pub fn devices() -> Result<&'static [Device]> {
                             name,
                             context: OnceLock::new(),
                             caps: OnceLock::new(),
+                            memory: OnceLock::new(),
                             serial: Arc::new(Mutex::new(())),
                         }),
                     });
@@ -145,9 +149,36 @@ pub fn devices() -> Result<&'static [Device]> {
         .map_err(Clone::clone)
 }
 
-/// Picks a device: `spec` is an index from `clreduce devices` or a case-insensitive substring of
-/// "platform / device name". `None` picks the default: `CLREDUCE_DEVICE` if set, else the first
-/// GPU, else the first CPU that is not a simulator, else the first device.
+/// Picks a device: `spec` is an index from `clreduce devices`, or a name matched
+/// case-insensitively by these rules in order, the first rule that matches any device deciding:
+///
+/// 1. the device name, the platform name or "platform / name" equals `spec`;
+/// 2. the platform name contains `spec` (`intel` is Intel's runtime, not a PoCL device whose
+///    name mentions an Intel CPU);
+/// 3. the device name contains `spec` (`pthread` is PoCL's CPU device);
+/// 4. "platform / name" contains `spec`.
+///
+/// When that rule matches more than one device the result is `Error::AmbiguousDevice`, which
+/// lists them; nothing is picked silently (design/decisions.md, "Device names").
+/// `None` picks the default: `CLREDUCE_DEVICE` if set, else the first GPU, else the first CPU
+/// that is not a simulator, else the first device.
+///
+/// ```
+/// use clreduce::{device, devices, Error};
+/// # fn main() -> clreduce::Result<()> {
+/// for d in devices()? {
+///     println!("{}: {}", d.index(), d.label());
+/// }
+/// assert_eq!(device::select(Some("0"))?.index(), 0);
+/// match device::select(Some("no such device")) {
+///     Err(Error::DeviceNotFound { found, .. }) => {
+///         // every device, then every platform whose device query failed
+///         assert_eq!(found.len(), devices()?.len() + device::platform_errors().len());
+///     }
+///     other => panic!("{other:?}"),
+/// }
+/// # Ok(()) }
+/// ```
 pub fn select(spec: Option<&str>) -> Result<Device> {
     let all = devices()?;
     let env = std::env::var("CLREDUCE_DEVICE")
@@ -160,25 +191,66 @@ pub fn select(spec: Option<&str>) -> Result<Device> {
     }
 }
 
+/// The rules of [`select`], in order: a name and what it is matched against.
+const RULES: [&str; 4] = [
+    "exact name",
+    "platform name",
+    "device name",
+    "platform / name",
+];
+
+/// Which devices, given as (platform, device name), a name spec matches: the rule that
+/// decided and the indices it matched (empty when no rule matches any device).
+pub(crate) fn match_name(all: &[(&str, &str)], spec: &str) -> (&'static str, Vec<usize>) {
+    let needle = spec.trim().to_lowercase();
+    for (r, rule) in RULES.iter().enumerate() {
+        let hits: Vec<usize> = all
+            .iter()
+            .enumerate()
+            .filter(|(_, (p, n))| {
+                let (p, n) = (p.to_lowercase(), n.to_lowercase());
+                let label = format!("{p} / {n}");
+                match r {
+                    0 => [&p, &n, &label].iter().any(|s| **s == needle),
+                    1 => p.contains(&needle),
+                    2 => n.contains(&needle),
+                    _ => label.contains(&needle),
+                }
+            })
+            .map(|(i, _)| i)
+            .collect();
+        if !hits.is_empty() {
+            return (rule, hits);
+        }
+    }
+    ("", Vec::new())
+}
+
 fn find(all: &[Device], s: &str) -> Result<Device> {
+    let line = |d: &Device| format!("  {}: {}", d.index(), d.label());
     if let Ok(i) = s.trim().parse::<usize>() {
         if let Some(d) = all.get(i) {
             return Ok(d.clone());
         }
-    } else {
-        let needle = s.to_lowercase();
-        if let Some(d) = all
-            .iter()
-            .find(|d| d.label().to_lowercase().contains(&needle))
-        {
-            return Ok(d.clone());
+    } else if !s.trim().is_empty() {
+        let names: Vec<(&str, &str)> = all.iter().map(|d| (d.platform(), d.name())).collect();
+        match match_name(&names, s) {
+            (_, hits) if hits.len() == 1 => return Ok(all[hits[0]].clone()),
+            (rule, hits) if hits.len() > 1 => {
+                return Err(Error::AmbiguousDevice {
+                    wanted: s.to_string(),
+                    rule,
+                    matches: hits.iter().map(|&i| line(&all[i])).collect(),
+                })
+            }
+            _ => {}
         }
     }
     Err(Error::DeviceNotFound {
         wanted: s.to_string(),
         found: all
             .iter()
-            .map(|d| format!("  {}: {}", d.index(), d.label()))
+            .map(line)
             .chain(
                 platform_errors()
                     .iter()
@@ -199,12 +271,15 @@ fn default_device(all: &[Device]) -> Device {
 }
 
 impl Device {
+    /// Its index in [`devices`], as `clreduce devices` lists it and [`select`] takes it.
     pub fn index(&self) -> usize {
         self.inner.index
     }
+    /// `CL_DEVICE_NAME`, trimmed.
     pub fn name(&self) -> &str {
         &self.inner.name
     }
+    /// `CL_PLATFORM_NAME` of its platform.
     pub fn platform(&self) -> &str {
         &self.inner.platform
     }
@@ -212,6 +287,7 @@ impl Device {
     pub fn label(&self) -> String {
         format!("{} / {}", self.inner.platform, self.inner.name)
     }
+    /// Whether it is Oclgrind's simulator (its platform name contains "Oclgrind").
     pub fn is_simulator(&self) -> bool {
         self.inner.platform.contains("Oclgrind")
     }
@@ -250,6 +326,34 @@ impl Device {
             .clone()
     }
 
+    /// The device's memory account: its limits (`CL_DEVICE_MAX_MEM_ALLOC_SIZE`,
+    /// `CL_DEVICE_GLOBAL_MEM_SIZE`) and the bytes of every buffer this process holds on it,
+    /// shared by every queue on the device.
+    pub(crate) fn memory(&self) -> Result<Arc<DeviceMemory>> {
+        if let Some(m) = self.inner.memory.get() {
+            return Ok(m.clone());
+        }
+        let caps = self.caps()?;
+        Ok(self
+            .inner
+            .memory
+            .get_or_init(|| {
+                Arc::new(DeviceMemory::new(
+                    self.label(),
+                    caps.max_alloc,
+                    caps.global_mem_size,
+                ))
+            })
+            .clone())
+    }
+
+    /// Bytes of the buffers this process holds on the device now (user buffers and every
+    /// queue's scratch memory): what [`Error::AllocTooLarge`] counts against
+    /// `CL_DEVICE_GLOBAL_MEM_SIZE`.
+    pub fn memory_in_use(&self) -> Result<u64> {
+        Ok(self.memory()?.in_use())
+    }
+
     /// The device's process-wide command lock if its capabilities carry
     /// `Workarounds::serialize_device` (Oclgrind), else none: every queue, buffer and kernel
     /// object on such a device runs its OpenCL calls under this one lock (`launch::Serial`).
@@ -259,5 +363,51 @@ impl Device {
             _ => self.caps()?.workarounds.serialize_device,
         };
         Ok(Serial::new(on.then(|| self.inner.serial.clone())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::match_name;
+
+    /// A machine with an Intel CPU: PoCL names its CPU device after it.
+    const MACHINE: [(&str, &str); 4] = [
+        (
+            "Portable Computing Language",
+            "pthread-skylake-avx512-Intel(R) Xeon(R) Processor",
+        ),
+        ("Oclgrind", "Oclgrind Simulator"),
+        ("Intel(R) OpenCL", "Intel(R) Xeon(R) Processor"),
+        ("NVIDIA CUDA", "NVIDIA H200"),
+    ];
+
+    #[test]
+    fn the_platform_name_comes_before_the_device_name() {
+        for (spec, rule, want) in [
+            ("intel", "platform name", vec![2]),
+            ("Intel(R) OpenCL", "exact name", vec![2]),
+            ("pthread", "device name", vec![0]),
+            ("NVIDIA", "platform name", vec![3]),
+            ("oclgrind", "exact name", vec![1]),
+            ("portable computing", "platform name", vec![0]),
+            ("h200", "device name", vec![3]),
+            ("Intel(R) Xeon(R) Processor", "exact name", vec![2]),
+            ("xeon", "device name", vec![0, 2]),
+            ("opencl / intel", "platform / name", vec![2]),
+            ("l", "platform name", vec![0, 1, 2]),
+            ("no-such", "", vec![]),
+        ] {
+            assert_eq!(match_name(&MACHINE, spec), (rule, want), "{spec}");
+        }
+    }
+
+    #[test]
+    fn identical_devices_are_ambiguous_by_name() {
+        let two = [
+            ("NVIDIA CUDA", "NVIDIA H200"),
+            ("NVIDIA CUDA", "NVIDIA H200"),
+        ];
+        assert_eq!(match_name(&two, "nvidia"), ("platform name", vec![0, 1]));
+        assert_eq!(match_name(&two, "NVIDIA H200"), ("exact name", vec![0, 1]));
     }
 }

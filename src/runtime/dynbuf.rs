@@ -12,11 +12,17 @@ use std::sync::Arc;
 /// A [`Buffer`] of any reducible type.
 #[derive(Clone, Debug)]
 pub enum DynBuffer {
+    /// A buffer of `i32`.
     I32(Buffer<i32>),
+    /// A buffer of `u32`.
     U32(Buffer<u32>),
+    /// A buffer of `i64`.
     I64(Buffer<i64>),
+    /// A buffer of `u64`.
     U64(Buffer<u64>),
+    /// A buffer of `f32`.
     F32(Buffer<f32>),
+    /// A buffer of `f64`.
     F64(Buffer<f64>),
 }
 

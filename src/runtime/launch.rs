@@ -6,6 +6,8 @@
 //! device runs under that device's process-wide lock ([`Serial`]), and each enqueued command is
 //! finished before the lock is released; see design/errors.md, "Oclgrind and threads".
 
+use super::health::{Fault, QueueHealth};
+use super::memory::DeviceMemory;
 use crate::error::{Error, Result};
 use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context;
@@ -47,15 +49,25 @@ impl Serial {
     }
 }
 
-/// A device's shared context, with the device's [`Serial`] lock. Derefs to the `Context`.
+/// A device's shared context, with the device's [`Serial`] lock and its memory account
+/// (limits and bytes held, `memory.rs`). Derefs to the `Context`.
 pub(crate) struct DeviceContext {
     context: Arc<Context>,
     serial: Serial,
+    memory: Arc<DeviceMemory>,
 }
 
 impl DeviceContext {
-    pub(crate) fn new(context: Arc<Context>, serial: Serial) -> DeviceContext {
-        DeviceContext { context, serial }
+    pub(crate) fn new(
+        context: Arc<Context>,
+        serial: Serial,
+        memory: Arc<DeviceMemory>,
+    ) -> DeviceContext {
+        DeviceContext {
+            context,
+            serial,
+            memory,
+        }
     }
 }
 
@@ -76,13 +88,26 @@ pub(crate) struct DeviceQueue {
     /// `Workarounds::poll_read`: how long a read polls its event before it blocks; None: a
     /// plain blocking read.
     poll_read: Option<std::time::Duration>,
+    /// What this queue knows of its failures, its device's memory account, and the fault
+    /// injection of tests (`health.rs`).
+    pub(crate) health: Arc<QueueHealth>,
 }
 
 impl DeviceQueue {
     /// `clFinish`, under the device lock where there is one.
-    pub(crate) fn finish(&self) -> std::result::Result<(), opencl3::error_codes::ClError> {
+    pub(crate) fn finish(&self) -> Result<()> {
         let _g = self.serial.hold();
-        self.queue.finish()
+        self.queue
+            .finish()
+            .map_err(|e| self.failed("clFinish", e.0))
+    }
+
+    /// The error of a call of this queue that failed with `code` (`Error::OutOfDeviceMemory`
+    /// when the code means memory, else `Error::Cl`); records the failure, so that the
+    /// scratch memory is rebuilt before the next launch.
+    pub(crate) fn failed(&self, call: &'static str, code: i32) -> Error {
+        self.health.mark_failed();
+        self.health.memory.error(call, code)
     }
 
     /// `Workarounds::poll_read`'s polling budget on this queue, if it polls.
@@ -94,7 +119,9 @@ impl DeviceQueue {
     /// lock (a no-op elsewhere).
     fn settle(&self) -> Result<()> {
         if self.serial.is_on() {
-            self.queue.finish().map_err(Error::cl("clFinish"))?;
+            self.queue
+                .finish()
+                .map_err(|e| self.failed("clFinish", e.0))?;
         }
         Ok(())
     }
@@ -110,11 +137,12 @@ impl Drop for DeviceQueue {
 
 /// An OpenCL buffer, type-erased: a `cl_mem` released on drop. OpenCL keeps a released buffer
 /// alive until the commands that use it have finished, so dropping one while a launch is in
-/// flight is safe.
+/// flight is safe. Its bytes count in its device's memory account until it is dropped.
 pub struct Mem {
     raw: cl_mem,
     pub bytes: usize,
     serial: Serial,
+    memory: Arc<DeviceMemory>,
 }
 
 // SAFETY: cl_mem handles may be used from any thread (OpenCL API calls are thread-safe, except
@@ -130,6 +158,7 @@ impl Drop for Mem {
         unsafe {
             let _ = opencl3::memory::release_mem_object(self.raw);
         }
+        self.memory.release(self.bytes as u64);
     }
 }
 
@@ -139,7 +168,10 @@ impl Mem {
     }
 }
 
-/// Creates a buffer of `bytes` bytes, copying `init` into it when given (its length must be `bytes`).
+/// Creates a buffer of `bytes` bytes, copying `init` into it when given (its length must be
+/// `bytes`). A size the device cannot hold (above `CL_DEVICE_MAX_MEM_ALLOC_SIZE`, or above
+/// `CL_DEVICE_GLOBAL_MEM_SIZE` with what this process already holds there) is refused with
+/// `Error::AllocTooLarge` before OpenCL is called.
 pub(crate) fn create_mem(
     ctx: &DeviceContext,
     bytes: usize,
@@ -159,22 +191,25 @@ pub(crate) fn create_mem(
         }
         _ => (CL_MEM_READ_WRITE, std::ptr::null_mut()),
     };
+    ctx.memory.reserve(size as u64)?;
     let guard = ctx.serial.hold();
     // SAFETY: with COPY_HOST_PTR the runtime copies `size` bytes from `ptr`, which points to
     // `bytes == size` readable bytes; otherwise ptr is null.
-    let raw =
-        unsafe { opencl3::memory::create_buffer(ctx.get(), flags, size, ptr) }.map_err(|code| {
-            Error::Alloc {
-                bytes: size,
-                device: device.to_string(),
-                code,
-            }
-        })?;
+    let raw = unsafe { opencl3::memory::create_buffer(ctx.get(), flags, size, ptr) };
     drop(guard);
+    let raw = raw.map_err(|code| {
+        ctx.memory.release(size as u64);
+        Error::Alloc {
+            bytes: size,
+            device: device.to_string(),
+            code,
+        }
+    })?;
     Ok(Mem {
         raw,
         bytes: size,
         serial: ctx.serial.clone(),
+        memory: ctx.memory.clone(),
     })
 }
 
@@ -204,6 +239,7 @@ pub(crate) fn create_queue(
         serial: ctx.serial.clone(),
         last_kernel: (wait_before_read && !profiling).then(|| Mutex::new(None)),
         poll_read,
+        health: Arc::new(QueueHealth::new(ctx.memory.clone())),
     })
 }
 
@@ -226,7 +262,7 @@ pub(crate) fn read_bytes(q: &DeviceQueue, mem: &Mem, offset: usize, out: &mut [u
     if let Some(last) = &q.last_kernel {
         let pending = last.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(ev) = pending {
-            wait_event(&ev, q.poll_read, "clEnqueueNDRangeKernel")?;
+            wait_event(&ev, q.poll_read, "clEnqueueNDRangeKernel", &q.health)?;
         }
     }
     // Blocking, the runtime finishes the queue inside the call, under the lock. With
@@ -249,34 +285,48 @@ pub(crate) fn read_bytes(q: &DeviceQueue, mem: &Mem, offset: usize, out: &mut [u
             std::ptr::null(),
         )
     }
-    .map_err(|code| Error::Cl {
-        call: "clEnqueueReadBuffer",
-        code,
-    })?;
+    .map_err(|code| q.failed("clEnqueueReadBuffer", code))?;
     let ev = Event::new(raw);
-    if blocking {
-        return Ok(());
-    }
-    let settled = q
-        .queue
-        .flush()
-        .map_err(Error::cl("clFlush"))
-        .and_then(|()| wait_event(&ev, q.poll_read, "clEnqueueReadBuffer"));
+    let settled = if blocking {
+        Ok(())
+    } else {
+        q.queue
+            .flush()
+            .map_err(|e| q.failed("clFlush", e.0))
+            .and_then(|()| wait_event(&ev, q.poll_read, "clEnqueueReadBuffer", &q.health))
+    };
     if settled.is_err() {
         // The read may still be in flight: `out` must not be released before it ends.
         let _ = q.queue.finish();
     }
-    settled
+    settled?;
+    match q.health.take_fault(|f| matches!(f, Fault::Read(_))) {
+        Some(Fault::Read(code)) => Err(q.failed("clEnqueueReadBuffer", code)),
+        _ => Ok(()),
+    }
 }
 
 /// Waits for `ev`: with `poll`, by polling its status for up to that long first
-/// (`Workarounds::poll_read`), then blocking. A command that failed is `Error::Cl` of `call`
-/// with the status as its code.
+/// (`Workarounds::poll_read`), then blocking. A command that failed is the error of `call`
+/// with the status as its code (`Error::OutOfDeviceMemory` or `Error::Cl`), and is recorded
+/// in `health`.
 pub(crate) fn wait_event(
     ev: &Event,
     poll: Option<std::time::Duration>,
     call: &'static str,
+    health: &QueueHealth,
 ) -> Result<()> {
+    wait_event_raw(ev, poll, call).map_err(|(call, code)| {
+        health.mark_failed();
+        health.memory.error(call, code)
+    })
+}
+
+fn wait_event_raw(
+    ev: &Event,
+    poll: Option<std::time::Duration>,
+    call: &'static str,
+) -> std::result::Result<(), (&'static str, i32)> {
     const CL_COMPLETE: i32 = 0;
     if let Some(budget) = poll {
         // Without a flush the status may never advance; the budget bounds the polling and the
@@ -285,20 +335,20 @@ pub(crate) fn wait_event(
         while start.elapsed() < budget {
             let status = ev
                 .command_execution_status()
-                .map_err(Error::cl("clGetEventInfo"))?
+                .map_err(|e| ("clGetEventInfo", e.0))?
                 .0;
             if status == CL_COMPLETE {
                 return Ok(());
             }
             if status < 0 {
-                return Err(Error::Cl { call, code: status });
+                return Err((call, status));
             }
             // Yield rather than spin: on a CPU device the runtime's worker threads need these
             // cores (PoCL on 2 cores: spinning halved the 2^20 sum's throughput).
             std::thread::yield_now();
         }
     }
-    ev.wait().map_err(Error::cl("clWaitForEvents"))
+    ev.wait().map_err(|e| ("clWaitForEvents", e.0))
 }
 
 /// Blocking write of `data` into `mem` at `offset`.
@@ -326,10 +376,7 @@ pub(crate) fn write_bytes(q: &DeviceQueue, mem: &Mem, offset: usize, data: &[u8]
             std::ptr::null(),
         )
     }
-    .map_err(|code| Error::Cl {
-        call: "clEnqueueWriteBuffer",
-        code,
-    })?;
+    .map_err(|code| q.failed("clEnqueueWriteBuffer", code))?;
     drop(Event::new(ev));
     Ok(())
 }
@@ -362,10 +409,7 @@ pub(crate) fn fill(
             std::ptr::null(),
         )
     }
-    .map_err(|code| Error::Cl {
-        call: "clEnqueueFillBuffer",
-        code,
-    })?;
+    .map_err(|code| q.failed("clEnqueueFillBuffer", code))?;
     let ev = Event::new(ev);
     q.settle()?;
     Ok(ev)
@@ -400,10 +444,7 @@ pub(crate) fn copy(
             std::ptr::null(),
         )
     }
-    .map_err(|code| Error::Cl {
-        call: "clEnqueueCopyBuffer",
-        code,
-    })?;
+    .map_err(|code| q.failed("clEnqueueCopyBuffer", code))?;
     let ev = Event::new(ev);
     q.settle()?;
     Ok(ev)
@@ -492,7 +533,7 @@ pub(crate) fn enqueue_kernel(
     let kernel = compiled.take(name)?;
     let r = enqueue_with(&q.queue, &kernel, args, global, local, after);
     compiled.give(name, kernel);
-    let ev = r?;
+    let ev = r.map_err(|(call, code)| q.failed(call, code))?;
     q.settle()?;
     if let Some(last) = &q.last_kernel {
         // SAFETY: `ev` holds a valid event; the retained reference is released by the Event
@@ -513,7 +554,7 @@ fn enqueue_with(
     global: &[usize],
     local: &[usize],
     after: &[&Event],
-) -> Result<Event> {
+) -> std::result::Result<Event, (&'static str, i32)> {
     for (i, a) in args.iter().enumerate() {
         // SAFETY: a mem argument passes a pointer to a valid cl_mem; a scalar passes its bytes
         // with their exact size. The kernel object was taken out of the pool for this call, so no
@@ -534,10 +575,7 @@ fn enqueue_with(
                 ),
             }
         };
-        r.map_err(|code| Error::Cl {
-            call: "clSetKernelArg",
-            code,
-        })?;
+        r.map_err(|code| ("clSetKernelArg", code))?;
     }
     let waits = wait_list(after);
     // SAFETY: global and local have the same length (1..=3), checked by the planner; the wait
@@ -558,9 +596,6 @@ fn enqueue_with(
             },
         )
     }
-    .map_err(|code| Error::Cl {
-        call: "clEnqueueNDRangeKernel",
-        code,
-    })?;
+    .map_err(|code| ("clEnqueueNDRangeKernel", code))?;
     Ok(Event::new(ev))
 }

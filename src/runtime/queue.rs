@@ -3,6 +3,7 @@
 //! buffers reductions reuse.
 
 use super::device::{self, Device};
+use super::health::Fault;
 use super::launch::{self, Compiled, DeviceContext, DeviceQueue};
 use super::scratch::Scratch;
 use crate::caps::{DeviceCaps, Mask};
@@ -43,6 +44,8 @@ pub(crate) struct LaunchKey {
     pub body: String,
     /// Whether the device's measurements (the tuning cache) were consulted.
     pub measured: bool,
+    /// Which variables run in raw mode (multi-device shares, `Reduction::raw_into`).
+    pub raw: Vec<bool>,
 }
 
 /// A cached plan with its compiled program.
@@ -72,17 +75,52 @@ impl std::fmt::Debug for Queue {
 impl Queue {
     /// A queue on the default device (`CLREDUCE_DEVICE`, else the first GPU, else a CPU), with
     /// the mask from `CLREDUCE_MASK`.
+    ///
+    /// ```
+    /// use clreduce::Queue;
+    /// # fn main() -> clreduce::Result<()> {
+    /// let queue = Queue::default()?;
+    /// println!("running on {}", queue.device().label());
+    /// let x = queue.buffer_from(&[1u32, 2, 3])?;
+    /// assert_eq!(queue.sum(&x)?, 6);
+    /// # Ok(()) }
+    /// ```
     #[allow(clippy::should_implement_trait)]
     pub fn default() -> Result<Queue> {
         Queue::new(&device::select(None)?)
     }
 
     /// A queue on a device picked by index or name substring (see [`device::select`]).
+    ///
+    /// A name that matches several devices is
+    /// [`Error::AmbiguousDevice`](crate::Error::AmbiguousDevice), one that matches none
+    /// [`Error::DeviceNotFound`](crate::Error::DeviceNotFound).
+    ///
+    /// ```
+    /// use clreduce::{Error, Queue};
+    /// # fn main() -> clreduce::Result<()> {
+    /// let queue = Queue::with_device("0")?; // the first device `clreduce devices` lists
+    /// assert_eq!(queue.device().index(), 0);
+    /// assert!(matches!(
+    ///     Queue::with_device("no such device"),
+    ///     Err(Error::DeviceNotFound { .. })
+    /// ));
+    /// # Ok(()) }
+    /// ```
     pub fn with_device(spec: &str) -> Result<Queue> {
         Queue::new(&device::select(Some(spec))?)
     }
 
     /// A queue on `device` with the mask from `CLREDUCE_MASK`.
+    ///
+    /// ```
+    /// use clreduce::{devices, Queue};
+    /// # fn main() -> clreduce::Result<()> {
+    /// let device = &devices()?[0];
+    /// let queue = Queue::new(device)?;
+    /// assert_eq!(queue.device().label(), device.label());
+    /// # Ok(()) }
+    /// ```
     pub fn new(device: &Device) -> Result<Queue> {
         Queue::with_mask(device, Mask::from_env()?)
     }
@@ -106,7 +144,7 @@ impl Queue {
 
     fn build(device: &Device, mask: Mask, profiling: bool) -> Result<Queue> {
         let caps = mask.apply(&device.caps()?);
-        let context = DeviceContext::new(device.context()?, device.serial()?);
+        let context = DeviceContext::new(device.context()?, device.serial()?, device.memory()?);
         let queue = launch::create_queue(
             &context,
             device.id(),
@@ -131,6 +169,7 @@ impl Queue {
         })
     }
 
+    /// The device this queue runs on.
     pub fn device(&self) -> &Device {
         &self.inner.device
     }
@@ -140,16 +179,22 @@ impl Queue {
         &self.inner.caps
     }
 
+    /// The capability mask this queue was made with (empty for none).
     pub fn mask(&self) -> Mask {
         self.inner.mask
     }
 
     /// Waits for everything enqueued on this queue.
     pub fn finish(&self) -> Result<()> {
-        self.inner
-            .queue
-            .finish()
-            .map_err(crate::Error::cl("clFinish"))
+        self.inner.queue.finish()
+    }
+
+    /// Test-only: makes the next launch (or read) on this queue fail as `fault` says, once.
+    /// For tests of the failure paths (errors that lose nothing, scratch memory rebuilt after a
+    /// launch died) on devices that never fail by themselves; not part of the API.
+    #[doc(hidden)]
+    pub fn __inject_fault(&self, fault: Fault) {
+        self.inner.queue.health.arm(fault);
     }
 }
 

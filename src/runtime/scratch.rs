@@ -1,10 +1,19 @@
 //! Scratch memory a queue reuses across launches: partial results per variable slot, the
-//! work-group counter of last-work-group detection, and the backup of result values.
+//! work-group counter of last-work-group detection, and the backup of result values; and the
+//! status of the launches that rely on it, so that a launch that died (its counter and slots
+//! possibly not 0) is followed by fresh scratch, not stale counters and partials.
 //! architecture.md, "Scratch buffers and why reusing them is safe", gives the invariants.
 
-use super::launch::{self, DeviceContext, Mem};
+use super::health::{LaunchStatus, QueueHealth};
+use super::launch::{self, DeviceContext, DeviceQueue, Mem};
 use crate::error::{Error, Result};
-use crate::plan::{CrossAlgo, Plan, SpanStore};
+use crate::plan::{CrossAlgo, Plan, SpanStore, VarPlan};
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+/// At most this many launches' statuses are kept while their commands still run (a program
+/// that launches without ever reading); older ones are forgotten unchecked.
+const PENDING_MAX: usize = 256;
 
 /// Scratch memory reused across launches: partial results per variable slot, the work-group
 /// counter of last-group detection, and a backup of result values that a launch overwrites
@@ -15,9 +24,74 @@ pub(crate) struct Scratch {
     pub partials: Vec<Option<Mem>>,
     pub counter: Option<Mem>,
     pub backup: Option<Mem>,
+    /// Launches that use the counter or the partial slots and were not yet seen complete,
+    /// oldest first (the queue is in order).
+    pending: VecDeque<Arc<LaunchStatus>>,
+}
+
+/// Whether a launch of `plan` leaves state in the counter or the partial slots between its
+/// commands (last-group detection, an extra pass, per-work-item span copies).
+pub(crate) fn uses_scratch_state(plan: &Plan) -> bool {
+    plan.vars.iter().any(|v| {
+        matches!(v.cross, CrossAlgo::LastGroup | CrossAlgo::ExtraPass)
+            || matches!(v.span.map(|s| s.store), Some(SpanStore::GlobalPrivate))
+    })
 }
 
 impl Scratch {
+    /// Before a launch: looks at the launches still pending (oldest first, stopping at the
+    /// first still running), and when one of them failed, or any command of the queue failed
+    /// since the last look (`health`), drops the counter and the partial slots so that
+    /// [`Scratch::prepare`] makes them again from zeros. A launch that died may have left them
+    /// anything but 0 (design/decisions.md, "A launch that died").
+    pub fn check(&mut self, health: &QueueHealth, label: impl Fn() -> String) {
+        while let Some(front) = self.pending.front() {
+            match front.poll() {
+                Ok(true) => {
+                    self.pending.pop_front();
+                }
+                Ok(false) => break,
+                Err(code) => {
+                    tracing::warn!(device = %label(), status = code, "a launch on this queue failed on the device");
+                    health.mark_failed();
+                    break;
+                }
+            }
+        }
+        if health.take_failed() {
+            tracing::warn!(
+                device = %label(),
+                "a command of this queue failed: its scratch counter and partials are rebuilt"
+            );
+            self.pending.clear();
+            self.counter = None;
+            self.partials.clear();
+        }
+    }
+
+    /// Records a launch that uses the counter or the partial slots, to be checked by the next
+    /// [`Scratch::check`].
+    pub fn track(&mut self, status: Arc<LaunchStatus>) {
+        if self.pending.len() >= PENDING_MAX {
+            self.pending.pop_front();
+        }
+        self.pending.push_back(status);
+    }
+
+    /// Test-only (`Fault::AfterMainKernel`, `Fault::KernelDied`): enqueues fills that leave the
+    /// counter and every partial slot as a launch that died mid-run leaves them, not 0. The
+    /// counter gets a ticket count past any work-group count, so no work-group of a launch
+    /// that reuses it would ever see itself as the last one.
+    pub fn poison(&self, q: &DeviceQueue) -> Result<()> {
+        if let Some(c) = &self.counter {
+            launch::fill(q, c, &0x4000_0000u32.to_le_bytes(), 0, 4)?;
+        }
+        for p in self.partials.iter().flatten() {
+            launch::fill(q, p, &[0xA5], 0, p.bytes)?;
+        }
+        Ok(())
+    }
+
     /// Grows the scratch buffers to what `plan` needs (they only grow): partials for every
     /// variable, the counter, and `backup_bytes` of backup.
     pub fn prepare(
@@ -31,13 +105,7 @@ impl Scratch {
             self.partials.push(None);
         }
         for (k, v) in plan.vars.iter().enumerate() {
-            let elems = v.span.map_or(1, |s| s.len) as u64;
-            let rows = match v.span.map(|s| s.store) {
-                Some(SpanStore::GlobalPrivate) => plan.groups * plan.local as u64,
-                _ if matches!(v.cross, CrossAlgo::LastGroup | CrossAlgo::ExtraPass) => plan.groups,
-                _ => 0,
-            };
-            let bytes = (rows * elems * v.acc_bytes as u64).max(8);
+            let bytes = partial_bytes(plan, v).max(8);
             let ok = self.partials[k]
                 .as_ref()
                 .is_some_and(|m| m.bytes as u64 >= bytes);
@@ -62,4 +130,24 @@ impl Scratch {
         }
         Ok(())
     }
+}
+
+/// Bytes of variable `v`'s partials: per work-group (last-group, extra pass) or per work-item
+/// (a span in global scratch) copies of its accumulator; an exact sum's superaccumulators (one,
+/// one per element of a span, or one row per work-group).
+fn partial_bytes(plan: &Plan, v: &VarPlan) -> u64 {
+    let elems = v.span.map_or(1, |s| s.len) as u64;
+    if let Some(e) = v.exact {
+        let sacc = (e.limbs() * 8) as u64;
+        return match (v.span, v.cross) {
+            (Some(_), _) | (None, CrossAlgo::Atomic) => elems * sacc,
+            (None, _) => plan.groups * sacc,
+        };
+    }
+    let rows = match v.span.map(|s| s.store) {
+        Some(SpanStore::GlobalPrivate) => plan.groups * plan.local as u64,
+        _ if matches!(v.cross, CrossAlgo::LastGroup | CrossAlgo::ExtraPass) => plan.groups,
+        _ => 0,
+    };
+    rows * elems * v.acc_bytes as u64
 }

@@ -25,12 +25,16 @@ pub enum Shape {
 /// variables, the body.
 #[derive(Debug, Clone)]
 pub struct TuneCase {
+    /// The case's name (`f32-sum`).
     pub name: String,
+    /// The element type.
     pub ty: ElemType,
     /// The op the input is generated for (`reference::random_input`).
     data_op: Op,
     vars: Vec<(Op, &'static str)>,
+    /// The launch shape (range form, span length).
     pub shape: Shape,
+    /// The kernel body.
     pub body: String,
 }
 
@@ -267,8 +271,11 @@ pub struct Outs {
 
 /// The host's result for a case.
 pub enum Expect {
+    /// Each scalar variable's reference.
     Scalars(Vec<Reference>),
+    /// A histogram's bins.
     Span(Vec<u32>),
+    /// The minimum and its index.
     ArgMin(Value, u64),
 }
 

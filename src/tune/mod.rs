@@ -30,6 +30,7 @@ use measure::{describe, fastest, paired_gain, Candidate, Point};
 /// What to measure and how hard.
 #[derive(Debug, Clone)]
 pub struct TuneConfig {
+    /// The launch classes to measure.
     pub cases: Vec<TuneCase>,
     /// Sizes, log2; those above a quarter of the device's largest allocation are left out.
     pub sizes: Vec<u32>,
@@ -39,6 +40,7 @@ pub struct TuneConfig {
     pub rounds: usize,
     /// After this many rounds, candidates slower than `prune` x the best leave.
     pub prune_after: usize,
+    /// The pruning factor (see `prune_after`).
     pub prune: f64,
     /// The rules' plan stays unless another is faster by more than this fraction.
     pub margin: f64,
@@ -84,14 +86,18 @@ impl TuneConfig {
 /// Where the tuner is, for a progress bar: `done` of `total` steps (one per timed round).
 #[derive(Debug, Clone)]
 pub struct Progress {
+    /// Steps done.
     pub done: u64,
+    /// Steps in all.
     pub total: u64,
+    /// The point being measured.
     pub what: String,
 }
 
 /// What a run measured: the table, and the candidates that failed or gave a wrong result.
 #[derive(Debug, Clone)]
 pub struct TuneReport {
+    /// The measured table.
     pub table: TuneTable,
     /// `case 2^k: plan: why` for every candidate dropped for a failure or a wrong result.
     pub dropped: Vec<String>,
@@ -99,6 +105,7 @@ pub struct TuneReport {
     pub skipped: Vec<String>,
     /// Every point's candidates with their medians, phase by phase (`clreduce tune --verbose`).
     pub details: Vec<String>,
+    /// Wall time of the run, seconds.
     pub seconds: f64,
 }
 
@@ -518,6 +525,7 @@ mod tests {
                 strategy: Strategy::AUTO,
                 determinism: crate::Determinism::Deterministic,
                 tuning: None,
+                pure_body: true,
             };
             assert_eq!(LaunchClass::of(&req), Some(c.class()), "{}", c.name);
         }

@@ -1,5 +1,5 @@
 //! What `explain` and `reduce` share on the command line: the `--device`, `--mask`,
-//! `--strategy` and `--relaxed` flags (`Common`), and turning them into devices, a queue and
+//! `--strategy`, `--relaxed` and `--determinism` flags (`Common`), and turning them into devices, a queue and
 //! `Options`.
 
 use clreduce::plan::{Determinism, Strategy};
@@ -16,9 +16,14 @@ pub struct Common {
     /// Forced strategy GROUP+CROSS, e.g. tree+last-group (default: CLREDUCE_STRATEGY or auto).
     #[arg(long)]
     pub strategy: Option<String>,
-    /// Allow order-dependent float atomics (results not run-to-run reproducible).
-    #[arg(long)]
+    /// Allow order-dependent float atomics (results not run-to-run reproducible); the same as
+    /// --determinism relaxed.
+    #[arg(long, conflicts_with = "determinism")]
     pub relaxed: bool,
+    /// deterministic (default: the same bits run to run), relaxed (float atomics allowed) or
+    /// exact (float sums correctly rounded: the same bits on every device and plan).
+    #[arg(long)]
+    pub determinism: Option<String>,
 }
 
 impl Common {
@@ -36,6 +41,38 @@ pub fn pick_devices(spec: Option<&str>) -> Result<Vec<Device>> {
     }
 }
 
+/// The devices of a split (`--split`): `--device all` or none (every device but the
+/// simulators), or a comma list of indices or names.
+pub fn split_devices(spec: Option<&str>) -> Result<Vec<Device>> {
+    match spec {
+        None | Some("all") => Ok(devices()?
+            .iter()
+            .filter(|d| !d.is_simulator())
+            .cloned()
+            .collect()),
+        Some(list) => list
+            .split(',')
+            .map(|s| clreduce::device::select(Some(s.trim())))
+            .collect(),
+    }
+}
+
+/// The device of MPI rank `rank`: `--device rank` takes the non-simulator devices in turn (rank
+/// modulo their number: one GPU per rank on a multi-GPU node), anything else selects as usual.
+#[cfg(feature = "mpi")]
+pub fn rank_device(spec: Option<&str>, rank: usize) -> Result<Device> {
+    if spec == Some("rank") {
+        let devs = split_devices(None)?;
+        if devs.is_empty() {
+            return Err(clreduce::Error::NoDevices {
+                detail: "--device rank: no non-simulator device".into(),
+            });
+        }
+        return Ok(devs[rank % devs.len()].clone());
+    }
+    clreduce::device::select(spec)
+}
+
 /// The launch options of `--strategy` (or CLREDUCE_STRATEGY), `--relaxed` and CLREDUCE_TUNE.
 pub fn options(c: &Common) -> Result<Options> {
     let strategy = match &c.strategy {
@@ -45,10 +82,10 @@ pub fn options(c: &Common) -> Result<Options> {
     Ok(Options {
         tuning: clreduce::plan::Tuning::from_env()?,
         strategy,
-        determinism: if c.relaxed {
-            Determinism::Relaxed
-        } else {
-            Determinism::Deterministic
+        determinism: match (&c.determinism, c.relaxed) {
+            (Some(d), _) => Determinism::parse(d)?,
+            (None, true) => Determinism::Relaxed,
+            (None, false) => Determinism::Deterministic,
         },
         ..Options::default()
     })

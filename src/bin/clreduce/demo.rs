@@ -1,10 +1,13 @@
 //! `clreduce demo`: the first-ten-minutes demo: the devices found, then a checked f32 sum, i32
 //! sum and f64 max on the default device, each with its plan and its device time after a warm-up
-//! launch (the first launch's times beside it, saying whether they include building the program).
+//! launch (the first launch's times beside it, saying whether they include building the program;
+//! sizes checked against host and device memory before anything is allocated).
 
 use crate::args::op_identity;
+use crate::error::CliResult;
+use crate::limits;
 use clreduce::check::reference::{self, combination_depth};
-use clreduce::{devices, reduction, DynBuffer, ElemType, Kernel, Op, Queue, Range, Result};
+use clreduce::{devices, reduction, DynBuffer, ElemType, Kernel, Op, Options, Queue, Range};
 
 /// Options of `clreduce demo`.
 #[derive(clap::Args)]
@@ -14,7 +17,7 @@ pub struct DemoArgs {
 }
 
 /// `clreduce demo`.
-pub fn run(a: &DemoArgs) -> Result<bool> {
+pub fn run(a: &DemoArgs) -> CliResult<bool> {
     let n = a.n;
     println!("OpenCL devices found:");
     for d in devices()? {
@@ -37,13 +40,17 @@ pub fn run(a: &DemoArgs) -> Result<bool> {
             println!("{op} over {ty}: skipped, the device lacks {ty}");
             continue;
         }
+        let what = format!("the demo's input (--n {n} x {ty})");
+        let bytes = u128::from(n) * ty.size() as u128;
+        limits::check_host(&what, bytes)?;
+        limits::check_device(&d, &what, bytes, bytes, bytes)?;
         ok &= one(&q, op, ty, n)?;
     }
     Ok(ok)
 }
 
 /// One checked reduction of the demo, printed; whether it matched the host reference.
-fn one(q: &Queue, op: Op, ty: ElemType, n: u64) -> Result<bool> {
+fn one(q: &Queue, op: Op, ty: ElemType, n: u64) -> clreduce::Result<bool> {
     let data = reference::random_input(op, ty, n as usize, 42);
     let x = DynBuffer::upload(q, &data)?;
     let res = DynBuffer::scalar(q, op_identity(op, ty))?;
@@ -54,13 +61,8 @@ fn one(q: &Queue, op: Op, ty: ElemType, n: u64) -> Result<bool> {
     };
     // A warm-up launch first: it builds the program (and on CPU runtimes pays first-touch
     // costs), so the time printed is the warm one; the first launch's times come beside it.
-    let launch = || {
-        q.parallel_for_reduce(
-            Range::new(n),
-            reduction(&res, op).initialize_to_identity(),
-            Kernel::new(body).arg("x", &x),
-        )
-    };
+    let red = || reduction(&res, op).initialize_to_identity();
+    let launch = || q.parallel_for_reduce(Range::new(n), red(), Kernel::new(body).arg("x", &x));
     let built = clreduce::compiled_programs();
     let t0 = std::time::Instant::now();
     let first = launch()?;
@@ -72,7 +74,12 @@ fn one(q: &Queue, op: Op, ty: ElemType, n: u64) -> Result<bool> {
     let t = ev.device_time_ns()?;
     let got = res.value(0)?;
     let expect = reference::reference(op, &data, None);
-    let plan = ev.plan().expect("n > 0 runs a plan");
+    // A launch that ran nothing (n = 0) may come without a plan: explain it for the report.
+    let plan = match ev.plan() {
+        Some(p) => p.clone(),
+        None => q.explain(Range::new(n), red(), Options::default())?,
+    };
+    let plan = &plan;
     let verdict = reference::check(
         op,
         ty,

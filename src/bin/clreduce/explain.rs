@@ -1,9 +1,10 @@
 //! `clreduce explain`: the plan for a reduction of one or more variables (the `--op` list of
 //! `reduce`) in the range or nd_range form, printed without running anything.
 
-use crate::args::{op_identity, options, pick_devices, queue_on, Common};
+use crate::args::{op_identity, options, pick_devices, queue_on, split_devices, Common};
 use crate::vars::{make_reductions, make_targets, parse_op_list, Init, VarOp};
-use clreduce::{ElemType, NdRange, Op, Range, Result};
+use clreduce::multi::{units_of, MultiQueue, Split};
+use clreduce::{ElemType, Kernel, NdRange, Op, Range, Result};
 
 /// Options of `clreduce explain`.
 #[derive(clap::Args)]
@@ -23,6 +24,18 @@ pub struct ExplainArgs {
     local: usize,
     #[arg(long)]
     init_identity: bool,
+    /// Also print the OpenCL C program the launch would build (build options first), with the
+    /// body `clreduce reduce` runs for these ops over an input `x`.
+    #[arg(long)]
+    source: bool,
+    /// The shares and plans of one launch cut across the selected devices (--device all, the
+    /// default, leaves simulators out; or a comma list): the split by measured throughput
+    /// (measured here once) unless --shares.
+    #[arg(long)]
+    split: bool,
+    /// Weights of the devices' shares with --split (e.g. 1,3).
+    #[arg(long, value_name = "W,W,...")]
+    shares: Option<String>,
     #[command(flatten)]
     common: Common,
 }
@@ -32,6 +45,9 @@ pub fn run(a: &ExplainArgs) -> Result<bool> {
     let c = &a.common;
     let ty = ElemType::parse(&a.ty)?;
     let ops = parse_op_list(&a.op)?;
+    if a.split {
+        return explain_split(a, ty, &ops);
+    }
     for d in pick_devices(c.device.as_deref())? {
         let q = queue_on(&d, c)?;
         let targets = make_targets(&q, ty, &identity_inits(&ops, ty))?;
@@ -41,7 +57,17 @@ pub fn run(a: &ExplainArgs) -> Result<bool> {
         } else {
             Range::new(a.n).into()
         };
-        match q.explain(form, reds, options(c)?) {
+        let shown = if a.source {
+            input_of(&q, ty).and_then(|x| {
+                let body = crate::reduce::reduce_body(&ops, ty, None);
+                let kernel = Kernel::new(&body).arg("x", &x);
+                let src = q.explain_source(form, reds.clone(), kernel, options(c)?)?;
+                Ok(format!("{}{src}", q.explain(form, reds, options(c)?)?))
+            })
+        } else {
+            q.explain(form, reds, options(c)?).map(|p| p.to_string())
+        };
+        match shown {
             Ok(p) => print!("{p}"),
             Err(e) => {
                 if c.all_devices() {
@@ -50,6 +76,86 @@ pub fn run(a: &ExplainArgs) -> Result<bool> {
                     return Err(e);
                 }
             }
+        }
+    }
+    Ok(true)
+}
+
+/// A one-element input of type `ty`, standing for the data the body reads.
+fn input_of(q: &clreduce::Queue, ty: ElemType) -> Result<clreduce::DynBuffer> {
+    clreduce::DynBuffer::scalar(q, op_identity(Op::Plus, ty))
+}
+
+/// `clreduce explain --split`: the split and each device's plan for its share.
+fn explain_split(a: &ExplainArgs, ty: ElemType, ops: &[VarOp]) -> Result<bool> {
+    let c = &a.common;
+    let queues = split_devices(c.device.as_deref())?
+        .iter()
+        .map(|d| queue_on(d, c))
+        .collect::<Result<Vec<_>>>()?;
+    let mq = MultiQueue::new(&queues)?;
+    let targets = make_targets(mq.queue(0), ty, &identity_inits(ops, ty))?;
+    let reds = make_reductions(ops, &targets, a.init_identity);
+    let form: clreduce::Form = if a.nd_range {
+        NdRange::new(a.n, a.local).into()
+    } else {
+        Range::new(a.n).into()
+    };
+    let (units, per) = units_of(&form)?;
+    let split = match &a.shares {
+        Some(s) => {
+            let w: Vec<f64> = s
+                .split(',')
+                .map(|x| x.trim().parse::<f64>().unwrap_or(-1.0))
+                .collect();
+            if w.len() != mq.len() {
+                return Err(clreduce::Error::BadArgument {
+                    name: "--shares".into(),
+                    problem: format!("{} weights for {} devices", w.len(), mq.len()),
+                });
+            }
+            Split::proportional(units, &w)?
+        }
+        None => {
+            let det = options(c)?.determinism;
+            let t = mq.throughput_for(det)?;
+            for (q, d) in mq.queues().iter().zip(&t.devices) {
+                println!(
+                    "throughput: {}: latency {:.1} us, {:.2} G indices/s alone, {:.2} G/s with the others running ({})",
+                    q.device().label(),
+                    d.latency_s * 1e6,
+                    d.rate_alone / 1e9,
+                    d.rate_together / 1e9,
+                    t.source
+                );
+            }
+            println!(
+                "throughput: a split launch costs {:.1} us beyond its slowest share",
+                t.split_overhead_s * 1e6
+            );
+            mq.split_with(units, per, det)?
+        }
+    };
+    println!(
+        "split: {units} unit(s) of {per} index(es) ({}) over {} device(s): {:?}",
+        if a.nd_range {
+            "work-groups"
+        } else {
+            "elements"
+        },
+        mq.len(),
+        split.counts()
+    );
+    let plans = mq.explain_split(form, reds, &split, options(c)?)?;
+    let shares = split.counts().iter().zip(split.fractions());
+    for ((q, plan), (c, f)) in mq.queues().iter().zip(plans).zip(shares) {
+        println!(
+            "share: {}: {c} unit(s), {:.1}%",
+            q.device().label(),
+            f * 100.0
+        );
+        if let Some(p) = plan {
+            print!("{p}");
         }
     }
     Ok(true)

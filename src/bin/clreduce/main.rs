@@ -1,6 +1,7 @@
 //! The `clreduce` command: argument parsing and dispatch only. One file per subcommand
 //! (devices.rs, explain.rs, reduce/, demo.rs, bench/, tune.rs), the flags `explain` and `reduce` share
-//! in args.rs, their reduction variables in vars.rs, the CLI's error in error.rs.
+//! in args.rs, their reduction variables in vars.rs, the size checks before allocating in
+//! limits.rs, the CLI's error in error.rs.
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -11,6 +12,7 @@ mod demo;
 mod devices;
 mod error;
 mod explain;
+mod limits;
 mod reduce;
 mod tune;
 mod vars;
@@ -58,7 +60,7 @@ fn main() -> ExitCode {
         Cmd::Devices(a) => devices::run(&a).map_err(CliError::from),
         Cmd::Explain(a) => explain::run(&a).map_err(CliError::from),
         Cmd::Reduce(a) => reduce::run(&a),
-        Cmd::Demo(a) => demo::run(&a).map_err(CliError::from),
+        Cmd::Demo(a) => demo::run(&a),
         Cmd::Bench(a) => bench::run(a).map_err(CliError::from),
         Cmd::Tune(a) => tune::run(&a).map_err(CliError::from),
     };

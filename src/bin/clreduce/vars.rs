@@ -51,6 +51,13 @@ impl VarOp {
             }),
         }
     }
+    /// Whether the variable's op has an identity (all but a custom combiner without one).
+    pub fn has_identity(&self) -> bool {
+        match self {
+            VarOp::Custom { op, .. } => op.identity_value().is_some(),
+            _ => true,
+        }
+    }
     /// What the float bound is based on: the op itself, or what a custom combiner behaves as.
     pub fn bound_class(&self) -> Option<Op> {
         match self {

@@ -5,10 +5,10 @@
 //! combination-depth bound).
 
 use clreduce::check::reference::{self, combination_depth, HostVec, Reference};
-use clreduce::plan::Plan;
+use clreduce::plan::{Determinism, Plan, Strategy};
 use clreduce::{
-    reduction, reduction_argmin, reduction_span, Buffer, DynBuffer, ElemType, Op, Queue, Reduction,
-    Result, Value,
+    reduction, reduction_argmin, reduction_span, Buffer, DynBuffer, ElemType, Op, Options, Queue,
+    Reduction, Result, Value,
 };
 
 /// How a case's result variables are shaped.
@@ -33,6 +33,20 @@ pub struct Case {
     pub vars: Vec<(Op, &'static str)>,
     pub shape: Shape,
     pub body: String,
+    /// An exact sum (`TYPE-sum-exact`): launched with `Determinism::Exact`, checked bit for bit
+    /// against the correctly rounded sum.
+    pub exact: bool,
+}
+
+impl Case {
+    /// The launch options of this case under the bench's determinism and strategy `s`.
+    pub fn options(&self, det: Determinism, s: Strategy) -> Options {
+        Options {
+            strategy: s,
+            determinism: if self.exact { Determinism::Exact } else { det },
+            ..Options::default()
+        }
+    }
 }
 
 /// The cases run when `--cases` is not given.
@@ -42,9 +56,21 @@ pub const DEFAULT_CASES: &str =
 /// Most bins a `u32-histN` case may have.
 const MAX_BINS: usize = 1 << 16;
 
-/// A case by name: TYPE-OP, f32-sum-min-max, u32-histN or TYPE-argmin.
+/// A case by name: TYPE-OP, f32-sum-min-max, u32-histN, TYPE-argmin or TYPE-sum-exact (f32,
+/// f64).
 pub fn parse_case(s: &str) -> std::result::Result<Case, String> {
     let s = s.trim();
+    if let Some(plain) = s.strip_suffix("-exact") {
+        let mut c = parse_case(plain)?;
+        if !(c.vars.len() == 1 && c.vars[0].0 == Op::Plus && c.ty.is_float()) {
+            return Err(format!(
+                "bad case {s:?} (exact cases are f32-sum-exact and f64-sum-exact)"
+            ));
+        }
+        c.name = format!("{}-exact", c.name);
+        c.exact = true;
+        return Ok(c);
+    }
     if s == "f32-sum-min-max" {
         return Ok(Case {
             name: s.into(),
@@ -53,6 +79,7 @@ pub fn parse_case(s: &str) -> std::result::Result<Case, String> {
             vars: vec![(Op::Plus, "sum"), (Op::Minimum, "lo"), (Op::Maximum, "hi")],
             shape: Shape::Scalars,
             body: "sum += x[i]; combine(lo, x[i]); combine(hi, x[i]);".into(),
+            exact: false,
         });
     }
     if let Some(bins) = s.strip_prefix("u32-hist") {
@@ -71,6 +98,7 @@ pub fn parse_case(s: &str) -> std::result::Result<Case, String> {
             vars: vec![(Op::Plus, "hist")],
             shape: Shape::Span(bins),
             body: format!("hist[(uint)x[i] & {}u] += 1u;", bins - 1),
+            exact: false,
         });
     }
     if let Some(t) = s.strip_suffix("-argmin") {
@@ -84,6 +112,7 @@ pub fn parse_case(s: &str) -> std::result::Result<Case, String> {
             vars: vec![(Op::Minimum, "best")],
             shape: Shape::ArgMin,
             body: "combine(best, x[i], i);".into(),
+            exact: false,
         });
     }
     let (t, o) = s
@@ -103,6 +132,7 @@ pub fn parse_case(s: &str) -> std::result::Result<Case, String> {
         vars: vec![(op, "sum")],
         shape: Shape::Scalars,
         body: body.into(),
+        exact: false,
     })
 }
 
@@ -201,6 +231,8 @@ impl Case {
 pub enum Expect {
     /// One reference per variable.
     Scalars(Vec<Reference>),
+    /// An exact sum: the correctly rounded value.
+    Exact(Value),
     /// The histogram.
     Span(Vec<u32>),
     /// The smallest value (None over no input) and the lowest index holding it.
@@ -210,6 +242,11 @@ pub enum Expect {
 /// The host's result for `case` over `data`: serial and in float64 or exact integers,
 /// independent of the native peer.
 pub fn expect(case: &Case, data: &HostVec) -> Expect {
+    if case.exact {
+        return Expect::Exact(
+            reference::reference_exact(data, None).expect("exact cases are float"),
+        );
+    }
     match case.shape {
         Shape::Scalars => Expect::Scalars(
             case.vars
@@ -272,6 +309,19 @@ pub fn check_all(case: &Case, got: &Got, plan: &Plan, want: &Expect) -> String {
                 ) {
                     problems.push(format!("{name}: {e}"));
                 }
+            }
+        }
+        (Got::Scalars(values), Expect::Exact(want)) => {
+            let bits = |v: &Value| match v {
+                Value::F32(x) => x.to_bits() as u64,
+                Value::F64(x) => x.to_bits(),
+                _ => u64::MAX,
+            };
+            if bits(&values[0]) != bits(want) {
+                problems.push(format!(
+                    "sum: {} is not the correctly rounded sum {want}",
+                    values[0]
+                ));
             }
         }
         (Got::Span(got), Expect::Span(want)) => {

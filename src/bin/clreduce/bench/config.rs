@@ -78,6 +78,18 @@ pub struct BenchArgs {
     /// small sizes, by an untimed flush of the LLC before every repetition).
     #[arg(long, default_value = "auto")]
     pub cache: String,
+    /// Instead of the sweep: each device alone against one launch split across them (f32 sum
+    /// and exact f32 sum; --device all or a comma list), with the shares and the host combine
+    /// time (bench/scale.rs).
+    #[arg(long)]
+    pub split: bool,
+    /// Weights of the devices' shares with --split, beside the measured split.
+    #[arg(long, value_name = "W,W,...")]
+    pub shares: Option<String>,
+    /// Under `mpirun -np K`, instead of the sweep: the MPI combine's overhead on top of each
+    /// rank's local reduction (needs --features mpi; bench/scale.rs).
+    #[arg(long)]
+    pub mpi: bool,
 }
 
 /// Why `BenchArgs` do not make a `Config`.

@@ -8,7 +8,7 @@ use super::config::Config;
 use super::results::{DevInfo, Skip};
 use super::units::fmt_n;
 use clreduce::plan::Strategy;
-use clreduce::{devices, Device, Options, Queue, Range, Result};
+use clreduce::{devices, Device, Queue, Range, Result};
 use std::collections::BTreeMap;
 
 /// A benched device.
@@ -150,11 +150,7 @@ fn plans(queue: &Queue, case: &Case, n: u64, s: Strategy, cfg: &Config) -> Resul
     queue.explain(
         Range::new(n),
         case.reductions(&outs),
-        Options {
-            strategy: s,
-            determinism: cfg.determinism,
-            ..Options::default()
-        },
+        case.options(cfg.determinism, s),
     )?;
     Ok(())
 }

@@ -4,7 +4,7 @@
 //! work between repetitions (flush, the interleaved native peer) and the spread of the times.
 
 use super::cases::{Case, Got, Outs};
-use clreduce::plan::Plan;
+use clreduce::plan::{Determinism, Plan, Strategy};
 use clreduce::{Buffer, DynBuffer, HostVec, Kernel, Options, Queue, Range, Result};
 use serde::Serialize;
 use std::time::Instant;
@@ -151,7 +151,7 @@ pub fn prime(q: &Queue, case: &Case, n: u64, inputs: &[DynBuffer], outs: &Outs) 
             Range::new(n),
             case.reductions(outs),
             kernel,
-            Options::default(),
+            case.options(Determinism::Deterministic, Strategy::AUTO),
         )?
         .wait()?;
     }

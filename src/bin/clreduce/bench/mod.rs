@@ -53,6 +53,7 @@ mod plot;
 mod progress;
 mod report;
 mod results;
+mod scale;
 mod stream;
 mod sweep;
 mod units;
@@ -68,6 +69,12 @@ use results::{Report, Skip};
 /// `clreduce bench`: Ok(false) for a malformed argument, a result that does not match the host
 /// reference, or an output file that could not be written (exit 1).
 pub fn run(a: BenchArgs) -> Result<bool> {
+    if a.mpi {
+        return scale::run_mpi_bench(&a);
+    }
+    if a.split {
+        return scale::run_split_bench(&a);
+    }
     let cfg = match Config::parse(a) {
         Ok(c) => c,
         Err(Refusal::Usage(msg)) => {

@@ -14,7 +14,7 @@ use super::results::{Point, Skip};
 use super::units::fmt_n;
 use clreduce::check::reference;
 use clreduce::plan::Strategy;
-use clreduce::{Buffer, DynBuffer, HostVec, Options, Result};
+use clreduce::{Buffer, DynBuffer, HostVec, Result};
 use std::time::Instant;
 
 /// Every size benched on any device, ascending.
@@ -225,11 +225,7 @@ impl Sweep<'_> {
         wall: &Bufs,
         peer: Option<&mut NativePeer>,
     ) -> Result<(Measured, Measured)> {
-        let opts = Options {
-            strategy: s,
-            determinism: self.cfg.determinism,
-            ..Options::default()
-        };
+        let opts = at.case.options(self.cfg.determinism, s);
         let (warmup, reps) = (self.cfg.a.warmup, at.reps);
         let m = measure(
             &d.queue,

@@ -9,6 +9,7 @@ use clreduce::check::expr::Expr;
 use clreduce::check::reference;
 use clreduce::{CustomOp, ElemType, Op, Value};
 use std::fmt;
+use std::path::PathBuf;
 
 /// `clreduce reduce`: one launch of one or more reduction variables over one seeded random
 /// input, each checked against the host reference.
@@ -19,11 +20,24 @@ pub struct ReduceArgs {
     /// --custom is given].
     #[arg(long, value_name = "OP[,OP...]")]
     pub op: Option<String>,
-    /// Element type: i32, u32, i64, u64, f32 or f64.
-    #[arg(long = "type", value_name = "TYPE", default_value = "f32")]
-    pub ty: String,
-    #[arg(long, default_value_t = 1_000_003)]
-    pub n: u64,
+    /// Element type: i32, u32, i64, u64, f32 or f64 [default: f32; with --input, the file's,
+    /// and f16 too: a storage type, widened to f32 on the host].
+    #[arg(long = "type", value_name = "TYPE")]
+    pub ty: Option<String>,
+    /// Number of elements [default: 1000003; with --input, the file's].
+    #[arg(long)]
+    pub n: Option<u64>,
+    /// Reduce this file instead of seeded random data: NumPy .npy (1-D; i32, u32, i64, u64,
+    /// f16, f32 or f64, either byte order), or raw little-endian binary of --type (any other
+    /// name). The type and size come from the file; the results are of its data alone
+    /// (--init-identity is implied).
+    #[arg(long, value_name = "FILE")]
+    pub input: Option<PathBuf>,
+    /// Print the results as JSON: an array with one object per device, each with its
+    /// variables (op, type, plan, result as the shortest decimal that round-trips, bits in hex,
+    /// check).
+    #[arg(long)]
+    pub json: bool,
     /// range or nd-range
     #[arg(long, default_value = "range")]
     pub form: String,
@@ -31,7 +45,7 @@ pub struct ReduceArgs {
     #[arg(long, default_value_t = 256)]
     pub local: usize,
     /// Span reductions of LEN bins instead of scalars: element j goes to bin
-    /// (key(x[j]) * 131 + j) mod LEN, key being the integer as ulong or a float's bits.
+    /// `(key(x[j]) * 131 + j) mod LEN`, key being the integer as ulong or a float's bits.
     #[arg(long, value_name = "LEN")]
     pub span: Option<usize>,
     /// One more variable, with a custom combiner: an OpenCL C expression over a and b, e.g.
@@ -53,6 +67,20 @@ pub struct ReduceArgs {
     pub init_identity: bool,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// One launch cut across every selected device (--device all, the default here, leaves
+    /// simulators out; or a comma list), by measured throughput unless --shares; the partials
+    /// combine on the host (clreduce::multi).
+    #[arg(long)]
+    pub split: bool,
+    /// Weights of the devices' shares with --split (e.g. 1,3), instead of measured throughput.
+    #[arg(long, value_name = "W,W,...")]
+    pub shares: Option<String>,
+    /// Under `mpirun -np K`: each rank reduces a block of the input (by rank) and the ranks
+    /// combine through MPI; rank 0 prints (needs a build with --features mpi). With --split,
+    /// each rank splits its block across its devices; `--device rank` gives rank r the r-th
+    /// non-simulator device (modulo their number).
+    #[arg(long)]
+    pub mpi: bool,
     #[command(flatten)]
     pub common: Common,
 }

@@ -14,6 +14,10 @@ pub enum Expected {
     Scalar(Reference),
     Arg(reference::ArgReference),
     Span(Vec<Reference>),
+    /// An exact sum (`--determinism exact`): the correctly rounded value, bit for bit.
+    Exact(Value),
+    /// An exact span: each bin's correctly rounded value.
+    ExactSpan(Vec<Value>),
 }
 
 /// A variable's result as read back.
@@ -30,6 +34,7 @@ pub fn expected(
     inits: &[Init],
     data: &HostVec,
     init_identity: bool,
+    exact: bool,
 ) -> CliResult<Vec<Expected>> {
     let host_err = |v: &VarOp, e: String| {
         CliError::Usage(format!(
@@ -40,7 +45,20 @@ pub fn expected(
     vars.iter()
         .zip(inits)
         .map(|(v, init)| {
+            let exact_sum = exact && matches!(v, VarOp::Builtin(Op::Plus)) && data.ty().is_float();
             Ok(match (v, init) {
+                (_, Init::Scalar(x)) if exact_sum => Expected::Exact(
+                    reference::reference_exact(data, (!init_identity).then_some(*x))
+                        .expect("float data"),
+                ),
+                (_, Init::Span(xs)) if exact_sum => Expected::ExactSpan(
+                    reference::reference_exact_span(
+                        data,
+                        xs.len(),
+                        (!init_identity).then_some(xs.as_slice()),
+                    )
+                    .expect("float data"),
+                ),
                 (VarOp::Arg { max }, Init::Arg(val, idx)) => Expected::Arg(
                     reference::reference_arg(*max, data, (!init_identity).then_some((*val, *idx))),
                 ),
@@ -79,11 +97,25 @@ fn bound_note(class: Option<Op>, depth: &str) -> String {
     }
 }
 
-/// One variable's verdict: whether it passed, and the lines to print after its header
-/// (`result:`, `reference:`, `check:`).
+/// One variable's verdict: whether it passed, and what the `result:`, `reference:` and
+/// `check:` lines after its header say.
 pub struct Verdict {
     pub ok: bool,
-    pub lines: Vec<String>,
+    pub result: String,
+    pub reference: String,
+    /// "OK (...)" or "MISMATCH: ...".
+    pub check: String,
+}
+
+impl Verdict {
+    /// The lines printed after the variable's header.
+    pub fn lines(&self) -> [String; 3] {
+        [
+            format!("result:    {}", self.result),
+            format!("reference: {}", self.reference),
+            format!("check:     {}", self.check),
+        ]
+    }
 }
 
 /// Checks variable `k`.
@@ -99,7 +131,52 @@ pub fn check_var(
         (Expected::Arg(w), Got::Arg(val, idx)) => check_arg(w, *val, *idx),
         (Expected::Scalar(r), Got::Scalar(g)) => check_scalar(v.bound_class(), k, plan, r, *g, ty),
         (Expected::Span(rs), Got::Span(gs)) => check_span(v.bound_class(), k, plan, rs, gs, ty),
+        (Expected::Exact(w), Got::Scalar(g)) => {
+            check_exact(std::slice::from_ref(w), std::slice::from_ref(g))
+        }
+        (Expected::ExactSpan(ws), Got::Span(gs)) => check_exact(ws, gs),
         _ => unreachable!("results and references have the variable's shape"),
+    }
+}
+
+/// An exact sum (every bin of an exact span): the same bits as the host's correctly rounded
+/// sum.
+fn check_exact(want: &[Value], got: &[Value]) -> Verdict {
+    let bits = |v: &Value| match v {
+        Value::F32(x) => format!("{:08x}", x.to_bits()),
+        Value::F64(x) => format!("{:016x}", x.to_bits()),
+        other => other.to_string(),
+    };
+    let bad: Vec<String> = want
+        .iter()
+        .zip(got)
+        .enumerate()
+        .filter(|(_, (w, g))| bits(w) != bits(g))
+        .map(|(b, (w, g))| format!("bin {b}: bits {} vs {} ({g} vs {w})", bits(g), bits(w)))
+        .collect();
+    let show = |vs: &[Value]| {
+        if vs.len() == 1 {
+            vs[0].to_string()
+        } else {
+            preview(vs.iter().map(|v| v.to_string()).collect())
+        }
+    };
+    let check = if bad.is_empty() {
+        "OK (exact: the correctly rounded sum, bit for bit)".to_string()
+    } else if want.len() == 1 {
+        format!(
+            "MISMATCH: bits {} vs {} of the correctly rounded sum",
+            bits(&got[0]),
+            bits(&want[0])
+        )
+    } else {
+        format!("MISMATCH: {}", preview(bad))
+    };
+    Verdict {
+        ok: check.starts_with("OK"),
+        result: show(got),
+        reference: format!("{} (correctly rounded)", show(want)),
+        check,
     }
 }
 
@@ -114,18 +191,16 @@ fn check_arg(w: &reference::ArgReference, val: Value, idx: u64) -> Verdict {
     };
     Verdict {
         ok,
-        lines: vec![
-            format!("result:    {val} at index {idx}"),
-            format!("reference: {} at index {} ({why})", w.value, w.index),
-            if ok {
-                "check:     OK (value and index exact)".into()
-            } else {
-                format!(
-                    "check:     MISMATCH: got {val} at index {idx}, expected {} at index {}",
-                    w.value, w.index
-                )
-            },
-        ],
+        result: format!("{val} at index {idx}"),
+        reference: format!("{} at index {} ({why})", w.value, w.index),
+        check: if ok {
+            "OK (value and index exact)".into()
+        } else {
+            format!(
+                "MISMATCH: got {val} at index {idx}, expected {} at index {}",
+                w.value, w.index
+            )
+        },
     }
 }
 
@@ -148,21 +223,19 @@ fn check_scalar(
     let exact = r.exact.is_some() || bound == 0.0;
     let note = bound_note(class, &depth.to_string());
     let check = match verdict {
-        Ok(()) if exact => "check:     OK (exact)".to_string(),
+        Ok(()) if exact => "OK (exact)".to_string(),
         Ok(()) => format!(
-            "check:     OK (|error| {:.2e} <= {bound:.2e}: {note})",
+            "OK (|error| {:.2e} <= {bound:.2e}: {note})",
             (g.to_f64() - r.value).abs()
         ),
-        Err(m) if exact => format!("check:     MISMATCH: {m}"),
-        Err(m) => format!("check:     MISMATCH: {m} ({note})"),
+        Err(m) if exact => format!("MISMATCH: {m}"),
+        Err(m) => format!("MISMATCH: {m} ({note})"),
     };
     Verdict {
-        ok: check.starts_with("check:     OK"),
-        lines: vec![
-            format!("result:    {g}"),
-            format!("reference: {show}"),
-            check,
-        ],
+        ok: check.starts_with("OK"),
+        result: g.to_string(),
+        reference: show,
+        check,
     }
 }
 
@@ -228,28 +301,22 @@ fn check_span(
         .collect();
     Verdict {
         ok,
-        lines: vec![
+        result: format!(
+            "{} bins {}",
+            gs.len(),
+            preview(gs.iter().map(|g| g.to_string()).collect())
+        ),
+        reference: format!("{} bins of {lo}..{hi} elements {}", rs.len(), preview(refs)),
+        check: if ok {
+            format!("OK ({} of {} bins; {how})", rs.len(), rs.len())
+        } else {
             format!(
-                "result:    {} bins {}",
-                gs.len(),
-                preview(gs.iter().map(|g| g.to_string()).collect())
-            ),
-            format!(
-                "reference: {} bins of {lo}..{hi} elements {}",
+                "MISMATCH: {} of {} bins differ; {}{}",
+                bad.len(),
                 rs.len(),
-                preview(refs)
-            ),
-            if ok {
-                format!("check:     OK ({} of {} bins; {how})", rs.len(), rs.len())
-            } else {
-                format!(
-                    "check:     MISMATCH: {} of {} bins differ; {}{}",
-                    bad.len(),
-                    rs.len(),
-                    bad[..bad.len().min(4)].join("; "),
-                    if bad.len() > 4 { "; ..." } else { "" }
-                )
-            },
-        ],
+                bad[..bad.len().min(4)].join("; "),
+                if bad.len() > 4 { "; ..." } else { "" }
+            )
+        },
     }
 }

@@ -1,71 +1,150 @@
-//! `clreduce reduce`: one launch of one or more reduction variables over one seeded random
-//! input on each device asked for, each variable checked against the host reference. The
-//! command line and its variables are in args.rs, the input, initial values and body in
-//! data.rs, the host's verdict in check.rs; this file prepares the run, launches it per device
-//! and prints the report.
+//! `clreduce reduce`: one launch of one or more reduction variables over one input (seeded
+//! random data, or the user's file with `--input`) on each device asked for, each variable
+//! checked against the host reference. The command line and its variables are in args.rs, the
+//! input file in input.rs, the random input, initial values and body in data.rs, the host's
+//! verdict in check.rs and the `--json` form in json.rs; this file checks sizes before
+//! anything is allocated (limits.rs), prepares the run, launches it per device and prints the
+//! report.
 
 mod args;
 mod check;
 mod data;
+mod input;
+mod json;
+mod scale;
 
 pub use args::ReduceArgs;
+pub use data::reduce_body;
 
 use crate::args::{options, pick_devices, queue_on};
-use crate::error::{usage, CliResult};
+use crate::error::{usage, CliError, CliResult};
+use crate::limits;
 use crate::vars::{make_reductions, make_targets, read_all, Init, Target, VarOp};
-use check::{check_var, expected, Expected, Got};
+use check::{check_var, expected, Expected, Got, Verdict};
 use clreduce::check::reference::HostVec;
-use clreduce::plan::Plan;
+use clreduce::plan::{Determinism, Plan};
 use clreduce::{Device, DynBuffer, ElemType, Error, Kernel, NdRange, Range, Result};
+use input::FileInput;
+
+/// The default `--n` without `--input`.
+const DEFAULT_N: u64 = 1_000_003;
+
+/// What the command line asks for, before any data exists.
+struct Spec {
+    ty: ElemType,
+    n: u64,
+    file: Option<FileInput>,
+    form: clreduce::Form,
+    vars: Vec<VarOp>,
+    /// initialize_to_identity: `--init-identity`, or always with `--input` (the results are
+    /// of the file's data alone).
+    init_identity: bool,
+}
 
 /// Everything a device's launch needs, prepared once for all devices.
 struct Prepared {
-    ty: ElemType,
-    form: clreduce::Form,
-    vars: Vec<VarOp>,
+    spec: Spec,
     inits: Vec<Init>,
     data: HostVec,
-    /// How the input was generated, for the `input:` line.
+    /// Where the input comes from, for the `input:` line.
     data_note: String,
     body: String,
 }
 
 /// `clreduce reduce`: Ok(false) when a variable did not match the host reference (exit 1).
 pub fn run(a: &ReduceArgs) -> CliResult<bool> {
-    let p = prepare(a)?;
+    let spec = spec(a)?;
+    if a.split || a.mpi {
+        // One launch across devices (scale.rs): the host's memory checked as for one device.
+        limits::check_host(&needs(a, &spec).what, needs(a, &spec).host)?;
+        let p = prepare(a, spec)?;
+        return if a.mpi {
+            scale::run_mpi(a, &p)
+        } else {
+            scale::run_split(a, &p)
+        };
+    }
+    let devs = devices_that_fit(a, &spec)?;
+    let p = prepare(a, spec)?;
     let mut want: Option<Vec<Expected>> = None;
     let mut all_ok = true;
-    for d in pick_devices(a.common.device.as_deref())? {
-        match reduce_on(&d, a, &p) {
+    let mut js = Vec::new();
+    for (d, refusal) in devs {
+        let r = match refusal {
+            Some(e) => Err(e),
+            None => reduce_on(&d, a, &p).map_err(CliError::from),
+        };
+        match r {
             Err(e) if a.common.all_devices() => {
-                println!("{}: {e}", d.label());
-                continue;
+                if a.json {
+                    js.push(json::refused(&d, &e.to_string()));
+                } else {
+                    println!("{}: {e}", d.label());
+                }
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(e),
             Ok((plan, got, t)) => {
                 if want.is_none() {
-                    want = Some(expected(&p.vars, &p.inits, &p.data, a.init_identity)?);
+                    let exact = options(&a.common)?.determinism == Determinism::Exact;
+                    want = Some(expected(
+                        &p.spec.vars,
+                        &p.inits,
+                        &p.data,
+                        p.spec.init_identity,
+                        exact,
+                    )?);
                 }
                 let want = want.as_ref().expect("computed above");
-                all_ok &= print_device(&d, a, &p, &plan, want, &got, t);
+                let verdicts: Vec<Verdict> = (0..p.spec.vars.len())
+                    .map(|k| check_var(&p.spec.vars[k], k, &plan, &want[k], &got[k], p.spec.ty))
+                    .collect();
+                all_ok &= verdicts.iter().all(|v| v.ok);
+                if a.json {
+                    let ran = json::Ran {
+                        device: &d,
+                        ty: p.spec.ty,
+                        n: p.spec.n,
+                        input: &p.data_note,
+                        body: &p.body,
+                        plan: &plan,
+                        device_time_ns: t.warm_ns,
+                    };
+                    js.push(json::ran(&ran, &p.spec.vars, &got, &verdicts));
+                } else {
+                    print_device(&d, &p, &plan, &verdicts, &t);
+                }
             }
         }
+    }
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&js).expect("JSON of strings and numbers")
+        );
     }
     Ok(all_ok)
 }
 
-/// The type, form, variables, input, initial values and body, with every command-line mistake
-/// refused before any device is touched.
-fn prepare(a: &ReduceArgs) -> CliResult<Prepared> {
-    let ty = ElemType::parse(&a.ty)?;
+/// The element type, size, form and variables, from the command line and the input file's
+/// header; every command-line mistake is refused here, before any data exists.
+fn spec(a: &ReduceArgs) -> CliResult<Spec> {
+    let given_ty = a.ty.as_deref().map(ElemType::parse).transpose()?;
+    let file = match &a.input {
+        Some(path) => Some(input::open(path, given_ty, a.n)?),
+        None => None,
+    };
+    let (ty, n) = match &file {
+        Some(f) => (f.ty(), f.n),
+        None => (given_ty.unwrap_or(ElemType::F32), a.n.unwrap_or(DEFAULT_N)),
+    };
     if ty == ElemType::F16 {
         return usage(
             "--type f16: f16 is a storage type in clreduce; reduce i32, u32, i64, u64, f32 or f64",
         );
     }
     let form: clreduce::Form = match a.form.as_str() {
-        "range" => Range::new(a.n).into(),
-        "nd-range" | "nd_range" | "nd" => NdRange::new(a.n, a.local).into(),
+        "range" => Range::new(n).into(),
+        "nd-range" | "nd_range" | "nd" => NdRange::new(n, a.local).into(),
         other => {
             return Err(Error::UnknownName {
                 kind: "form",
@@ -85,18 +164,98 @@ fn prepare(a: &ReduceArgs) -> CliResult<Prepared> {
             ));
         }
     }
-    let (data, data_note) = data::input_for(&vars, ty, a.n as usize, a.seed);
-    let inits: Vec<Init> = vars
-        .iter()
-        .enumerate()
-        .map(|(k, v)| data::initial(v, ty, a.seed.wrapping_add(k as u64), a.span))
-        .collect();
-    data::check_custom_identities(&vars, ty, &data)?;
-    let body = data::reduce_body(&vars, ty, a.span);
-    Ok(Prepared {
+    if a.input.is_some() {
+        if let Some(v) = vars.iter().find(|v| !v.has_identity()) {
+            return usage(format!(
+                "--input with {}: the results of a file's data alone need initialize_to_identity, which a combiner without an identity cannot do; give --identity",
+                v.label()
+            ));
+        }
+    }
+    Ok(Spec {
         ty,
+        n,
+        file,
         form,
         vars,
+        init_identity: a.init_identity || a.input.is_some(),
+    })
+}
+
+/// What a run needs: what to call it, the largest device buffer, the device buffers together,
+/// and the host memory (the input, and per span bin its initial value, the value read back and
+/// the host reference's entry).
+struct Needs {
+    what: String,
+    largest: u128,
+    device: u128,
+    host: u128,
+}
+
+fn needs(a: &ReduceArgs, s: &Spec) -> Needs {
+    let esz = s.ty.size() as u128;
+    let input = u128::from(s.n) * esz;
+    let bins = a.span.map_or(0, |len| len as u128 * s.vars.len() as u128);
+    let per_bin_host = 2 * std::mem::size_of::<clreduce::Value>()
+        + std::mem::size_of::<clreduce::check::reference::Reference>();
+    let what = match (&s.file, a.span) {
+        (Some(f), _) => format!("the input ({}: {} x {})", f.path_display(), s.n, s.ty),
+        (None, None) => format!("the input (--n {} x {})", s.n, s.ty),
+        (None, Some(len)) => format!(
+            "this run (--n {} x {} and {} --span {len} result(s))",
+            s.n,
+            s.ty,
+            s.vars.len()
+        ),
+    };
+    Needs {
+        what,
+        largest: input.max(a.span.map_or(0, |len| len as u128 * esz)),
+        device: input + bins * esz,
+        host: input + bins * (esz + per_bin_host as u128),
+    }
+}
+
+/// The devices `--device` names, each with its refusal when the input or results would not
+/// fit in it. A single device that refuses, or every device refusing, is the command's error
+/// (nothing has been allocated yet); the host's memory is checked first.
+fn devices_that_fit(a: &ReduceArgs, s: &Spec) -> CliResult<Vec<(Device, Option<CliError>)>> {
+    let need = needs(a, s);
+    limits::check_host(&need.what, need.host)?;
+    let mut out = Vec::new();
+    for d in pick_devices(a.common.device.as_deref())? {
+        let refusal =
+            limits::check_device(&d, &need.what, need.largest, need.device, need.host).err();
+        out.push((d, refusal));
+    }
+    if !a.common.all_devices() || out.iter().all(|(_, r)| r.is_some()) {
+        if let Some(i) = out.iter().position(|(_, r)| r.is_some()) {
+            return Err(out.swap_remove(i).1.expect("a refusal"));
+        }
+    }
+    Ok(out)
+}
+
+/// The input (read or generated), initial values and body.
+fn prepare(a: &ReduceArgs, spec: Spec) -> CliResult<Prepared> {
+    let seed = a.seed;
+    let (data, data_note) = match &spec.file {
+        Some(f) => (f.read()?, f.note.clone()),
+        None => {
+            let (d, note) = data::input_for(&spec.vars, spec.ty, spec.n as usize, seed);
+            (d, format!("seed {seed}, {note}"))
+        }
+    };
+    let inits: Vec<Init> = spec
+        .vars
+        .iter()
+        .enumerate()
+        .map(|(k, v)| data::initial(v, spec.ty, seed.wrapping_add(k as u64), a.span))
+        .collect();
+    data::check_custom_identities(&spec.vars, spec.ty, &data)?;
+    let body = data::reduce_body(&spec.vars, spec.ty, a.span);
+    Ok(Prepared {
+        spec,
         inits,
         data,
         data_note,
@@ -139,13 +298,15 @@ fn reduce_on(d: &Device, a: &ReduceArgs, p: &Prepared) -> Result<(Plan, Vec<Got>
     let q = queue_on(d, &a.common)?;
     let x = DynBuffer::upload(&q, &p.data)?;
     let opts = options(&a.common)?;
+    let form = p.spec.form;
+    let (ty, vars, init_identity) = (p.spec.ty, &p.spec.vars, p.spec.init_identity);
     // The warm-up: same plan and program, its own result buffers (left unchecked).
-    let scratch = make_targets(&q, p.ty, &p.inits)?;
+    let scratch = make_targets(&q, ty, &p.inits)?;
     let built = clreduce::compiled_programs();
     let t0 = std::time::Instant::now();
     let first = q.parallel_for_reduce_with(
-        p.form,
-        make_reductions(&p.vars, &scratch, a.init_identity),
+        form,
+        make_reductions(vars, &scratch, init_identity),
         Kernel::new(&p.body).arg("x", &x),
         opts,
     )?;
@@ -153,14 +314,10 @@ fn reduce_on(d: &Device, a: &ReduceArgs, p: &Prepared) -> Result<(Plan, Vec<Got>
     let first_wall_ns = t0.elapsed().as_nanos() as u64;
     let built = clreduce::compiled_programs() - built;
     let first_ns = first.device_time_ns()?;
-    let targets = make_targets(&q, p.ty, &p.inits)?;
-    let reds = make_reductions(&p.vars, &targets, a.init_identity);
-    let ev = q.parallel_for_reduce_with(
-        p.form,
-        reds.clone(),
-        Kernel::new(&p.body).arg("x", &x),
-        opts,
-    )?;
+    let targets = make_targets(&q, ty, &p.inits)?;
+    let reds = make_reductions(vars, &targets, init_identity);
+    let ev =
+        q.parallel_for_reduce_with(form, reds.clone(), Kernel::new(&p.body).arg("x", &x), opts)?;
     let t = Times {
         warm_ns: ev.device_time_ns()?,
         first_ns,
@@ -178,33 +335,21 @@ fn reduce_on(d: &Device, a: &ReduceArgs, p: &Prepared) -> Result<(Plan, Vec<Got>
     // A launch that ran nothing may come without a plan: explain it for the report.
     let plan = match ev.plan() {
         Some(p) => p.clone(),
-        None => q.explain(p.form, reds, opts)?,
+        None => q.explain(form, reds, opts)?,
     };
     Ok((plan, got, t))
 }
 
 /// The report of one device: input, body, plan, device time, each variable's check and the
-/// PASS or FAIL line. Returns whether every variable passed.
-fn print_device(
-    d: &Device,
-    a: &ReduceArgs,
-    p: &Prepared,
-    plan: &Plan,
-    want: &[Expected],
-    got: &[Got],
-    t: Times,
-) -> bool {
-    let ty = p.ty;
+/// PASS or FAIL line.
+fn print_device(d: &Device, p: &Prepared, plan: &Plan, verdicts: &[Verdict], t: &Times) {
+    let ty = p.spec.ty;
     println!("device:    {}", d.label());
-    println!(
-        "input:     x = {} x {ty}, seed {}, {}",
-        a.n, a.seed, p.data_note
-    );
+    println!("input:     x = {} x {ty}, {}", p.spec.n, p.data_note);
     println!("body:      {}", p.body);
     print!("{plan}");
     println!("device time: {}", t.describe());
-    let mut passed = 0;
-    for (k, v) in p.vars.iter().enumerate() {
+    for (k, (v, verdict)) in p.spec.vars.iter().zip(verdicts).enumerate() {
         let vp = &plan.vars[k];
         println!(
             "var {k}:     {} {ty}{} -> {} + {}",
@@ -215,25 +360,22 @@ fn print_device(
             vp.group,
             vp.cross
         );
-        let verdict = check_var(v, k, plan, &want[k], &got[k], ty);
-        for l in verdict.lines {
+        for l in verdict.lines() {
             println!("{l}");
         }
-        passed += verdict.ok as usize;
     }
-    let total = p.vars.len();
+    let total = p.spec.vars.len();
+    let passed = verdicts.iter().filter(|v| v.ok).count();
     if passed == total {
         println!(
             "PASS:      {passed} of {total} variable(s) match the host reference on {}",
             d.label()
         );
-        true
     } else {
         println!(
             "FAIL:      {} of {total} variable(s) differ from the host reference on {}",
             total - passed,
             d.label()
         );
-        false
     }
 }

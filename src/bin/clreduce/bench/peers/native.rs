@@ -4,6 +4,7 @@
 //! auto plan.
 
 use crate::bench::cases::{Case, Shape};
+use clreduce::exact::{accumulate_f32, accumulate_f64, Superacc};
 use clreduce::{HostVec, Op};
 use rayon::prelude::*;
 
@@ -156,6 +157,14 @@ pub fn native(case: &Case, data: &HostVec) -> Option<f64> {
         (Shape::Span(len), HostVec::U32(v), _) => native_hist(v, len)[0] as f64,
         (Shape::ArgMin, HostVec::F32(v), _) => native_argmin(v).map_or(-1.0, |(_, i)| i as f64),
         (Shape::Span(_) | Shape::ArgMin, _, _) => return None,
+        // An exact case's peer is the host's exact sum on every core (superaccumulators per
+        // chunk, merged exactly, rounded once).
+        (_, HostVec::F32(v), [Op::Plus]) if case.exact => {
+            par_exact(v, accumulate_f32, |a| a.round_f32() as f64)
+        }
+        (_, HostVec::F64(v), [Op::Plus]) if case.exact => {
+            par_exact(v, accumulate_f64, |a| a.round_f64())
+        }
         (_, HostVec::F32(v), [Op::Plus]) => par8(v, 0f32, |a, b| a + b) as f64,
         (_, HostVec::F64(v), [Op::Plus]) => par8(v, 0f64, |a, b| a + b),
         (_, HostVec::I32(v), [Op::Plus]) => par8(v, 0i32, |a, b| a.wrapping_add(b)) as f64,
@@ -173,6 +182,18 @@ pub fn native(case: &Case, data: &HostVec) -> Option<f64> {
         }
         _ => return None,
     })
+}
+
+/// The correctly rounded sum of `v` on every core: one superaccumulator per chunk, merged.
+fn par_exact<T: Sync>(v: &[T], acc: fn(&[T]) -> Superacc, round: fn(&Superacc) -> f64) -> f64 {
+    let total = v
+        .par_chunks(par_chunk(v.len()).max(1))
+        .map(acc)
+        .reduce_with(|mut a, b| {
+            a.merge(&b).expect("chunks of one type share a format");
+            a
+        });
+    total.map_or(0.0, |a| round(&a))
 }
 
 #[cfg(test)]

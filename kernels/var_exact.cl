@@ -1,0 +1,435 @@
+// clreduce: the functions of one exact-sum variable (Determinism::Exact, AccShape::Exact),
+// included instead of var.cl for that variable, with CLR_V set to its index; every name it
+// defines ends in _<CLR_V>, with the same signatures as var.cl's so kernels/reduce.cl calls both
+// alike. The arithmetic is kernels/exact.cl's (included once per result format before the
+// variables); design/exact.md explains the algorithm and why it is exact.
+//
+// Per variable k, besides var.cl's defines: Rk_XF (32 or 64: the result format), Rk_XE
+// (CLR_XE_E2D: two doubles, CLR_XE_E3F: three floats), Rk_XST (CLR_XST_LA: one local
+// superaccumulator per work-group, 64-bit local atomics; CLR_XST_ROWS: one row per work-item, no
+// atomics), Rk_XL (limbs of a superaccumulator) and Rk_XLS (longs of ls, the local memory of
+// the work-group's superaccumulator(s)).
+//
+// A scalar exact sum: each work-item keeps CLR_UNROLL expansions (the accumulators); an element
+// goes through clr_x_push_* (fast path: TwoSums in registers; residues and out-of-window
+// elements are deposited into the work-group's superaccumulator). The work-group merges the
+// expansions (tree or PTX warp shuffles; merges are exact, their residues deposited too), work-item
+// 0 flushes the merged expansion into the superaccumulator, the superaccumulator is normalized
+// and published: added to the global one with 64-bit atomics (CLR_XS_ATOMIC) or written as a row
+// (CLR_XS_LAST: atomically onto zero slots; CLR_XS_PASS: plain). The last work-group (or the
+// extra pass) sums what was published, adds the variable's initial value and rounds once.
+//
+// An exact span: every update is deposited into its element's superaccumulator, in local memory
+// (CLR_SS_LSHARED, 64-bit local atomics; each work-group then adds its normalized copies to the
+// global ones) or global memory (CLR_SS_GATOMIC); the last work-group rounds every element.
+
+#undef VX_SUF
+#undef VX_FL
+#undef VX_PTR
+#undef VX_BLOCKS
+// f32 data in doubles, outside the speculative loop: blocks (below).
+#if VXF == 32 && VXE == CLR_XE_E2D && !VXSPEC
+#define VX_BLOCKS 1
+#else
+#define VX_BLOCKS 0
+#endif
+#if VXF == 32
+#define VX_SUF _32
+#else
+#define VX_SUF _64
+#endif
+#if VXST == CLR_XST_LA
+#define VX_FL _la
+#define VX_PTR volatile __local long*
+#else
+#define VX_FL _l
+#define VX_PTR __local long*
+#endif
+// The kit's function `base` in this variable's flavor and format (clr_x_push_f32d_la_32, ...),
+// in the private flavor, and in the plain local flavor.
+#define VX_F(base) CLR_CAT3(base, VX_FL, VX_SUF)
+#define VX_P(base) CLR_CAT3(base, _p, VX_SUF)
+#define VX_L(base) CLR_CAT3(base, _l, VX_SUF)
+
+// ---- the accumulator: an expansion ---------------------------------------------------------
+#if VX_BLOCKS && !defined(CLR_XB_ONCE)
+#define CLR_XB_ONCE
+// f32 data with fp64: a block of f32 elements is summed in a plain double d, exactly, and only
+// the block's sum goes through the expansion's TwoSums. A block holds at most CLR_XB_N elements
+// whose exponent fields lie within CLR_XB_W of the block's base. Why d is exact: a normal f32
+// with exponent field e is a multiple of 2^(e-150) below 2^(e-126) in magnitude, so the block's
+// partial sums are multiples of 2^(emin-150) below 16 * 2^(emax-126): integers (in that unit)
+// below 2^(emax-emin+28) <= 2^(2*12+28) = 2^52, every one a double. (double)v is exact for a
+// normal float on every IEEE device (flushing touches subnormals only, which never get here).
+// Zeros, subnormals, inf and NaN are deposited as they come. design/exact.md, "Blocks".
+#define CLR_XB_W 12
+#define CLR_XB_N 16
+// Experiment switches (-D through CLREDUCE_EXTRA_OPTIONS; the defaults are the measured best):
+// CLR_XB_BLOCKS 0 pushes every f32 element through the expansion's TwoSums instead;
+// CLR_X_COLD_NOINLINE 1 keeps the rarely taken paths (deposits, block flushes) out of line.
+#ifndef CLR_XB_BLOCKS
+#define CLR_XB_BLOCKS 1
+#endif
+#ifndef CLR_X_COLD_NOINLINE
+#define CLR_X_COLD_NOINLINE 0
+#endif
+#if CLR_X_COLD_NOINLINE
+#define CLR_X_COLD static __attribute__((noinline))
+#else
+#define CLR_X_COLD CLR_X_INLINE
+#endif
+typedef struct {
+    clr_x_e2d e;
+    double d;
+    int base;
+    int cnt;
+} clr_xb;
+#endif
+
+CLR_X_INLINE VA VAR(clr_identity)(void) {
+#if VX_BLOCKS
+    VA a;
+    a.e = clr_x_e2d_zero();
+    a.d = 0.0;
+    a.base = 0;
+    a.cnt = 0;
+    return a;
+#elif VXE == CLR_XE_E2D
+    return clr_x_e2d_zero();
+#else
+    return clr_x_e3f_zero();
+#endif
+}
+
+// The superaccumulator this work-item deposits into: the work-group's, or its own row.
+CLR_X_INLINE VX_PTR VAR(clr_xmine)(__local long* ls) {
+#if VXST == CLR_XST_ROWS
+    return ls + get_local_id(0) * (size_t)VXL;
+#else
+    return (VX_PTR)ls;
+#endif
+}
+
+#if VX_BLOCKS
+// The slow path of an element: deposited as it is.
+CLR_X_COLD void VAR(clr_xslow32)(VX_PTR s, uint b) { VX_F(clr_x_add_f32)(s, b); }
+
+// The block's sum into the expansion (TwoSum cascade, residue deposited), and a new block.
+CLR_X_COLD VA VAR(clr_xblock)(VA a, VX_PTR s) {
+    if (a.d != 0.0) {
+        double t, r;
+        a.e.s = clr_x_two_sum_d(a.e.s, a.d, &t);
+        if (t != 0.0) {
+            a.e.c = clr_x_two_sum_d(a.e.c, t, &r);
+            if (r != 0.0) VX_F(clr_x_dep_d)(s, r);
+        }
+    }
+    a.d = 0.0;
+    a.cnt = 0;
+    return a;
+}
+#endif
+
+// One element (the body's `sum += v`) into the accumulator.
+CLR_X_INLINE VA VAR(clr_xpush)(VA e, VT v, VX_PTR s) {
+#if VX_BLOCKS && !CLR_XB_BLOCKS
+    e.e = VX_F(clr_x_push_f32d)(e.e, as_uint(v), s);
+    return e;
+#elif VX_BLOCKS
+    const uint b = as_uint(v);
+    const int ex = (int)((b >> 23) & 0xffu);
+    if (ex == 0 || ex == 255) {
+        VAR(clr_xslow32)(s, b);
+        return e;
+    }
+    if (e.cnt == CLR_XB_N || (uint)(ex - e.base + CLR_XB_W) > 2u * CLR_XB_W) {
+        e = VAR(clr_xblock)(e, s);
+        e.base = ex;
+    }
+    e.d += (double)v;
+    e.cnt += 1;
+    return e;
+#elif VXF == 32 && VXE == CLR_XE_E2D
+    return VX_F(clr_x_push_f32d)(e, as_uint(v), s);
+#elif VXF == 32
+    return VX_F(clr_x_push_f32f)(e, as_uint(v), s);
+#else
+    return VX_F(clr_x_push_f64d)(e, v, s);
+#endif
+}
+
+// Two accumulators into one, exactly (residues deposited into s).
+CLR_X_INLINE VA VAR(clr_xmerge)(VA a, VA b, VX_PTR s) {
+#if VX_BLOCKS
+    a = VAR(clr_xblock)(a, s);
+    b = VAR(clr_xblock)(b, s);
+    a.e = VX_F(clr_x_merge_e2d)(a.e, b.e, s);
+    return a;
+#elif VXE == CLR_XE_E2D
+    return VX_F(clr_x_merge_e2d)(a, b, s);
+#else
+    return VX_F(clr_x_merge_e3f)(a, b, s);
+#endif
+}
+
+CLR_X_INLINE void VAR(clr_xflush)(VA e, VX_PTR s) {
+#if VX_BLOCKS
+    e = VAR(clr_xblock)(e, s);
+    VX_F(clr_x_flush_e2d)(e.e, s);
+#elif VXE == CLR_XE_E2D
+    VX_F(clr_x_flush_e2d)(e, s);
+#else
+    VX_F(clr_x_flush_e3f)(e, s);
+#endif
+}
+
+#if VXSPEC
+// The speculative loop's element (kernels/reduce.cl CLR_SPEC): every TwoSum, no branch, no
+// deposit; *bad flags an element outside the window or a residue, and the chunk runs again.
+// CLR_XTRY1 1 (an experiment switch): f32 data through one TwoSum, flagging any error.
+#ifndef CLR_XTRY1
+#define CLR_XTRY1 0
+#endif
+CLR_X_INLINE VA VAR(clr_xtry)(VA e, VT v, __private uint* bad) {
+#if VXF == 32 && VXE == CLR_XE_E2D && CLR_XTRY1
+    return clr_x_try1_f32d(e, as_uint(v), bad);
+#elif VXF == 32 && VXE == CLR_XE_E2D
+    return clr_x_try_f32d(e, as_uint(v), bad);
+#elif VXF == 32
+    return clr_x_try_f32f(e, as_uint(v), bad);
+#else
+    return clr_x_try_f64d(e, v, bad);
+#endif
+}
+// After each chunk: the same value with a small second component (fewer residues later).
+CLR_X_INLINE VA VAR(clr_xrenorm)(VA e) {
+#if VXE == CLR_XE_E2D
+    return clr_x_renorm_e2d(e);
+#else
+    return clr_x_renorm_e3f(e);
+#endif
+}
+#endif
+
+CLR_X_INLINE VA VAR(clr_fold)(VA a, VA b, __local long* ls) {
+    return VAR(clr_xmerge)(a, b, VAR(clr_xmine)(ls));
+}
+
+// A finite or special value of the element type into a private superaccumulator (the
+// variable's initial value), and the rounding of one.
+CLR_X_INLINE void VAR(clr_xadd_private)(__private long* p, VT v) {
+#if VXF == 32
+    VX_P(clr_x_add_f32)(p, as_uint(v));
+#else
+    VX_P(clr_x_add_f64)(p, as_ulong(v));
+#endif
+}
+CLR_X_INLINE VT VAR(clr_xround)(__private long* p) {
+#if VXF == 32
+    return as_float(CLR_CAT(clr_x_round32, VX_SUF)(p));
+#else
+    return as_double(CLR_CAT(clr_x_round64, VX_SUF)(p));
+#endif
+}
+
+// The sum of `rows` published superaccumulators in global memory (each slot read once and left
+// at 0), plus the variable's element e's initial value (VINIT), rounded into res[e]. One
+// work-item per element; `atomic_take`: the rows were published with atomics. Raw mode
+// (VXRAW, a multi-device share): the sum is normalized and its limbs written to raw[e * VXL ..]
+// instead (no initial value, no rounding): the host merges the shares' limbs exactly
+// (clreduce::exact::Superacc) and rounds once.
+CLR_X_INLINE void VAR(clr_xround_into)(__global VT* res, __global ulong* raw, size_t e, __global long* part, uint rows, int atomic_take) {
+    long p[VXL];
+    for (uint j = 0; j < VXL; ++j) p[j] = 0;
+    for (uint r = 0; r < rows; ++r) {
+        // A scalar's rows are one per work-group (e = 0); a span has one row (r = 0) per element.
+        __global long* row = part + ((size_t)r + e) * VXL;
+        for (uint j = 0; j < VXL; ++j) {
+            if (atomic_take) {
+                p[j] += atom_xchg((volatile __global long*)&row[j], 0L);
+            } else {
+                p[j] += row[j];
+                row[j] = 0;
+            }
+        }
+    }
+#if VXRAW
+    VX_P(clr_x_normalize)(p);
+    __global long* out = (__global long*)raw + e * VXL;
+    for (uint j = 0; j < VXL; ++j) out[j] = p[j];
+#else
+#if VINIT
+    VAR(clr_xadd_private)(p, res[e]);
+#endif
+    res[e] = VAR(clr_xround)(p);
+#endif
+}
+
+#if !VSPAN
+// ---- a scalar exact sum ------------------------------------------------------------------
+CLR_X_INLINE void VAR(clr_pre)(__local VA* lm, __local long* ls, __global VT* res, __global long* part) {
+    for (uint j = (uint)get_local_id(0); j < VXLS; j += CLR_WG) ls[j] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+}
+
+#if VGS == CLR_GS_SG && CLR_SG_PTX
+// NVIDIA: a warp of 32 merges its expansions with shfl.sync.down; lane 0 holds the warp's.
+// Only the lanes whose partner is in range merge (and deposit residues): the others would merge
+// a copy of their own value.
+CLR_X_INLINE VA VAR(clr_xwarp)(VA v, VX_PTR s) {
+    const uint lane = (uint)get_local_id(0) & 31u;
+    for (uint off = 16; off > 0; off >>= 1) {
+        union { VA v; uint u[sizeof(VA) / 4]; } a, b;
+        a.v = v;
+        for (uint w = 0; w < sizeof(VA) / 4; ++w)
+            asm volatile("shfl.sync.down.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=r"(b.u[w]) : "r"(a.u[w]), "r"(off));
+        if (lane < off) v = VAR(clr_xmerge)(v, b.v, s);
+    }
+    return v;
+}
+#endif
+
+// The work-group's expansions merged into work-item 0's (the others return partial merges).
+CLR_X_INLINE VA VAR(clr_xgroup)(VA v, __local VA* lm, VX_PTR s) {
+    const uint lid = (uint)get_local_id(0);
+#if VGS == CLR_GS_TREE
+    VA acc = v;
+    lm[lid] = acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+#if CLR_WG != CLR_WG_POW2
+    if (lid < CLR_WG - CLR_WG_POW2) {
+        acc = VAR(clr_xmerge)(acc, lm[lid + CLR_WG_POW2], s);
+        lm[lid] = acc;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+    for (uint st = CLR_WG_POW2 / 2; st > 0; st >>= 1) {
+        if (lid < st) {
+            acc = VAR(clr_xmerge)(acc, lm[lid + st], s);
+            lm[lid] = acc;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    return acc;
+#elif VGS == CLR_GS_SG && CLR_SG_PTX
+    const uint lane = lid & 31u, warp = lid >> 5;
+    VA w = VAR(clr_xwarp)(v, s);
+    if (lane == 0) lm[warp] = w;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    VA t = VAR(clr_identity)();
+    if (warp == 0) {
+        if (lane < CLR_WG / 32) t = lm[lane];
+        t = VAR(clr_xwarp)(t, s);
+    }
+    return t;
+#else
+#error "clreduce: an exact sum's work-group step is tree or PTX sg-reduce"
+#endif
+}
+
+// After the work-items' loop: merge, flush, normalize and publish the work-group's
+// superaccumulator.
+CLR_X_INLINE void VAR(clr_group_cross)(VA acc, __local VA* lm, __local long* ls, __global VT* res, __global long* part) {
+    const uint lid = (uint)get_local_id(0);
+    VX_PTR s = VAR(clr_xmine)(ls);
+    VA g = VAR(clr_xgroup)(acc, lm, s);
+    if (lid == 0) VAR(clr_xflush)(g, s);
+    barrier(CLK_LOCAL_MEM_FENCE);
+#if VXST == CLR_XST_ROWS
+    // The rows, limb by limb, into row 0.
+    for (uint j = lid; j < VXL; j += CLR_WG) {
+        long t = ls[j];
+        for (uint r = 1; r < CLR_WG; ++r) t += ls[r * VXL + j];
+        ls[j] = t;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+    if (lid == 0) VX_L(clr_x_normalize)(ls);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const size_t row = (size_t)get_group_id(0) * VXL;
+    for (uint j = lid; j < VXL; j += CLR_WG) {
+        const long t = ls[j];
+#if VXS == CLR_XS_ATOMIC
+        if (t != 0) atom_add((volatile __global long*)&part[j], t);
+#elif VXS == CLR_XS_LAST
+        if (t != 0) atom_add((volatile __global long*)&part[row + j], t);
+#else
+        part[row + j] = t;
+#endif
+    }
+#if VXS != CLR_XS_PASS
+    // Every publishing work-item's atomics before work-item 0 takes the ticket (reduce.cl).
+#if CLR_C11
+    work_group_barrier(CLK_GLOBAL_MEM_FENCE, memory_scope_device);
+#else
+    barrier(CLK_GLOBAL_MEM_FENCE);
+#endif
+#endif
+}
+
+CLR_X_INLINE void VAR(clr_last)(__global VT* res, __global ulong* aux, __global long* part, uint count, __local VA* lm, __local long* ls) {
+#if VXS == CLR_XS_ATOMIC
+    if (get_local_id(0) == 0) VAR(clr_xround_into)(res, aux, 0, part, 1, 1);
+#elif VXS == CLR_XS_LAST
+    if (get_local_id(0) == 0) VAR(clr_xround_into)(res, aux, 0, part, count, 1);
+#endif
+}
+
+CLR_X_INLINE void VAR(clr_pass)(__global VT* res, __global ulong* aux, __global long* part, uint count, __local VA* lm, __local long* ls) {
+#if VXS == CLR_XS_PASS
+    if (get_local_id(0) == 0) VAR(clr_xround_into)(res, aux, 0, part, count, 0);
+#endif
+}
+
+#else
+// ---- an exact span: one superaccumulator per element --------------------------------------
+#if VSSTORE == CLR_SS_LSHARED
+CLR_X_INLINE void VAR(clr_supd)(__local long* p, size_t e, VT x) {
+#if VXF == 32
+    CLR_CAT3(clr_x_add_f32, _la, VX_SUF)((volatile __local long*)(p + e * VXL), as_uint(x));
+#else
+    CLR_CAT3(clr_x_add_f64, _la, VX_SUF)((volatile __local long*)(p + e * VXL), as_ulong(x));
+#endif
+}
+#else
+CLR_X_INLINE void VAR(clr_supd)(__global long* p, size_t e, VT x) {
+#if VXF == 32
+    CLR_CAT3(clr_x_add_f32, _ga, VX_SUF)((volatile __global long*)(p + e * VXL), as_uint(x));
+#else
+    CLR_CAT3(clr_x_add_f64, _ga, VX_SUF)((volatile __global long*)(p + e * VXL), as_ulong(x));
+#endif
+}
+#endif
+
+CLR_X_INLINE void VAR(clr_pre)(__local VA* lm, __local long* ls, __global VT* res, __global long* part) {
+#if VSSTORE == CLR_SS_LSHARED
+    for (uint j = (uint)get_local_id(0); j < VXLS; j += CLR_WG) ls[j] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+}
+
+// After the loop: each element's local superaccumulator, normalized, onto its global one.
+CLR_X_INLINE void VAR(clr_group_cross)(VA acc, __local VA* lm, __local long* ls, __global VT* res, __global long* part) {
+#if VSSTORE == CLR_SS_LSHARED
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint e = (uint)get_local_id(0); e < VSPAN; e += CLR_WG) {
+        __local long* s = ls + (size_t)e * VXL;
+        VX_L(clr_x_normalize)(s);
+        for (uint j = 0; j < VXL; ++j)
+            if (s[j] != 0) atom_add((volatile __global long*)&part[(size_t)e * VXL + j], s[j]);
+    }
+#endif
+    // Every work-item's deposits before work-item 0 takes the ticket (reduce.cl).
+#if CLR_C11
+    work_group_barrier(CLK_GLOBAL_MEM_FENCE, memory_scope_device);
+#else
+    barrier(CLK_GLOBAL_MEM_FENCE);
+#endif
+}
+
+CLR_X_INLINE void VAR(clr_last)(__global VT* res, __global ulong* aux, __global long* part, uint count, __local VA* lm, __local long* ls) {
+    for (uint e = (uint)get_local_id(0); e < VSPAN; e += CLR_WG) VAR(clr_xround_into)(res, aux, e, part, 1, 1);
+}
+
+CLR_X_INLINE void VAR(clr_pass)(__global VT* res, __global ulong* aux, __global long* part, uint count, __local VA* lm, __local long* ls) {}
+#endif

@@ -1,0 +1,277 @@
+//! `clreduce reduce --input FILE`: the user's own data. A `.npy` file (NumPy, 1-D, dtype
+//! int32, uint32, int64, uint64, float16, float32 or float64 in either byte order) is read with
+//! the `npyz` crate; any other file is raw little-endian binary of the `--type` given. The
+//! element type and count come from the file; float16 is a storage type, widened exactly to
+//! f32 on the host and summed as f32. Every problem with the file is a `CliError::Input`, found
+//! from the header and the file's size before the data is read.
+
+use crate::error::{CliError, CliResult};
+use clreduce::{ElemType, HostVec};
+use npyz::{DType, NpyFile, NpyHeader, TypeChar};
+use std::fs::File;
+use std::io::{self, BufReader, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+/// The types a file may hold.
+const STORED: &str = "i32, u32, i64, u64, f16 (summed as f32), f32 or f64";
+
+/// An input file whose header (or size) has been checked; its data is not read yet.
+pub struct FileInput {
+    path: PathBuf,
+    /// The NumPy header and where the data starts, or None for raw binary.
+    npy: Option<(NpyHeader, u64)>,
+    /// The element type in the file (F16 for float16).
+    pub stored: ElemType,
+    /// How many elements.
+    pub n: u64,
+    /// For the `input:` line: the file and its format.
+    pub note: String,
+}
+
+impl FileInput {
+    /// The type the reduction runs on: f32 for an f16 file, else the stored type.
+    pub fn ty(&self) -> ElemType {
+        if self.stored == ElemType::F16 {
+            ElemType::F32
+        } else {
+            self.stored
+        }
+    }
+
+    /// The file's path, for messages.
+    pub fn path_display(&self) -> std::path::Display<'_> {
+        self.path.display()
+    }
+
+    fn err(&self, problem: impl Into<String>) -> CliError {
+        bad(&self.path, problem)
+    }
+}
+
+fn bad(path: &Path, problem: impl Into<String>) -> CliError {
+    CliError::Input {
+        path: path.to_path_buf(),
+        problem: problem.into(),
+    }
+}
+
+/// The first line of an I/O error, as the file's problem.
+fn io_problem(e: &io::Error) -> String {
+    e.to_string().lines().next().unwrap_or("").to_string()
+}
+
+/// Opens `path` and checks its header (`.npy`) or size (raw) against `--type` and `--n` when
+/// they were given.
+pub fn open(path: &Path, ty: Option<ElemType>, n: Option<u64>) -> CliResult<FileInput> {
+    let file =
+        File::open(path).map_err(|e| bad(path, format!("cannot open: {}", io_problem(&e))))?;
+    let meta = file.metadata().map_err(|e| bad(path, io_problem(&e)))?;
+    if !meta.is_file() {
+        return Err(bad(path, "not a regular file"));
+    }
+    let len = meta.len();
+    if len == 0 {
+        return Err(bad(path, "the file is empty"));
+    }
+    let is_npy = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("npy"));
+    let input = if is_npy {
+        open_npy(path, file, len)?
+    } else {
+        open_raw(path, ty, len)?
+    };
+    if let Some(t) = ty {
+        if t != input.stored {
+            return Err(input.err(format!(
+                "--type {t} conflicts with the file's {} elements; leave --type out",
+                input.stored
+            )));
+        }
+    }
+    if let Some(n) = n {
+        if n != input.n {
+            return Err(input.err(format!(
+                "--n {n} conflicts with the file's {} elements; leave --n out",
+                input.n
+            )));
+        }
+    }
+    Ok(input)
+}
+
+/// The clreduce type of a NumPy dtype, or why it has none.
+fn npy_type(dtype: &DType) -> Result<ElemType, String> {
+    let DType::Plain(ts) = dtype else {
+        return Err(format!(
+            "dtype {} is structured; clreduce reduces plain {STORED}",
+            dtype.descr()
+        ));
+    };
+    Ok(match (ts.type_char(), ts.size_field()) {
+        (TypeChar::Int, 4) => ElemType::I32,
+        (TypeChar::Int, 8) => ElemType::I64,
+        (TypeChar::Uint, 4) => ElemType::U32,
+        (TypeChar::Uint, 8) => ElemType::U64,
+        (TypeChar::Float, 2) => ElemType::F16,
+        (TypeChar::Float, 4) => ElemType::F32,
+        (TypeChar::Float, 8) => ElemType::F64,
+        _ => {
+            return Err(format!(
+                "dtype '{ts}' is not supported; clreduce reduces {STORED}"
+            ))
+        }
+    })
+}
+
+fn open_npy(path: &Path, file: File, len: u64) -> CliResult<FileInput> {
+    let mut r = BufReader::new(file);
+    let header = NpyHeader::from_reader(&mut r).map_err(|e| {
+        bad(
+            path,
+            format!("not a valid NumPy .npy file: {}", io_problem(&e)),
+        )
+    })?;
+    let offset = r.stream_position().map_err(|e| bad(path, io_problem(&e)))?;
+    let stored = npy_type(&header.dtype()).map_err(|m| bad(path, m))?;
+    let shape = header.shape();
+    if shape.len() != 1 {
+        let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+        return Err(bad(
+            path,
+            format!(
+                "shape ({}) has {} dimensions; clreduce reduces 1-D arrays (flatten it with a.ravel())",
+                dims.join(", "),
+                shape.len()
+            ),
+        ));
+    }
+    let n = shape[0];
+    let need = u128::from(n) * stored.size() as u128;
+    let have = len - offset;
+    if need > u128::from(have) {
+        return Err(bad(
+            path,
+            format!(
+                "truncated: the header promises {n} x {stored} ({need} bytes of data) but {have} bytes follow it"
+            ),
+        ));
+    }
+    let note = format!(
+        "from {} (NumPy {}, {n} elements{})",
+        path.display(),
+        header.dtype().descr(),
+        if stored == ElemType::F16 {
+            ", widened exactly to f32 on the host"
+        } else {
+            ""
+        }
+    );
+    Ok(FileInput {
+        path: path.to_path_buf(),
+        npy: Some((header, offset)),
+        stored,
+        n,
+        note,
+    })
+}
+
+fn open_raw(path: &Path, ty: Option<ElemType>, len: u64) -> CliResult<FileInput> {
+    let Some(stored) = ty else {
+        return Err(bad(
+            path,
+            format!("not a .npy file, so raw little-endian binary: give its element type with --type ({STORED})"),
+        ));
+    };
+    let size = stored.size() as u64;
+    if !len.is_multiple_of(size) {
+        return Err(bad(
+            path,
+            format!(
+                "{len} bytes is not a multiple of the {stored} size ({size} bytes): not raw {stored} data"
+            ),
+        ));
+    }
+    let n = len / size;
+    let note = format!(
+        "from {} (raw little-endian {stored}, {n} elements{})",
+        path.display(),
+        if stored == ElemType::F16 {
+            ", widened exactly to f32 on the host"
+        } else {
+            ""
+        }
+    );
+    Ok(FileInput {
+        path: path.to_path_buf(),
+        npy: None,
+        stored,
+        n,
+        note,
+    })
+}
+
+impl FileInput {
+    /// Reads the data (f16 widened to f32).
+    pub fn read(&self) -> CliResult<HostVec> {
+        let r = match &self.npy {
+            Some((header, offset)) => self.read_npy(header, *offset),
+            None => self.read_raw(),
+        };
+        r.map_err(|e| self.err(format!("reading the data: {}", io_problem(&e))))
+    }
+
+    fn read_npy(&self, header: &NpyHeader, offset: u64) -> io::Result<HostVec> {
+        let mut f = BufReader::with_capacity(1 << 20, File::open(&self.path)?);
+        f.seek(SeekFrom::Start(offset))?;
+        let npy = NpyFile::with_header(header.clone(), f);
+        Ok(match self.stored {
+            ElemType::I32 => HostVec::I32(npy.into_vec()?),
+            ElemType::U32 => HostVec::U32(npy.into_vec()?),
+            ElemType::I64 => HostVec::I64(npy.into_vec()?),
+            ElemType::U64 => HostVec::U64(npy.into_vec()?),
+            ElemType::F32 => HostVec::F32(npy.into_vec()?),
+            ElemType::F64 => HostVec::F64(npy.into_vec()?),
+            ElemType::F16 => HostVec::F32(
+                npy.data::<npyz::half::f16>()
+                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?
+                    .map(|h| h.map(f32::from))
+                    .collect::<io::Result<Vec<f32>>>()?,
+            ),
+        })
+    }
+
+    fn read_raw(&self) -> io::Result<HostVec> {
+        let f = File::open(&self.path)?;
+        let n = self.n as usize;
+        Ok(match self.stored {
+            ElemType::I32 => HostVec::I32(raw(f, n, i32::from_le_bytes)?),
+            ElemType::U32 => HostVec::U32(raw(f, n, u32::from_le_bytes)?),
+            ElemType::I64 => HostVec::I64(raw(f, n, i64::from_le_bytes)?),
+            ElemType::U64 => HostVec::U64(raw(f, n, u64::from_le_bytes)?),
+            ElemType::F32 => HostVec::F32(raw(f, n, f32::from_le_bytes)?),
+            ElemType::F64 => HostVec::F64(raw(f, n, f64::from_le_bytes)?),
+            ElemType::F16 => HostVec::F32(raw(f, n, |b: [u8; 2]| {
+                f32::from(npyz::half::f16::from_le_bytes(b))
+            })?),
+        })
+    }
+}
+
+/// `n` little-endian elements of `W` bytes each, read in blocks.
+fn raw<T, const W: usize>(f: File, n: usize, conv: impl Fn([u8; W]) -> T) -> io::Result<Vec<T>> {
+    let mut out = Vec::with_capacity(n);
+    let mut r = BufReader::new(f);
+    let mut block = vec![0u8; W * 16384];
+    while out.len() < n {
+        let k = (n - out.len()).min(16384);
+        let bytes = &mut block[..k * W];
+        r.read_exact(bytes)?;
+        out.extend(bytes.chunks_exact(W).map(|c| {
+            let mut a = [0u8; W];
+            a.copy_from_slice(c);
+            conv(a)
+        }));
+    }
+    Ok(out)
+}

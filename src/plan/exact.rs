@@ -1,0 +1,201 @@
+//! Exact sums (`Determinism::Exact`): which variables are exact, what the launch must otherwise
+//! be, and the exact plan of each (result format, expansion, where the work-group's
+//! superaccumulator lives, the work-group and cross-group steps). design/exact.md explains the
+//! algorithm; kernels/exact.cl and kernels/var_exact.cl run it.
+
+use super::model::{ExactFormat, ExactPlan, Expansion, IndexOrder, SaccStore};
+use super::request::{FormRequest, Request, VarRequest};
+use super::strategy::{CrossAlgo, Determinism, GroupAlgo};
+use crate::caps::{DeviceCaps, DeviceKind};
+use crate::error::{Error, Result};
+use crate::types::ElemType;
+
+/// What `Determinism::Exact` covers, for error messages.
+const COVERED: &str = "Determinism::Exact computes float sums exactly (Op::Plus on f32 and f64 variables, f16 data summed into f32), and allows order-independent variables beside them (integers, min, max, argmin, argmax, bitwise and logical ops)";
+
+/// Whether variable `v` of a request with determinism `det` is an exact sum.
+pub(super) fn is_exact(v: &VarRequest, det: Determinism) -> bool {
+    super::exact_sum(&v.op, v.ty, det)
+}
+
+/// The determinism the other variables of an exact launch are planned with: they are
+/// order-independent (checked by `check_coverage`), so exactly as in the deterministic mode.
+pub(super) fn for_others(det: Determinism) -> Determinism {
+    match det {
+        Determinism::Exact => Determinism::Deterministic,
+        d => d,
+    }
+}
+
+/// Under `Determinism::Exact`, every variable that is not an exact sum must be order-independent.
+pub(super) fn check_coverage(caps: &DeviceCaps, req: &Request) -> Result<()> {
+    if req.determinism != Determinism::Exact {
+        return Ok(());
+    }
+    for v in &req.vars {
+        if !is_exact(v, req.determinism) && v.op.order_sensitive(v.ty) {
+            return Err(Error::Unsupported {
+                what: format!("an exact {} on {}", v.op, v.ty),
+                missing: format!("an exact algorithm for it: {COVERED}"),
+                device: caps.label(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The exact plan of an exact variable: the format from its type, two doubles where the device
+/// has fp64 (else three floats, f32 only), and a local superaccumulator with 64-bit local
+/// atomics where the device has them (else one row per work-item).
+pub(super) fn exact_plan(caps: &DeviceCaps, v: &VarRequest) -> Result<ExactPlan> {
+    let format = match v.ty {
+        ElemType::F32 => ExactFormat::F32,
+        _ => ExactFormat::F64,
+    };
+    let expansion = if caps.fp64 {
+        Expansion::TwoDouble
+    } else if format == ExactFormat::F32 {
+        Expansion::ThreeFloat
+    } else {
+        return Err(Error::Unsupported {
+            what: "an exact f64 sum".into(),
+            missing: "the device lacks double precision (cl_khr_fp64)".into(),
+            device: caps.label(),
+        });
+    };
+    let store = if caps.atomics.int64_base && caps.atomics.int32_local_base {
+        SaccStore::LocalAtomic
+    } else {
+        SaccStore::LocalRows
+    };
+    Ok(ExactPlan {
+        format,
+        expansion,
+        store,
+        speculative: false,
+    })
+}
+
+/// The work-group step of an exact sum: expansions merge through a local-memory tree, or
+/// through NVIDIA's PTX warp shuffles; collectives and atomics on floats cannot be exact.
+pub(super) fn choose_group(
+    caps: &DeviceCaps,
+    v: &VarRequest,
+    forced: Option<GroupAlgo>,
+) -> Result<(GroupAlgo, String)> {
+    match forced {
+        Some(g @ GroupAlgo::Tree) => Ok((g, "forced".into())),
+        Some(g @ GroupAlgo::SgReduce) if caps.sg_via_ptx() => Ok((g, "forced".into())),
+        Some(g) => Err(Error::Unsupported {
+            what: format!("work-group step {g} for an exact {} sum", v.ty),
+            missing: if g == GroupAlgo::SgReduce {
+                "NVIDIA's PTX warp shuffles: an exact sum merges its expansions through shuffles of their bits, which sub_group_reduce_* cannot do".to_string()
+            } else {
+                format!("an exact {g}: work-group collectives and atomics round floats; an exact sum runs its work-group step as tree (or sg-reduce on NVIDIA)")
+            },
+            device: caps.label(),
+        }),
+        None if caps.sg_via_ptx() => Ok((
+            GroupAlgo::SgReduce,
+            "exact: expansions merge through warp shuffles (PTX shfl.sync, NVIDIA), residues into the work-group's superaccumulator".into(),
+        )),
+        None => Ok((
+            GroupAlgo::Tree,
+            "exact: expansions merge through a local-memory tree, residues into the work-group's superaccumulator".into(),
+        )),
+    }
+}
+
+/// Why the device cannot run cross-group step `c` for an exact sum, if it cannot.
+pub(super) fn cross_missing(caps: &DeviceCaps, c: CrossAlgo) -> Option<&'static str> {
+    let a = &caps.atomics;
+    match c {
+        CrossAlgo::Atomic if !(a.int64_base && a.int32_global_base) => Some(
+            "64-bit global atomics (cl_khr_int64_base_atomics) to add the work-groups' superaccumulators, and 32-bit ones for the counter",
+        ),
+        CrossAlgo::LastGroup if !(a.int64_base && a.int32_global_base) => Some(
+            "64-bit global atomics (cl_khr_int64_base_atomics) to publish the superaccumulator rows, and 32-bit ones for the counter",
+        ),
+        _ => None,
+    }
+}
+
+/// The cross-group step of an exact sum: every work-group adds its normalized superaccumulator
+/// to one in global memory with 64-bit atomics and the last one rounds it (integer additions:
+/// exact in any order); without those atomics, rows and one extra pass.
+pub(super) fn choose_cross(
+    caps: &DeviceCaps,
+    v: &VarRequest,
+    forced: Option<CrossAlgo>,
+) -> Result<(CrossAlgo, String)> {
+    if let Some(c) = forced {
+        if let Some(missing) = cross_missing(caps, c) {
+            return Err(Error::Unsupported {
+                what: format!("cross-group step {c} for an exact {} sum", v.ty),
+                missing: format!("the device lacks {missing}"),
+                device: caps.label(),
+            });
+        }
+        return Ok((c, "forced".into()));
+    }
+    if cross_missing(caps, CrossAlgo::Atomic).is_none() {
+        return Ok((
+            CrossAlgo::Atomic,
+            "exact: each work-group adds its normalized superaccumulator to one in global memory with 64-bit atomics (integer adds, exact in any order); the last work-group rounds it once".into(),
+        ));
+    }
+    Ok((
+        CrossAlgo::ExtraPass,
+        "exact: no 64-bit global atomics: each work-group writes its superaccumulator as a row; one extra pass sums the rows limb by limb and rounds once".into(),
+    ))
+}
+
+/// The fewest work-groups a range of `n` indices needs so that no work-group's expansion or
+/// superaccumulator takes more than its cap.
+pub(super) fn min_groups(n: u64, exact: &[ExactPlan]) -> u64 {
+    exact
+        .iter()
+        .map(|e| n.div_ceil(e.per_group_cap()))
+        .max()
+        .unwrap_or(1)
+        .max(1)
+}
+
+/// An nd_range's work-groups must stay within the global superaccumulator's contributions
+/// (2^30 between normalizations).
+pub(super) fn check_nd_groups(caps: &DeviceCaps, form: FormRequest, any_exact: bool) -> Result<()> {
+    if let FormRequest::NdRange { global, local } = form {
+        let groups = global / (local.max(1) as u64);
+        if any_exact && groups > 1 << 30 {
+            return Err(Error::Unsupported {
+                what: format!("an exact sum over {groups} work-groups"),
+                missing: "at most 2^30 work-groups per exact launch (each adds one normalized superaccumulator to the global one)".into(),
+                device: caps.label(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Whether the launch's one exact sum runs the speculative loop: a single exact scalar
+/// variable, a body that only reads (its chunks may run twice), the grid-stride order; on GPUs
+/// by default, where the branch-free loop is what keeps the double-precision units fed
+/// (design/exact.md), or as `CLREDUCE_TUNE=spec=0|1` says.
+pub(super) fn speculate(
+    caps: &DeviceCaps,
+    req: &Request,
+    order: IndexOrder,
+    vars: &[super::model::VarPlan],
+) -> bool {
+    let [v] = vars else { return false };
+    let applies = v.exact.is_some()
+        && v.span.is_none()
+        && req.pure_body
+        && order == IndexOrder::GridStride
+        && matches!(req.form, FormRequest::Range { .. });
+    let wanted = req
+        .tuning
+        .and_then(|t| t.spec)
+        .unwrap_or(caps.kind == DeviceKind::Gpu);
+    applies && wanted
+}

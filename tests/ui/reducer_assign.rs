@@ -1,0 +1,8 @@
+// A plain assignment would overwrite the work-item's accumulator: refused.
+use clreduce::{kernel, Buffer};
+
+fn f(x: &Buffer<f32>) {
+    let _k = kernel!(|i, sum| *sum = x[i]);
+}
+
+fn main() {}
