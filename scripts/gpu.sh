@@ -2,7 +2,7 @@
 # GPU runs through the device tool, in two halves of one script:
 #   here:   bash scripts/gpu.sh build      builds the release binary and the test binaries into .gpu/
 #   there:  bash scripts/gpu.sh run [what]  registers NVIDIA's OpenCL (and the machine's PoCL) in a
-#           private vendors folder and runs: devices, the test binaries, the bench; what = all|tests|bench|ladder|latency|tune|devices|cmd ...
+#           private vendors folder and runs: devices, the test binaries, the bench; what = all|tests|bench|ladder|latency|tune|scaleout|devices|cmd ...
 #   there:  bash scripts/gpu.sh run tests [--repeat K] [--jobs J] [--only a,b] [-- test args]
 #           runs the whole suite (or the binaries --only names, e.g. reliability,faults) K times:
 #           up to J runs at once (default: K) of every binary but those that exhaust device
@@ -35,6 +35,8 @@ repeat_tests() {
   local bins=() b name
   for b in .gpu/test-*; do
     name="$(basename "$b")"
+    # The MPI test needs the carried OpenMPI: `run scaleout` runs it.
+    [ "$name" = test-mpi ] && continue
     if [ -n "$only" ] && ! echo ",$only," | grep -q ",${name#test-},"; then continue; fi
     bins+=("$b")
   done
@@ -94,8 +96,23 @@ for l in sys.stdin:
         print(m["target"]["name"], m["executable"])' |
     while read -r name exe; do cp "$exe" ".gpu/test-$name"; done
   cp -r benches/peers .gpu/ 2>/dev/null || true
+  # The mpi feature (issue 18): the binary and the MPI test built with it, and the OpenMPI
+  # runtime they link against, packed (scripts/mpi_bundle.sh): the GPU machines have none.
+  cargo build --release --features mpi --bin clreduce
+  cp target/release/clreduce .gpu/clreduce-mpi
+  cargo test --release --features mpi --no-run --test mpi --message-format=json 2>/dev/null |
+    python3 -c 'import sys,json
+for l in sys.stdin:
+    try: m=json.loads(l)
+    except Exception: continue
+    if m.get("reason")=="compiler-artifact" and m.get("executable") and m["target"]["name"]=="mpi":
+        print(m["executable"])' | while read -r exe; do cp "$exe" .gpu/test-mpi; done
+  bash scripts/mpi_bundle.sh pack .gpu/openmpi.tar.xz
+  # The default build again, so target/release/clreduce is the one the tests here expect.
+  cargo build --release --bin clreduce
   # The device tool carries at most 64 MiB: debug info stays here.
-  strip .gpu/clreduce .gpu/latency .gpu/sweep .gpu/lazy_alloc .gpu/closure_vs_string .gpu/test-* 2>/dev/null || true
+  strip .gpu/clreduce .gpu/clreduce-mpi .gpu/latency .gpu/sweep .gpu/lazy_alloc .gpu/closure_vs_string .gpu/test-* 2>/dev/null || true
+  du -sh .gpu
   ls -la .gpu
   ;;
 run)
@@ -112,6 +129,9 @@ run)
     export OCL_ICD_FILENAMES=libnvidia-opencl.so.1
   fi
   export CLREDUCE_BIN="$PWD/.gpu/clreduce"
+  # The GPU the single-device commands use: `NVIDIA` is ambiguous on a machine with two
+  # (nvidia-h200-x2); CUDA_VISIBLE_DEVICES=0 there shows NVIDIA's OpenCL one of them.
+  GPU="${GPU_DEV:-NVIDIA}"
   out="${OUT:-/tmp/out}"; mkdir -p "$out"
   # PyOpenCL for the peer and ladder scripts travels as wheels (.whl, see the device README).
   if ls .whl/*.whl >/dev/null 2>&1; then
@@ -130,9 +150,9 @@ run)
     # says 4.1 MiB on an H200): read from CUDA through torch, for the bench's cache rule.
     llc=$(python3 -c 'import torch; print(torch.cuda.get_device_properties(0).L2_cache_size)' 2>/dev/null || true)
     echo "L2 (torch.cuda.get_device_properties): ${llc:-unknown}"
-    $B bench --device NVIDIA --peers ${llc:+--llc $llc} --json "$out/bench-nvidia.json" --svg "$out/bench-nvidia.svg" "$@" 2>&1 | tee "$out/bench-nvidia.txt" ;;
+    $B bench --device "$GPU" --peers ${llc:+--llc $llc} --json "$out/bench-nvidia.json" --svg "$out/bench-nvidia.svg" "$@" 2>&1 | tee "$out/bench-nvidia.txt" ;;
   ladder)
-    $B bench --ladder --device NVIDIA 2>&1 | tee "$out/ladder-nvidia.txt" ;;
+    $B bench --ladder --device "$GPU" 2>&1 | tee "$out/ladder-nvidia.txt" ;;
   tune)
     # Issue 19 on the GPU: the default cases at the sizes of record with every strategy, before
     # and after `clreduce tune --quick` (a cache of this run's own, under $out), then the
@@ -140,18 +160,22 @@ run)
     llc=$(python3 -c 'import torch; print(torch.cuda.get_device_properties(0).L2_cache_size)' 2>/dev/null || true)
     export CLREDUCE_TUNE_CACHE="$out/tuning.json"
     sizes=${SIZES:-2^10,2^14,2^18,2^20,2^22,2^24,2^26,2^28}
-    $B bench --device NVIDIA --sizes "$sizes" ${llc:+--llc $llc} --json "$out/tune-before.json" > "$out/tune-before.txt" 2>&1
-    $B tune --device NVIDIA --quick "$@" 2>&1 | tee "$out/tune.txt"
-    $B bench --device NVIDIA --sizes "$sizes" ${llc:+--llc $llc} --json "$out/tune-after.json" > "$out/tune-after.txt" 2>&1
+    $B bench --device "$GPU" --sizes "$sizes" ${llc:+--llc $llc} --json "$out/tune-before.json" > "$out/tune-before.txt" 2>&1
+    $B tune --device "$GPU" --quick "$@" 2>&1 | tee "$out/tune.txt"
+    $B bench --device "$GPU" --sizes "$sizes" ${llc:+--llc $llc} --json "$out/tune-after.json" > "$out/tune-after.txt" 2>&1
     python3 scripts/auto_vs_best.py "$out/tune-before.json" | tee "$out/tune-before-table.txt" | tail -n 3
     python3 scripts/auto_vs_best.py "$out/tune-after.json" | tee "$out/tune-after-table.txt" | tail -n 3 ;;
+  scaleout)
+    # Issue 18: every device of this machine (NVIDIA's GPUs) in one launch and through MPI, one
+    # GPU per rank: tests, every op family against one GPU's bits, the split and MPI benches.
+    bash scripts/scaleout_gpu.sh "$out" "$@" ;;
   latency)
-    LATENCY_ZERO_COPY=1 .gpu/latency NVIDIA "${1:-300}" 2>&1 | tee "$out/latency-nvidia.txt" ;;
+    LATENCY_ZERO_COPY=1 .gpu/latency "$GPU" "${1:-300}" 2>&1 | tee "$out/latency-nvidia.txt" ;;
   all)
     $B devices | tee "$out/devices.txt"
-    for t in .gpu/test-*; do echo "== $t"; rc=0; "$t" --test-threads=4 > "$out/$(basename "$t").log" 2>&1 || rc=$?; echo "rc=$rc"; grep -E "^SUMMARY|^FAIL|test result|panicked" "$out/$(basename "$t").log" | tail -n 40 | tee -a "$out/tests.txt" || true; done ;;
+    for t in .gpu/test-*; do [ "$t" = .gpu/test-mpi ] && continue; echo "== $t"; rc=0; "$t" --test-threads=4 > "$out/$(basename "$t").log" 2>&1 || rc=$?; echo "rc=$rc"; grep -E "^SUMMARY|^FAIL|test result|panicked" "$out/$(basename "$t").log" | tail -n 40 | tee -a "$out/tests.txt" || true; done ;;
   *) echo "unknown: $what" >&2; exit 2 ;;
   esac
   ;;
-*) echo "usage: scripts/gpu.sh build | run [all|tests|bench|ladder|latency|tune|devices|cmd ...]" >&2; exit 2 ;;
+*) echo "usage: scripts/gpu.sh build | run [all|tests|bench|ladder|latency|tune|scaleout|devices|cmd ...]" >&2; exit 2 ;;
 esac
