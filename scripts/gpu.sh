@@ -95,6 +95,8 @@ for l in sys.stdin:
     if m.get("reason")=="compiler-artifact" and m.get("executable") and m.get("profile",{}).get("test"):
         print(m["target"]["name"], m["executable"])' |
     while read -r name exe; do cp "$exe" ".gpu/test-$name"; done
+  # tests/ui.rs runs rustc (trybuild): there is none on the GPU machines.
+  rm -f .gpu/test-ui
   cp -r benches/peers .gpu/ 2>/dev/null || true
   # The mpi feature (issue 18): the binary and the MPI test built with it, and the OpenMPI
   # runtime they link against, packed (scripts/mpi_bundle.sh): the GPU machines have none.
