@@ -9,6 +9,7 @@ combination (integers, min/max, argmin/argmax, exact sums, a custom max); other 
 (plain sums, products, an identity-less a+b) only need each run's check to pass. Exit status 1
 on a disagreement where bits must agree, a failed check or a missing run."""
 import glob
+import hashlib
 import json
 import os
 import sys
@@ -53,10 +54,13 @@ def main(folder):
             row, bits = [], set()
             for kind, r in present.items():
                 vk = r["vars"][k]
-                bits.add(vk["bits"])
+                b = vk["bits"]
+                bits.add(json.dumps(b))
+                if isinstance(b, list):  # a span: its bins' bits, shown by count and a digest
+                    b = f"{len(b)} bins #{hashlib.sha1(json.dumps(b).encode()).hexdigest()[:8]}"
                 ok = vk["check"] == "OK"
                 bad += 0 if ok else 1
-                row.append(f"{kind} {vk['bits']} ({vk['check']})")
+                row.append(f"{kind} {b} ({vk['check']})")
             agree = len(bits) == 1
             need = must_agree(case, v)
             verdict = "equal" if agree else ("DIFFER" if need else "differ (order-dependent float; each checked)")

@@ -51,6 +51,9 @@ use() {
   export OPAL_DATADIR="$root/share" OPAL_PKGDATADIR="$root/share/openmpi"
   export OPAL_SYSCONFDIR="$root/etc"
   export PMIX_MCA_mca_base_component_path="$root/pmix" PMIX_INSTALL_PREFIX="$root"
+  # A machine with its own PMIx (Ubuntu's libpmix2) has plugins of another version in the
+  # compiled-in path: PMIx skips them with a warning, and warns again that it found no zlib.
+  export PMIX_MCA_pcompress_base_silence_warning=1 PMIX_MCA_mca_base_component_show_load_errors=0
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   # Shared memory and loopback TCP only: one host, no fabric libraries to probe.
   export OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader,tcp OMPI_MCA_mtl=^ofi,psm,psm2

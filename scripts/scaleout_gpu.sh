@@ -16,11 +16,21 @@ out="${1:-/tmp/out}/scaleout"; mkdir -p "$out"
 sizes="${2:-2^28,2^30,2^31}"
 B=.gpu/clreduce
 M=.gpu/clreduce-mpi
+set +e
+# The machine's own MPI, if any: the MPI test once with it (libmpi.so.40 from its loader path).
+if command -v mpirun >/dev/null; then
+  { echo "machine's own: $(command -v mpirun): $(mpirun --version 2>&1 | head -n 1)"
+    CLREDUCE_BIN="$PWD/$M" OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+      timeout 120 .gpu/test-mpi --test-threads=1 2>&1 | grep -E "test result|panicked|error" | head -n 5
+  } > "$out/mpi-own.txt" 2>&1
+else
+  echo "machine's own: no mpirun on PATH" > "$out/mpi-own.txt"
+fi
+cat "$out/mpi-own.txt"
 source scripts/mpi_bundle.sh use .gpu/openmpi.tar.xz
 set +e
 export CLREDUCE_BIN="$PWD/$M"
-mpirun --version 2>&1 | head -n 1 | tee "$out/mpi.txt"
-command -v mpirun >> "$out/mpi.txt"
+echo "carried: $(mpirun --version 2>&1 | head -n 1) ($(command -v mpirun))" | tee "$out/mpi.txt"
 $B devices | tee "$out/devices.txt"
 
 step() { echo "== $(date +%T) $*" | tee -a "$out/steps.txt"; }

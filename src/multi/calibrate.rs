@@ -22,6 +22,10 @@ pub struct DeviceRate {
     pub rate_alone: f64,
     /// Indices per second while every device runs its share at once.
     pub rate_together: f64,
+    /// Seconds of fixed cost per launch while every device launches at once (the drivers'
+    /// and the host threads' contention: NVIDIA's OpenCL measured about 1.8x its alone latency
+    /// with two GPUs in one process).
+    pub latency_together_s: f64,
 }
 
 /// The devices' models and where they came from.
@@ -49,6 +53,7 @@ impl Throughput {
                     latency_s: l,
                     rate_alone: r,
                     rate_together: r,
+                    latency_together_s: l,
                 })
                 .collect(),
             split_overhead_s: 0.0,
@@ -69,16 +74,17 @@ impl Throughput {
         // Equal finish time T with n_k = r_k (T - L_k) over the devices in use; drop any
         // device whose latency is above T and solve again.
         let mut inuse: Vec<usize> = (0..d.len()).filter(|&k| d[k].rate_together > 0.0).collect();
+        let lat = |k: usize| d[k].latency_together_s;
         let mut t = f64::INFINITY;
         while !inuse.is_empty() {
             let rsum: f64 = inuse.iter().map(|&k| d[k].rate_together).sum();
             let lsum: f64 = inuse
                 .iter()
-                .map(|&k| d[k].rate_together * d[k].latency_s)
+                .map(|&k| d[k].rate_together * lat(k))
                 .sum();
             t = (n + lsum) / rsum;
             let before = inuse.len();
-            inuse.retain(|&k| d[k].latency_s < t);
+            inuse.retain(|&k| lat(k) < t);
             if inuse.len() == before {
                 break;
             }
@@ -89,15 +95,29 @@ impl Throughput {
             return (w, alone(best));
         }
         for &k in &inuse {
-            w[k] = d[k].rate_together * (t - d[k].latency_s);
+            w[k] = d[k].rate_together * (t - lat(k));
         }
         (w, t + self.split_overhead_s)
     }
 }
 
-/// Indices of the small and the large calibration launch.
+/// Indices of the small calibration launch (latency-bound everywhere).
 const SMALL: usize = 1 << 12;
-const LARGE: usize = 1 << 23;
+
+/// Indices of the large calibration launch on `q`: past the last-level cache, where a large
+/// reduction streams from memory. On an H200, 2^23 f32 (32 MiB) sat in its 50 MiB L2 and
+/// measured 3238 and 2037 G indices/s on two identical GPUs against 1095 from HBM at 2^30
+/// (design/bench/2026-11-23-h200x2-scaleout.txt); 2^26 (256 MiB) streams. CPUs keep 2^23, at
+/// most a quarter of the device's largest allocation.
+fn large_for(q: &Queue) -> usize {
+    let caps = q.caps();
+    let want: usize = if caps.kind == crate::caps::DeviceKind::Gpu {
+        1 << 26
+    } else {
+        1 << 23
+    };
+    want.min((caps.max_alloc / 16) as usize).max(SMALL * 4)
+}
 
 /// Seconds of the fastest of `reps` runs of `f` (after one warm-up run).
 fn best_of(reps: usize, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
@@ -124,55 +144,81 @@ fn sum(q: &Queue, x: &crate::Buffer<f32>, n: usize, o: crate::Options) -> Result
     Ok(())
 }
 
-/// Measures every device: a small and a large sum alone, then the large one split over all of
-/// them at once (shares by the alone rates).
+/// The fastest of three runs, per device, of an f32 sum of `sizes[k]` indices on every device
+/// at once (one thread each), launch to result on the host.
+fn together(
+    queues: &[Queue],
+    bufs: &[crate::Buffer<f32>],
+    sizes: &[usize],
+    o: crate::Options,
+) -> Result<Vec<f64>> {
+    let mut times = vec![f64::INFINITY; queues.len()];
+    for _ in 0..4 {
+        let run: Vec<Result<f64>> = std::thread::scope(|s| {
+            let hs: Vec<_> = queues
+                .iter()
+                .zip(bufs)
+                .zip(sizes)
+                .map(|((q, x), &m)| {
+                    s.spawn(move || {
+                        let t = Instant::now();
+                        sum(q, x, m, o).map(|()| t.elapsed().as_secs_f64())
+                    })
+                })
+                .collect();
+            hs.into_iter()
+                .map(|h| h.join().expect("calibration thread"))
+                .collect()
+        });
+        for (t, r) in times.iter_mut().zip(run) {
+            *t = t.min(r?);
+        }
+    }
+    Ok(times)
+}
+
+/// Measures every device: a small and a large sum alone (latency and rate alone), then a small
+/// and a large one on all of them at once, the large ones shared by the alone rates (latency
+/// and rate together: contention in the drivers shows in the first, shared memory bandwidth or
+/// cores in the second).
 pub(crate) fn calibrate(queues: &[Queue], det: crate::Determinism) -> Result<Throughput> {
     let o = crate::Options::default().determinism(det);
-    let data: Vec<f32> = (0..LARGE).map(|i| (i % 7) as f32).collect();
     let mut bufs = Vec::with_capacity(queues.len());
     let mut devices = Vec::with_capacity(queues.len());
+    let mut larges = Vec::with_capacity(queues.len());
     for q in queues {
+        let large = large_for(q);
+        let data: Vec<f32> = (0..large).map(|i| (i % 7) as f32).collect();
         let x = q.buffer_from(&data)?;
-        let small = best_of(3, || sum(q, &x, SMALL, o))?;
-        let large = best_of(3, || sum(q, &x, LARGE, o))?;
-        let rate = (LARGE - SMALL) as f64 / (large - small).max(1e-9);
+        let t_small = best_of(3, || sum(q, &x, SMALL, o))?;
+        let t_large = best_of(3, || sum(q, &x, large, o))?;
+        let rate = (large - SMALL) as f64 / (t_large - t_small).max(1e-9);
+        let latency = (t_small - SMALL as f64 / rate).max(0.0);
         devices.push(DeviceRate {
-            latency_s: (small - SMALL as f64 / rate).max(0.0),
+            latency_s: latency,
             rate_alone: rate,
             rate_together: rate,
+            latency_together_s: latency,
         });
         bufs.push(x);
+        larges.push(large);
     }
     if queues.len() > 1 {
         let total: f64 = devices.iter().map(|d| d.rate_alone).sum();
         let shares: Vec<usize> = devices
             .iter()
-            .map(|d| ((LARGE as f64 * d.rate_alone / total) as usize).max(SMALL))
+            .zip(&larges)
+            .map(|(d, &large)| {
+                let m = (large as f64 * queues.len() as f64 * d.rate_alone / total) as usize;
+                m.clamp(SMALL * 2, large)
+            })
             .collect();
-        let mut times = vec![f64::INFINITY; queues.len()];
-        for _ in 0..3 {
-            let run: Vec<Result<f64>> = std::thread::scope(|s| {
-                let hs: Vec<_> = queues
-                    .iter()
-                    .zip(&bufs)
-                    .zip(&shares)
-                    .map(|((q, x), &m)| {
-                        s.spawn(move || {
-                            let t = Instant::now();
-                            sum(q, x, m, o).map(|()| t.elapsed().as_secs_f64())
-                        })
-                    })
-                    .collect();
-                hs.into_iter()
-                    .map(|h| h.join().expect("calibration thread"))
-                    .collect()
-            });
-            for (t, r) in times.iter_mut().zip(run) {
-                *t = t.min(r?);
-            }
-        }
-        for ((d, &m), &t) in devices.iter_mut().zip(&shares).zip(&times) {
-            d.rate_together = (m as f64 / (t - d.latency_s).max(1e-9)).min(d.rate_alone);
+        let small = together(queues, &bufs, &vec![SMALL; queues.len()], o)?;
+        let large = together(queues, &bufs, &shares, o)?;
+        for (k, d) in devices.iter_mut().enumerate() {
+            let rate = (shares[k] - SMALL) as f64 / (large[k] - small[k]).max(1e-9);
+            d.rate_together = rate.min(d.rate_alone);
+            d.latency_together_s = (small[k] - SMALL as f64 / d.rate_together).max(d.latency_s);
         }
     }
     let mut t = Throughput {
@@ -187,7 +233,7 @@ pub(crate) fn calibrate(queues: &[Queue], det: crate::Determinism) -> Result<Thr
 }
 
 /// The overhead of the multi-device path: a small launch split evenly over every device,
-/// through `MultiQueue`, against the slowest share's predicted time alone.
+/// through `MultiQueue`, against the slowest share's predicted time when all run at once.
 fn split_overhead(queues: &[Queue], t: &Throughput, o: crate::Options) -> Result<f64> {
     let mq = super::MultiQueue::new(queues)?.with_throughput(t.clone())?;
     let n = SMALL as u64 * queues.len() as u64;
@@ -208,7 +254,7 @@ fn split_overhead(queues: &[Queue], t: &Throughput, o: crate::Options) -> Result
         .devices
         .iter()
         .zip(split.counts())
-        .map(|(d, &c)| d.latency_s + c as f64 / d.rate_alone)
+        .map(|(d, &c)| d.latency_together_s + c as f64 / d.rate_together)
         .fold(0.0, f64::max);
     Ok((secs - slowest).max(0.0))
 }
@@ -222,6 +268,7 @@ mod tests {
             latency_s: l,
             rate_alone: alone,
             rate_together: together,
+            latency_together_s: l,
         }
     }
 

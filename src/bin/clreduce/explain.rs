@@ -121,10 +121,11 @@ fn explain_split(a: &ExplainArgs, ty: ElemType, ops: &[VarOp]) -> Result<bool> {
             let t = mq.throughput_for(det)?;
             for (q, d) in mq.queues().iter().zip(&t.devices) {
                 println!(
-                    "throughput: {}: latency {:.1} us, {:.2} G indices/s alone, {:.2} G/s with the others running ({})",
+                    "throughput: {}: alone {:.1} us latency, {:.2} G indices/s; with the others running {:.1} us, {:.2} G/s ({})",
                     q.device().label(),
                     d.latency_s * 1e6,
                     d.rate_alone / 1e9,
+                    d.latency_together_s * 1e6,
                     d.rate_together / 1e9,
                     t.source
                 );

@@ -5,7 +5,7 @@
 //! result on the host, median of `--reps` after `--warmup`) of each selected device alone on
 //! the whole input, and of one launch split across them: by measured throughput (`auto`), and
 //! by the devices' alone rates (`rates`, forced, to show a real split where `auto` keeps one
-//! device), or by `--shares`. Reported: the shares, the host combine time, and the ratio to the
+//! device), or by `--shares`, and in equal shares. Reported: the shares, the host combine time, and the ratio to the
 //! fastest single device (target <= 1.1 on CPUs that share the cores).
 //!
 //! `--mpi` (under mpirun): each rank reduces its block (n / K) on one device; per case (f32 sum
@@ -115,10 +115,11 @@ pub fn run_split_bench(a: &BenchArgs) -> Result<bool> {
     );
     for (q, d) in queues.iter().zip(&t.devices) {
         println!(
-            "  {}: latency {:.1} us, {:.2} G indices/s alone, {:.2} with the others running (calibrated)",
+            "  {}: alone {:.1} us latency, {:.2} G indices/s; with the others running {:.1} us, {:.2} G/s (calibrated)",
             q.device().label(),
             d.latency_s * 1e6,
             d.rate_alone / 1e9,
+            d.latency_together_s * 1e6,
             d.rate_together / 1e9
         );
     }
@@ -132,10 +133,11 @@ pub fn run_split_bench(a: &BenchArgs) -> Result<bool> {
             let te = mq.throughput_for(opts(true).determinism)?;
             for (q, d) in queues.iter().zip(&te.devices) {
                 println!(
-                    "  exact sums: {}: latency {:.1} us, {:.3} G indices/s alone, {:.3} with the others running",
+                    "  exact sums: {}: alone {:.1} us latency, {:.3} G indices/s; with the others running {:.1} us, {:.3} G/s",
                     q.device().label(),
                     d.latency_s * 1e6,
                     d.rate_alone / 1e9,
+                    d.latency_together_s * 1e6,
                     d.rate_together / 1e9
                 );
             }
@@ -180,6 +182,9 @@ pub fn run_split_bench(a: &BenchArgs) -> Result<bool> {
                 },
                 Split::proportional(n, &w)?,
             ));
+            if a.shares.is_none() && queues.len() > 1 {
+                configs.push(("even", Split::proportional(n, &vec![1.0; queues.len()])?));
+            }
             for (name, split) in configs {
                 let (secs, counts, comb) = run_split(&mq, &x, &split, exact, warmup, reps)?;
                 let line = format!(
