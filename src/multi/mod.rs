@@ -387,7 +387,7 @@ impl MultiQueue {
         }))
     }
 
-    /// Runs every non-empty share (one thread per device) and combines the partials per
+    /// Runs every non-empty share (all enqueued, then read in device order) and combines the partials per
     /// variable element, in device order: `None` for a variable element no share ran.
     pub(crate) fn run_shares(
         &self,
@@ -407,9 +407,17 @@ impl MultiQueue {
             }
         }
         let offsets = split.offsets();
-        let run = |k: usize| {
+        // Every share is enqueued and flushed before any is waited on, all from this thread:
+        // NVIDIA's OpenCL serializes a launch on one GPU behind a blocking read on the other
+        // when they come from two threads (two H200s: 761 us for an even split of a 2^30 f32
+        // sum that takes 985 us on one, design/bench/2026-11-23-h200x2-scaleout.txt).
+        let live: Vec<usize> = (0..self.queues.len())
+            .filter(|&k| split.counts()[k] > 0)
+            .collect();
+        let mut launched = Vec::with_capacity(live.len());
+        for &k in &live {
             let (c, first) = (split.counts()[k], offsets[k] * per_unit);
-            share::run_share(
+            let l = share::launch_share(
                 &self.queues[k],
                 share_form(form, c),
                 reds,
@@ -417,27 +425,14 @@ impl MultiQueue {
                 kernel.share(k, first),
                 options,
                 first,
-            )
-        };
-        // The first non-empty share runs on this thread, every other one on its own.
-        let live: Vec<usize> = (0..self.queues.len())
-            .filter(|&k| split.counts()[k] > 0)
-            .collect();
+            )?;
+            self.queues[k].inner.queue.flush()?;
+            launched.push((k, l));
+        }
         let mut results: Vec<Option<Result<_>>> = (0..self.queues.len()).map(|_| None).collect();
-        std::thread::scope(|s| {
-            let run = &run;
-            let handles: Vec<_> = live
-                .iter()
-                .skip(1)
-                .map(|&k| (k, s.spawn(move || run(k))))
-                .collect();
-            if let Some(&k) = live.first() {
-                results[k] = Some(run(k));
-            }
-            for (k, h) in handles {
-                results[k] = Some(h.join().expect("share thread"));
-            }
-        });
+        for (k, l) in launched {
+            results[k] = Some(share::finish_share(&self.queues[k], l, reds, &combiners));
+        }
         let mut totals: Vec<Totals> = vec![None; reds.len()];
         let mut reports = Vec::new();
         for (k, r) in results.into_iter().enumerate() {

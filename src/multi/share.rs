@@ -1,6 +1,6 @@
 //! One share of a multi-device launch on its device: scratch variables started at the identity
 //! (or in raw mode for exact sums and identity-less ops), the launch with the device's own
-//! plan, and the partials read back ([`run_share`]).
+//! plan ([`launch_share`]), and the partials read back ([`finish_share`]).
 
 use super::combine::{Combiner, Partial, PartialKind};
 use crate::api::{
@@ -114,11 +114,19 @@ pub(super) fn share_reduction(
     Ok((red, s))
 }
 
-/// Runs one share: `form` on `q` with `kernel`, the user's reductions `reds` (their ops,
-/// names and spans), and returns each variable's partials. `first` is the share's first global
-/// linear index: argmin/argmax indices (the body's `i` in the share) are mapped to global ones
-/// by adding it.
-pub(crate) fn run_share(
+/// A share whose launch is enqueued (its scratch variables alive until it is read).
+pub(crate) struct Launched {
+    ev: crate::ReduceEvent,
+    scratch: Vec<Scratch>,
+    indices: u64,
+    first: u64,
+    t0: Instant,
+}
+
+/// Enqueues one share: `form` on `q` with `kernel`, into scratch variables made for the user's
+/// reductions `reds` (their ops, names and spans). Nothing waits: [`finish_share`] reads it.
+/// `first` is the share's first global linear index.
+pub(crate) fn launch_share(
     q: &Queue,
     form: Form,
     reds: &[Reduction],
@@ -126,7 +134,7 @@ pub(crate) fn run_share(
     kernel: Kernel,
     options: Options,
     first: u64,
-) -> Result<(SharePartials, ShareReport)> {
+) -> Result<Launched> {
     let t0 = Instant::now();
     let mut scratch = Vec::with_capacity(reds.len());
     let mut share = Vec::with_capacity(reds.len());
@@ -135,52 +143,74 @@ pub(crate) fn run_share(
         share.push(red);
         scratch.push(s);
     }
+    let indices = form_size(&form);
     let ev = q.parallel_for_reduce_with(form, Reductions(share), kernel, options)?;
+    Ok(Launched {
+        ev,
+        scratch,
+        indices,
+        first,
+        t0,
+    })
+}
+
+/// Reads a launched share's partials, one list per variable: argmin/argmax indices (the
+/// body's `i` in the share) are mapped to global ones by adding the share's first index.
+pub(crate) fn finish_share(
+    q: &Queue,
+    l: Launched,
+    reds: &[Reduction],
+    combiners: &[Combiner],
+) -> Result<(SharePartials, ShareReport)> {
     let mut partials = Vec::with_capacity(reds.len());
-    for ((r, c), s) in reds.iter().zip(combiners).zip(&scratch) {
-        let vals = values_of(&s.res)?;
-        let p: Vec<Partial> = match c.kind() {
-            PartialKind::Value => vals.into_iter().map(Partial::Value).collect(),
-            PartialKind::Arg => {
-                let ix = s
-                    .index
-                    .as_ref()
-                    .expect("argmin/argmax share has an index")
-                    .get(0)?;
-                let global = if ix == u64::MAX { ix } else { ix + first };
-                vec![Partial::Arg(vals[0], global)]
-            }
-            PartialKind::Flagged => {
-                let has = s.raw_flag.as_ref().expect("raw flag").get(0)? != 0;
-                vec![Partial::Flagged(has.then_some(vals[0]))]
-            }
-            PartialKind::Exact => {
-                let format = Format::for_type(r.target.ty)?;
-                let limbs = s.raw_limbs.as_ref().expect("raw limbs").to_vec()?;
-                limbs
-                    .chunks(format.limbs())
-                    .map(|l| Superacc::from_limbs(format, l).map(Partial::Exact))
-                    .collect::<Result<_>>()?
-            }
-        };
-        partials.push(p);
+    for ((r, c), s) in reds.iter().zip(combiners).zip(&l.scratch) {
+        partials.push(read_partials(r, c, s, l.first)?);
     }
-    let wall_ns = t0.elapsed().as_nanos() as u64;
+    let wall_ns = l.t0.elapsed().as_nanos() as u64;
     let device_ns = if q.is_profiling() {
-        ev.device_time_ns().ok()
+        l.ev.device_time_ns().ok()
     } else {
         None
     };
     let report = ShareReport {
         device: q.device().label(),
         units: 0,
-        indices: form_size(&form),
-        first,
-        plan: ev.plan().map(|p| p.summary()),
+        indices: l.indices,
+        first: l.first,
+        plan: l.ev.plan().map(|p| p.summary()),
         wall_ns,
         device_ns,
     };
     Ok((partials, report))
+}
+
+/// One variable's partials from its scratch buffers.
+fn read_partials(r: &Reduction, c: &Combiner, s: &Scratch, first: u64) -> Result<Vec<Partial>> {
+    let vals = values_of(&s.res)?;
+    Ok(match c.kind() {
+        PartialKind::Value => vals.into_iter().map(Partial::Value).collect(),
+        PartialKind::Arg => {
+            let ix = s
+                .index
+                .as_ref()
+                .expect("argmin/argmax share has an index")
+                .get(0)?;
+            let global = if ix == u64::MAX { ix } else { ix + first };
+            vec![Partial::Arg(vals[0], global)]
+        }
+        PartialKind::Flagged => {
+            let has = s.raw_flag.as_ref().expect("raw flag").get(0)? != 0;
+            vec![Partial::Flagged(has.then_some(vals[0]))]
+        }
+        PartialKind::Exact => {
+            let format = Format::for_type(r.target.ty)?;
+            let limbs = s.raw_limbs.as_ref().expect("raw limbs").to_vec()?;
+            limbs
+                .chunks(format.limbs())
+                .map(|l| Superacc::from_limbs(format, l).map(Partial::Exact))
+                .collect::<Result<_>>()?
+        }
+    })
 }
 
 fn form_size(form: &Form) -> u64 {

@@ -102,6 +102,13 @@ impl DeviceQueue {
             .map_err(|e| self.failed("clFinish", e.0))
     }
 
+    /// `clFlush`: submits what was enqueued without waiting for it (a multi-device launch
+    /// starts every device's share before it blocks on any of them).
+    pub(crate) fn flush(&self) -> Result<()> {
+        let _g = self.serial.hold();
+        self.queue.flush().map_err(|e| self.failed("clFlush", e.0))
+    }
+
     /// The error of a call of this queue that failed with `code` (`Error::OutOfDeviceMemory`
     /// when the code means memory, else `Error::Cl`); records the failure, so that the
     /// scratch memory is rebuilt before the next launch.

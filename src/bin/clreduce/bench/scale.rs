@@ -78,14 +78,13 @@ fn run_split(
     reps: usize,
 ) -> Result<(f64, Vec<u64>, f64)> {
     let xs = mq.scatter_with(x, split, 1)?;
-    // The variable on the device with the lowest launch latency (its read and write are part
-    // of the combine).
-    let home = mq
-        .throughput_for(opts(exact).determinism)?
-        .devices
+    // The variable on the device with the largest share: a split that keeps one device runs
+    // as that device's own launch (`MultiQueue`'s one-device path), as a user would place it.
+    let home = split
+        .counts()
         .iter()
         .enumerate()
-        .min_by(|a, b| a.1.latency_s.total_cmp(&b.1.latency_s))
+        .max_by_key(|(_, &c)| c)
         .map_or(0, |(k, _)| k);
     let s = mq.queue(home).buffer_from(&[0.0f32])?;
     let mut combine = Vec::new();
