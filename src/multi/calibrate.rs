@@ -107,12 +107,14 @@ const SMALL: usize = 1 << 12;
 /// Indices of the large calibration launch on `q`: past the last-level cache, where a large
 /// reduction streams from memory. On an H200, 2^23 f32 (32 MiB) sat in its 50 MiB L2 and
 /// measured 3238 and 2037 G indices/s on two identical GPUs against 1095 from HBM at 2^30
-/// (design/bench/2026-11-23-h200x2-scaleout.txt); 2^26 (256 MiB) streams. CPUs keep 2^23, at
-/// most a quarter of the device's largest allocation.
+/// (design/bench/2026-11-23-h200x2-scaleout.txt); 2^26 (256 MiB, 60 us) streamed but two
+/// identical GPUs still measured 1030 and 1132 G/s, a 5% skew in the split; 2^27 (512 MiB,
+/// 120 us) is twice the signal. CPUs keep 2^23, at most a quarter of the device's largest
+/// allocation.
 fn large_for(q: &Queue) -> usize {
     let caps = q.caps();
     let want: usize = if caps.kind == crate::caps::DeviceKind::Gpu {
-        1 << 26
+        1 << 27
     } else {
         1 << 23
     };
@@ -185,11 +187,11 @@ pub(crate) fn calibrate(queues: &[Queue], det: crate::Determinism) -> Result<Thr
     let o = crate::Options::default().determinism(det);
     let mut bufs = Vec::with_capacity(queues.len());
     let mut devices = Vec::with_capacity(queues.len());
-    let mut larges = Vec::with_capacity(queues.len());
-    for q in queues {
-        let large = large_for(q);
-        let data: Vec<f32> = (0..large).map(|i| (i % 7) as f32).collect();
-        let x = q.buffer_from(&data)?;
+    let larges: Vec<usize> = queues.iter().map(large_for).collect();
+    let most = larges.iter().copied().max().unwrap_or(SMALL);
+    let data: Vec<f32> = (0..most).map(|i| (i % 7) as f32).collect();
+    for (q, &large) in queues.iter().zip(&larges) {
+        let x = q.buffer_from(&data[..large])?;
         let t_small = best_of(3, || sum(q, &x, SMALL, o))?;
         let t_large = best_of(3, || sum(q, &x, large, o))?;
         let rate = (large - SMALL) as f64 / (t_large - t_small).max(1e-9);
@@ -201,7 +203,6 @@ pub(crate) fn calibrate(queues: &[Queue], det: crate::Determinism) -> Result<Thr
             latency_together_s: latency,
         });
         bufs.push(x);
-        larges.push(large);
     }
     if queues.len() > 1 {
         let total: f64 = devices.iter().map(|d| d.rate_alone).sum();
