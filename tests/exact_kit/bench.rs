@@ -160,7 +160,8 @@ void b_spec_f64d(__global const double* x, ulong n, __global long* out) {
 }
 
 // Blocks of BLK unrolled iterations (4 * BLK elements) pre-summed in a double, one cascade per
-// block, chunks of CHI iterations, one expansion per work-item.
+// block, chunks of CHI iterations, one expansion per work-item. (H200, 2^28: BLK 1 388 us, BLK
+// 2 445 us, BLK 4 462 us; four lanes of blocks with four expansions were slower, 495-820 us.)
 #ifndef BLK
 #define BLK 1u
 #endif
