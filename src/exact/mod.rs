@@ -304,7 +304,7 @@ impl Superacc {
         if limbs.len() != format.limbs() {
             return Err(Error::Superacc {
                 reason: format!(
-                    "a {} accumulator has {} limbs ({d} digits and 3 counters), not {}",
+                    "an {} accumulator has {} limbs ({d} digits and 3 counters), not {}",
                     format.name(),
                     format.limbs(),
                     limbs.len()
