@@ -39,7 +39,8 @@
 //   clr_x_absorb_FL_from_S_F(dst, src)   dst += src limb by limb (S = p, l, g: src's space)
 // Plain flavors only (one work-item): clr_x_zero_FL_F(acc), clr_x_normalize_FL_F(acc).
 // The speculative fast path (no format, no sacc): clr_x_try_f32d(e, bits, &bad),
-// clr_x_try1_f32d(e, bits, &bad) (one TwoSum),
+// clr_x_blk_add(d, bits, &emax, &emin, &bad) + clr_x_try_blk_f32d(e, d, emax, emin, lb, &bad)
+// (a block of f32 elements pre-summed exactly in a double),
 // clr_x_try_f32f(e, bits, &bad), clr_x_try_f64d(e, x, &bad), clr_x_renorm_e2d/e3f(e).
 // Rounding (private copy, normalized or not): clr_x_round32_F(acc) -> uint bits of the float,
 // clr_x_round64_F(acc) -> ulong bits of the double. Neither needs fp64.
@@ -171,18 +172,30 @@ CLR_X_INLINE clr_x_e2d clr_x_try_f32d(clr_x_e2d e, uint b, __private uint* bad) 
     return e;
 }
 
-// One TwoSum only, for f32 data: *bad when its error is nonzero (e.c untouched). Half the
-// flops of clr_x_try_f32d; an f32 added to a double is exact unless the element has bits below
-// ulp(s), that is unless |s| / |x| exceeds about 2^29 (long runs or a wide dynamic range: the
-// caller then flushes or renormalizes more often, or uses clr_x_try_f32d).
-CLR_X_INLINE clr_x_e2d clr_x_try1_f32d(clr_x_e2d e, uint b, __private uint* bad) {
+// Block pre-sum, for f32 data on devices with fp64: a few f32 elements (a block of at most 2^lb)
+// summed into a double d with plain additions, then d through the cascade. Every nonzero
+// element is a multiple of 2^(emin - 150) and below 2^(emax - 126) (exponent fields), so every
+// partial sum needs at most lb + emax - emin + 24 bits: with emax - emin <= 29 - lb each plain
+// addition is exact. clr_x_blk_add adds one element and tracks the fields (zeros are left out
+// of emin); clr_x_try_blk_f32d flags a wider span and runs the cascade on d. The block replaces
+// 12 double additions per element by 1 + 12 / 2^lb.
+CLR_X_INLINE double clr_x_blk_add(double d, uint b, __private uint* emax, __private uint* emin,
+                                  __private uint* bad) {
     uint ex = (b >> 23) & 0xffu;
     uint nz = (b << 1) != 0u;
     *bad |= (ex - CLR_X_W32D_LO > CLR_X_W32D_HI - CLR_X_W32D_LO) & nz;
-    double x = nz ? clr_x_f32_to_d(b) : 0.0;
-    double t;
-    e.s = clr_x_two_sum_d(e.s, x, &t);
-    *bad |= t != 0.0;
+    *emax = max(*emax, ex);
+    *emin = min(*emin, nz ? ex : 0xffu);
+    return d + (nz ? clr_x_f32_to_d(b) : 0.0);
+}
+
+CLR_X_INLINE clr_x_e2d clr_x_try_blk_f32d(clr_x_e2d e, double d, uint emax, uint emin, uint lb,
+                                          __private uint* bad) {
+    *bad |= emax > emin + 29u - lb;
+    double t, r;
+    e.s = clr_x_two_sum_d(e.s, d, &t);
+    e.c = clr_x_two_sum_d(e.c, t, &r);
+    *bad |= r != 0.0;
     return e;
 }
 

@@ -186,14 +186,10 @@ CLR_X_INLINE void VAR(clr_xflush)(VA e, VX_PTR s) {
 #if VXSPEC
 // The speculative loop's element (kernels/reduce.cl CLR_SPEC): every TwoSum, no branch, no
 // deposit; *bad flags an element outside the window or a residue, and the chunk runs again.
-// CLR_XTRY1 1 (an experiment switch): f32 data through one TwoSum, flagging any error.
-#ifndef CLR_XTRY1
-#define CLR_XTRY1 0
-#endif
+// (One TwoSum per f32 element, flagging any error, was tried and was slower on the H200;
+// design/exact.md has the kit's measurements.)
 CLR_X_INLINE VA VAR(clr_xtry)(VA e, VT v, __private uint* bad) {
-#if VXF == 32 && VXE == CLR_XE_E2D && CLR_XTRY1
-    return clr_x_try1_f32d(e, as_uint(v), bad);
-#elif VXF == 32 && VXE == CLR_XE_E2D
+#if VXF == 32 && VXE == CLR_XE_E2D
     return clr_x_try_f32d(e, as_uint(v), bad);
 #elif VXF == 32
     return clr_x_try_f32f(e, as_uint(v), bad);

@@ -223,12 +223,17 @@ fn exp_kernel(k: ExpansionKind, fl: &str) -> String {
     let (et, ek, nc, dt, push, f) = kind_info(k);
     let ct = comp_type(k);
     let (decl, tgt, fin) = flavor(fl, f);
-    // f32 data into doubles: mode bit 2 picks the one-TwoSum speculative step.
-    let try_call = if push == "f32d" {
-        "((mode & 4u) ? clr_x_try1_f32d(e, x[j], &bad) : clr_x_try_f32d(e, x[j], &bad))".to_string()
+    // f32 data into doubles: mode bit 2 pre-sums each chunk (CH = 4 elements, lb = 2) in a
+    // double before the cascade (clr_x_blk_add, clr_x_try_blk_f32d).
+    let try_chunk = if push == "f32d" {
+        "if (mode & 4u) {{ double d = 0.0; uint emax = 0, emin = 255u;\n\
+           for (uint k = 0; k < CH && j < n; ++k, j += gs) d = clr_x_blk_add(d, x[j], &emax, &emin, &bad);\n\
+           e = clr_x_try_blk_f32d(e, d, emax, emin, 2u, &bad); }} else\n"
+            .to_string()
     } else {
-        format!("clr_x_try_{push}(e, x[j], &bad)")
+        String::new()
     };
+    let try_call = format!("clr_x_try_{push}(e, x[j], &bad)");
     let store: String = (0..nc)
         .map(|c| format!("parts[grp * {nc} + {c}] = le[0].{};", COMPS[c]))
         .collect();
@@ -240,7 +245,7 @@ fn exp_kernel(k: ExpansionKind, fl: &str) -> String {
          if (mode & 2u) {{\n\
            for (uint i = gid; i < n;) {{\n\
              {et} saved = e; uint bad = 0, j = i;\n\
-             for (uint k = 0; k < CH && j < n; ++k, j += gs) e = {try_call};\n\
+             {try_chunk}for (uint k = 0; k < CH && j < n; ++k, j += gs) e = {try_call};\n\
              if (bad) {{ e = saved; j = i; for (uint k = 0; k < CH && j < n; ++k, j += gs) e = clr_x_push_{push}_{fl}_{f}(e, x[j], {tgt}); }}\n\
              e = clr_x_renorm_{ek}(e);\n\
              i = j;\n\
@@ -697,7 +702,7 @@ fn run_exp<T>(
     }
 }
 
-/// Modes of t_exp (bit 0: cross-group merge, bit 1: speculative, bit 2: one TwoSum).
+/// Modes of t_exp (bit 0: cross-group merge, bit 1: speculative, bit 2: block pre-sum).
 fn modes(k: ExpansionKind) -> Vec<u32> {
     if k == ExpansionKind::F32InDouble {
         vec![0, 1, 2, 3, 6, 7]

@@ -303,7 +303,7 @@ impl Superacc {
         if limbs.len() != format.limbs() {
             return Err(Error::Superacc {
                 reason: format!(
-                    "a {} accumulator has {} limbs ({d} digits and 3 counters), not {}",
+                    "an {} accumulator has {} limbs ({d} digits and 3 counters), not {}",
                     format.name(),
                     format.limbs(),
                     limbs.len()
@@ -467,47 +467,108 @@ const CHUNK: usize = 1 << 16;
 /// any NaN or both infinities, an exact zero is `+0.0`). Large inputs are summed in parallel
 /// chunks whose accumulators merge exactly.
 pub fn sum_f32(xs: &[f32]) -> f32 {
-    fold(Format::F32, xs, |a, &x| a.add_f32(x)).round_f32()
+    accumulate_f32(xs).round_f32()
 }
 
 /// The correctly rounded sum of f64 values (see [`sum_f32`]).
 pub fn sum_f64(xs: &[f64]) -> f64 {
-    fold(Format::F64, xs, |a, &x| {
-        // An f64 accumulator takes every finite double: add_f64 cannot fail on it.
-        let _ = a.add_f64(x);
-    })
-    .round_f64()
+    accumulate_f64(xs).round_f64()
 }
 
 /// The correctly rounded f32 sum of f16 values (f16 storage summed into f32).
 pub fn sum_f16(xs: &[Half]) -> f32 {
-    fold(Format::F32, xs, |a, &x| a.add_f16(x)).round_f32()
+    fold(xs, Format::F32, |chunk| {
+        let mut a = Superacc::new(Format::F32);
+        for &h in chunk {
+            a.add_f16(h);
+        }
+        a
+    })
+    .round_f32()
 }
 
 /// An accumulator of every element of `xs` (in parallel chunks for large inputs).
 pub fn accumulate_f32(xs: &[f32]) -> Superacc {
-    fold(Format::F32, xs, |a, &x| a.add_f32(x))
+    fold(xs, Format::F32, |chunk| {
+        let mut a = Superacc::new(Format::F32);
+        let mut e = Expansion::default();
+        for &x in chunk {
+            let b = x.to_bits();
+            // Finite normal f32 values (and zeros) go through the expansion, the rest directly.
+            if ((b >> 23) & 0xff).wrapping_sub(1) < 254 || b << 1 == 0 {
+                e.push(x as f64, &mut a);
+            } else {
+                a.add_f32(x);
+            }
+        }
+        e.flush(&mut a);
+        a
+    })
 }
 
 /// An accumulator of every element of `xs` (in parallel chunks for large inputs).
 pub fn accumulate_f64(xs: &[f64]) -> Superacc {
-    fold(Format::F64, xs, |a, &x| {
-        let _ = a.add_f64(x);
+    let w = ExpansionKind::F64InDouble.spec();
+    fold(xs, Format::F64, |chunk| {
+        let mut a = Superacc::new(Format::F64);
+        let mut e = Expansion::default();
+        for &x in chunk {
+            let ex = ((x.to_bits() >> 52) & 0x7ff) as u32;
+            if (w.exp_lo..=w.exp_hi).contains(&ex) || x == 0.0 {
+                e.push(x, &mut a);
+            } else {
+                // Specials and values outside the window; an f64 accumulator takes them all.
+                let _ = a.add_f64(x);
+            }
+        }
+        e.flush(&mut a);
+        a
     })
 }
 
-fn fold<T: Sync>(format: Format, xs: &[T], add: impl Fn(&mut Superacc, &T) + Sync) -> Superacc {
-    let one = |chunk: &[T]| {
-        let mut a = Superacc::new(format);
-        for x in chunk {
-            add(&mut a, x);
+/// The host's copy of the device's two-double expansion (design/exact.md): `s + c` plus what
+/// it deposited is the exact sum of what it absorbed. A chunk (at most [`CHUNK`] elements)
+/// stays far inside the windows' caps, and every value here is a multiple of the format's
+/// `2^B` below its deposit range, so the deposits cannot be refused.
+#[derive(Default)]
+struct Expansion {
+    s: f64,
+    c: f64,
+}
+
+/// Knuth's TwoSum: `(s, e)` with `s = fl(a + b)` and `e = (a + b) - s` exactly.
+fn two_sum(a: f64, b: f64) -> (f64, f64) {
+    let s = a + b;
+    let bb = s - a;
+    (s, (a - (s - bb)) + (b - bb))
+}
+
+impl Expansion {
+    fn push(&mut self, x: f64, acc: &mut Superacc) {
+        let (s, t) = two_sum(self.s, x);
+        self.s = s;
+        if t != 0.0 {
+            let (c, r) = two_sum(self.c, t);
+            self.c = c;
+            if r != 0.0 {
+                let ok = acc.deposit(r).is_ok();
+                debug_assert!(ok, "expansion residue {r:e} refused");
+            }
         }
-        a
-    };
+    }
+    fn flush(self, acc: &mut Superacc) {
+        for v in [self.s, self.c] {
+            let ok = acc.deposit(v).is_ok();
+            debug_assert!(ok, "expansion component {v:e} refused");
+        }
+    }
+}
+
+fn fold<T: Sync>(xs: &[T], format: Format, one: impl Fn(&[T]) -> Superacc + Sync) -> Superacc {
     if xs.len() <= CHUNK {
         return one(xs);
     }
-    xs.par_chunks(CHUNK).map(one).reduce(
+    xs.par_chunks(CHUNK).map(&one).reduce(
         || Superacc::new(format),
         |mut a, b| {
             // Same format; i128 digits of at most 2^16 deposits each cannot overflow.

@@ -416,3 +416,27 @@ proptest! {
         prop_assert_eq!(x.round_f64().to_bits(), oracle_f64(&Exact::of(all)));
     }
 }
+
+/// Host throughput of the exact sums (ignored: `cargo test --release --lib -- --ignored
+/// host_sum_throughput --nocapture`).
+#[test]
+#[ignore = "timing"]
+fn host_sum_throughput() {
+    let n = 1 << 24;
+    let x32 = f32s(Pattern::Random, n, 1);
+    let x64 = f64s(Pattern::Random, n, 1);
+    let t = std::time::Instant::now();
+    let a = sum_f32(&x32);
+    let t32 = t.elapsed().as_secs_f64();
+    let t = std::time::Instant::now();
+    let b = sum_f64(&x64);
+    let t64 = t.elapsed().as_secs_f64();
+    eprintln!(
+        "host exact sums of 2^24 values on {} threads: f32 {:.1} ms ({:.2} ns/value, {a}), f64 {:.1} ms ({:.2} ns/value, {b})",
+        rayon::current_num_threads(),
+        t32 * 1e3,
+        t32 * 1e9 / n as f64,
+        t64 * 1e3,
+        t64 * 1e9 / n as f64
+    );
+}
