@@ -78,10 +78,7 @@ impl Throughput {
         let mut t = f64::INFINITY;
         while !inuse.is_empty() {
             let rsum: f64 = inuse.iter().map(|&k| d[k].rate_together).sum();
-            let lsum: f64 = inuse
-                .iter()
-                .map(|&k| d[k].rate_together * lat(k))
-                .sum();
+            let lsum: f64 = inuse.iter().map(|&k| d[k].rate_together * lat(k)).sum();
             t = (n + lsum) / rsum;
             let before = inuse.len();
             inuse.retain(|&k| lat(k) < t);
