@@ -130,8 +130,13 @@ fn best_of(reps: usize, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
     Ok(best)
 }
 
-/// An f32 sum over the first `n` elements of `x` on `q`, its result read back.
-fn sum(q: &Queue, x: &crate::Buffer<f32>, n: usize, o: crate::Options) -> Result<()> {
+/// Enqueues an f32 sum over the first `n` elements of `x` on `q`; returns its result buffer.
+fn launch_sum(
+    q: &Queue,
+    x: &crate::Buffer<f32>,
+    n: usize,
+    o: crate::Options,
+) -> Result<crate::Buffer<f32>> {
     let s = q.buffer_from(&[0.0f32])?;
     q.parallel_for_reduce_with(
         crate::Range::new(n as u64),
@@ -139,7 +144,12 @@ fn sum(q: &Queue, x: &crate::Buffer<f32>, n: usize, o: crate::Options) -> Result
         crate::Kernel::new("sum += x[i];").arg("x", x),
         o,
     )?;
-    s.get(0)?;
+    Ok(s)
+}
+
+/// An f32 sum over the first `n` elements of `x` on `q`, its result read back.
+fn sum(q: &Queue, x: &crate::Buffer<f32>, n: usize, o: crate::Options) -> Result<()> {
+    launch_sum(q, x, n, o)?.get(0)?;
     Ok(())
 }
 
@@ -158,13 +168,7 @@ fn together(
         let t = Instant::now();
         let mut results = Vec::with_capacity(queues.len());
         for ((q, x), &m) in queues.iter().zip(bufs).zip(sizes) {
-            let s = q.buffer_from(&[0.0f32])?;
-            q.parallel_for_reduce_with(
-                crate::Range::new(m as u64),
-                crate::reduction(&s, crate::Op::Plus).initialize_to_identity(),
-                crate::Kernel::new("sum += x[i];").arg("x", x),
-                o,
-            )?;
+            let s = launch_sum(q, x, m, o)?;
             q.inner.queue.flush()?;
             results.push(s);
         }
