@@ -77,6 +77,19 @@ repeat_tests() {
   echo "failed runs: $failed" | tee -a "$dir/summary.txt"
   [ "$failed" = 0 ]
 }
+# copy_tests [cargo test args]: builds the test binaries (release) and copies each to
+# .gpu/test-NAME (cargo prints their paths as JSON).
+copy_tests() {
+  cargo test --release --no-run --message-format=json "$@" 2>/dev/null |
+    python3 -c 'import sys,json
+for l in sys.stdin:
+    try: m=json.loads(l)
+    except Exception: continue
+    if m.get("reason")=="compiler-artifact" and m.get("executable") and m.get("profile",{}).get("test"):
+        print(m["target"]["name"], m["executable"])' |
+    while read -r name exe; do cp "$exe" ".gpu/test-$name"; done
+}
+
 case "${1:-}" in
 build)
   cargo build --release --bins --examples
@@ -85,16 +98,8 @@ build)
   # Developer probes: examples/latency.rs (where a small reduction's time goes), sweep.rs.
   # lazy_alloc: does the driver allocate at creation or at first use (issue 21).
   cp target/release/examples/latency target/release/examples/sweep target/release/examples/lazy_alloc target/release/examples/closure_vs_string .gpu/
-  # Test binaries: cargo prints their paths as JSON.
   rm -f .gpu/test-*
-  cargo test --release --no-run --message-format=json 2>/dev/null |
-    python3 -c 'import sys,json
-for l in sys.stdin:
-    try: m=json.loads(l)
-    except Exception: continue
-    if m.get("reason")=="compiler-artifact" and m.get("executable") and m.get("profile",{}).get("test"):
-        print(m["target"]["name"], m["executable"])' |
-    while read -r name exe; do cp "$exe" ".gpu/test-$name"; done
+  copy_tests
   # tests/ui.rs runs rustc (trybuild): there is none on the GPU machines.
   rm -f .gpu/test-ui
   cp -r benches/peers .gpu/ 2>/dev/null || true
@@ -102,13 +107,7 @@ for l in sys.stdin:
   # runtime they link against, packed (scripts/mpi_bundle.sh): the GPU machines have none.
   cargo build --release --features mpi --bin clreduce
   cp target/release/clreduce .gpu/clreduce-mpi
-  cargo test --release --features mpi --no-run --test mpi --message-format=json 2>/dev/null |
-    python3 -c 'import sys,json
-for l in sys.stdin:
-    try: m=json.loads(l)
-    except Exception: continue
-    if m.get("reason")=="compiler-artifact" and m.get("executable") and m["target"]["name"]=="mpi":
-        print(m["executable"])' | while read -r exe; do cp "$exe" .gpu/test-mpi; done
+  copy_tests --features mpi --test mpi
   bash scripts/mpi_bundle.sh pack .gpu/openmpi.tar.xz
   # The default build again, so target/release/clreduce is the one the tests here expect.
   cargo build --release --bin clreduce
