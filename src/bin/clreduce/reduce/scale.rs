@@ -251,27 +251,29 @@ fn report_outcome(a: &super::ReduceArgs, p: &Prepared, o: Outcome) -> CliResult<
             j["local_ns"] = local.into();
             j["combine_ns"] = combine.into();
         }
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&json!([j])).expect("JSON")
         );
         return Ok(ok);
     }
-    println!("device:    {}", o.label);
-    println!(
+    outln!("device:    {}", o.label);
+    outln!(
         "input:     x = {} x {}, {}",
-        p.spec.n, p.spec.ty, p.data_note
+        p.spec.n,
+        p.spec.ty,
+        p.data_note
     );
-    println!("body:      {}", p.body);
+    outln!("body:      {}", p.body);
     if let Some((ranks, local, combine)) = o.mpi {
-        println!(
+        outln!(
             "mpi:       {ranks} rank(s); rank 0: local reduction {:.1} us, status + exchange + write {:.1} us",
             local as f64 / 1e3,
             combine as f64 / 1e3
         );
     }
     for s in &shares {
-        println!(
+        outln!(
             "share:     {}: {} unit(s) ({} indices from {}), {}, {:.1} us{}",
             s.device,
             s.units,
@@ -285,23 +287,23 @@ fn report_outcome(a: &super::ReduceArgs, p: &Prepared, o: Outcome) -> CliResult<
         );
     }
     if let (Some(r), None) = (&o.report, o.mpi) {
-        println!("combine:   {:.1} us on the host", r.combine_ns as f64 / 1e3);
+        outln!("combine:   {:.1} us on the host", r.combine_ns as f64 / 1e3);
     }
     for plan in &o.plans {
-        print!("{plan}");
+        out!("{plan}");
     }
     for (k, (v, verdict)) in p.spec.vars.iter().zip(&verdicts).enumerate() {
-        println!("var {k}:     {}", v.label());
+        outln!("var {k}:     {}", v.label());
         for l in verdict.lines() {
-            println!("{l}");
+            outln!("{l}");
         }
     }
     let total = p.spec.vars.len();
     let passed = verdicts.iter().filter(|v| v.ok).count();
     if ok {
-        println!("PASS:      {passed} of {total} variable(s) match the host reference ({} host combination(s) added to the bound's depth)", o.extra);
+        outln!("PASS:      {passed} of {total} variable(s) match the host reference ({} host combination(s) added to the bound's depth)", o.extra);
     } else {
-        println!(
+        outln!(
             "FAIL:      {} of {total} variable(s) differ from the host reference",
             total - passed
         );
