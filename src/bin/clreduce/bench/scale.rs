@@ -238,9 +238,20 @@ pub fn run_mpi_bench(a: &BenchArgs) -> CliResult<bool> {
     })?;
     let world = universe.world();
     let (rank, size) = (world.rank() as u64, world.size() as u64);
-    let d = crate::args::rank_device(a.device.as_deref(), rank as usize)?;
-    let q = Queue::new(&d)?;
-    let mq = MultiQueue::new(std::slice::from_ref(&q))?;
+    // A rank's own failure (its device, its queue) is agreed on before any collective: the
+    // others would wait in it forever.
+    let setup = (|| -> CliResult<_> {
+        let d = crate::args::rank_device(a.device.as_deref(), rank as usize)?;
+        let q = Queue::new(&d)?;
+        let mq = MultiQueue::new(std::slice::from_ref(&q))?;
+        Ok((d, q, mq))
+    })();
+    let agreed = clreduce::mpi::agree(
+        &world,
+        setup.as_ref().err().map(|e| e.to_string()).as_deref(),
+    );
+    let (d, q, mq) = setup?;
+    agreed?;
     let (warmup, reps) = (a.warmup, a.reps.unwrap_or(50));
     let mut rows = Vec::new();
     if rank == 0 {
@@ -255,9 +266,16 @@ pub fn run_mpi_bench(a: &BenchArgs) -> CliResult<bool> {
             let (lo, hi) = (n * rank / size, n * (rank + 1) / size);
             let x = data(n)[lo as usize..hi as usize].to_vec();
             let m = x.len() as u64;
-            let xs = mq.scatter_with(&x, &Split::from_counts(&[m]), 1)?;
-            let s = q.buffer_from(&[0.0f32])?;
-            let ix = q.buffer_from(&[0u64])?;
+            let buffers = (|| -> Result<_> {
+                let xs = mq.scatter_with(&x, &Split::from_counts(&[m]), 1)?;
+                Ok((xs, q.buffer_from(&[0.0f32])?, q.buffer_from(&[0u64])?))
+            })();
+            let agreed = clreduce::mpi::agree(
+                &world,
+                buffers.as_ref().err().map(|e| e.to_string()).as_deref(),
+            );
+            let (xs, s, ix) = buffers?;
+            agreed?;
             let red = || {
                 if argmin {
                     reduction_argmin(&s, &ix).initialize_to_identity()
@@ -278,7 +296,13 @@ pub fn run_mpi_bench(a: &BenchArgs) -> CliResult<bool> {
                     opts(exact),
                 )
                 .map(drop)
-            })?;
+            });
+            let agreed = clreduce::mpi::agree(
+                &world,
+                local_only.as_ref().err().map(|e| e.to_string()).as_deref(),
+            );
+            let local_only = local_only?;
+            agreed?;
             let (mut local, mut comb, mut exch, mut net) =
                 (Vec::new(), Vec::new(), Vec::new(), Vec::new());
             for rep in 0..warmup + reps {
