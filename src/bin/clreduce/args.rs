@@ -190,3 +190,53 @@ pub fn queue_on(d: &Device, c: &Common) -> Result<Queue> {
 pub fn op_identity(op: Op, ty: ElemType) -> Value {
     op.identity(ty).unwrap_or(Value::I32(0))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A device that lacks a capability is skipped; any other error fails the command after
+    /// the other devices ran, naming the devices that did; nothing run at all is an error.
+    #[test]
+    fn device_all_outcomes() {
+        let devs = clreduce::devices().expect("an OpenCL device");
+        let d = &devs[0];
+        let lacks = CliError::Lib(Error::Unsupported {
+            what: "x".into(),
+            missing: "y".into(),
+            device: d.label(),
+        });
+        let broke = CliError::Lib(Error::Build {
+            device: d.label(),
+            options: String::new(),
+            log: "boom".into(),
+            generated: String::new(),
+        });
+        let mut all = AllDevices::default();
+        all.ran(d);
+        assert!(matches!(all.refused(d, &lacks), Refusal::Skipped(_)));
+        assert!(matches!(all.finish(true), Ok(true)), "one ran, one skipped");
+        let mut all = AllDevices::default();
+        all.ran(d);
+        assert!(
+            matches!(all.finish(false), Ok(false)),
+            "a mismatch is Ok(false)"
+        );
+        let mut all = AllDevices::default();
+        all.ran(d);
+        assert!(matches!(all.refused(d, &broke), Refusal::Failed(_)));
+        let e = match all.finish(true) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("a failed device is an error"),
+        };
+        assert!(e.contains("1 of 2 device(s) failed"), "{e}");
+        assert!(e.contains(&format!("(ran: {})", d.label())), "{e}");
+        let mut all = AllDevices::default();
+        all.refused(d, &lacks);
+        let e = match all.finish(true) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("nothing ran is an error"),
+        };
+        assert!(e.contains("none of the 1 device(s)"), "{e}");
+    }
+}
