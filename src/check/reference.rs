@@ -258,7 +258,7 @@ pub fn check(
     if err <= bound
         || (got.is_nan() && r.value.is_nan())
         || got == r.value
-        || sum_overflow(Some(op), ty, got, r, bound).is_some()
+        || super::overflow::sum_overflow(Some(op), ty, got, r.sum_abs, bound).is_some()
     {
         Ok(())
     } else {
@@ -688,80 +688,30 @@ pub fn reference_arg(max: bool, data: &HostVec, init: Option<(Value, u64)>) -> A
         let op = if max { Op::Maximum } else { Op::Minimum };
         (op.identity(ty).expect("min/max have identities"), u64::MAX)
     });
-    // x strictly better than b; x equal to b. Floats compare as IEEE does (NaN: neither).
-    let better = |x: Value, b: Value| -> bool {
-        let o = if ty.is_float() {
-            x.to_f64().partial_cmp(&b.to_f64())
-        } else {
-            Some(to_int(x).cmp(&to_int(b)))
-        };
-        o == Some(if max {
-            std::cmp::Ordering::Greater
-        } else {
-            std::cmp::Ordering::Less
-        })
+    // How x compares with b, IEEE's way for floats (NaN: unordered, None); Less is better.
+    let cmp = |x: Value, b: Value| match ty.is_float() {
+        true => x
+            .to_f64()
+            .partial_cmp(&b.to_f64())
+            .map(|o| if max { o.reverse() } else { o }),
+        false => Some(to_int(x).cmp(&to_int(b))).map(|o| if max { o.reverse() } else { o }),
     };
-    let equal = |x: Value, b: Value| -> bool {
-        if ty.is_float() {
-            x.to_f64() == b.to_f64()
-        } else {
-            to_int(x) == to_int(b)
-        }
-    };
+    use std::cmp::Ordering::{Equal, Less};
     for j in 0..data.len() {
         let x = data.value(j);
-        if better(x, best) || (equal(x, best) && (j as u64) < best_i) {
+        let o = cmp(x, best);
+        if o == Some(Less) || (o == Some(Equal) && (j as u64) < best_i) {
             (best, best_i) = (x, j as u64);
         }
     }
     let ties = (0..data.len())
-        .filter(|&j| equal(data.value(j), best))
+        .filter(|&j| cmp(data.value(j), best) == Some(Equal))
         .count();
     ArgReference {
         value: best,
         index: best_i,
         ties,
     }
-}
-
-/// The threshold at which a value rounds to infinity in `ty` (round to nearest): the largest
-/// finite value plus half an ulp; `None` for integer types.
-fn overflow_threshold(ty: ElemType) -> Option<f64> {
-    match ty {
-        // 2^128 - 2^103: f32::MAX + 2^103.
-        ElemType::F32 => Some(f32::MAX as f64 + 2f64.powi(103)),
-        ElemType::F16 => Some(65520.0),
-        ElemType::F64 => Some(f64::MAX),
-        _ => None,
-    }
-}
-
-/// The overflow rule of float sums (design/algorithms.md, "Float sums that overflow"): a
-/// device result of +inf, -inf or NaN is accepted when some partial sum of the plan can round
-/// to infinity, i.e. when `Σ|x| + bound` (the largest magnitude a partial sum can reach: every
-/// partial sum is at most Σ|x| exactly, the initial value included, and its rounding at most
-/// the plan's bound beyond) reaches the overflow threshold of `ty`. Beyond it IEEE addition
-/// gives ±inf, and inf + -inf gives NaN, depending on the combination order, which clreduce
-/// does not promise. `Some(why)` when the rule accepts `got`; `None` otherwise (then the
-/// usual bound applies). Only for sums (`behaves_as == Some(Plus)`): the other built-in ops
-/// select an operand and cannot overflow; products are not covered.
-pub fn sum_overflow(
-    behaves_as: Option<Op>,
-    ty: ElemType,
-    got: f64,
-    r: &Reference,
-    bound: f64,
-) -> Option<String> {
-    if behaves_as != Some(Op::Plus) || got.is_finite() || r.exact.is_some() {
-        return None;
-    }
-    let limit = overflow_threshold(ty)?;
-    let reach = r.sum_abs + bound;
-    (reach >= limit || !reach.is_finite()).then(|| {
-        format!(
-            "overflow: partial sums can reach {reach:.3e} (sum of |x| and the bound), beyond {ty}'s range, where IEEE addition gives +-inf or NaN"
-        )
-    })
 }
 
 /// Multiplier of the span bin hash (see [`span_bin`]).
@@ -1045,78 +995,5 @@ mod feature_reference_tests {
         let r = reference(Op::Plus, &HostVec::I32(vec![1, 2]), None);
         assert!(check_within(Value::I32(3), &r, 0.0).is_ok());
         assert!(check_within(Value::I32(4), &r, 0.0).is_err());
-    }
-}
-
-#[cfg(test)]
-mod nan_and_overflow_tests {
-    use super::*;
-
-    fn f32s(xs: &[f32]) -> HostVec {
-        HostVec::F32(xs.to_vec())
-    }
-
-    /// argmin/argmax skip NaN as the device's `clr_push` does; an all-NaN input gives the
-    /// identity pair; ties do not count NaN.
-    #[test]
-    fn arg_references_skip_nan() {
-        let nan = f32::NAN;
-        let r = reference_arg(true, &f32s(&[nan, f32::NEG_INFINITY]), None);
-        assert_eq!((r.value, r.index), (Value::F32(f32::NEG_INFINITY), 1));
-        let r = reference_arg(false, &f32s(&[nan, 2.0, 1.0, nan, 1.0]), None);
-        assert_eq!((r.value, r.index, r.ties), (Value::F32(1.0), 2, 2));
-        for max in [false, true] {
-            let r = reference_arg(max, &f32s(&[nan, nan, nan]), None);
-            let id = if max {
-                f32::NEG_INFINITY
-            } else {
-                f32::INFINITY
-            };
-            assert_eq!((r.value, r.index, r.ties), (Value::F32(id), u64::MAX, 0));
-        }
-        // An initial pair that no element beats stays, NaN elements included.
-        let r = reference_arg(false, &f32s(&[nan, 5.0]), Some((Value::F32(1.0), 7)));
-        assert_eq!((r.value, r.index), (Value::F32(1.0), 7));
-    }
-
-    /// min/max references skip NaN too (the device's `b < a ? b : a` on its accumulator).
-    #[test]
-    fn min_max_references_skip_nan() {
-        let d = f32s(&[f32::NAN, 3.0, f32::NAN, -2.0]);
-        assert_eq!(reference(Op::Minimum, &d, None).value, -2.0);
-        assert_eq!(reference(Op::Maximum, &d, None).value, 3.0);
-        let all = f32s(&[f32::NAN, f32::NAN]);
-        assert_eq!(
-            reference(Op::Minimum, &all, None).value,
-            f64::from(f32::INFINITY)
-        );
-    }
-
-    /// The overflow rule: ±inf or NaN accepted only where a partial sum can round to
-    /// infinity, and only for sums.
-    #[test]
-    fn overflow_rule_of_float_sums() {
-        let d = f32s(&[3e38, 3e38, -3e38]);
-        let r = reference(Op::Plus, &d, None);
-        assert!((r.value - 3e38).abs() < 1e32, "{}", r.value);
-        for got in [f64::INFINITY, f64::NEG_INFINITY, f64::NAN] {
-            assert!(sum_overflow(Some(Op::Plus), ElemType::F32, got, &r, 0.0).is_some());
-            assert!(check(Op::Plus, ElemType::F32, got, None, &r, 10.0).is_ok());
-        }
-        // A finite result is still held to the bound.
-        assert!(sum_overflow(Some(Op::Plus), ElemType::F32, 1.0, &r, 0.0).is_none());
-        assert!(check(Op::Plus, ElemType::F32, 1.0, None, &r, 10.0).is_err());
-        // Not for selecting ops, and not where no partial sum can overflow.
-        assert!(sum_overflow(Some(Op::Maximum), ElemType::F32, f64::INFINITY, &r, 0.0).is_none());
-        let small = reference(Op::Plus, &f32s(&[1e38, 1e38, -1e38]), None);
-        assert!(sum_overflow(Some(Op::Plus), ElemType::F32, f64::INFINITY, &small, 0.0).is_none());
-        assert!(check(Op::Plus, ElemType::F32, f64::INFINITY, None, &small, 10.0).is_err());
-        // f64 data summed in f64: the same rule at f64's range.
-        let big = reference(
-            Op::Plus,
-            &HostVec::F64(vec![f64::MAX, f64::MAX, -f64::MAX]),
-            None,
-        );
-        assert!(sum_overflow(Some(Op::Plus), ElemType::F64, f64::INFINITY, &big, 0.0).is_some());
     }
 }

@@ -220,7 +220,7 @@ fn check_scalar(
     let depth = combination_depth(plan, k);
     let bound = reference::float_bound(class, ty, r, depth);
     let verdict = reference::check_within(g, r, bound);
-    let overflow = reference::sum_overflow(class, ty, g.to_f64(), r, bound);
+    let overflow = clreduce::check::overflow::sum_overflow(class, ty, g.to_f64(), r.sum_abs, bound);
     let exact = r.exact.is_some() || bound == 0.0;
     let note = bound_note(class, &depth.to_string());
     let check = match (verdict, overflow) {
@@ -274,7 +274,8 @@ fn check_span(
         let m = r.n as f64 + 1.0;
         let depth = if atomic_store { m } else { m.min(tree) };
         let bound = reference::float_bound(class, ty, r, depth);
-        let overflow = reference::sum_overflow(class, ty, g.to_f64(), r, bound);
+        let overflow =
+            clreduce::check::overflow::sum_overflow(class, ty, g.to_f64(), r.sum_abs, bound);
         match reference::check_within(*g, r, bound) {
             Ok(()) if bound > 0.0 => worst = worst.max((g.to_f64() - r.value).abs() / bound),
             Ok(()) => {}

@@ -342,7 +342,7 @@ pub fn run_mpi(a: &super::ReduceArgs, p: &Prepared) -> CliResult<bool> {
     // Everything that can fail on one rank only (its device, its queue, its block's plan)
     // comes before one agreement: a rank that failed would never enter the collective, and
     // the others would wait in it forever.
-    let setup = (|| -> CliResult<(MultiQueue, Ready, u64)> {
+    let setup = (|| -> CliResult<(MultiQueue, Ready)> {
         let mq = if a.split {
             multi_queue(a)?
         } else {
@@ -353,11 +353,11 @@ pub fn run_mpi(a: &super::ReduceArgs, p: &Prepared) -> CliResult<bool> {
         let (lo, hi) = (units * rank / size * per, units * (rank + 1) / size * per);
         let block = slice(&p.data, lo as usize, hi as usize);
         let r = ready(&mq, a, p, &block, lo)?;
-        Ok((mq, r, lo))
+        Ok((mq, r))
     })();
     let failure = setup.as_ref().err().map(|e| e.to_string());
     let agreed = clreduce::mpi::agree(&world, failure.as_deref());
-    let (mq, r, _) = setup?;
+    let (mq, r) = setup?;
     agreed?;
     let rep = parallel_for_reduce(&world, &mq, r.form, r.reds, r.kernel, r.opts, Deliver::All)?;
     let times = (rep.local_ns, rep.combine_ns);
