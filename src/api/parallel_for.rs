@@ -186,7 +186,8 @@ impl Queue {
         })
     }
 
-    /// A reduction's result (and index) buffer must belong to this queue and be long enough.
+    /// A reduction's result (and index) buffer must live on this queue's device and be long
+    /// enough.
     fn check_targets(&self, name: &str, r: &Reduction) -> Result<()> {
         let q = &self.inner;
         let targets = std::iter::once((name.to_string(), &r.target, r.elems()))
@@ -206,15 +207,6 @@ impl Queue {
                     name: label,
                     buffer_device: t.device_label.clone(),
                     queue_device: q.device.label(),
-                });
-            }
-            if t.queue != Arc::as_ptr(&self.inner) as usize {
-                // Its reads go through the queue that made it, which would not wait for
-                // this queue's kernels.
-                return Err(Error::ForeignBuffer {
-                    name: label,
-                    buffer_device: format!("another queue on {}", t.device_label),
-                    queue_device: "the queue of this launch".into(),
                 });
             }
             if t.len < need {
@@ -248,7 +240,6 @@ impl Queue {
                     ty,
                     writable,
                     device,
-                    queue,
                     label,
                     ..
                 } => {
@@ -257,15 +248,6 @@ impl Queue {
                             name: name.clone(),
                             buffer_device: label.clone(),
                             queue_device: q.device.label(),
-                        });
-                    }
-                    if *queue != Arc::as_ptr(&self.inner) as usize {
-                        // Commands on its own queue (a pending fill or write, later reads)
-                        // would not be ordered with this launch.
-                        return Err(Error::ForeignBuffer {
-                            name: name.clone(),
-                            buffer_device: format!("another queue on {label}"),
-                            queue_device: "the queue of this launch".into(),
                         });
                     }
                     params.push((

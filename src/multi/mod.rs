@@ -352,11 +352,11 @@ impl MultiQueue {
             return Ok(None);
         };
         let q = &self.queues[k];
-        let id = Arc::as_ptr(&q.inner) as usize;
+        let id = q.inner.device.index();
         let mine = reds
             .0
             .iter()
-            .all(|r| r.target.queue == id && r.index.as_ref().is_none_or(|i| i.queue == id));
+            .all(|r| r.target.device == id && r.index.as_ref().is_none_or(|i| i.device == id));
         if !mine {
             return Ok(None);
         }
@@ -454,11 +454,11 @@ impl MultiQueue {
         Ok((totals, reports))
     }
 
-    /// The queue that made a buffer (the user's variables must live on one of ours).
+    /// Our queue on a buffer's device (the user's variables must live on one of our devices).
     fn home(&self, t: &crate::api::reduction::Target) -> Result<&Queue> {
         self.queues
             .iter()
-            .find(|q| Arc::as_ptr(&q.inner) as usize == t.queue)
+            .find(|q| q.inner.device.index() == t.device)
             .ok_or_else(|| Error::ForeignBuffer {
                 name: "a reduction variable".into(),
                 buffer_device: t.device_label.clone(),

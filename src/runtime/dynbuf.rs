@@ -110,7 +110,4 @@ impl AnyBuffer for DynBuffer {
     fn device_label(&self) -> String {
         each!(self, b => AnyBuffer::device_label(b))
     }
-    fn queue_id(&self) -> usize {
-        each!(self, b => AnyBuffer::queue_id(b))
-    }
 }

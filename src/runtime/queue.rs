@@ -18,7 +18,7 @@ pub(crate) struct QueueInner {
     /// The device's shared context and in-order queue, each with the device's command lock
     /// where the device needs one (`Workarounds::serialize_device`, Oclgrind).
     pub context: DeviceContext,
-    pub queue: DeviceQueue,
+    pub queue: Arc<DeviceQueue>,
     pub caps: DeviceCaps,
     pub mask: Mask,
     /// Whether the OpenCL queue records profiling timestamps (`Queue::with_profiling`).
@@ -132,7 +132,8 @@ impl Queue {
 
     /// A new queue on the same device with the same mask whose commands record profiling
     /// timestamps, so that [`crate::ReduceEvent::device_time_ns`] works (SYCL's
-    /// `property::queue::enable_profiling`). Buffers belong to the queue that made them.
+    /// `property::queue::enable_profiling`). It shares the device's context: buffers of either
+    /// queue work on both (see [`crate::Buffer`]).
     pub fn with_profiling(&self) -> Result<Queue> {
         Queue::build(&self.inner.device, self.inner.mask, true)
     }
