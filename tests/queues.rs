@@ -279,3 +279,94 @@ fn a_buffer_of_another_device_names_both_devices() {
     }
     t.finish();
 }
+
+/// The shortcuts take their results in buffers reused from the queue's pool: stale contents
+/// from the last call never leak into the next (every op after every other, on fresh data),
+/// and threads calling shortcuts on one queue at once each get their own result buffer.
+#[test]
+fn shortcuts_reuse_their_result_buffers_safely() {
+    let mut t = Tally::new("shortcuts_reuse_their_result_buffers_safely");
+    let mut s = seed();
+    for d in devices().unwrap() {
+        let _g = sim_lock(d);
+        let dev = short(d);
+        let n = if d.is_simulator() { 517 } else { 70_001 };
+        let threads = if d.is_simulator() { 2 } else { 4 };
+        let inputs: Vec<Vec<i32>> = (0..threads).map(|_| random_i32(n, &mut s)).collect();
+        let run = || -> clreduce::Result<Vec<String>> {
+            let q = Queue::with_mask(d, Mask::default())?;
+            let mut bad = Vec::new();
+            for (k, data) in inputs.iter().enumerate() {
+                let x = q.buffer_from(data)?;
+                let (lo, hi) = (*data.iter().min().unwrap(), *data.iter().max().unwrap());
+                let first = |v: i32| data.iter().position(|&e| e == v).unwrap() as u64;
+                same(&mut bad, &format!("{k} max"), q.max(&x)?, hi);
+                same(&mut bad, &format!("{k} sum"), q.sum(&x)?, host_sum(data));
+                same(
+                    &mut bad,
+                    &format!("{k} argmin"),
+                    q.argmin(&x)?,
+                    Some((lo, first(lo))),
+                );
+                same(&mut bad, &format!("{k} min"), q.min(&x)?, lo);
+                same(
+                    &mut bad,
+                    &format!("{k} argmax"),
+                    q.argmax(&x)?,
+                    Some((hi, first(hi))),
+                );
+                let product_of_signs = data.iter().map(|v| v.signum()).product::<i32>();
+                let signs = q.buffer_from(&data.iter().map(|v| v.signum()).collect::<Vec<_>>())?;
+                same(
+                    &mut bad,
+                    &format!("{k} reduce(*)"),
+                    q.reduce(&signs, Op::Multiplies)?,
+                    product_of_signs,
+                );
+            }
+            let xs = inputs
+                .iter()
+                .map(|v| q.buffer_from(v))
+                .collect::<clreduce::Result<Vec<_>>>()?;
+            let per_thread = std::thread::scope(|sc| {
+                let hs: Vec<_> = xs
+                    .iter()
+                    .zip(&inputs)
+                    .map(|(x, data)| {
+                        let q = &q;
+                        sc.spawn(move || -> clreduce::Result<Vec<String>> {
+                            let mut bad = Vec::new();
+                            let hi = *data.iter().max().unwrap();
+                            for r in 0..10 {
+                                same(
+                                    &mut bad,
+                                    &format!("thread sum {r}"),
+                                    q.sum(x)?,
+                                    host_sum(data),
+                                );
+                                same(
+                                    &mut bad,
+                                    &format!("thread argmax {r}"),
+                                    q.argmax(x)?.map(|(v, _)| v),
+                                    Some(hi),
+                                );
+                            }
+                            Ok(bad)
+                        })
+                    })
+                    .collect();
+                hs.into_iter()
+                    .map(|h| h.join().expect("thread panicked"))
+                    .collect::<clreduce::Result<Vec<_>>>()
+            })?;
+            bad.extend(per_thread.concat());
+            Ok(bad)
+        };
+        match run() {
+            Ok(bad) if bad.is_empty() => t.pass(&dev),
+            Ok(bad) => t.fail(&dev, "shortcuts", &bad.join("; ")),
+            Err(e) => t.fail(&dev, "shortcuts", &e.to_string()),
+        }
+    }
+    t.finish();
+}

@@ -1,6 +1,13 @@
 //! Shortcuts on the queue that take reductions directly (seed 003 missing feature 1), in the
 //! style of the main call: `parallel_for` is SYCL's spelling of `parallel_for_reduce`, and the
-//! whole-buffer reductions (`sum`, `min`, `max`, `argmin`, `argmax`, `reduce`) need no body.
+//! whole-buffer reductions (`sum`, `min`, `max`, `argmin`, `argmax`, `reduce`, `sum_exact`)
+//! need no body.
+//!
+//! They cost what the general path costs (issue 29): the result lands in an 8-byte buffer taken
+//! from the queue's pool (`QueueInner::results`) and given back afterwards, so a call allocates
+//! nothing and enqueues no fill; the launch initializes it to the identity; one blocking read
+//! (two for argmin/argmax: value and index) returns it. Measured with
+//! `examples/shortcut_latency.rs` (design/bench/2026-11-24-cpu-shortcut-latency.txt).
 
 use super::event::ReduceEvent;
 use super::kernel::Kernel;
@@ -13,8 +20,58 @@ use crate::runtime::buffer::Buffer;
 use crate::runtime::launch;
 use crate::runtime::queue::Queue;
 use crate::types::Element;
+use std::sync::Arc;
+
+/// How many result buffers a queue keeps for its shortcuts (one per concurrent call; more are
+/// freed when given back).
+const RESULTS_MAX: usize = 16;
+
+/// A one-element result buffer from the queue's pool, given back when dropped.
+struct Pooled<'q, T: Element> {
+    queue: &'q Queue,
+    buf: Buffer<T>,
+}
+
+impl<T: Element> Drop for Pooled<'_, T> {
+    fn drop(&mut self) {
+        let mut pool = self
+            .queue
+            .inner
+            .results
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if pool.len() < RESULTS_MAX {
+            pool.push(self.buf.mem.clone());
+        }
+    }
+}
 
 impl Queue {
+    /// A one-element buffer of `T` for a shortcut's result: from the pool, else made (8 bytes,
+    /// so that it holds any element type and a u64 index). Its contents are stale: every use
+    /// initializes it (`initialize_to_identity`, or a copy of the first element).
+    fn result_buffer<T: Element>(&self) -> Result<Pooled<'_, T>> {
+        let pooled = self
+            .inner
+            .results
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .pop();
+        let mem = match pooled {
+            Some(m) => m,
+            None => Arc::new(launch::create_mem(
+                &self.inner.context,
+                8,
+                None,
+                &self.inner.device.label(),
+            )?),
+        };
+        Ok(Pooled {
+            queue: self,
+            buf: Buffer::over(&self.inner, mem, 1),
+        })
+    }
+
     /// SYCL's `queue::parallel_for(range, reductions..., kernel)`: the same as
     /// [`Queue::parallel_for_reduce`].
     pub fn parallel_for(
@@ -38,8 +95,9 @@ impl Queue {
             });
         }
         let n = input.len() as u64;
-        let out = self.buffer::<T>(1)?;
-        let r = reduction(&out, op.clone()).name("r");
+        let out = self.result_buffer::<T>()?;
+        let out = &out.buf;
+        let r = reduction(out, op.clone()).name("r");
         if op.identity(T::TYPE).is_some() {
             self.parallel_for_reduce(
                 Range::new(n),
@@ -89,10 +147,11 @@ impl Queue {
     /// # Ok(()) }
     /// ```
     pub fn sum_exact<T: Element>(&self, input: &Buffer<T>) -> Result<T> {
-        let out = self.buffer::<T>(1)?;
+        let out = self.result_buffer::<T>()?;
+        let out = &out.buf;
         self.parallel_for_reduce_with(
             Range::new(input.len() as u64),
-            reduction(&out, Op::Plus).name("r").initialize_to_identity(),
+            reduction(out, Op::Plus).name("r").initialize_to_identity(),
             Kernel::new("r += x[i];").arg("x", input),
             Options::from_env()?.exact(),
         )?;
@@ -120,12 +179,12 @@ impl Queue {
         if input.is_empty() {
             return Ok(None);
         }
-        let v = self.buffer::<T>(1)?;
-        let ix = self.buffer::<u64>(1)?;
+        let (v, ix) = (self.result_buffer::<T>()?, self.result_buffer::<u64>()?);
+        let (v, ix) = (&v.buf, &ix.buf);
         let r = if max {
-            reduction_argmax(&v, &ix)
+            reduction_argmax(v, ix)
         } else {
-            reduction_argmin(&v, &ix)
+            reduction_argmin(v, ix)
         };
         self.parallel_for_reduce(
             Range::new(input.len() as u64),

@@ -112,6 +112,18 @@ impl<T: Element> Buffer<T> {
         })
     }
 
+    /// A buffer of `len` elements over existing memory of this queue's device (at least
+    /// `len * size_of::<T>()` bytes; its contents are whatever they were).
+    pub(crate) fn over(queue: &Arc<QueueInner>, mem: Arc<Mem>, len: usize) -> Self {
+        debug_assert!(mem.bytes >= len * std::mem::size_of::<T>());
+        Buffer {
+            mem,
+            len,
+            queue: queue.clone(),
+            _t: PhantomData,
+        }
+    }
+
     /// Number of elements.
     pub fn len(&self) -> usize {
         self.len

@@ -31,6 +31,9 @@ pub(crate) struct QueueInner {
     /// launch (same request, names, parameters and body) skips validation, planning and code
     /// generation. Cleared when it grows past `LAUNCH_CACHE_MAX` entries.
     pub launches: Mutex<HashMap<LaunchKey, Launchable>>,
+    /// 8-byte buffers the shortcuts (`Queue::sum`, ...) take their results in and give back
+    /// (`api/shortcuts.rs`): no allocation or zero-fill per call.
+    pub results: Mutex<Vec<Arc<launch::Mem>>>,
 }
 
 pub(crate) const LAUNCH_CACHE_MAX: usize = 4096;
@@ -166,6 +169,7 @@ impl Queue {
                 scratch: Mutex::new(Scratch::default()),
                 compiled: Mutex::new(HashMap::new()),
                 launches: Mutex::new(HashMap::new()),
+                results: Mutex::new(Vec::new()),
             }),
         })
     }
