@@ -18,6 +18,7 @@ use crate::ops::Operator;
 use crate::plan::{self, Determinism, Plan, Request, VarRequest};
 use crate::runtime::launch::{Compiled, Mem};
 use crate::runtime::queue::{LaunchKey, Queue};
+use crate::types::ElemType;
 use std::sync::Arc;
 
 /// Names the body may not bind: clreduce's own.
@@ -85,7 +86,13 @@ impl Queue {
         let (form, reds, kernel) = (range.into(), reductions.into(), kernel.into());
         let prep = self.prepare(&form, &reds, &kernel, options)?;
         let key = &prep.key;
-        let body = check_body(&key.names, &reds, &key.body, options.determinism)?;
+        let body = check_body(
+            &key.names,
+            &reds,
+            &key.body,
+            &key.params,
+            options.determinism,
+        )?;
         let gen = codegen::generate(&prep.plan, &self.inner.caps, &key.names, &body, &key.params);
         Ok(format!("// build options: {}\n{}", gen.options, gen.source))
     }
@@ -167,7 +174,13 @@ impl Queue {
             });
         }
         check_names(&key.names, &key.params)?;
-        let body = check_body(&key.names, reds, kernel.body(), options.determinism)?;
+        let body = check_body(
+            &key.names,
+            reds,
+            kernel.body(),
+            &key.params,
+            options.determinism,
+        )?;
         let table = measured
             .then(|| crate::tune_cache::table_for(q.device.index(), &q.caps))
             .flatten();
@@ -458,9 +471,15 @@ fn check_identities(reds: &Reductions) -> Result<()> {
     Ok(())
 }
 
-/// Reducer shorthands the ops allow, span subscripts and exact reducers rewritten; returns the
-/// body to compile.
-fn check_body(names: &[String], reds: &Reductions, body: &str, det: Determinism) -> Result<String> {
+/// Reducer shorthands the ops allow, span subscripts, exact reducers and reads of f16/bf16
+/// buffers rewritten; returns the body to compile.
+fn check_body(
+    names: &[String],
+    reds: &Reductions,
+    body: &str,
+    params: &[(String, ParamKind)],
+    det: Determinism,
+) -> Result<String> {
     for (name, r) in names.iter().zip(&reds.0) {
         if r.span.is_none() {
             check_shorthands(body, name, &r.op)?;
@@ -479,5 +498,13 @@ fn check_body(names: &[String], reds: &Reductions, body: &str, det: Determinism)
         .filter(|(_, r)| r.span.is_none() && plan::exact_sum(&r.op, r.target.ty, det))
         .map(|(n, _)| n.as_str())
         .collect();
-    rewrite_exact(&body, &exact)
+    let body = rewrite_exact(&body, &exact)?;
+    let storage: Vec<(&str, ElemType)> = params
+        .iter()
+        .filter_map(|(n, p)| match p {
+            ParamKind::Buffer { ty, .. } if ty.is_storage() => Some((n.as_str(), *ty)),
+            _ => None,
+        })
+        .collect();
+    crate::codegen::rewrite_loads(&body, &storage)
 }

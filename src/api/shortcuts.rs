@@ -86,7 +86,21 @@ impl Queue {
     /// Reduces every element of `input` with `op` (a built-in [`Op`](crate::Op) or a
     /// [`CustomOp`](crate::CustomOp), identity-less ones included) and waits for the result.
     /// An empty buffer gives the identity, or an error for an identity-less op.
-    pub fn reduce<T: Element>(&self, input: &Buffer<T>, op: impl Into<Operator>) -> Result<T> {
+    ///
+    /// The result has type `T::Acc`: `T` itself, or f32 for [`Half`](crate::Half) and
+    /// [`Bf16`](crate::Bf16) input, which is read as f32 and accumulated in f32 (round it back
+    /// with `Half::from_f32` where wanted):
+    ///
+    /// ```
+    /// use clreduce::{Half, Queue};
+    /// # fn main() -> clreduce::Result<()> {
+    /// let queue = Queue::default()?;
+    /// let x = queue.buffer_from(&vec![Half::from_f32(1.0); 4096])?;
+    /// let s: f32 = queue.sum(&x)?; // 4096: an f16 running sum would stop at 2048
+    /// assert_eq!(s, 4096.0);
+    /// # Ok(()) }
+    /// ```
+    pub fn reduce<T: Element>(&self, input: &Buffer<T>, op: impl Into<Operator>) -> Result<T::Acc> {
         let op = op.into();
         if op.is_arg() {
             return Err(Error::BadArgument {
@@ -95,10 +109,10 @@ impl Queue {
             });
         }
         let n = input.len() as u64;
-        let out = self.result_buffer::<T>()?;
+        let out = self.result_buffer::<T::Acc>()?;
         let out = &out.buf;
         let r = reduction(out, op.clone()).name("r");
-        if op.identity(T::TYPE).is_some() {
+        if op.identity(<T::Acc as Element>::TYPE).is_some() {
             self.parallel_for_reduce(
                 Range::new(n),
                 r.initialize_to_identity(),
@@ -106,6 +120,15 @@ impl Queue {
             )?;
         } else {
             // No identity: the first element is the initial value, the rest are combined.
+            if T::TYPE.is_storage() {
+                return Err(Error::Unsupported {
+                    what: format!("an identity-less reduction ({op}) of {} input", T::TYPE),
+                    missing: "the first element would be copied into the f32 result unconverted: \
+                              give the op an identity, or use parallel_for_reduce"
+                        .into(),
+                    device: self.inner.device.label(),
+                });
+            }
             if n == 0 {
                 return Err(Error::InvalidRange {
                     reason: format!(
@@ -130,14 +153,14 @@ impl Queue {
         out.get(0)
     }
 
-    /// The sum of every element of `input`.
-    pub fn sum<T: Element>(&self, input: &Buffer<T>) -> Result<T> {
+    /// The sum of every element of `input` (in f32 for f16 and bf16 input).
+    pub fn sum<T: Element>(&self, input: &Buffer<T>) -> Result<T::Acc> {
         self.reduce(input, Op::Plus)
     }
     /// The exact sum of every element of an f32 or f64 buffer, rounded once to nearest-even
     /// (`Determinism::Exact`): the same bits on every device, plan and run. NaN in, or +inf
     /// with -inf, gives NaN; an exact sum beyond the type's range gives an infinity; an empty
-    /// buffer gives +0.
+    /// buffer gives +0. f16 and bf16 input is summed exactly and rounded once to f32.
     ///
     /// ```
     /// # fn main() -> clreduce::Result<()> {
@@ -146,8 +169,8 @@ impl Queue {
     /// assert_eq!(queue.sum_exact(&x)?, 2.0);
     /// # Ok(()) }
     /// ```
-    pub fn sum_exact<T: Element>(&self, input: &Buffer<T>) -> Result<T> {
-        let out = self.result_buffer::<T>()?;
+    pub fn sum_exact<T: Element>(&self, input: &Buffer<T>) -> Result<T::Acc> {
+        let out = self.result_buffer::<T::Acc>()?;
         let out = &out.buf;
         self.parallel_for_reduce_with(
             Range::new(input.len() as u64),
@@ -158,28 +181,31 @@ impl Queue {
         out.get(0)
     }
     /// The smallest element of `input` (the type's maximum, or +inf, when empty).
-    pub fn min<T: Element>(&self, input: &Buffer<T>) -> Result<T> {
+    pub fn min<T: Element>(&self, input: &Buffer<T>) -> Result<T::Acc> {
         self.reduce(input, Op::Minimum)
     }
     /// The largest element of `input` (the type's minimum, or -inf, when empty).
-    pub fn max<T: Element>(&self, input: &Buffer<T>) -> Result<T> {
+    pub fn max<T: Element>(&self, input: &Buffer<T>) -> Result<T::Acc> {
         self.reduce(input, Op::Maximum)
     }
     /// The smallest element of `input` and its index (the lowest among equal values), or
     /// `None` when `input` is empty.
-    pub fn argmin<T: Element>(&self, input: &Buffer<T>) -> Result<Option<(T, u64)>> {
+    pub fn argmin<T: Element>(&self, input: &Buffer<T>) -> Result<Option<(T::Acc, u64)>> {
         self.arg(input, false)
     }
     /// The largest element of `input` and its index (the lowest among equal values), or
     /// `None` when `input` is empty.
-    pub fn argmax<T: Element>(&self, input: &Buffer<T>) -> Result<Option<(T, u64)>> {
+    pub fn argmax<T: Element>(&self, input: &Buffer<T>) -> Result<Option<(T::Acc, u64)>> {
         self.arg(input, true)
     }
-    fn arg<T: Element>(&self, input: &Buffer<T>, max: bool) -> Result<Option<(T, u64)>> {
+    fn arg<T: Element>(&self, input: &Buffer<T>, max: bool) -> Result<Option<(T::Acc, u64)>> {
         if input.is_empty() {
             return Ok(None);
         }
-        let (v, ix) = (self.result_buffer::<T>()?, self.result_buffer::<u64>()?);
+        let (v, ix) = (
+            self.result_buffer::<T::Acc>()?,
+            self.result_buffer::<u64>()?,
+        );
         let (v, ix) = (&v.buf, &ix.buf);
         let r = if max {
             reduction_argmax(v, ix)

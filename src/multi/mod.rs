@@ -553,10 +553,12 @@ pub(crate) fn value_from(ty: crate::ElemType, b: &[u8]) -> Result<Value> {
         T::U64 => Value::U64(u64::from_le_bytes(arr(8))),
         T::F32 => Value::F32(f32::from_le_bytes(arr(4)[..4].try_into().expect("4"))),
         T::F64 => Value::F64(f64::from_le_bytes(arr(8))),
-        T::F16 => {
+        T::F16 | T::BF16 => {
             return Err(Error::Unsupported {
-                what: "an f16 reduction variable".into(),
-                missing: "f16 is a storage type in clreduce: reduce it into an f32 variable".into(),
+                what: format!("an {ty} reduction variable"),
+                missing: format!(
+                    "{ty} is a storage type in clreduce: reduce it into an f32 variable"
+                ),
                 device: "host".into(),
             })
         }
