@@ -1004,3 +1004,37 @@ fn demo_of_nothing() {
     assert!(stdout.contains("sum over 0 x f32: "), "{stdout}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// `clreduce bench --peers` looks for its Python peer scripts before the sweep and, where none
+/// is, stops at once naming every folder it looked in; `--peers-dir DIR` is then the only place
+/// looked. (The search order itself is unit-tested in src/bin/clreduce/bench/peers/locate.rs.)
+#[test]
+fn bench_peers_say_where_they_looked() {
+    let dir = scratch("peers");
+    let missing = dir.join("no-such-folder");
+    let (code, stdout, stderr) = cli(&[
+        "bench",
+        "--peers",
+        "--peers-dir",
+        missing.to_str().unwrap(),
+        "--quick",
+    ]);
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("looked in: ")
+            && stderr.contains(&format!("{} (no such folder)", missing.display())),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--peers-dir"), "{stderr}");
+    std::fs::create_dir_all(dir.join("empty")).unwrap();
+    let (code, _, stderr) = cli(&[
+        "bench",
+        "--peers",
+        "--peers-dir",
+        dir.join("empty").to_str().unwrap(),
+        "--quick",
+    ]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("(no peer script in it)"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
