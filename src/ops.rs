@@ -97,7 +97,8 @@ impl Op {
 
     /// Whether SYCL defines the op for this type (bitwise ops are integer-only).
     pub fn valid_for(self, ty: ElemType) -> bool {
-        !(matches!(self, BitAnd | BitOr | BitXor) && ty.is_float()) && !ty.is_storage()
+        let bitwise_on_float = matches!(self, BitAnd | BitOr | BitXor) && ty.is_float();
+        !bitwise_on_float && !ty.is_storage()
     }
 
     /// SYCL 2020's known identity for (op, type), or `None` when the op has none for the type.
