@@ -112,6 +112,20 @@ fn sixteen_bit_input() {
         assert_eq!(d["vars"][3]["index"], at, "{name}");
         let js = reduce_json(&["--device", &dev, "--input", ones.to_str().unwrap()]);
         assert_eq!(js[0]["vars"][0]["result"], "16777216", "{name}: {}", js[0]);
+        // Rounded back on request: 2^24 is beyond f16's largest finite value, 65504.
+        let (code, stdout, stderr) = cli(&[
+            "reduce",
+            "--device",
+            &dev,
+            "--input",
+            ones.to_str().unwrap(),
+            "--round",
+        ]);
+        assert_eq!(code, 0, "{name}: {stderr}");
+        assert!(
+            stdout.contains("rounded:   var 0 as f16: inf"),
+            "{name}: {stdout}"
+        );
         eprintln!("{name}: --type f16/bf16 generated, raw bf16 file and 2^24 f16 ones: OK");
     }
     let _ = std::fs::remove_dir_all(&dir);

@@ -65,6 +65,10 @@ pub struct ReduceArgs {
     /// initialize_to_identity: the variables' initial values are not part of the results.
     #[arg(long)]
     pub init_identity: bool,
+    /// With f16 or bf16 input: also print each f32 result rounded back to that type (nearest
+    /// even), on a `rounded:` line (the human report; --json keeps the f32 results).
+    #[arg(long)]
+    pub round: bool,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// One launch cut across every selected device (--device all, the default here, leaves

@@ -62,6 +62,12 @@ struct Prepared {
 /// `clreduce reduce`: Ok(false) when a variable did not match the host reference (exit 1).
 pub fn run(a: &ReduceArgs) -> CliResult<bool> {
     let spec = spec(a)?;
+    if a.round && !spec.stored.is_storage() {
+        return usage(format!(
+            "--round: the input is {}, not f16 or bf16; nothing to round back to",
+            spec.stored
+        ));
+    }
     if (a.split || a.mpi) && spec.stored.is_storage() {
         return usage(format!(
             "--type {} with --split or --mpi: 16-bit input runs on one device at a time here; leave --split/--mpi out",
@@ -126,6 +132,9 @@ pub fn run(a: &ReduceArgs) -> CliResult<bool> {
                     js.push(json::ran(&ran, &p.spec.vars, &got, &verdicts));
                 } else {
                     print_device(&d, &p, &plan, &verdicts, &t);
+                    if a.round {
+                        print_rounded(&p, &got);
+                    }
                 }
             }
         }
@@ -362,6 +371,26 @@ fn reduce_on(d: &Device, a: &ReduceArgs, p: &Prepared) -> Result<(Plan, Vec<Got>
         None => q.explain(form, reds, opts)?,
     };
     Ok((plan, got, t))
+}
+
+/// `--round`: each scalar (or argmin/argmax value) result rounded back to the f16 / bf16 input
+/// type, nearest even.
+fn print_rounded(p: &Prepared, got: &[Got]) {
+    for (k, g) in got.iter().enumerate() {
+        let v = match g {
+            Got::Scalar(clreduce::Value::F32(v)) | Got::Arg(clreduce::Value::F32(v), _) => *v,
+            _ => continue,
+        };
+        let r = match p.spec.stored {
+            ElemType::F16 => Half::from_f32(v).to_f32(),
+            ElemType::BF16 => Bf16::from_f32(v).to_f32(),
+            _ => continue,
+        };
+        println!(
+            "rounded:   var {k} as {}: {r:e} (nearest even)",
+            p.spec.stored
+        );
+    }
 }
 
 /// The input buffer `x`: any reducible type, or f16 / bf16 values as stored.
