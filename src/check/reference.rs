@@ -114,7 +114,9 @@ pub fn random_input(op: Op, ty: ElemType, n: usize, seed: u64) -> HostVec {
         ElemType::I64 => HostVec::I64((0..n).map(|_| gen_i(&mut r)).collect()),
         ElemType::U64 => HostVec::U64((0..n).map(|_| gen_i(&mut r) as u64).collect()),
         ElemType::F32 => HostVec::F32((0..n).map(|_| gen_f(&mut r) as f32).collect()),
-        ElemType::F64 | ElemType::F16 => HostVec::F64((0..n).map(|_| gen_f(&mut r)).collect()),
+        ElemType::F64 | ElemType::F16 | ElemType::BF16 => {
+            HostVec::F64((0..n).map(|_| gen_f(&mut r)).collect())
+        }
     }
 }
 
@@ -140,7 +142,7 @@ pub fn value_of(ty: ElemType, i: i64) -> Value {
         ElemType::I64 => Value::I64(i),
         ElemType::U64 => Value::U64(i as u64),
         ElemType::F32 => Value::F32(i as f32 * 0.25),
-        ElemType::F64 | ElemType::F16 => Value::F64(i as f64 * 0.25),
+        ElemType::F64 | ElemType::F16 | ElemType::BF16 => Value::F64(i as f64 * 0.25),
     }
 }
 
@@ -208,6 +210,7 @@ pub fn unit_roundoff(ty: ElemType) -> f64 {
     match ty {
         ElemType::F32 => f32::EPSILON as f64 / 2.0,
         ElemType::F16 => 0.000_488_281_25,
+        ElemType::BF16 => 0.003_906_25,
         _ => f64::EPSILON / 2.0,
     }
 }
@@ -336,7 +339,7 @@ impl HostVec {
             ElemType::U64 => collect!(U64),
             ElemType::F32 => collect!(F32),
             ElemType::F64 => collect!(F64),
-            ElemType::F16 => None,
+            ElemType::F16 | ElemType::BF16 => None,
         }
     }
 
@@ -375,7 +378,9 @@ pub fn random_input_ties(ty: ElemType, n: usize, seed: u64) -> HostVec {
         ElemType::I64 => HostVec::I64((0..n).map(|_| k()).collect()),
         ElemType::U64 => HostVec::U64((0..n).map(|_| k() as u64).collect()),
         ElemType::F32 => HostVec::F32((0..n).map(|_| k() as f32 * 0.25).collect()),
-        ElemType::F64 | ElemType::F16 => HostVec::F64((0..n).map(|_| k() as f64 * 0.25).collect()),
+        ElemType::F64 | ElemType::F16 | ElemType::BF16 => {
+            HostVec::F64((0..n).map(|_| k() as f64 * 0.25).collect())
+        }
     }
 }
 
@@ -392,7 +397,7 @@ fn int_value(ty: ElemType, v: i128) -> Value {
         ElemType::I64 => Value::I64(v as i64),
         ElemType::U64 => Value::U64(v as u64),
         ElemType::F32 => Value::F32(v as f32),
-        ElemType::F64 | ElemType::F16 => Value::F64(v as f64),
+        ElemType::F64 | ElemType::F16 | ElemType::BF16 => Value::F64(v as f64),
     }
 }
 
@@ -580,7 +585,7 @@ pub fn identity_samples(ty: ElemType) -> Vec<Value> {
         ]
         .map(Value::F32)
         .to_vec(),
-        ElemType::F64 | ElemType::F16 => [
+        ElemType::F64 | ElemType::F16 | ElemType::BF16 => [
             0.0,
             1.0,
             -1.0,

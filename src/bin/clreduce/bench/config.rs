@@ -59,6 +59,11 @@ pub struct BenchArgs {
     /// torch.bincount, torch.histc and cupy.bincount (u32-histN), torch.argmin and cupy.argmin.
     #[arg(long)]
     pub peers: bool,
+    /// Where the peer scripts are (pyopencl_reduction.py, torch_cupy_sum.py). Default: peers/
+    /// or benches/peers/ next to the binary, then ./benches/peers, then the source tree the
+    /// binary was built from; without one, --peers says where it looked and stops.
+    #[arg(long, value_name = "DIR")]
+    pub peers_dir: Option<std::path::PathBuf>,
     /// Instead of the sweep: the classic reduction optimization ladder (benches/ladder/ladder.py,
     /// PyOpenCL) at 2^22 and 2^26 f32 on each device, next to clreduce's auto plan.
     #[arg(long)]

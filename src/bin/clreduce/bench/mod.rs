@@ -80,6 +80,15 @@ pub fn run(a: BenchArgs) -> CliResult<bool> {
     let cfg = Config::parse(a)?;
     let command = report::command_line();
     let root = peers::python::repo_root();
+    // The peer scripts are looked for before the sweep: a missing folder is reported at once.
+    let peers_dir = if cfg.a.peers && !cfg.a.ladder {
+        match peers::locate::find_here(cfg.a.peers_dir.as_deref()) {
+            Ok(d) => Some(d),
+            Err(msg) => return Err(CliError::Usage(msg)),
+        }
+    } else {
+        None
+    };
 
     // Devices, their caches, sizes, and which strategies plan for each case.
     let mut skipped: Vec<Skip> = Vec::new();
@@ -111,7 +120,7 @@ pub fn run(a: BenchArgs) -> CliResult<bool> {
 
     let infos: Vec<results::DevInfo> = devs.iter().map(|d| d.info.clone()).collect();
     let (mut peer_points, mut peers_note) = (Vec::new(), Vec::new());
-    if cfg.a.peers && !ladder {
+    if let Some(dir) = &peers_dir {
         let s = peers::Sweep {
             devs: &infos,
             cases: &cfg.cases,
@@ -120,7 +129,7 @@ pub fn run(a: BenchArgs) -> CliResult<bool> {
             reps: cfg.reps,
             warmup: cfg.a.warmup,
         };
-        (peer_points, peers_note) = peers::run(&root, &s);
+        (peer_points, peers_note) = peers::run(&root, dir, &s);
         peers::attach(&mut points, &infos, &peer_points);
     }
     let ladder_points = if ladder {

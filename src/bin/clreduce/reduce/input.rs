@@ -1,9 +1,11 @@
 //! `clreduce reduce --input FILE`: the user's own data. A `.npy` file (NumPy, 1-D, dtype
 //! int32, uint32, int64, uint64, float16, float32 or float64 in either byte order) is read with
-//! the `npyz` crate; any other file is raw little-endian binary of the `--type` given. The
-//! element type and count come from the file; float16 is a storage type, widened exactly to
-//! f32 on the host and summed as f32. Every problem with the file is a `CliError::Input`, found
-//! from the header and the file's size before the data is read.
+//! the `npyz` crate; any other file is raw little-endian binary of the `--type` given (bfloat16,
+//! which NumPy has no dtype for, comes this way: `--type bf16`). The element type and count
+//! come from the file. float16 and bfloat16 are storage types: their 16-bit values go to the
+//! device as they are, are read there as f32 (`vload_half`, a shift) and reduced in f32; the
+//! host widens a copy exactly to f32 for its reference only. Every problem with the file is a
+//! `CliError::Input`, found from the header and the file's size before the data is read.
 
 use crate::error::{CliError, CliResult};
 use clreduce::{ElemType, HostVec};
@@ -13,14 +15,14 @@ use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 /// The types a file may hold.
-const STORED: &str = "i32, u32, i64, u64, f16 (summed as f32), f32 or f64";
+const STORED: &str = "i32, u32, i64, u64, f16 or bf16 (reduced in f32), f32 or f64";
 
 /// An input file whose header (or size) has been checked; its data is not read yet.
 pub struct FileInput {
     path: PathBuf,
     /// The NumPy header and where the data starts, or None for raw binary.
     npy: Option<(NpyHeader, u64)>,
-    /// The element type in the file (F16 for float16).
+    /// The element type in the file (F16 for float16, BF16 for raw bfloat16).
     pub stored: ElemType,
     /// How many elements.
     pub n: u64,
@@ -29,15 +31,6 @@ pub struct FileInput {
 }
 
 impl FileInput {
-    /// The type the reduction runs on: f32 for an f16 file, else the stored type.
-    pub fn ty(&self) -> ElemType {
-        if self.stored == ElemType::F16 {
-            ElemType::F32
-        } else {
-            self.stored
-        }
-    }
-
     /// The file's path, for messages.
     pub fn path_display(&self) -> std::path::Display<'_> {
         self.path.display()
@@ -211,8 +204,8 @@ fn open_npy(path: &Path, file: File, len: u64) -> CliResult<FileInput> {
         "from {} (NumPy {}, {n} elements{})",
         path.display(),
         header.dtype().descr(),
-        if stored == ElemType::F16 {
-            ", widened exactly to f32 on the host"
+        if stored.is_storage() {
+            ", read as f32 on the device"
         } else {
             ""
         }
@@ -246,8 +239,8 @@ fn open_raw(path: &Path, ty: Option<ElemType>, len: u64) -> CliResult<FileInput>
     let note = format!(
         "from {} (raw little-endian {stored}, {n} elements{})",
         path.display(),
-        if stored == ElemType::F16 {
-            ", widened exactly to f32 on the host"
+        if stored.is_storage() {
+            ", read as f32 on the device"
         } else {
             ""
         }
@@ -262,50 +255,72 @@ fn open_raw(path: &Path, ty: Option<ElemType>, len: u64) -> CliResult<FileInput>
 }
 
 impl FileInput {
-    /// Reads the data (f16 widened to f32).
-    pub fn read(&self) -> CliResult<HostVec> {
+    /// Reads the data: the values (f16 and bf16 widened exactly to f32, for the host's
+    /// reference) and, for f16 and bf16, the 16-bit values as stored (for the device).
+    pub fn read(&self) -> CliResult<(HostVec, Option<Vec<u16>>)> {
         let f = open_regular(&self.path)?;
         let r = match &self.npy {
             Some((header, offset)) => self.read_npy(f, header, *offset),
             None => self.read_raw(f),
         };
-        r.map_err(|e| self.err(format!("reading the data: {}", io_problem(&e))))
+        let data = r.map_err(|e| self.err(format!("reading the data: {}", io_problem(&e))))?;
+        Ok(match data {
+            Loaded::Values(v) => (v, None),
+            Loaded::Bits(bits) => (widen(self.stored, &bits), Some(bits)),
+        })
     }
 
-    fn read_npy(&self, f: File, header: &NpyHeader, offset: u64) -> io::Result<HostVec> {
+    fn read_npy(&self, f: File, header: &NpyHeader, offset: u64) -> io::Result<Loaded> {
         let mut f = BufReader::with_capacity(1 << 20, f);
         f.seek(SeekFrom::Start(offset))?;
         let npy = NpyFile::with_header(header.clone(), f);
-        Ok(match self.stored {
+        Ok(Loaded::Values(match self.stored {
             ElemType::I32 => HostVec::I32(npy.into_vec()?),
             ElemType::U32 => HostVec::U32(npy.into_vec()?),
             ElemType::I64 => HostVec::I64(npy.into_vec()?),
             ElemType::U64 => HostVec::U64(npy.into_vec()?),
             ElemType::F32 => HostVec::F32(npy.into_vec()?),
             ElemType::F64 => HostVec::F64(npy.into_vec()?),
-            ElemType::F16 => HostVec::F32(
-                npy.data::<npyz::half::f16>()
-                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?
-                    .map(|h| h.map(f32::from))
-                    .collect::<io::Result<Vec<f32>>>()?,
-            ),
-        })
+            ElemType::F16 => {
+                return Ok(Loaded::Bits(
+                    npy.data::<npyz::half::f16>()
+                        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?
+                        .map(|h| h.map(|h| h.to_bits()))
+                        .collect::<io::Result<Vec<u16>>>()?,
+                ))
+            }
+            ElemType::BF16 => unreachable!("NumPy has no bfloat16 dtype (npy_type)"),
+        }))
     }
 
-    fn read_raw(&self, f: File) -> io::Result<HostVec> {
+    fn read_raw(&self, f: File) -> io::Result<Loaded> {
         let n = self.n as usize;
-        Ok(match self.stored {
+        Ok(Loaded::Values(match self.stored {
             ElemType::I32 => HostVec::I32(raw(f, n, i32::from_le_bytes)?),
             ElemType::U32 => HostVec::U32(raw(f, n, u32::from_le_bytes)?),
             ElemType::I64 => HostVec::I64(raw(f, n, i64::from_le_bytes)?),
             ElemType::U64 => HostVec::U64(raw(f, n, u64::from_le_bytes)?),
             ElemType::F32 => HostVec::F32(raw(f, n, f32::from_le_bytes)?),
             ElemType::F64 => HostVec::F64(raw(f, n, f64::from_le_bytes)?),
-            ElemType::F16 => HostVec::F32(raw(f, n, |b: [u8; 2]| {
-                f32::from(npyz::half::f16::from_le_bytes(b))
-            })?),
-        })
+            ElemType::F16 | ElemType::BF16 => {
+                return Ok(Loaded::Bits(raw(f, n, u16::from_le_bytes)?))
+            }
+        }))
     }
+}
+
+/// What a file holds once read: values, or 16-bit storage values (f16, bf16) as stored.
+enum Loaded {
+    Values(HostVec),
+    Bits(Vec<u16>),
+}
+
+/// 16-bit storage values widened exactly to f32 (the host's reference data).
+pub fn widen(stored: ElemType, bits: &[u16]) -> HostVec {
+    HostVec::F32(match stored {
+        ElemType::BF16 => bits.iter().map(|&b| clreduce::Bf16(b).to_f32()).collect(),
+        _ => bits.iter().map(|&b| clreduce::Half(b).to_f32()).collect(),
+    })
 }
 
 /// `n` little-endian elements of `W` bytes each, read in blocks.
