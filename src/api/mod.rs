@@ -12,6 +12,7 @@ mod parallel_for;
 mod range;
 pub(crate) mod reduction;
 mod run;
+mod segment;
 mod shortcuts;
 
 pub use event::ReduceEvent;
@@ -21,3 +22,4 @@ pub use range::{Form, NdRange, Range};
 pub use reduction::{
     reduction, reduction_argmax, reduction_argmin, reduction_span, Reduction, Reductions,
 };
+pub use segment::{Axis, Segments};
