@@ -83,7 +83,12 @@ fn layouts(sim: bool, seed: u64) -> Vec<Layout> {
         uni(40 * scale, 24),
     ];
     for mean in [3, 40 * scale] {
-        let off = ragged(&mut rng, (300 * scale / mean.min(300)) as usize + 5, mean, 0);
+        let off = ragged(
+            &mut rng,
+            (300 * scale / mean.min(300)) as usize + 5,
+            mean,
+            0,
+        );
         let n = *off.last().unwrap();
         v.push(Layout {
             n,
@@ -239,11 +244,7 @@ fn several_variables_arg_and_repeat() {
         let _g = sim_lock(d);
         let dev = short(d);
         let mut rng = Rng(0xB0B + d.index() as u64);
-        let algos = [
-            SegmentAlgo::Item,
-            SegmentAlgo::Group,
-            SegmentAlgo::Tiles,
-        ];
+        let algos = [SegmentAlgo::Item, SegmentAlgo::Group, SegmentAlgo::Tiles];
         for algo in algos {
             let off = ragged(&mut rng, 37, 50, 0);
             let r = off.len() - 1;
@@ -302,7 +303,14 @@ fn several_variables_arg_and_repeat() {
                 let (b, e) = (off[k] as usize, off[k + 1] as usize);
                 let seg = HostVec::F32(xs[b..e].to_vec());
                 let rs = reference(Op::Plus, &seg, None);
-                if let Err(m) = check(Op::Plus, ElemType::F32, s1[k] as f64, None, &rs, depth(e - b)) {
+                if let Err(m) = check(
+                    Op::Plus,
+                    ElemType::F32,
+                    s1[k] as f64,
+                    None,
+                    &rs,
+                    depth(e - b),
+                ) {
                     bad.push(format!("sum {k}: {m}"));
                 }
                 let want_max = xs[b..e].iter().fold(-7.0f32, |a, &v| a.max(v));
@@ -310,24 +318,46 @@ fn several_variables_arg_and_repeat() {
                     bad.push(format!("max {k}: {} != {want_max}", m1[k]));
                 }
                 if b == e {
-                    if vn[k] != f32::INFINITY || inn[k] != u64::MAX || vx[k] != f32::NEG_INFINITY || ix[k] != u64::MAX {
-                        bad.push(format!("empty {k}: ({}, {}) ({}, {})", vn[k], inn[k], vx[k], ix[k]));
+                    if vn[k] != f32::INFINITY
+                        || inn[k] != u64::MAX
+                        || vx[k] != f32::NEG_INFINITY
+                        || ix[k] != u64::MAX
+                    {
+                        bad.push(format!(
+                            "empty {k}: ({}, {}) ({}, {})",
+                            vn[k], inn[k], vx[k], ix[k]
+                        ));
                     }
                     continue;
                 }
                 let lo = reference_arg(false, &seg, None);
                 let hi = reference_arg(true, &seg, None);
                 if vn[k] as f64 != lo.value.to_f64() || inn[k] != lo.index + b as u64 {
-                    bad.push(format!("argmin {k}: ({}, {}) want ({:?}, {})", vn[k], inn[k], lo.value, lo.index + b as u64));
+                    bad.push(format!(
+                        "argmin {k}: ({}, {}) want ({:?}, {})",
+                        vn[k],
+                        inn[k],
+                        lo.value,
+                        lo.index + b as u64
+                    ));
                 }
                 if vx[k] as f64 != hi.value.to_f64() || ix[k] != hi.index {
-                    bad.push(format!("argmax in segment {k}: ({}, {}) want ({:?}, {})", vx[k], ix[k], hi.value, hi.index));
+                    bad.push(format!(
+                        "argmax in segment {k}: ({}, {}) want ({:?}, {})",
+                        vx[k], ix[k], hi.value, hi.index
+                    ));
                 }
             }
             // The same plan again (max is idempotent; sum starts from the identity): same bits.
             if let Err(e) = run() {
                 bad.push(format!("second launch: {e}"));
-            } else if sum.to_vec().unwrap().iter().map(|v| v.to_bits()).ne(first.iter().map(|v| v.to_bits())) {
+            } else if sum
+                .to_vec()
+                .unwrap()
+                .iter()
+                .map(|v| v.to_bits())
+                .ne(first.iter().map(|v| v.to_bits()))
+            {
                 bad.push("a second run of the same plan gave other bits".into());
             }
             if bad.is_empty() {
@@ -341,7 +371,8 @@ fn several_variables_arg_and_repeat() {
 }
 
 /// Custom ops: with an identity (initialize_to_identity gives it to empty segments) and
-/// without one (an empty segment is left as it was).
+/// without one (its initial values take part; an empty segment is left as it was;
+/// initialize_to_identity needs an identity, as for any reduction).
 #[test]
 fn custom_ops_and_empty_segments() {
     let mut t = Tally::new("segment::custom_ops_and_empty_segments");
@@ -370,8 +401,7 @@ fn custom_ops_and_empty_segments() {
                         .initialize_to_identity(),
                     reduction(&no_id, CustomOp::new(larger))
                         .name("m")
-                        .segments(Segments::offsets(&offsets))
-                        .initialize_to_identity(),
+                        .segments(Segments::offsets(&offsets)),
                 ],
                 Kernel::new("combine(p, x[i]); combine(m, x[i]);").arg("x", &x),
                 Options::default().segment(algo),
@@ -386,9 +416,14 @@ fn custom_ops_and_empty_segments() {
             for k in 0..r {
                 let seg = &xs[off[k] as usize..off[k + 1] as usize];
                 let want_a = seg.iter().fold(0i32, |acc, &v| acc.wrapping_add(v));
-                let want_b = seg.iter().copied().max().unwrap_or(start[k]);
+                let want_b = seg.iter().copied().fold(start[k], i32::max);
                 if a[k] != want_a || b[k] != want_b {
-                    bad.push(format!("segment {k} (len {}): {} {} want {want_a} {want_b}", seg.len(), a[k], b[k]));
+                    bad.push(format!(
+                        "segment {k} (len {}): {} {} want {want_a} {want_b}",
+                        seg.len(),
+                        a[k],
+                        b[k]
+                    ));
                 }
             }
             if bad.is_empty() {
@@ -411,14 +446,30 @@ fn axis_first_and_last() {
         let dev = short(d);
         let sim = d.is_simulator();
         let shapes: Vec<Vec<u64>> = if sim {
-            vec![vec![3, 5], vec![1, 7], vec![7, 1], vec![2, 3, 4], vec![37, 3]]
+            vec![
+                vec![3, 5],
+                vec![1, 7],
+                vec![7, 1],
+                vec![2, 3, 4],
+                vec![37, 3],
+            ]
         } else {
-            vec![vec![3, 5], vec![1, 7], vec![7, 1], vec![2, 3, 4], vec![1031, 3], vec![5, 2053], vec![17, 9, 33]]
+            vec![
+                vec![3, 5],
+                vec![1, 7],
+                vec![7, 1],
+                vec![2, 3, 4],
+                vec![1031, 3],
+                vec![5, 2053],
+                vec![17, 9, 33],
+            ]
         };
         for ext in shapes {
             let n: u64 = ext.iter().product();
             let mut rng = Rng(n ^ 0xAA);
-            let xs: Vec<i64> = (0..n).map(|_| rng.below(1 << 40) as i64 - (1 << 39)).collect();
+            let xs: Vec<i64> = (0..n)
+                .map(|_| rng.below(1 << 40) as i64 - (1 << 39))
+                .collect();
             let a = q.buffer_from(&xs).unwrap();
             for axis in [Axis::Last, Axis::First] {
                 let (outer, inner) = match axis {
@@ -456,7 +507,15 @@ fn axis_first_and_last() {
                         if got == want {
                             t.pass(&dev);
                         } else {
-                            t.fail(&dev, &case, &format!("got {:?}.. want {:?}..", &got[..got.len().min(6)], &want[..want.len().min(6)]));
+                            t.fail(
+                                &dev,
+                                &case,
+                                &format!(
+                                    "got {:?}.. want {:?}..",
+                                    &got[..got.len().min(6)],
+                                    &want[..want.len().min(6)]
+                                ),
+                            );
                         }
                     }
                 }
@@ -478,19 +537,127 @@ fn errors_write_nothing() {
         let out = q.buffer_from(&[77i32; 4]).unwrap();
         let k = || Kernel::new("sum += x[i];").arg("x", &x);
         let off = |v: &[u64]| q.buffer_from(v).unwrap();
-        let (desc, asc_bad, past, one) = (off(&[0, 4, 3, 12]), off(&[0, 4, 8]), off(&[0, 6, 13]), off(&[0]));
-        let cases: Vec<(&str, clreduce::Result<clreduce::ReduceEvent>, fn(&Error) -> bool)> = vec![
-            ("c = 0", q.parallel_for_reduce(Range::new(12), reduction(&out, Op::Plus).segments(Segments::uniform(0)), k()), |e| matches!(e, Error::BadSegments { .. })),
-            ("n not a multiple of c", q.parallel_for_reduce(Range::new(12), reduction(&out, Op::Plus).segments(Segments::uniform(5)), k()), |e| matches!(e, Error::BadSegments { .. })),
-            ("too few results", q.parallel_for_reduce(Range::new(12), reduction(&out, Op::Plus).segments(Segments::uniform(2)), k()), |e| matches!(e, Error::BufferTooShort { need: 6, .. })),
-            ("descending offsets", q.parallel_for_reduce(Range::new(12), reduction(&out, Op::Plus).segments(Segments::offsets(&desc)), k()), |e| matches!(e, Error::BadSegments { .. })),
-            ("offsets past n", q.parallel_for_reduce(Range::new(12), reduction(&out, Op::Plus).segments(Segments::offsets(&past)), k()), |e| matches!(e, Error::BadSegments { .. })),
-            ("one offset", q.parallel_for_reduce(Range::new(12), reduction(&out, Op::Plus).segments(Segments::offsets(&one)), k()), |e| matches!(e, Error::BadSegments { .. })),
-            ("overflowing extents", q.parallel_for_reduce(Range::new_2d(1 << 40, 1 << 40), reduction(&out, Op::Plus).axis(Axis::Last), k()), |e| matches!(e, Error::BadSegments { .. })),
-            ("mixed segmentations", q.parallel_for_reduce(Range::new(12), vec![reduction(&out, Op::Plus).segments(Segments::uniform(3)), reduction(&x, Op::Plus).name("b").segments(Segments::offsets(&asc_bad))], Kernel::new("sum += 1; b += 1;")), |e| matches!(e, Error::BadArgument { .. })),
-            ("scalar beside segmented", q.parallel_for_reduce(Range::new(12), vec![reduction(&out, Op::Plus).segments(Segments::uniform(3)), reduction(&x, Op::Plus).name("b")], Kernel::new("sum += 1; b += 1;")), |e| matches!(e, Error::BadArgument { .. })),
-            ("forced columns on rows", q.parallel_for_reduce_with(Range::new(12), reduction(&out, Op::Plus).segments(Segments::uniform(3)), k(), Options::default().segment(SegmentAlgo::Columns)), |e| matches!(e, Error::Unsupported { .. })),
-            ("exact per segment", q.parallel_for_reduce_with(Range::new(12), reduction(&q.buffer_from(&[0f32; 4]).unwrap(), Op::Plus).segments(Segments::uniform(3)), Kernel::new("sum += 1.0f;"), Options::default().exact()), |e| matches!(e, Error::Unsupported { .. })),
+        let (desc, asc_bad, past, one) = (
+            off(&[0, 4, 3, 12]),
+            off(&[0, 4, 8]),
+            off(&[0, 6, 13]),
+            off(&[0]),
+        );
+        let cases: Vec<(
+            &str,
+            clreduce::Result<clreduce::ReduceEvent>,
+            fn(&Error) -> bool,
+        )> = vec![
+            (
+                "c = 0",
+                q.parallel_for_reduce(
+                    Range::new(12),
+                    reduction(&out, Op::Plus).segments(Segments::uniform(0)),
+                    k(),
+                ),
+                |e| matches!(e, Error::BadSegments { .. }),
+            ),
+            (
+                "n not a multiple of c",
+                q.parallel_for_reduce(
+                    Range::new(12),
+                    reduction(&out, Op::Plus).segments(Segments::uniform(5)),
+                    k(),
+                ),
+                |e| matches!(e, Error::BadSegments { .. }),
+            ),
+            (
+                "too few results",
+                q.parallel_for_reduce(
+                    Range::new(12),
+                    reduction(&out, Op::Plus).segments(Segments::uniform(2)),
+                    k(),
+                ),
+                |e| matches!(e, Error::BufferTooShort { need: 6, .. }),
+            ),
+            (
+                "descending offsets",
+                q.parallel_for_reduce(
+                    Range::new(12),
+                    reduction(&out, Op::Plus).segments(Segments::offsets(&desc)),
+                    k(),
+                ),
+                |e| matches!(e, Error::BadSegments { .. }),
+            ),
+            (
+                "offsets past n",
+                q.parallel_for_reduce(
+                    Range::new(12),
+                    reduction(&out, Op::Plus).segments(Segments::offsets(&past)),
+                    k(),
+                ),
+                |e| matches!(e, Error::BadSegments { .. }),
+            ),
+            (
+                "one offset",
+                q.parallel_for_reduce(
+                    Range::new(12),
+                    reduction(&out, Op::Plus).segments(Segments::offsets(&one)),
+                    k(),
+                ),
+                |e| matches!(e, Error::BadSegments { .. }),
+            ),
+            (
+                "overflowing extents",
+                q.parallel_for_reduce(
+                    Range::new_2d(1 << 40, 1 << 40),
+                    reduction(&out, Op::Plus).axis(Axis::Last),
+                    k(),
+                ),
+                |e| matches!(e, Error::BadSegments { .. }),
+            ),
+            (
+                "mixed segmentations",
+                q.parallel_for_reduce(
+                    Range::new(12),
+                    vec![
+                        reduction(&out, Op::Plus).segments(Segments::uniform(3)),
+                        reduction(&x, Op::Plus)
+                            .name("b")
+                            .segments(Segments::offsets(&asc_bad)),
+                    ],
+                    Kernel::new("sum += 1; b += 1;"),
+                ),
+                |e| matches!(e, Error::BadArgument { .. }),
+            ),
+            (
+                "scalar beside segmented",
+                q.parallel_for_reduce(
+                    Range::new(12),
+                    vec![
+                        reduction(&out, Op::Plus).segments(Segments::uniform(3)),
+                        reduction(&x, Op::Plus).name("b"),
+                    ],
+                    Kernel::new("sum += 1; b += 1;"),
+                ),
+                |e| matches!(e, Error::BadArgument { .. }),
+            ),
+            (
+                "forced columns on rows",
+                q.parallel_for_reduce_with(
+                    Range::new(12),
+                    reduction(&out, Op::Plus).segments(Segments::uniform(3)),
+                    k(),
+                    Options::default().segment(SegmentAlgo::Columns),
+                ),
+                |e| matches!(e, Error::Unsupported { .. }),
+            ),
+            (
+                "exact per segment",
+                q.parallel_for_reduce_with(
+                    Range::new(12),
+                    reduction(&q.buffer_from(&[0f32; 4]).unwrap(), Op::Plus)
+                        .segments(Segments::uniform(3)),
+                    Kernel::new("sum += 1.0f;"),
+                    Options::default().exact(),
+                ),
+                |e| matches!(e, Error::Unsupported { .. }),
+            ),
         ];
         for (case, res, want) in cases {
             match res {

@@ -372,7 +372,12 @@ pub(super) fn check_writers(names: &[String], reds: &Reductions, kernel: &Kernel
 }
 
 /// The planner's view of the launch.
-pub(super) fn request(form: &Form, reds: &Reductions, options: Options, pure_body: bool) -> Request {
+pub(super) fn request(
+    form: &Form,
+    reds: &Reductions,
+    options: Options,
+    pure_body: bool,
+) -> Request {
     Request {
         form: form.request(),
         shape: form.shape(),
@@ -484,7 +489,12 @@ pub(super) fn check_identities(reds: &Reductions) -> Result<()> {
 
 /// Reducer shorthands the ops allow, span subscripts and exact reducers rewritten; returns the
 /// body to compile.
-pub(super) fn check_body(names: &[String], reds: &Reductions, body: &str, det: Determinism) -> Result<String> {
+pub(super) fn check_body(
+    names: &[String],
+    reds: &Reductions,
+    body: &str,
+    det: Determinism,
+) -> Result<String> {
     for (name, r) in names.iter().zip(&reds.0) {
         if r.span.is_none() {
             check_shorthands(body, name, &r.op)?;

@@ -184,7 +184,11 @@ impl Queue {
                     fill_segments(self, r, v, prep.found.segments as usize, &mut events)?;
                 }
             }
-            let keep = reds.0.iter().flat_map(|r| regions(r, 0)).map(|(m, _)| m.clone());
+            let keep = reds
+                .0
+                .iter()
+                .flat_map(|r| regions(r, 0))
+                .map(|(m, _)| m.clone());
             return Ok(ReduceEvent::new(q, events, Some(prep.plan), keep.collect()));
         }
         let compiled = self.compile_segments(&prep)?;
@@ -250,9 +254,11 @@ impl Queue {
         let found = self.find_segments(&names[0], &spec, range.extents(), form.size())?;
         for (name, r) in names.iter().zip(&reds.0) {
             let need = found.segments as usize;
-            for (label, t) in std::iter::once((name.clone(), &r.target))
-                .chain(r.index.iter().map(|t| (format!("{name} (index buffer)"), t)))
-            {
+            for (label, t) in std::iter::once((name.clone(), &r.target)).chain(
+                r.index
+                    .iter()
+                    .map(|t| (format!("{name} (index buffer)"), t)),
+            ) {
                 if (t.len as u64) < found.segments {
                     return Err(Error::BufferTooShort {
                         name: label,
@@ -263,9 +269,14 @@ impl Queue {
             }
             if let Some(off) = &found.offsets {
                 let written = Arc::ptr_eq(&off.mem, &r.target.mem)
-                    || r.index.as_ref().is_some_and(|t| Arc::ptr_eq(&off.mem, &t.mem));
+                    || r.index
+                        .as_ref()
+                        .is_some_and(|t| Arc::ptr_eq(&off.mem, &t.mem));
                 if written {
-                    return Err(bad_argument(name, "writes the offsets buffer of its own segments"));
+                    return Err(bad_argument(
+                        name,
+                        "writes the offsets buffer of its own segments",
+                    ));
                 }
             }
         }
@@ -285,7 +296,10 @@ impl Queue {
             tuning: None,
             ..options
         };
-        let base = plan::plan(&q.caps, &request(form, reds, base_options, !kernel.writes()))?;
+        let base = plan::plan(
+            &q.caps,
+            &request(form, reds, base_options, !kernel.writes()),
+        )?;
         let sreq = SegmentRequest {
             layout: found.layout,
             segments: found.segments,
@@ -446,8 +460,7 @@ impl Queue {
                 c
             }
         };
-        if prep.plan.local > compiled.kernel_wg_limit
-            && !q.caps.workarounds.kernel_wg_size_advisory
+        if prep.plan.local > compiled.kernel_wg_limit && !q.caps.workarounds.kernel_wg_size_advisory
         {
             return Err(Error::WorkGroupTooLarge {
                 local: prep.plan.local,
@@ -485,7 +498,9 @@ impl Queue {
         let mut partials = Vec::new();
         for v in &plan.vars {
             let bytes = (slots as usize).max(1) * v.acc_bytes;
-            partials.push(Arc::new(launch::create_mem(&q.context, bytes, None, &label)?));
+            partials.push(Arc::new(launch::create_mem(
+                &q.context, bytes, None, &label,
+            )?));
         }
         let regions: Vec<(&Arc<Mem>, usize)> = reds
             .0
@@ -507,7 +522,9 @@ impl Queue {
             args.push(Arg::Mem(r.index.as_ref().map_or(&**part, |t| &*t.mem)));
             args.push(Arg::Mem(part));
         }
-        args.push(Arg::Mem(f.offsets.as_ref().map_or(&*partials[0], |t| &*t.mem)));
+        args.push(Arg::Mem(
+            f.offsets.as_ref().map_or(&*partials[0], |t| &*t.mem),
+        ));
         let c = match f.layout {
             SegmentLayout::Uniform { len } => len,
             SegmentLayout::Columns { cols, .. } => cols,
@@ -526,14 +543,30 @@ impl Queue {
         let local = plan.local;
         let enqueued = (|| -> Result<()> {
             let global = plan.groups as usize * local;
-            events.push(launch::enqueue_kernel(&q.queue, program, "clr_main", &args, &[global], &[local], &[])?);
+            events.push(launch::enqueue_kernel(
+                &q.queue,
+                program,
+                "clr_main",
+                &args,
+                &[global],
+                &[local],
+                &[],
+            )?);
             if plan.passes > 1 {
                 let groups = match sp.algo {
                     SegmentAlgo::Columns => f.segments.div_ceil(local as u64).min(1 << 16),
                     _ => plan.groups,
                 };
                 let global = groups.max(1) as usize * local;
-                events.push(launch::enqueue_kernel(&q.queue, program, "clr_finish", &args, &[global], &[local], &[])?);
+                events.push(launch::enqueue_kernel(
+                    &q.queue,
+                    program,
+                    "clr_finish",
+                    &args,
+                    &[global],
+                    &[local],
+                    &[],
+                )?);
             }
             Ok(())
         })();
@@ -620,9 +653,21 @@ fn fill_segments(
     }
     let q = &queue.inner;
     let t = &r.target;
-    events.push(launch::fill(&q.queue, &t.mem, &id.to_bytes(), 0, segments * t.ty.size())?);
+    events.push(launch::fill(
+        &q.queue,
+        &t.mem,
+        &id.to_bytes(),
+        0,
+        segments * t.ty.size(),
+    )?);
     if let Some(ix) = &r.index {
-        events.push(launch::fill(&q.queue, &ix.mem, &u64::MAX.to_le_bytes(), 0, segments * 8)?);
+        events.push(launch::fill(
+            &q.queue,
+            &ix.mem,
+            &u64::MAX.to_le_bytes(),
+            0,
+            segments * 8,
+        )?);
     }
     Ok(())
 }

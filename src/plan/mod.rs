@@ -38,8 +38,8 @@ pub use model::{
     SpanStore, VarPlan,
 };
 pub use request::{FormRequest, Request, Shape, Tuning, VarRequest};
-pub use segment::{plan_segments, SegmentAlgo, SegmentLayout, SegmentPlan, SegmentRequest};
 pub(crate) use segment::TILE_LONGS;
+pub use segment::{plan_segments, SegmentAlgo, SegmentLayout, SegmentPlan, SegmentRequest};
 pub use strategy::{CrossAlgo, Determinism, GroupAlgo, Strategy};
 pub use tuning::{
     plan_tuned, strategy_of, DeviceKey, LaunchClass, OpClass, TuneEntry, TuneTable, TunedGeometry,

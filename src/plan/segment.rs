@@ -171,11 +171,23 @@ pub fn plan_segments(caps: &DeviceCaps, mut base: Plan, req: &SegmentRequest) ->
     let (tile, short, groups, passes, geo) = match algo {
         SegmentAlgo::Item => {
             let groups = segments.div_ceil(local as u64).max(1);
-            (0, 0, groups, 1, format!("{groups} work-groups of {local}, one segment per work-item"))
+            (
+                0,
+                0,
+                groups,
+                1,
+                format!("{groups} work-groups of {local}, one segment per work-item"),
+            )
         }
         SegmentAlgo::Group => {
             let groups = segments.min(fill * 4).max(1);
-            (0, 0, groups, 1, format!("{groups} work-groups of {local} taking segments in turn"))
+            (
+                0,
+                0,
+                groups,
+                1,
+                format!("{groups} work-groups of {local} taking segments in turn"),
+            )
         }
         SegmentAlgo::Tiles => {
             // Tiles: at least 16 elements per work-item, and no more tiles than 4 rounds of
@@ -228,12 +240,18 @@ pub fn plan_segments(caps: &DeviceCaps, mut base: Plan, req: &SegmentRequest) ->
             SegmentAlgo::Tiles | SegmentAlgo::Columns if passes > 1 => {
                 "segmented: partials per piece, combined in a fixed order by a second pass".into()
             }
-            _ => "segmented: each segment written by the work-item or work-group that reduces it".into(),
+            _ => "segmented: each segment written by the work-item or work-group that reduces it"
+                .into(),
         };
         v.deterministic = true;
     }
     let acc: usize = base.vars.iter().map(|v| v.acc_bytes * local).sum();
-    base.local_bytes = acc as u64 + if algo == SegmentAlgo::Tiles { TILE_LONGS * 8 + 4 } else { 0 };
+    base.local_bytes = acc as u64
+        + if algo == SegmentAlgo::Tiles {
+            TILE_LONGS * 8 + 4
+        } else {
+            0
+        };
     if base.local_bytes > caps.local_mem_size {
         return Err(Error::LocalMemory {
             local,
@@ -304,7 +322,10 @@ fn choose(
     } else if mean <= 16 && req.segments >= fill {
         (
             SegmentAlgo::Item,
-            format!("{} segments of mean length {mean} <= 16: a work-item per segment", req.segments),
+            format!(
+                "{} segments of mean length {mean} <= 16: a work-item per segment",
+                req.segments
+            ),
         )
     } else if !gpu && req.segments >= fill && !offsets {
         (
@@ -386,9 +407,18 @@ mod tests {
         assert_eq!(algo(&c, u(16384), n / 16384, n), SegmentAlgo::Group);
         assert_eq!(algo(&c, u(1 << 20), 256, n), SegmentAlgo::Tiles);
         assert_eq!(algo(&c, u(n), 1, n), SegmentAlgo::Tiles);
-        assert_eq!(algo(&c, SegmentLayout::Offsets, n / 256, n), SegmentAlgo::Tiles);
-        assert_eq!(algo(&c, SegmentLayout::Offsets, n / 8, n), SegmentAlgo::Item);
-        let cols = SegmentLayout::Columns { rows: 256, cols: 1 << 20 };
+        assert_eq!(
+            algo(&c, SegmentLayout::Offsets, n / 256, n),
+            SegmentAlgo::Tiles
+        );
+        assert_eq!(
+            algo(&c, SegmentLayout::Offsets, n / 8, n),
+            SegmentAlgo::Item
+        );
+        let cols = SegmentLayout::Columns {
+            rows: 256,
+            cols: 1 << 20,
+        };
         assert_eq!(algo(&c, cols, 1 << 20, n), SegmentAlgo::Columns);
     }
 
@@ -456,7 +486,10 @@ mod tests {
             ..req
         };
         assert!(plan_segments(&c, base(&c, 16), &req).is_err());
-        assert_eq!(SegmentAlgo::parse("multi").unwrap(), Some(SegmentAlgo::Tiles));
+        assert_eq!(
+            SegmentAlgo::parse("multi").unwrap(),
+            Some(SegmentAlgo::Tiles)
+        );
         assert_eq!(SegmentAlgo::parse("auto").unwrap(), None);
         assert!(SegmentAlgo::parse("warp").is_err());
     }
