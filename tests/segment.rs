@@ -672,3 +672,88 @@ fn errors_write_nothing() {
     }
     t.finish();
 }
+
+/// The span idiom: `rows[i / C]` (a literal, a scalar argument, or a `kernel!` closure with a
+/// captured `C`) is planned as uniform segments and says so; the results are the span's.
+#[test]
+fn span_idiom_is_planned_as_segments() {
+    use clreduce::{kernel, reduction_span};
+    let mut t = Tally::new("segment::span_idiom_is_planned_as_segments");
+    for q in queues() {
+        let d = q.device();
+        let _g = sim_lock(d);
+        let dev = short(d);
+        let (r, c) = (37usize, 29usize);
+        let mut rng = Rng(0x5A + d.index() as u64);
+        let xs: Vec<u32> = (0..r * c).map(|_| rng.below(1000) as u32).collect();
+        let x = q.buffer_from(&xs).unwrap();
+        let want: Vec<u32> = (0..r)
+            .map(|k| 1 + xs[k * c..(k + 1) * c].iter().sum::<u32>())
+            .collect();
+        let cols = c;
+        let kernels = [
+            ("literal", Kernel::new("rows[i / 29] += x[i];").arg("x", &x)),
+            (
+                "scalar",
+                Kernel::new("rows[i / cols] += x[i];")
+                    .arg("x", &x)
+                    .scalar("cols", c as u64),
+            ),
+            ("closure", kernel!(|i, rows| rows[i / cols] += x[i]).into()),
+        ];
+        for (what, k) in kernels {
+            let rows = q.buffer_from(&vec![1u32; r]).unwrap();
+            let res = q.parallel_for_reduce_with(
+                Range::new((r * c) as u64),
+                reduction_span(&rows, r, Op::Plus).name("rows"),
+                k,
+                Options::default(),
+            );
+            match res {
+                Err(e) => t.fail(&dev, what, &format!("launch: {e}")),
+                Ok(ev) => {
+                    let sp = ev.plan().and_then(|p| p.segment.clone());
+                    let got = rows.to_vec().unwrap();
+                    if !sp
+                        .as_ref()
+                        .is_some_and(|s| s.span_idiom && s.reason.contains("span idiom"))
+                    {
+                        t.fail(
+                            &dev,
+                            what,
+                            &format!("not planned as the span idiom: {sp:?}"),
+                        );
+                    } else if got != want {
+                        t.fail(
+                            &dev,
+                            what,
+                            &format!("got {:?}.. want {:?}..", &got[..4], &want[..4]),
+                        );
+                    } else {
+                        t.pass(&dev);
+                    }
+                }
+            }
+        }
+        // Not the idiom (n is not r * C): the span plan, same answers.
+        let rows = q.buffer_from(&vec![1u32; r]).unwrap();
+        let n = r * c - 5;
+        let res = q.parallel_for_reduce(
+            Range::new(n as u64),
+            reduction_span(&rows, r, Op::Plus).name("rows"),
+            Kernel::new("rows[i / 29] += x[i];").arg("x", &x),
+        );
+        let want: Vec<u32> = (0..r)
+            .map(|k| 1 + xs[k * c..((k + 1) * c).min(n)].iter().sum::<u32>())
+            .collect();
+        match res {
+            Err(e) => t.fail(&dev, "partial", &format!("launch: {e}")),
+            Ok(ev) if ev.plan().is_some_and(|p| p.segment.is_some()) => {
+                t.fail(&dev, "partial", "planned as segments with n != r * C")
+            }
+            Ok(_) if rows.to_vec().unwrap() != want => t.fail(&dev, "partial", "wrong span result"),
+            Ok(_) => t.pass(&dev),
+        }
+    }
+    t.finish();
+}

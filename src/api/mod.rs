@@ -14,6 +14,7 @@ pub(crate) mod reduction;
 mod run;
 mod segment;
 mod shortcuts;
+mod span_idiom;
 
 pub use event::ReduceEvent;
 pub use kernel::Kernel;

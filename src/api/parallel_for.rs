@@ -86,6 +86,13 @@ impl Queue {
         options: Options,
     ) -> Result<String> {
         let (form, reds, kernel) = (range.into(), reductions.into(), kernel.into());
+        if super::segment::is_segmented(&reds) {
+            return self.explain_source_segments(&form, &reds, &kernel, options);
+        }
+        if let Some((reds, kernel)) = super::span_idiom::span_idiom(&form, &reds, &kernel, &options)
+        {
+            return self.explain_source_segments(&form, &reds, &kernel, options);
+        }
         let prep = self.prepare(&form, &reds, &kernel, options)?;
         let key = &prep.key;
         let body = check_body(&key.names, &reds, &key.body, options.determinism)?;
@@ -105,6 +112,10 @@ impl Queue {
         let reds = reductions.into();
         let kernel = kernel.into();
         if super::segment::is_segmented(&reds) {
+            return self.parallel_for_segments(&form, &reds, &kernel, options);
+        }
+        if let Some((reds, kernel)) = super::span_idiom::span_idiom(&form, &reds, &kernel, &options)
+        {
             return self.parallel_for_segments(&form, &reds, &kernel, options);
         }
         let prep = self.prepare(&form, &reds, &kernel, options)?;

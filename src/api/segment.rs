@@ -88,6 +88,8 @@ pub enum Axis {
 #[derive(Clone)]
 pub(crate) enum SegSpec {
     Uniform(u64),
+    /// The span idiom's `i / C` (`src/api/span_idiom.rs`): uniform segments of C.
+    Span(u64),
     Offsets(Target),
     Axis(Axis),
 }
@@ -95,7 +97,9 @@ pub(crate) enum SegSpec {
 impl SegSpec {
     fn same(&self, other: &SegSpec) -> bool {
         match (self, other) {
-            (SegSpec::Uniform(a), SegSpec::Uniform(b)) => a == b,
+            (SegSpec::Uniform(a), SegSpec::Uniform(b)) | (SegSpec::Span(a), SegSpec::Span(b)) => {
+                a == b
+            }
             (SegSpec::Offsets(a), SegSpec::Offsets(b)) => Arc::ptr_eq(&a.mem, &b.mem),
             (SegSpec::Axis(a), SegSpec::Axis(b)) => a == b,
             _ => false,
@@ -204,6 +208,19 @@ impl Queue {
         options: Options,
     ) -> Result<Plan> {
         Ok((*self.prepare_segments(form, reds, kernel, options)?.plan).clone())
+    }
+
+    /// The program of a segmented launch (`Queue::explain_source`).
+    pub(super) fn explain_source_segments(
+        &self,
+        form: &Form,
+        reds: &Reductions,
+        kernel: &Kernel,
+        options: Options,
+    ) -> Result<String> {
+        let p = self.prepare_segments(form, reds, kernel, options)?;
+        let gen = codegen::generate(&p.plan, &self.inner.caps, &p.names, &p.body, &p.params);
+        Ok(format!("// build options: {}\n{}", gen.options, gen.source))
     }
 
     /// Checks a segmented launch, finds its segments and plans it. Nothing is written.
@@ -316,6 +333,13 @@ impl Queue {
         let mut plan = plan::plan_segments(&q.caps, base, &sreq)?;
         if let Some(sp) = plan.segment.as_mut() {
             sp.index_in_segment = reds.0.iter().map(|r| r.index_in_segment).collect();
+            if let SegSpec::Span(c) = &spec {
+                sp.span_idiom = true;
+                sp.reason = format!(
+                    "span idiom: every subscript is i / {c} with n = {} x {c}, so a uniform segmented reduction; {}",
+                    found.segments, sp.reason
+                );
+            }
         }
         tracing::debug!(plan = %plan.summary(), segment = ?plan.segment.as_ref().map(|s| s.algo), device = %q.device.label(), "planned segments");
         Ok(Prepared {
@@ -350,15 +374,15 @@ impl Queue {
             offsets: None,
         };
         Ok(match spec {
-            SegSpec::Uniform(0) => return Err(bad("segment length 0".into())),
-            SegSpec::Uniform(c) if n % c != 0 => {
+            SegSpec::Uniform(0) | SegSpec::Span(0) => return Err(bad("segment length 0".into())),
+            SegSpec::Uniform(c) | SegSpec::Span(c) if n % c != 0 => {
                 return Err(bad(format!(
                     "n = {n} is not a multiple of the segment length {c} ({} whole segments and {} left over)",
                     n / c,
                     n % c
                 )))
             }
-            SegSpec::Uniform(c) => uniform(*c, n / c),
+            SegSpec::Uniform(c) | SegSpec::Span(c) => uniform(*c, n / c),
             SegSpec::Axis(axis) => match (axis, extents) {
                 (_, [n1]) => uniform((*n1).max(1), 1),
                 (Axis::Last, [rest @ .., last]) => {

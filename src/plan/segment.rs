@@ -140,6 +140,9 @@ pub struct SegmentPlan {
     pub short: u64,
     /// Per variable: argmin/argmax indices within the segment instead of global ones.
     pub index_in_segment: Vec<bool>,
+    /// Whether the launch was a span reduction whose subscript is `i / C` (the span idiom),
+    /// planned as uniform segments of `C`.
+    pub span_idiom: bool,
     /// Why this algorithm and geometry.
     pub reason: String,
 }
@@ -161,9 +164,10 @@ pub fn plan_segments(caps: &DeviceCaps, mut base: Plan, req: &SegmentRequest) ->
     let (algo, why) = choose(caps, req, mean, fill)?;
     let max_local = caps.max_work_group_size.max(1);
     let local = match algo {
-        // A GPU wants a full warp per segment at least; more only for longer segments.
-        SegmentAlgo::Group if gpu => mean.next_power_of_two().clamp(32, 256) as usize,
-        SegmentAlgo::Group => mean.next_power_of_two().clamp(8, 64) as usize,
+        // A full warp per segment at least on a GPU, at least 8 elements per work-item before
+        // the tree (fewer barriers per element); more work-items only for longer segments.
+        SegmentAlgo::Group if gpu => (mean / 8).next_power_of_two().clamp(32, 256) as usize,
+        SegmentAlgo::Group => (mean / 8).next_power_of_two().clamp(8, 64) as usize,
         _ if gpu => 256,
         _ => 64,
     }
@@ -279,6 +283,7 @@ pub fn plan_segments(caps: &DeviceCaps, mut base: Plan, req: &SegmentRequest) ->
         tile,
         short,
         index_in_segment: vec![false; base.vars.len()],
+        span_idiom: false,
         reason: why,
     });
     Ok(base)
