@@ -525,6 +525,13 @@ fn axis_first_and_last() {
     t.finish();
 }
 
+/// A launch that must be refused: what, its outcome, and the error it must be.
+type Refusal<'a> = (
+    &'a str,
+    clreduce::Result<clreduce::ReduceEvent>,
+    fn(&Error) -> bool,
+);
+
 /// Bad segmentations are typed errors, and nothing is written.
 #[test]
 fn errors_write_nothing() {
@@ -543,11 +550,7 @@ fn errors_write_nothing() {
             off(&[0, 6, 13]),
             off(&[0]),
         );
-        let cases: Vec<(
-            &str,
-            clreduce::Result<clreduce::ReduceEvent>,
-            fn(&Error) -> bool,
-        )> = vec![
+        let cases: Vec<Refusal> = vec![
             (
                 "c = 0",
                 q.parallel_for_reduce(

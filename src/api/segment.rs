@@ -375,7 +375,7 @@ impl Queue {
         };
         Ok(match spec {
             SegSpec::Uniform(0) | SegSpec::Span(0) => return Err(bad("segment length 0".into())),
-            SegSpec::Uniform(c) | SegSpec::Span(c) if n % c != 0 => {
+            SegSpec::Uniform(c) | SegSpec::Span(c) if !n.is_multiple_of(*c) => {
                 return Err(bad(format!(
                     "n = {n} is not a multiple of the segment length {c} ({} whole segments and {} left over)",
                     n / c,

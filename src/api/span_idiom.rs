@@ -61,7 +61,7 @@ pub(super) fn span_idiom(
         })?,
     };
     let n = form.size();
-    if c == 0 || n % c != 0 || reds.0.iter().any(|r| r.span != Some((n / c) as usize)) {
+    if c == 0 || !n.is_multiple_of(c) || reds.0.iter().any(|r| r.span != Some((n / c) as usize)) {
         return None;
     }
     let converted = reds
