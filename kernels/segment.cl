@@ -5,7 +5,7 @@
 // CLR_CALL as for reduce.cl, and per variable CLR_INSEG_k(g), which turns a (value, index)
 // accumulator's global index into the index within its segment (`index_in_segment`) or is
 // empty. Defines:
-//   CLR_SEG_ALGO     CLR_SEG_ITEM, CLR_SEG_GROUP, CLR_SEG_TILES or CLR_SEG_COLUMNS
+//   CLR_SEG_ALGO     CLR_SEG_ITEM, CLR_SEG_GROUP, CLR_SEG_TILES, CLR_SEG_COLUMNS or CLR_SEG_CHUNKS
 //   CLR_SEG_OFFSETS  1: segment k is off[k]..off[k+1] (CSR); 0: k*c..(k+1)*c (uniform)
 //   CLR_SEG_LONGS    tiles: room for the longer segments of one tile (>= tile / (short + 1))
 // Arguments after the variables: the offsets (any buffer for uniform segments), the number of
@@ -20,6 +20,7 @@
 #define CLR_SEG_GROUP 2
 #define CLR_SEG_TILES 3
 #define CLR_SEG_COLUMNS 4
+#define CLR_SEG_CHUNKS 5
 
 // The first index of segment k (k == nseg: one past the last segment's end).
 static inline ulong clr_seg_begin(ulong k, ulong c, __global const ulong* off) {
@@ -68,6 +69,21 @@ static inline ulong clr_seg_lower(ulong p, ulong nseg, ulong c, __global const u
 #define CLR_SPART(k) clr_part_##k[clr_slot] = clr_a##k[0];
 #define CLR_SFOLD(k) clr_a##k[0] = clr_op_##k(clr_a##k[0], clr_part_##k[clr_slot]);
 #define CLR_SFIRST(k) clr_a##k[0] = clr_op_##k(clr_part_##k[clr_slot], clr_a##k[0]);
+
+// Chunks: the current segment (clr_cur, clr_cb..clr_ce) ends: a head piece to its slot, or
+// the segment's value (an empty one's identity) to the variables.
+#define CLR_CHUNK_FINISH                                   \
+    if (clr_head) {                                        \
+        const ulong clr_slot = 2 * clr_t;                  \
+        CLR_FOR_VARS(CLR_SPART)                            \
+    } else if (clr_cb == clr_ce) {                         \
+        const ulong clr_e = clr_cur;                       \
+        CLR_FOR_VARS(CLR_SEMPTY)                           \
+    } else {                                               \
+        const ulong clr_e = clr_cur;                       \
+        const ulong clr_sb = clr_cb;                       \
+        CLR_FOR_VARS(CLR_SSTORE)                           \
+    }
 
 // Reduces indices [clr_b, clr_e2) with the whole work-group into clr_a*[0] of every work-item.
 #define CLR_GROUP_RANGE(clr_b, clr_e2)                                       \
@@ -178,6 +194,49 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
             barrier(CLK_LOCAL_MEM_FENCE);
         }
     }
+#elif CLR_SEG_ALGO == CLR_SEG_CHUNKS
+    // Chunks: each work-item owns clr_tile consecutive elements and walks them in one flat
+    // loop, finishing a segment whenever its end is reached (so every work-item runs the same
+    // number of iterations, whatever the lengths: CPU vector lanes stay together). The pieces
+    // of segments cut by chunk boundaries go to the same slots as the tiles plan's (head 2t,
+    // tail 2t+1), and clr_finish is the tiles one.
+    const ulong clr_ntiles = (clr_hi - clr_lo + clr_tile - 1) / clr_tile;
+    for (ulong clr_t = get_global_id(0); clr_t < clr_ntiles; clr_t += get_global_size(0)) {
+        const ulong clr_ts = clr_lo + clr_t * clr_tile;
+        const ulong clr_te = clr_hi - clr_ts < clr_tile ? clr_hi : clr_ts + clr_tile;
+        const ulong clr_ka = clr_seg_lower(clr_ts, clr_nseg, clr_c, clr_off);
+        const ulong clr_ba = clr_seg_begin(clr_ka, clr_c, clr_off);
+        // The current segment: the one holding clr_ts (it began before: a head piece), or ka.
+        int clr_head = clr_ba > clr_ts;
+        ulong clr_cur = clr_head ? clr_ka - 1 : clr_ka;
+        ulong clr_cb = clr_head ? clr_seg_begin(clr_cur, clr_c, clr_off) : clr_ba;
+        ulong clr_ce = clr_head ? clr_ba : clr_seg_begin(clr_cur + 1, clr_c, clr_off);
+        CLR_FOR_VARS(CLR_SRESET)
+        for (ulong clr_j = clr_ts; clr_j < clr_te; ++clr_j) {
+            while (clr_j == clr_ce) {
+                CLR_CHUNK_FINISH
+                ++clr_cur;
+                clr_cb = clr_ce;
+                clr_ce = clr_seg_begin(clr_cur + 1, clr_c, clr_off);
+                clr_head = 0;
+                CLR_FOR_VARS(CLR_SRESET)
+            }
+            CLR_CALL((CLR_IDX)clr_j, 0);
+        }
+        if (clr_ce == clr_te) {
+            CLR_CHUNK_FINISH
+            // The last chunk also owns the empty segments that begin at the end.
+            if (clr_te == clr_hi) {
+                for (ulong clr_e = clr_cur + 1; clr_e < clr_nseg; ++clr_e) {
+                    CLR_FOR_VARS(CLR_SEMPTY)
+                }
+            }
+        } else {
+            // The segment goes on past the chunk: a head piece if it also began before it.
+            const ulong clr_slot = clr_head ? 2 * clr_t : 2 * clr_t + 1;
+            CLR_FOR_VARS(CLR_SPART)
+        }
+    }
 #else
     // Columns (Axis::First): clr_c columns of clr_nseg... here clr_nseg is the number of
     // columns and clr_hi the number of rows; each work-item owns one column of a chunk of
@@ -213,8 +272,8 @@ void clr_finish(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_
     const uint clr_lid = (uint)get_local_id(0);
     const ulong clr_ss = 1;
     CLR_FOR_VARS(CLR_SDECL)
-#if CLR_SEG_ALGO == CLR_SEG_TILES
-    // A work-group per tile whose tail segment goes on: it combines the tail (slot 2t) with
+#if CLR_SEG_ALGO == CLR_SEG_TILES || CLR_SEG_ALGO == CLR_SEG_CHUNKS
+    // A work-group per tile (chunk) whose tail segment goes on: it combines the tail (slot 2t) with
     // the heads of the tiles the segment covers (slots 2u, u = t+1..t1), in tile order.
     const ulong clr_ntiles = (clr_hi - clr_lo + clr_tile - 1) / clr_tile;
     for (ulong clr_t = get_group_id(0); clr_t < clr_ntiles; clr_t += get_num_groups(0)) {

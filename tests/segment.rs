@@ -194,6 +194,7 @@ fn plans_ops_types_shapes() {
         Some(SegmentAlgo::Item),
         Some(SegmentAlgo::Group),
         Some(SegmentAlgo::Tiles),
+        Some(SegmentAlgo::Chunks),
     ];
     for q in queues() {
         let d = q.device();
@@ -204,7 +205,7 @@ fn plans_ops_types_shapes() {
         let ls = layouts(sim, 0x5E6 + d.index() as u64);
         for (ai, algo) in algos.iter().enumerate() {
             // A sample of the pairs per plan, rotating so every pair runs under some plan.
-            let per = if sim { 2 } else { 6 };
+            let per = if sim { 2 } else { 4 };
             for p in 0..per {
                 let (op, ty) = pairs[(ai * per + p) * 7 % pairs.len()];
                 let init = p % 2 == 1;
@@ -244,7 +245,12 @@ fn several_variables_arg_and_repeat() {
         let _g = sim_lock(d);
         let dev = short(d);
         let mut rng = Rng(0xB0B + d.index() as u64);
-        let algos = [SegmentAlgo::Item, SegmentAlgo::Group, SegmentAlgo::Tiles];
+        let algos = [
+            SegmentAlgo::Item,
+            SegmentAlgo::Group,
+            SegmentAlgo::Tiles,
+            SegmentAlgo::Chunks,
+        ];
         for algo in algos {
             let off = ragged(&mut rng, 37, 50, 0);
             let r = off.len() - 1;
@@ -381,7 +387,12 @@ fn custom_ops_and_empty_segments() {
         let _g = sim_lock(d);
         let dev = short(d);
         let mut rng = Rng(0xC0 + d.index() as u64);
-        for algo in [SegmentAlgo::Item, SegmentAlgo::Group, SegmentAlgo::Tiles] {
+        for algo in [
+            SegmentAlgo::Item,
+            SegmentAlgo::Group,
+            SegmentAlgo::Tiles,
+            SegmentAlgo::Chunks,
+        ] {
             let off = ragged(&mut rng, 29, 40, 0);
             let r = off.len() - 1;
             let n = *off.last().unwrap() as usize;

@@ -513,7 +513,7 @@ impl Queue {
         let label = q.device.label();
         // Partial slots per variable: two per tile, or one per (row chunk, column).
         let slots = match (sp.algo, f.layout) {
-            (SegmentAlgo::Tiles, _) => 2 * (f.hi - f.lo).div_ceil(sp.tile),
+            (SegmentAlgo::Tiles | SegmentAlgo::Chunks, _) => 2 * (f.hi - f.lo).div_ceil(sp.tile),
             (SegmentAlgo::Columns, SegmentLayout::Columns { rows, cols }) if plan.passes > 1 => {
                 rows.div_ceil(sp.tile) * cols
             }

@@ -50,23 +50,31 @@ pub enum SegmentAlgo {
     /// `Axis::First`: a work-item per column, rows split into chunks across work-groups when
     /// there are few columns, chunks combined by a second pass.
     Columns,
+    /// Equal chunks of consecutive elements, one per work-item, each walked in one flat loop
+    /// that finishes a segment whenever it reaches its end; pieces cut by chunk boundaries
+    /// finished by a second pass, as in `Tiles`. Balanced whatever the lengths, and every
+    /// work-item runs the same number of iterations (CPU vector lanes stay together).
+    Chunks,
 }
 
 impl SegmentAlgo {
     /// Every algorithm, in declaration order.
-    pub const ALL: [SegmentAlgo; 4] = [
+    pub const ALL: [SegmentAlgo; 5] = [
         SegmentAlgo::Item,
         SegmentAlgo::Group,
         SegmentAlgo::Tiles,
         SegmentAlgo::Columns,
+        SegmentAlgo::Chunks,
     ];
-    /// Its name in plans and `CLREDUCE_SEGMENT`: `item`, `group`, `tiles` or `columns`.
+    /// Its name in plans and `CLREDUCE_SEGMENT`: `item`, `group`, `tiles`, `columns` or
+    /// `chunks`.
     pub fn name(self) -> &'static str {
         match self {
             SegmentAlgo::Item => "item",
             SegmentAlgo::Group => "group",
             SegmentAlgo::Tiles => "tiles",
             SegmentAlgo::Columns => "columns",
+            SegmentAlgo::Chunks => "chunks",
         }
     }
     /// Parses a name of [`SegmentAlgo::name`] (`multi` is accepted for `tiles`); `auto` or an
@@ -84,7 +92,14 @@ impl SegmentAlgo {
             .ok_or_else(|| Error::UnknownName {
                 kind: "segment plan",
                 name: s.to_string(),
-                known: vec!["auto", "item", "group", "tiles (or multi)", "columns"],
+                known: vec![
+                    "auto",
+                    "item",
+                    "group",
+                    "tiles (or multi)",
+                    "columns",
+                    "chunks",
+                ],
             })
     }
     /// `CLREDUCE_SEGMENT`, or `None` (automatic) where unset.
@@ -100,6 +115,7 @@ impl SegmentAlgo {
             SegmentAlgo::Group => "CLR_SEG_GROUP",
             SegmentAlgo::Tiles => "CLR_SEG_TILES",
             SegmentAlgo::Columns => "CLR_SEG_COLUMNS",
+            SegmentAlgo::Chunks => "CLR_SEG_CHUNKS",
         }
     }
 }
@@ -211,6 +227,20 @@ pub fn plan_segments(caps: &DeviceCaps, mut base: Plan, req: &SegmentRequest) ->
                 format!("{tiles} tiles of {tile} elements on {groups} work-groups of {local}; segments up to {short} long to one work-item, longer ones to the work-group, tile-crossing pieces finished by a second pass"),
             )
         }
+        SegmentAlgo::Chunks => {
+            // One chunk per work-item of `fill` work-groups, at least 16 elements each.
+            let items = fill * local as u64;
+            let tile = req.elements.div_ceil(items).max(16);
+            let tiles = req.elements.div_ceil(tile).max(1);
+            let groups = tiles.div_ceil(local as u64).max(1);
+            (
+                tile,
+                0,
+                groups,
+                2,
+                format!("{tiles} chunks of {tile} elements, one per work-item of {groups} work-groups of {local}; chunk-crossing pieces finished by a second pass"),
+            )
+        }
         SegmentAlgo::Columns => {
             let SegmentLayout::Columns { rows, cols } = req.layout else {
                 unreachable!("choose() gives columns for the columns layout only")
@@ -319,7 +349,12 @@ fn choose(
     }
     let gpu = caps.kind == DeviceKind::Gpu;
     let offsets = req.layout == SegmentLayout::Offsets;
-    Ok(if offsets && mean > 16 {
+    Ok(if !gpu {
+        (
+            SegmentAlgo::Chunks,
+            format!("{} on a CPU: equal chunks of elements per work-item, whatever the segment lengths (mean {mean}); its vector lanes run the same loop", if offsets { "CSR offsets" } else { "uniform segments" }),
+        )
+    } else if offsets && mean > 16 {
         (
             SegmentAlgo::Tiles,
             format!("CSR offsets of mean length {mean} > 16: lengths live on the device and may be heavy-tailed, so fixed tiles keep the work balanced"),
@@ -428,13 +463,23 @@ mod tests {
     }
 
     #[test]
-    fn cpus_take_a_work_item_per_segment_when_there_are_many() {
+    fn cpus_take_equal_chunks_whatever_the_lengths() {
         for c in [fixtures::pocl_cpu(), fixtures::intel_cpu()] {
             let n = 1 << 20;
             let u = |len| SegmentLayout::Uniform { len };
-            assert_eq!(algo(&c, u(256), n / 256, n), SegmentAlgo::Item);
-            assert_eq!(algo(&c, u(n), 1, n), SegmentAlgo::Tiles);
-            assert_eq!(algo(&c, u(n / 2), 2, n), SegmentAlgo::Tiles);
+            for (layout, r) in [
+                (u(4), n / 4),
+                (u(256), n / 256),
+                (u(n), 1),
+                (SegmentLayout::Offsets, n / 16),
+            ] {
+                assert_eq!(algo(&c, layout, r, n), SegmentAlgo::Chunks);
+            }
+            let cols = SegmentLayout::Columns {
+                rows: 16,
+                cols: n / 16,
+            };
+            assert_eq!(algo(&c, cols, n / 16, n), SegmentAlgo::Columns);
         }
     }
 
