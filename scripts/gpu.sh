@@ -97,7 +97,7 @@ build)
   cp target/release/clreduce .gpu/
   # Developer probes: examples/latency.rs (where a small reduction's time goes), sweep.rs.
   # lazy_alloc: does the driver allocate at creation or at first use (issue 21).
-  cp target/release/examples/latency target/release/examples/sweep target/release/examples/lazy_alloc target/release/examples/closure_vs_string .gpu/
+  cp target/release/examples/latency target/release/examples/sweep target/release/examples/lazy_alloc target/release/examples/closure_vs_string target/release/examples/segment_bench .gpu/
   rm -f .gpu/test-*
   copy_tests
   # tests/ui.rs runs rustc (trybuild): there is none on the GPU machines.
