@@ -7,6 +7,8 @@
 //! of depth d errs by at most d·u·Σ|x| to first order; a segment's depth is at most its length
 //! plus the tree and the finishing pass). Fresh seeded inputs per case.
 
+#[path = "common/cli.rs"]
+mod cli_run;
 mod common;
 
 use clreduce::check::reference::{check, random_input, reference, reference_arg};
@@ -770,4 +772,69 @@ fn span_idiom_is_planned_as_segments() {
         }
     }
     t.finish();
+}
+
+/// `clreduce reduce --rows/--cols/--axis` and `--ragged` check every result on the host (exit
+/// 0, `--json` one entry per variable); bad shapes are one-line errors with exit 2.
+#[test]
+fn cli_rows_cols_ragged() {
+    let dev = &queues()[0].device().index().to_string();
+    for args in [
+        vec!["--rows", "300", "--cols", "7", "--op", "sum,max,argmin"],
+        vec![
+            "--rows",
+            "7",
+            "--cols",
+            "300",
+            "--axis",
+            "0",
+            "--type",
+            "i64",
+            "--op",
+            "sum,argmax",
+        ],
+        vec![
+            "--ragged",
+            "40",
+            "--n",
+            "20011",
+            "--op",
+            "sum,min",
+            "--init-identity",
+        ],
+    ] {
+        let mut all = vec!["reduce", "--device", dev, "--json"];
+        all.extend(&args);
+        let (code, out, err) = cli_run::cli(&all);
+        assert_eq!(code, 0, "{args:?}: {err}{out}");
+        let js: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+        let vars = js[0]["vars"].as_array().expect("vars");
+        assert_eq!(
+            vars.len(),
+            args[args.iter().position(|a| *a == "--op").unwrap() + 1]
+                .split(',')
+                .count()
+        );
+        for v in vars {
+            assert!(
+                v["check"].as_str().unwrap().starts_with("ok"),
+                "{args:?}: {v}"
+            );
+            assert!(v["results"].as_u64().unwrap() > 0);
+        }
+    }
+    for bad in [
+        vec!["--rows", "0", "--cols", "3"],
+        vec!["--rows", "4294967296", "--cols", "4294967296"],
+        vec!["--cols", "3"],
+        vec!["--rows", "3", "--cols", "3", "--axis", "2"],
+        vec!["--ragged", "0"],
+    ] {
+        let mut all = vec!["reduce", "--device", dev];
+        all.extend(&bad);
+        let (code, out, err) = cli_run::cli(&all);
+        assert_eq!(code, 2, "{bad:?}: {err}{out}");
+        assert_eq!(err.trim().lines().count(), 1, "{bad:?}: {err}");
+        cli_run::assert_refused_cleanly(&format!("{bad:?}"), &out, &err);
+    }
 }

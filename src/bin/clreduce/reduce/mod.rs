@@ -12,6 +12,7 @@ mod data;
 mod input;
 mod json;
 mod scale;
+mod segments;
 
 pub use args::ReduceArgs;
 pub use data::reduce_body;
@@ -53,6 +54,9 @@ struct Prepared {
 
 /// `clreduce reduce`: Ok(false) when a variable did not match the host reference (exit 1).
 pub fn run(a: &ReduceArgs) -> CliResult<bool> {
+    if segments::wanted(a) {
+        return segments::run(a);
+    }
     let spec = spec(a)?;
     if a.split || a.mpi {
         // One launch across devices (scale.rs): the host's memory checked as for one device.
