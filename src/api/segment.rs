@@ -16,8 +16,7 @@ use super::run::{body_build_error, copy_regions};
 use crate::codegen::{self, ParamKind};
 use crate::error::{Error, Result};
 use crate::plan::{
-    self, CrossAlgo, Determinism, GroupAlgo, Plan, SegmentAlgo, SegmentLayout, SegmentRequest,
-    Strategy,
+    self, CrossAlgo, Determinism, Plan, SegmentAlgo, SegmentLayout, SegmentRequest, Strategy,
 };
 use crate::runtime::buffer::Buffer;
 use crate::runtime::launch::{self, Arg, Compiled, Mem};
@@ -308,7 +307,12 @@ impl Queue {
         // The ordinary plan of the same variables gives their accumulators; the segment step
         // turns it into the segmented plan.
         let base_options = Options {
-            strategy: Strategy::new(GroupAlgo::Tree, CrossAlgo::ExtraPass),
+            // The work-group step as the device's plain reductions choose it (or as forced);
+            // partials always finish in a pass of their own.
+            strategy: Strategy {
+                group: options.strategy.group,
+                cross: Some(CrossAlgo::ExtraPass),
+            },
             determinism: Determinism::Deterministic,
             tuning: None,
             ..options

@@ -7,7 +7,7 @@
 //! or row-chunk size and the number of passes, and records why.
 
 use super::model::Plan;
-use super::strategy::{CrossAlgo, GroupAlgo};
+use super::strategy::CrossAlgo;
 use crate::caps::{DeviceCaps, DeviceKind};
 use crate::error::{Error, Result};
 use serde::Serialize;
@@ -169,7 +169,7 @@ pub struct SegmentPlan {
 pub(crate) const TILE_LONGS: u64 = 256;
 
 /// Chooses the segment algorithm and geometry, and rewrites `base` (the ordinary plan of the
-/// same variables, forced to the work-group tree and an extra pass) into the segmented plan.
+/// same variables, forced to an extra pass) into the segmented plan.
 /// Pure. A forced algorithm the layout cannot run is [`Error::Unsupported`].
 pub fn plan_segments(caps: &DeviceCaps, mut base: Plan, req: &SegmentRequest) -> Result<Plan> {
     let segments = req.segments.max(1);
@@ -268,10 +268,11 @@ pub fn plan_segments(caps: &DeviceCaps, mut base: Plan, req: &SegmentRequest) ->
         }
     };
     for v in &mut base.vars {
-        v.group = GroupAlgo::Tree;
+        // The work-group step is the ordinary plan's (every one of them runs with any of the
+        // segment plans' work-group sizes); one more local slot than work-items covers each.
         v.cross = CrossAlgo::ExtraPass;
-        v.local_slots = local;
-        v.group_reason = "segmented: the local-memory tree, per segment".into();
+        v.local_slots = local + 1;
+        v.group_reason = format!("per segment: {}", v.group_reason);
         v.cross_reason = match algo {
             SegmentAlgo::Tiles | SegmentAlgo::Columns if passes > 1 => {
                 "segmented: partials per piece, combined in a fixed order by a second pass".into()
@@ -281,7 +282,7 @@ pub fn plan_segments(caps: &DeviceCaps, mut base: Plan, req: &SegmentRequest) ->
         };
         v.deterministic = true;
     }
-    let acc: usize = base.vars.iter().map(|v| v.acc_bytes * local).sum();
+    let acc: usize = base.vars.iter().map(|v| v.acc_bytes * (local + 1)).sum();
     base.local_bytes = acc as u64
         + if algo == SegmentAlgo::Tiles {
             TILE_LONGS * 8 + 4
@@ -403,7 +404,7 @@ mod tests {
     use super::*;
     use crate::caps::fixtures;
     use crate::ops::Op;
-    use crate::plan::{plan, FormRequest, Request, Shape, Strategy, VarRequest};
+    use crate::plan::{plan, FormRequest, GroupAlgo, Request, Shape, Strategy, VarRequest};
     use crate::types::ElemType;
 
     fn base(caps: &DeviceCaps, n: u64) -> Plan {
