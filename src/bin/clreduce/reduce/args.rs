@@ -143,7 +143,7 @@ fn parse_custom(a: &ReduceArgs, src: &str, ty: ElemType) -> CliResult<VarOp> {
     if let Some(at) = &a.atomic {
         let at = Op::parse(at)?;
         if behaves_as != Some(at) {
-            eprintln!(
+            errln!(
                 "clreduce: warning: --atomic {at}: `{src}` does not compute {at} on sample {ty} pairs; atomics would give other results than the combiner"
             );
         }

@@ -63,12 +63,8 @@ fn io_problem(e: &io::Error) -> String {
 /// Opens `path` and checks its header (`.npy`) or size (raw) against `--type` and `--n` when
 /// they were given.
 pub fn open(path: &Path, ty: Option<ElemType>, n: Option<u64>) -> CliResult<FileInput> {
-    let file =
-        File::open(path).map_err(|e| bad(path, format!("cannot open: {}", io_problem(&e))))?;
+    let file = open_regular(path)?;
     let meta = file.metadata().map_err(|e| bad(path, io_problem(&e)))?;
-    if !meta.is_file() {
-        return Err(bad(path, "not a regular file"));
-    }
     let len = meta.len();
     if len == 0 {
         return Err(bad(path, "the file is empty"));
@@ -98,6 +94,60 @@ pub fn open(path: &Path, ty: Option<ElemType>, n: Option<u64>) -> CliResult<File
         }
     }
     Ok(input)
+}
+
+/// Opens `path` for reading only if it is a regular file, never blocking: a FIFO, a folder, a
+/// socket or a device file is refused from its `stat` before any `open()`, and the open itself
+/// is non-blocking (`O_NONBLOCK`, on Linux) so that a path swapped for a FIFO in between cannot
+/// block either; the opened file is checked again.
+fn open_regular(path: &Path) -> CliResult<File> {
+    let kind = |m: &std::fs::Metadata| {
+        use std::os::unix::fs::FileTypeExt;
+        let t = m.file_type();
+        if t.is_dir() {
+            "a folder"
+        } else if t.is_fifo() {
+            "a FIFO (named pipe)"
+        } else if t.is_socket() {
+            "a socket"
+        } else if t.is_char_device() || t.is_block_device() {
+            "a device file"
+        } else {
+            "not a regular file"
+        }
+    };
+    let refuse = |m: &std::fs::Metadata| {
+        bad(
+            path,
+            format!(
+                "{}: clreduce reads regular files only (copy the data to a file first)",
+                kind(m)
+            ),
+        )
+    };
+    let meta = std::fs::metadata(path)
+        .map_err(|e| bad(path, format!("cannot open: {}", io_problem(&e))))?;
+    if !meta.is_file() {
+        return Err(refuse(&meta));
+    }
+    let mut opts = std::fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        /// `O_NONBLOCK` on Linux (every architecture Rust supports there but alpha, sparc and
+        /// parisc, where clreduce does not run).
+        const O_NONBLOCK: i32 = 0o4000;
+        opts.custom_flags(O_NONBLOCK);
+    }
+    let file = opts
+        .open(path)
+        .map_err(|e| bad(path, format!("cannot open: {}", io_problem(&e))))?;
+    let meta = file.metadata().map_err(|e| bad(path, io_problem(&e)))?;
+    if !meta.is_file() {
+        return Err(refuse(&meta));
+    }
+    Ok(file)
 }
 
 /// The clreduce type of a NumPy dtype, or why it has none.
@@ -214,15 +264,16 @@ fn open_raw(path: &Path, ty: Option<ElemType>, len: u64) -> CliResult<FileInput>
 impl FileInput {
     /// Reads the data (f16 widened to f32).
     pub fn read(&self) -> CliResult<HostVec> {
+        let f = open_regular(&self.path)?;
         let r = match &self.npy {
-            Some((header, offset)) => self.read_npy(header, *offset),
-            None => self.read_raw(),
+            Some((header, offset)) => self.read_npy(f, header, *offset),
+            None => self.read_raw(f),
         };
         r.map_err(|e| self.err(format!("reading the data: {}", io_problem(&e))))
     }
 
-    fn read_npy(&self, header: &NpyHeader, offset: u64) -> io::Result<HostVec> {
-        let mut f = BufReader::with_capacity(1 << 20, File::open(&self.path)?);
+    fn read_npy(&self, f: File, header: &NpyHeader, offset: u64) -> io::Result<HostVec> {
+        let mut f = BufReader::with_capacity(1 << 20, f);
         f.seek(SeekFrom::Start(offset))?;
         let npy = NpyFile::with_header(header.clone(), f);
         Ok(match self.stored {
@@ -241,8 +292,7 @@ impl FileInput {
         })
     }
 
-    fn read_raw(&self) -> io::Result<HostVec> {
-        let f = File::open(&self.path)?;
+    fn read_raw(&self, f: File) -> io::Result<HostVec> {
         let n = self.n as usize;
         Ok(match self.stored {
             ElemType::I32 => HostVec::I32(raw(f, n, i32::from_le_bytes)?),

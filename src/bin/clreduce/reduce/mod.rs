@@ -17,7 +17,7 @@ mod segments;
 pub use args::ReduceArgs;
 pub use data::reduce_body;
 
-use crate::args::{options, pick_devices, queue_on};
+use crate::args::{options, pick_devices, queue_on, AllDevices, Refusal};
 use crate::error::{usage, CliError, CliResult};
 use crate::limits;
 use crate::vars::{make_reductions, make_targets, read_all, Init, Target, VarOp};
@@ -54,6 +54,12 @@ struct Prepared {
 
 /// `clreduce reduce`: Ok(false) when a variable did not match the host reference (exit 1).
 pub fn run(a: &ReduceArgs) -> CliResult<bool> {
+    a.common.validate()?;
+    if a.shares.is_some() && !a.split {
+        return usage(
+            "--shares weighs the devices of --split: give --split too, or leave --shares out",
+        );
+    }
     if segments::wanted(a) {
         return segments::run(a);
     }
@@ -73,21 +79,22 @@ pub fn run(a: &ReduceArgs) -> CliResult<bool> {
     let mut want: Option<Vec<Expected>> = None;
     let mut all_ok = true;
     let mut js = Vec::new();
+    let mut all = AllDevices::default();
     for (d, refusal) in devs {
         let r = match refusal {
             Some(e) => Err(e),
             None => reduce_on(&d, a, &p).map_err(CliError::from),
         };
         match r {
-            Err(e) if a.common.all_devices() => {
-                if a.json {
-                    js.push(json::refused(&d, &e.to_string()));
-                } else {
-                    println!("{}: {e}", d.label());
-                }
-            }
+            Err(e) if a.common.all_devices() => match all.refused(&d, &e) {
+                Refusal::Skipped(m) if a.json => js.push(json::refused(&d, "skipped", &m)),
+                Refusal::Failed(m) if a.json => js.push(json::refused(&d, "error", &m)),
+                Refusal::Skipped(m) => outln!("{}: skipped: {m}", d.label()),
+                Refusal::Failed(m) => outln!("{}: error: {m}", d.label()),
+            },
             Err(e) => return Err(e),
             Ok((plan, got, t)) => {
+                all.ran(&d);
                 if want.is_none() {
                     let exact = options(&a.common)?.determinism == Determinism::Exact;
                     want = Some(expected(
@@ -121,12 +128,12 @@ pub fn run(a: &ReduceArgs) -> CliResult<bool> {
         }
     }
     if a.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&js).expect("JSON of strings and numbers")
-        );
+        match serde_json::to_string_pretty(&js) {
+            Ok(text) => outln!("{text}"),
+            Err(e) => return usage(format!("--json: {e}")),
+        }
     }
-    Ok(all_ok)
+    all.finish(all_ok)
 }
 
 /// The element type, size, form and variables, from the command line and the input file's
@@ -159,6 +166,7 @@ fn spec(a: &ReduceArgs) -> CliResult<Spec> {
         }
     };
     let vars = args::parse_vars(a, ty)?;
+    crate::vars::check_types(&vars, ty)?;
     if let Some(v) = vars.iter().find(|v| matches!(v, VarOp::Arg { .. })) {
         if a.span.is_some() {
             return usage(format!(
@@ -348,14 +356,14 @@ fn reduce_on(d: &Device, a: &ReduceArgs, p: &Prepared) -> Result<(Plan, Vec<Got>
 /// PASS or FAIL line.
 fn print_device(d: &Device, p: &Prepared, plan: &Plan, verdicts: &[Verdict], t: &Times) {
     let ty = p.spec.ty;
-    println!("device:    {}", d.label());
-    println!("input:     x = {} x {ty}, {}", p.spec.n, p.data_note);
-    println!("body:      {}", p.body);
-    print!("{plan}");
-    println!("device time: {}", t.describe());
+    outln!("device:    {}", d.label());
+    outln!("input:     x = {} x {ty}, {}", p.spec.n, p.data_note);
+    outln!("body:      {}", p.body);
+    out!("{plan}");
+    outln!("device time: {}", t.describe());
     for (k, (v, verdict)) in p.spec.vars.iter().zip(verdicts).enumerate() {
         let vp = &plan.vars[k];
-        println!(
+        outln!(
             "var {k}:     {} {ty}{} -> {} + {}",
             v.label(),
             vp.span
@@ -365,18 +373,18 @@ fn print_device(d: &Device, p: &Prepared, plan: &Plan, verdicts: &[Verdict], t: 
             vp.cross
         );
         for l in verdict.lines() {
-            println!("{l}");
+            outln!("{l}");
         }
     }
     let total = p.spec.vars.len();
     let passed = verdicts.iter().filter(|v| v.ok).count();
     if passed == total {
-        println!(
+        outln!(
             "PASS:      {passed} of {total} variable(s) match the host reference on {}",
             d.label()
         );
     } else {
-        println!(
+        outln!(
             "FAIL:      {} of {total} variable(s) differ from the host reference on {}",
             total - passed,
             d.label()

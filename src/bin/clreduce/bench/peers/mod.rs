@@ -76,7 +76,7 @@ fn run_pyopencl(root: &Path, s: &Sweep, peers: &mut Vec<PeerPoint>, notes: &mut 
         python::pyopencl_available(root)
     };
     if let Err(w) = why {
-        println!("peers: PyOpenCL skipped: {w}");
+        outln!("peers: PyOpenCL skipped: {w}");
         notes.push(format!("pyopencl: {w}"));
         return;
     }
@@ -85,11 +85,11 @@ fn run_pyopencl(root: &Path, s: &Sweep, peers: &mut Vec<PeerPoint>, notes: &mut 
         args.push("--device".into());
         args.push(d.label.clone());
     }
-    eprintln!("bench: running benches/peers/pyopencl_reduction.py");
+    errln!("bench: running benches/peers/pyopencl_reduction.py");
     match python::run_jsonl::<PeerPoint>(root, "benches/peers/pyopencl_reduction.py", &args) {
         Ok(v) => peers.extend(v),
         Err(e) => {
-            println!("peers: PyOpenCL failed: {e}");
+            outln!("peers: PyOpenCL failed: {e}");
             notes.push(format!("pyopencl: {e}"));
         }
     }
@@ -114,15 +114,15 @@ fn run_torch_cupy(root: &Path, s: &Sweep, peers: &mut Vec<PeerPoint>, notes: &mu
     let mut args = s.args(&gpu_sizes);
     // The script's own order: sizes, cases, reps, warmup.
     args.splice(2..2, ["--cases".to_string(), gpu_cases.join(",")]);
-    eprintln!("bench: running benches/peers/torch_cupy_sum.py");
+    errln!("bench: running benches/peers/torch_cupy_sum.py");
     match python::run_jsonl::<PeerPoint>(root, "benches/peers/torch_cupy_sum.py", &args) {
         Ok(v) if v.is_empty() => {
-            println!("peers: torch/cupy gave no result (see the notes above)");
+            outln!("peers: torch/cupy gave no result (see the notes above)");
             notes.push("torch/cupy: no result".into());
         }
         Ok(v) => peers.extend(v),
         Err(e) => {
-            println!("peers: torch/cupy failed: {e}");
+            outln!("peers: torch/cupy failed: {e}");
             notes.push(format!("torch/cupy: {e}"));
         }
     }
