@@ -45,6 +45,23 @@ fn ragged(n: u64, mean: u64, seed: u64) -> Vec<u64> {
     off
 }
 
+/// How many results are outside (len + 40)·u·Σ|x| of the float64 sum of their elements.
+fn wrong(kind: &str, data: &[f32], got: &[f32], off: &[u64], c: u64, n: u64) -> usize {
+    (0..got.len())
+        .filter(|&k| {
+            let idx: Vec<usize> = match kind {
+                "cols" => (0..n / c).map(|row| (row * c) as usize + k).collect(),
+                _ => (off[k] as usize..off[k + 1] as usize).collect(),
+            };
+            let (want, abs) = idx.iter().fold((0.0f64, 0.0f64), |(s, a), &i| {
+                (s + data[i] as f64, a + (data[i] as f64).abs())
+            });
+            let bound = (idx.len() as f64 + 40.0) * unit_roundoff(ElemType::F32) * abs + 1e-30;
+            (got[k] as f64 - want).abs() > bound
+        })
+        .count()
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     v[v.len() / 2]
@@ -180,21 +197,7 @@ fn main() -> clreduce::Result<()> {
                 Ok((us, plan)) => {
                     let got = out.to_vec()?;
                     let c = range.extents().last().copied().unwrap_or(1);
-                    let bad = (0..results)
-                        .filter(|&k| {
-                            let idx: Vec<usize> = match kind {
-                                "cols" => (0..n / c).map(|row| (row * c) as usize + k).collect(),
-                                _ => (off[k] as usize..off[k + 1] as usize).collect(),
-                            };
-                            let (want, abs) = idx.iter().fold((0.0f64, 0.0f64), |(s, a), &i| {
-                                (s + data[i] as f64, a + (data[i] as f64).abs())
-                            });
-                            let bound =
-                                (idx.len() as f64 + 40.0) * unit_roundoff(ElemType::F32) * abs
-                                    + 1e-30;
-                            (got[k] as f64 - want).abs() > bound
-                        })
-                        .count();
+                    let bad = wrong(kind, &data, &got, &off, c, n);
                     println!(
                         "{case:<24} {name:<10} {us:>10.1} us  {:.2}x  plan {plan}  results {results}{}",
                         us / plain,
