@@ -97,7 +97,7 @@ build)
   cp target/release/clreduce .gpu/
   # Developer probes: examples/latency.rs (where a small reduction's time goes), sweep.rs.
   # lazy_alloc: does the driver allocate at creation or at first use (issue 21).
-  cp target/release/examples/latency target/release/examples/sweep target/release/examples/lazy_alloc target/release/examples/closure_vs_string target/release/examples/shortcut_latency .gpu/
+  cp target/release/examples/latency target/release/examples/sweep target/release/examples/lazy_alloc target/release/examples/closure_vs_string target/release/examples/shortcut_latency target/release/examples/segment_bench .gpu/
   rm -f .gpu/test-*
   copy_tests
   # tests/ui.rs runs rustc (trybuild): there is none on the GPU machines.
@@ -112,7 +112,7 @@ build)
   # The default build again, so target/release/clreduce is the one the tests here expect.
   cargo build --release --bin clreduce
   # The device tool carries at most 64 MiB: debug info stays here.
-  strip .gpu/clreduce .gpu/clreduce-mpi .gpu/shortcut_latency .gpu/latency .gpu/sweep .gpu/lazy_alloc .gpu/closure_vs_string .gpu/test-* 2>/dev/null || true
+  strip .gpu/clreduce .gpu/clreduce-mpi .gpu/shortcut_latency .gpu/segment_bench .gpu/latency .gpu/sweep .gpu/lazy_alloc .gpu/closure_vs_string .gpu/test-* 2>/dev/null || true
   du -sh .gpu
   ls -la .gpu
   ;;

@@ -376,6 +376,17 @@ pub enum Error {
         /// What went wrong, in words.
         problem: String,
     },
+
+    /// A segmented or axis reduction whose segments are invalid: a zero segment length, a
+    /// range that is not a whole number of segments, an extent product that overflows, fewer
+    /// than two offsets, offsets that descend or pass the end of the range. Nothing is written.
+    #[error("bad segments for {name}: {problem}")]
+    BadSegments {
+        /// The reducer whose segmentation is invalid.
+        name: String,
+        /// What is wrong, with the numbers.
+        problem: String,
+    },
 }
 
 impl Error {

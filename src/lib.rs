@@ -47,14 +47,14 @@ mod types;
 pub use runtime::device;
 
 pub use api::{
-    reduction, reduction_argmax, reduction_argmin, reduction_span, Form, Kernel, NdRange, Options,
-    Range, ReduceEvent, Reduction, Reductions,
+    reduction, reduction_argmax, reduction_argmin, reduction_span, Axis, Form, Kernel, NdRange,
+    Options, Range, ReduceEvent, Reduction, Reductions, Segments,
 };
 pub use caps::{DeviceCaps, Mask};
 pub use device::{devices, Device};
 pub use error::{Error, Result};
 pub use ops::{CustomOp, Op, Operator};
-pub use plan::{CrossAlgo, Determinism, GroupAlgo, Plan, Strategy};
+pub use plan::{CrossAlgo, Determinism, GroupAlgo, Plan, SegmentAlgo, Strategy};
 pub use runtime::buffer::{AnyBuffer, Buffer};
 pub use runtime::dynbuf::DynBuffer;
 #[doc(hidden)]

@@ -63,6 +63,14 @@ impl Kernel {
             reducers: None,
         }
     }
+    /// The same arguments and reducer names with another body (the span idiom's rewrite,
+    /// `src/api/span_idiom.rs`).
+    pub(crate) fn with_body(&self, body: String) -> Kernel {
+        Kernel {
+            body,
+            ..self.clone()
+        }
+    }
     /// Names the reducers as this body refers to them, by position: reduction `k` is
     /// `names[k]` in the body, whatever its own [`Reduction::name`](crate::Reduction::name) or the default (`sum`,
     /// `sum1`, ...). A body written apart from its reductions (closures, generated code) uses

@@ -12,7 +12,9 @@ mod parallel_for;
 mod range;
 pub(crate) mod reduction;
 mod run;
+mod segment;
 mod shortcuts;
+mod span_idiom;
 
 pub use event::ReduceEvent;
 pub use kernel::Kernel;
@@ -21,3 +23,4 @@ pub use range::{Form, NdRange, Range};
 pub use reduction::{
     reduction, reduction_argmax, reduction_argmin, reduction_span, Reduction, Reductions,
 };
+pub use segment::{Axis, Segments};

@@ -34,6 +34,10 @@ pub struct Options {
     /// Plan without the device's measurements (`clreduce tune`'s cache): the capability and
     /// first-use rules only, for A/B comparisons. The tuner itself launches this way.
     pub ignore_tune_cache: bool,
+    /// A forced segment plan for segmented and axis reductions (`CLREDUCE_SEGMENT`:
+    /// `item`, `group`, `tiles` or `columns`); `None` chooses by segment length. A plan the
+    /// launch cannot run is [`Error::Unsupported`](crate::Error::Unsupported).
+    pub segment: Option<plan::SegmentAlgo>,
 }
 
 impl Options {
@@ -48,6 +52,7 @@ impl Options {
             determinism: Determinism::Deterministic,
             tuning: plan::Tuning::from_env()?,
             ignore_tune_cache: false,
+            segment: plan::SegmentAlgo::from_env()?,
         })
     }
     /// Forces a strategy (a launch the device cannot run it for fails with
@@ -86,6 +91,11 @@ impl Options {
     /// ```
     pub fn exact(mut self) -> Options {
         self.determinism = Determinism::Exact;
+        self
+    }
+    /// Forces the plan of a segmented or axis reduction ([`Options::segment`]).
+    pub fn segment(mut self, algo: plan::SegmentAlgo) -> Options {
+        self.segment = Some(algo);
         self
     }
     /// Sets the determinism level.

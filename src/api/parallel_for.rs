@@ -69,6 +69,9 @@ impl Queue {
     ) -> Result<Plan> {
         let reds = reductions.into();
         let form = range.into();
+        if super::segment::is_segmented(&reds) {
+            return self.explain_segments(&form, &reds, &Kernel::new(""), options);
+        }
         Ok((*self.prepare(&form, &reds, &Kernel::new(""), options)?.plan).clone())
     }
 
@@ -84,6 +87,13 @@ impl Queue {
         options: Options,
     ) -> Result<String> {
         let (form, reds, kernel) = (range.into(), reductions.into(), kernel.into());
+        if super::segment::is_segmented(&reds) {
+            return self.explain_source_segments(&form, &reds, &kernel, options);
+        }
+        if let Some((reds, kernel)) = super::span_idiom::span_idiom(&form, &reds, &kernel, &options)
+        {
+            return self.explain_source_segments(&form, &reds, &kernel, options);
+        }
         let prep = self.prepare(&form, &reds, &kernel, options)?;
         let key = &prep.key;
         let body = check_body(
@@ -108,6 +118,13 @@ impl Queue {
         let form = range.into();
         let reds = reductions.into();
         let kernel = kernel.into();
+        if super::segment::is_segmented(&reds) {
+            return self.parallel_for_segments(&form, &reds, &kernel, options);
+        }
+        if let Some((reds, kernel)) = super::span_idiom::span_idiom(&form, &reds, &kernel, &options)
+        {
+            return self.parallel_for_segments(&form, &reds, &kernel, options);
+        }
         let prep = self.prepare(&form, &reds, &kernel, options)?;
         let q = &self.inner;
         let plan = prep.plan;
@@ -201,7 +218,7 @@ impl Queue {
 
     /// A reduction's result (and index) buffer must live on this queue's device and be long
     /// enough.
-    fn check_targets(&self, name: &str, r: &Reduction) -> Result<()> {
+    pub(super) fn check_targets(&self, name: &str, r: &Reduction) -> Result<()> {
         let q = &self.inner;
         let targets = std::iter::once((name.to_string(), &r.target, r.elems()))
             .chain(
@@ -244,7 +261,7 @@ impl Queue {
 
     /// The kernel's parameters as the generated signature declares them; every buffer must
     /// belong to this queue.
-    fn kernel_params(&self, kernel: &Kernel) -> Result<Vec<(String, ParamKind)>> {
+    pub(super) fn kernel_params(&self, kernel: &Kernel) -> Result<Vec<(String, ParamKind)>> {
         let q = &self.inner;
         let mut params = Vec::new();
         for (name, a) in &kernel.args {
@@ -280,7 +297,7 @@ impl Queue {
 
 /// Each reducer's name in the body: the kernel's own list (`Kernel::reducers`), else the
 /// reduction's name, else `sum`, `sum1`, `sum2`, ... by position.
-fn reducer_names(reds: &Reductions, kernel: &Kernel) -> Result<Vec<String>> {
+pub(super) fn reducer_names(reds: &Reductions, kernel: &Kernel) -> Result<Vec<String>> {
     if let Some(given) = &kernel.reducers {
         if given.len() != reds.0.len() {
             return Err(Error::BadArgument {
@@ -312,7 +329,7 @@ fn reducer_names(reds: &Reductions, kernel: &Kernel) -> Result<Vec<String>> {
 
 /// No buffer is written twice in one launch, and a buffer bound read-only (declared
 /// `restrict`) is not also written.
-fn check_writers(names: &[String], reds: &Reductions, kernel: &Kernel) -> Result<()> {
+pub(super) fn check_writers(names: &[String], reds: &Reductions, kernel: &Kernel) -> Result<()> {
     let written: Vec<(&str, *const Mem)> = names
         .iter()
         .map(String::as_str)
@@ -361,7 +378,12 @@ fn check_writers(names: &[String], reds: &Reductions, kernel: &Kernel) -> Result
 }
 
 /// The planner's view of the launch.
-fn request(form: &Form, reds: &Reductions, options: Options, pure_body: bool) -> Request {
+pub(super) fn request(
+    form: &Form,
+    reds: &Reductions,
+    options: Options,
+    pure_body: bool,
+) -> Request {
     Request {
         form: form.request(),
         shape: form.shape(),
@@ -410,7 +432,7 @@ fn mark_raw(plan: &mut Plan, raw: &[bool], names: &[String]) -> Result<()> {
 }
 
 /// Reducer and argument names are valid C identifiers, not clreduce's, and unique.
-fn check_names(names: &[String], params: &[(String, ParamKind)]) -> Result<()> {
+pub(super) fn check_names(names: &[String], params: &[(String, ParamKind)]) -> Result<()> {
     let all: Vec<&String> = names.iter().chain(params.iter().map(|(n, _)| n)).collect();
     for (idx, n) in all.iter().enumerate() {
         let problem = if !is_ident(n) {
@@ -441,7 +463,7 @@ fn check_names(names: &[String], params: &[(String, ParamKind)]) -> Result<()> {
 /// evaluator the CLI's `--identity` check uses): a value that is not would be combined into
 /// every partial result. A combiner outside the evaluator's subset of OpenCL C is not
 /// checked, nor are the samples the evaluator cannot compute (a division by zero).
-fn check_identities(reds: &Reductions) -> Result<()> {
+pub(super) fn check_identities(reds: &Reductions) -> Result<()> {
     for r in &reds.0 {
         let Operator::Custom(c) = &r.op else { continue };
         let Some(identity) = c.identity_value() else {
@@ -473,7 +495,7 @@ fn check_identities(reds: &Reductions) -> Result<()> {
 
 /// Reducer shorthands the ops allow, span subscripts, exact reducers and reads of f16/bf16
 /// buffers rewritten; returns the body to compile.
-fn check_body(
+pub(super) fn check_body(
     names: &[String],
     reds: &Reductions,
     body: &str,

@@ -46,6 +46,10 @@ pub struct Reduction {
     /// work-group writes the raw partial to (an exact sum's limbs as `i64`, an identity-less
     /// accumulator's `has` flag as `u64`), passed as the variable's aux argument.
     pub(crate) raw: Option<Target>,
+    /// A segmented or axis reduction: one result per segment (`src/api/segment.rs`).
+    pub(crate) seg: Option<super::segment::SegSpec>,
+    /// argmin/argmax per segment: the index within the segment instead of the global one.
+    pub(crate) index_in_segment: bool,
 }
 
 /// Creates a reduction of `buf[0]` with `op` (SYCL's `sycl::reduction(buf, op)`): a built-in
@@ -82,6 +86,8 @@ pub fn reduction<B: AnyBuffer>(buf: &B, op: impl Into<Operator>) -> Reduction {
         name: None,
         init_to_identity: false,
         raw: None,
+        seg: None,
+        index_in_segment: false,
     }
 }
 

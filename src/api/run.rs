@@ -192,7 +192,7 @@ impl Queue {
 
 /// A build error whose log points into the user's body becomes `BodyBuild`, with the log's
 /// locations rewritten to `body:LINE:COL`.
-fn body_build_error(e: Error, gen: &Generated) -> Error {
+pub(super) fn body_build_error(e: Error, gen: &Generated) -> Error {
     match e {
         Error::Build {
             device,
@@ -222,7 +222,7 @@ fn body_build_error(e: Error, gen: &Generated) -> Error {
 }
 
 /// Copies every result region into the backup buffer (`save`), or back from it.
-fn copy_regions(
+pub(super) fn copy_regions(
     q: &QueueInner,
     regions: &[(&Arc<Mem>, usize)],
     backup: &Mem,

@@ -8,6 +8,7 @@ mod loads;
 mod log;
 pub(crate) mod names;
 mod options;
+mod segment;
 
 pub(crate) use loads::rewrite_loads;
 pub(crate) use log::map_log;
@@ -27,9 +28,11 @@ pub(crate) const REDUCE_CL: &str = include_str!("../../kernels/reduce.cl");
 pub(crate) const ITEM_CL: &str = include_str!("../../kernels/item.cl");
 pub(crate) const EXACT_CL: &str = include_str!("../../kernels/exact.cl");
 pub(crate) const VAR_EXACT_CL: &str = include_str!("../../kernels/var_exact.cl");
+use segment::SEGMENT_CL;
 /// Every embedded kernel, for the tuning cache's fingerprint (`tune_cache::clreduce_id`): a
 /// new kernel file belongs here too.
-pub(crate) const KERNEL_SOURCES: [&str; 6] = [
+pub(crate) const KERNEL_SOURCES: [&str; 7] = [
+    SEGMENT_CL,
     COMMON_CL,
     VAR_CL,
     REDUCE_CL,
@@ -196,7 +199,13 @@ pub(crate) fn generate(
     if options::speculative(plan) {
         push_body_try(&mut s, plan, &names[0], body, &user_params);
     }
-    s.push_str(&kernel_source("reduce.cl", REDUCE_CL));
+    match &plan.segment {
+        Some(sp) => {
+            s.push_str(&segment::glue(plan, sp));
+            s.push_str(&kernel_source("segment.cl", SEGMENT_CL));
+        }
+        None => s.push_str(&kernel_source("reduce.cl", REDUCE_CL)),
+    }
     Generated {
         source: s,
         options: options(plan, caps),

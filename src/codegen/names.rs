@@ -392,3 +392,99 @@ mod tests {
         assert!(matches!(r("sum = 1.0f;"), Err(Error::BadArgument { .. })));
     }
 }
+
+/// The span idiom (`reduction_span(&rows, r, op)` with the body `rows[i / C] += x[i]`): when
+/// every use of span reducer `name` is subscripted by `i / C`, with one `C` (a decimal literal,
+/// integer suffixes allowed, or an identifier; parentheses, spaces and integer casts around
+/// either part are fine), returns `C` and the body with those subscripts removed (`rows +=
+/// x[i]`), which a uniform segmented reduction runs as it is. `None` when any use differs.
+pub(crate) fn span_divisor(body: &str, name: &str) -> Option<(String, String)> {
+    let b = body.as_bytes();
+    let (mut out, mut copied, mut at, mut divisor) = (String::new(), 0, 0, None::<String>);
+    while let Some(i) = next_use(b, at, name) {
+        let mut k = i + name.len();
+        while k < b.len() && b[k].is_ascii_whitespace() {
+            k += 1;
+        }
+        if b.get(k) != Some(&b'[') {
+            return None;
+        }
+        let end = expr_end(b, k + 1);
+        if b.get(end) != Some(&b']') {
+            return None;
+        }
+        let c = idiom_divisor(&body[k + 1..end])?;
+        if divisor.as_ref().is_some_and(|d| *d != c) {
+            return None;
+        }
+        divisor = Some(c);
+        out.push_str(&body[copied..i + name.len()]);
+        copied = end + 1;
+        at = copied;
+    }
+    out.push_str(&body[copied..]);
+    divisor.map(|d| (d, out))
+}
+
+/// `C` of a subscript `i / C`, or `None`.
+fn idiom_divisor(sub: &str) -> Option<String> {
+    let s: String = sub.chars().filter(|c| !c.is_whitespace()).collect();
+    let (num, den) = strip_wrapping(&s).split_once('/')?;
+    if strip_wrapping(num) != "i" {
+        return None;
+    }
+    let den = strip_wrapping(den);
+    let digits = den.trim_end_matches(['u', 'U', 'l', 'L']);
+    let literal = !digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit());
+    if literal {
+        Some(digits.to_string())
+    } else if is_ident(den) {
+        Some(den.to_string())
+    } else {
+        None
+    }
+}
+
+/// `s` without enclosing parentheses and leading integer casts (`(ulong)`, `(size_t)`, ...).
+fn strip_wrapping(mut s: &str) -> &str {
+    const CASTS: [&str; 6] = ["(ulong)", "(size_t)", "(uint)", "(long)", "(int)", "(u64)"];
+    loop {
+        if let Some(c) = CASTS.iter().find(|c| s.starts_with(**c)) {
+            s = &s[c.len()..];
+        } else if s.starts_with('(') && s.ends_with(')') && expr_end(s.as_bytes(), 1) == s.len() - 1
+        {
+            s = &s[1..s.len() - 1];
+        } else {
+            return s;
+        }
+    }
+}
+
+#[cfg(test)]
+mod span_idiom_tests {
+    use super::span_divisor;
+
+    #[test]
+    fn finds_the_divisor_and_removes_the_subscripts() {
+        let (c, b) = span_divisor("rows[i / 16] += x[i];", "rows").unwrap();
+        assert_eq!((c.as_str(), b.as_str()), ("16", "rows += x[i];"));
+        let (c, b) =
+            span_divisor("combine(m[(i) / (ulong)(cols)], x[i]); m[i/cols]++;", "m").unwrap();
+        assert_eq!((c.as_str(), b.as_str()), ("cols", "combine(m, x[i]); m++;"));
+        assert_eq!(span_divisor("r[i / 4u] += 1;", "r").unwrap().0, "4");
+    }
+
+    #[test]
+    fn anything_else_is_not_the_idiom() {
+        for body in [
+            "rows[i % 16] += x[i];",
+            "rows[i / 16] += x[i]; rows[i / 8] += 1;",
+            "rows[k[i]] += 1;",
+            "rows[i / 16 + 1] += x[i];",
+            "rows_combine(i / 16, x[i]);",
+            "y[i] = 1;",
+        ] {
+            assert!(span_divisor(body, "rows").is_none(), "{body}");
+        }
+    }
+}

@@ -127,6 +127,9 @@ pub(crate) fn options(plan: &Plan, caps: &DeviceCaps) -> String {
         "CLR_SERIAL_FINISH",
         (caps.workarounds.serial_last_group_tree as u8).to_string(),
     );
+    if let Some(sp) = &plan.segment {
+        super::segment::defines(sp, &mut d);
+    }
     for (k, v) in plan.vars.iter().enumerate() {
         d(&format!("R{k}_T"), v.ty.cl_name().into());
         d(&format!("R{k}_A"), acc_type(k, v));

@@ -39,6 +39,9 @@ impl fmt::Display for Plan {
             if self.wide_index { 64 } else { 32 }
         )?;
         writeln!(f, "    because {}", self.geometry_reason)?;
+        if let Some(sp) = &self.segment {
+            write!(f, "{sp}")?;
+        }
         for (k, v) in self.vars.iter().enumerate() {
             writeln!(
                 f,

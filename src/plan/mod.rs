@@ -24,6 +24,7 @@ mod group;
 mod model;
 mod request;
 mod rules;
+mod segment;
 mod span;
 mod strategy;
 #[cfg(test)]
@@ -37,6 +38,8 @@ pub use model::{
     SpanStore, VarPlan,
 };
 pub use request::{FormRequest, Request, Shape, Tuning, VarRequest};
+pub(crate) use segment::TILE_LONGS;
+pub use segment::{plan_segments, SegmentAlgo, SegmentLayout, SegmentPlan, SegmentRequest};
 pub use strategy::{CrossAlgo, Determinism, GroupAlgo, Strategy};
 pub use tuning::{
     plan_tuned, strategy_of, DeviceKey, LaunchClass, OpClass, TuneEntry, TuneTable, TunedGeometry,
@@ -380,5 +383,6 @@ fn assemble(
             ClStd::Cl30 => "OpenCL C 3.0",
         }),
         geometry_reason: geo.reason,
+        segment: None,
     })
 }

@@ -271,6 +271,10 @@ pub struct Plan {
     pub local_bytes: u64,
     /// Why the geometry is what it is.
     pub geometry_reason: String,
+    /// A segmented or axis reduction's part of the plan (`Reduction::segments`,
+    /// `Reduction::axis`): one result per segment; `None` for every other launch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub segment: Option<super::segment::SegmentPlan>,
 }
 
 /// Serializable name of the OpenCL C dialect.

@@ -25,6 +25,7 @@ pub fn cli_with(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
     .env_remove("CLREDUCE_MASK")
     .env_remove("CLREDUCE_STRATEGY")
     .env_remove("CLREDUCE_TUNE")
+    .env_remove("CLREDUCE_SEGMENT")
     .env_remove("CLREDUCE_LOG")
     .env_remove("CLREDUCE_KERNELS")
     .env_remove("RUST_BACKTRACE")

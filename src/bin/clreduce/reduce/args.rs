@@ -85,6 +85,19 @@ pub struct ReduceArgs {
     /// non-simulator device (modulo their number).
     #[arg(long)]
     pub mpi: bool,
+    /// Segmented: the rows of an R x C row-major array (with --cols; --n is R x C).
+    #[arg(long, value_name = "R")]
+    pub rows: Option<u64>,
+    /// Segmented: the columns of the R x C array (with --rows).
+    #[arg(long, value_name = "C")]
+    pub cols: Option<u64>,
+    /// With --rows/--cols: 1 (the default) one result per row, 0 one per column.
+    #[arg(long, value_name = "1|0")]
+    pub axis: Option<u8>,
+    /// Segmented: CSR segments of seeded heavy-tailed lengths of this mean over --n elements,
+    /// a quarter of them empty.
+    #[arg(long, value_name = "MEAN")]
+    pub ragged: Option<u64>,
     #[command(flatten)]
     pub common: Common,
 }

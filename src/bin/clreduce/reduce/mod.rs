@@ -12,6 +12,7 @@ mod data;
 mod input;
 mod json;
 mod scale;
+mod segments;
 
 pub use args::ReduceArgs;
 pub use data::reduce_body;
@@ -66,6 +67,9 @@ pub fn run(a: &ReduceArgs) -> CliResult<bool> {
         return usage(
             "--shares weighs the devices of --split: give --split too, or leave --shares out",
         );
+    }
+    if segments::wanted(a) {
+        return segments::run(a);
     }
     let spec = spec(a)?;
     if a.round && !spec.stored.is_storage() {

@@ -1,0 +1,211 @@
+//! Developer tool: device time of segmented and axis f32 sums against the plain f32 sum of the
+//! same bytes, on one device, every segment plan (automatic and forced), every result checked
+//! against a float64 host reference. Until `clreduce bench` has segmented cases (issue 26):
+//!
+//! `cargo run --release --example segment_bench -- DEVICE LOG2N REPS [CASE...]`
+//!
+//! CASE is `rows-RxC` (R x C row sums, `Axis::Last`), `cols-RxC` (column sums, `Axis::First`)
+//! or `ragged-MEAN` (CSR offsets of seeded heavy-tailed lengths of that mean, a quarter of them
+//! empty); R or C may be written `2^K`. Without cases: the issue's shapes for 2^LOG2N elements.
+use clreduce::check::reference::unit_roundoff;
+use clreduce::{
+    reduction, Axis, ElemType, Kernel, Op, Options, Queue, Range, Reduction, SegmentAlgo, Segments,
+};
+
+fn parse_num(s: &str) -> u64 {
+    match s.split_once('^') {
+        Some((b, e)) => b.parse::<u64>().unwrap().pow(e.parse().unwrap()),
+        None => s.parse().unwrap(),
+    }
+}
+
+/// Seeded heavy-tailed (log-normal, sigma 1.5) lengths of mean `mean` over exactly `n`
+/// elements, a quarter of the segments empty.
+fn ragged(n: u64, mean: u64, seed: u64) -> Vec<u64> {
+    let mut s = seed;
+    let mut unif = || {
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((s >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    };
+    let mut off = vec![0u64];
+    let mut at = 0u64;
+    while at < n {
+        let len = if unif() < 0.25 {
+            0
+        } else {
+            let z = (-2.0 * unif().ln()).sqrt() * (2.0 * std::f64::consts::PI * unif()).cos();
+            let sigma = 1.5f64;
+            ((mean as f64 * 4.0 / 3.0) * (sigma * z - sigma * sigma / 2.0).exp()).round() as u64
+        };
+        at = (at + len).min(n);
+        off.push(at);
+    }
+    off
+}
+
+/// How many results are outside (len + 40)·u·Σ|x| of the float64 sum of their elements.
+fn wrong(kind: &str, data: &[f32], got: &[f32], off: &[u64], c: u64, n: u64) -> usize {
+    (0..got.len())
+        .filter(|&k| {
+            let idx: Vec<usize> = match kind {
+                "cols" => (0..n / c).map(|row| (row * c) as usize + k).collect(),
+                _ => (off[k] as usize..off[k + 1] as usize).collect(),
+            };
+            let (want, abs) = idx.iter().fold((0.0f64, 0.0f64), |(s, a), &i| {
+                (s + data[i] as f64, a + (data[i] as f64).abs())
+            });
+            let bound = (idx.len() as f64 + 40.0) * unit_roundoff(ElemType::F32) * abs + 1e-30;
+            (got[k] as f64 - want).abs() > bound
+        })
+        .count()
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+fn main() -> clreduce::Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let q = Queue::with_device(args.get(1).map(String::as_str).unwrap_or("0"))?.with_profiling()?;
+    let lg: u32 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(24);
+    let reps: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(10);
+    let n = 1u64 << lg;
+    let cases: Vec<String> = if args.len() > 4 {
+        args[4..].to_vec()
+    } else {
+        let mut v = Vec::new();
+        for (r, c) in [
+            (lg / 2, lg - lg / 2),
+            (lg - 8, 8),
+            (8, lg - 8),
+            (lg - 4, 4),
+            (lg - 2, 2),
+            (0, lg),
+        ] {
+            v.push(format!("rows-2^{r}x2^{c}"));
+        }
+        for (r, c) in [(lg / 2, lg - lg / 2), (lg - 8, 8), (8, lg - 8), (lg - 4, 4)] {
+            v.push(format!("cols-2^{r}x2^{c}"));
+        }
+        v.extend(["ragged-16", "ragged-256", "ragged-65536"].map(String::from));
+        v
+    };
+    println!(
+        "device: {} ({}), n = 2^{lg} f32, median of {reps} after 2 warm-ups",
+        q.device().label(),
+        q.caps().driver
+    );
+    let data: Vec<f32> = (0..n)
+        .map(|i| ((i * 7919) % 1024) as f32 / 64.0 - 8.0)
+        .collect();
+    let x = q.buffer_from(&data)?;
+    let time = |reds: &dyn Fn() -> Reduction,
+                range: Range,
+                opts: Options|
+     -> clreduce::Result<(f64, String)> {
+        let mut t = Vec::new();
+        let mut plan = String::new();
+        for k in 0..reps + 2 {
+            let ev = q.parallel_for_reduce_with(
+                range,
+                reds(),
+                Kernel::new("sum += x[i];").arg("x", &x),
+                opts,
+            )?;
+            ev.wait()?;
+            if k >= 2 {
+                t.push(ev.device_time_ns()? as f64 / 1e3);
+            }
+            plan = ev
+                .plan()
+                .map(|p| match &p.segment {
+                    Some(s) => format!("{} ({} x {})", s.algo, p.groups, p.local),
+                    None => p.summary(),
+                })
+                .unwrap_or_default();
+        }
+        Ok((median(t), plan))
+    };
+    let one = q.buffer_from(&[0.0f32])?;
+    let (plain, plan) = time(
+        &|| reduction(&one, Op::Plus).initialize_to_identity(),
+        Range::new(n),
+        Options::default(),
+    )?;
+    println!(
+        "{:<24} {:<10} {:>10.1} us  1.00x  plan {plan}",
+        "f32-sum", "plain", plain
+    );
+    for case in cases {
+        let (kind, shape) = case.split_once('-').expect("CASE is KIND-SHAPE");
+        let (range, segs, off): (Range, Option<Segments>, Vec<u64>) = match kind {
+            "rows" | "cols" => {
+                let (r, c) = shape.split_once('x').expect("RxC");
+                let (r, c) = (parse_num(r), parse_num(c));
+                assert_eq!(r * c, n, "{case}: R x C must be 2^{lg}");
+                let off = if kind == "rows" {
+                    (0..=r).map(|k| k * c).collect()
+                } else {
+                    Vec::new()
+                };
+                (Range::new_2d(r, c), None, off)
+            }
+            "ragged" => {
+                let off = ragged(n, parse_num(shape), 0x5E6);
+                let b = q.buffer_from(&off)?;
+                (Range::new(n), Some(Segments::offsets(&b)), off)
+            }
+            _ => panic!("unknown case kind {kind}"),
+        };
+        let results = match (kind, range.extents()) {
+            ("cols", [_, c]) => *c as usize,
+            ("rows", [r, _]) => *r as usize,
+            _ => off.len() - 1,
+        };
+        let out = q.buffer_from(&vec![0.0f32; results])?;
+        let red = || {
+            let r = reduction(&out, Op::Plus).initialize_to_identity();
+            match (kind, &segs) {
+                ("rows", _) => r.axis(Axis::Last),
+                ("cols", _) => r.axis(Axis::First),
+                (_, Some(s)) => r.segments(s.clone()),
+                _ => unreachable!(),
+            }
+        };
+        let mut forced: Vec<Option<SegmentAlgo>> = vec![None];
+        forced.extend(if kind == "cols" {
+            vec![Some(SegmentAlgo::Columns)]
+        } else {
+            vec![
+                Some(SegmentAlgo::Item),
+                Some(SegmentAlgo::Group),
+                Some(SegmentAlgo::Tiles),
+                Some(SegmentAlgo::Chunks),
+            ]
+        });
+        for f in forced {
+            let opts = Options {
+                segment: f,
+                ..Options::default()
+            };
+            let name = f.map_or("auto".to_string(), |a| a.to_string());
+            match time(&red, range, opts) {
+                Err(e) => println!("{case:<24} {name:<10} error: {e}"),
+                Ok((us, plan)) => {
+                    let got = out.to_vec()?;
+                    let c = range.extents().last().copied().unwrap_or(1);
+                    let bad = wrong(kind, &data, &got, &off, c, n);
+                    println!(
+                        "{case:<24} {name:<10} {us:>10.1} us  {:.2}x  plan {plan}  results {results}{}",
+                        us / plain,
+                        if bad == 0 { String::new() } else { format!("  WRONG: {bad} results out of bound") }
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,318 @@
+// clreduce: segmented and axis reductions (design/algorithms.md, "Segmented reductions").
+// Included after common.cl, one copy of var.cl per variable (its accumulator, combine, tree and
+// store are reused as they are), item.cl and the generated user body, instead of reduce.cl.
+// Generated macros (src/codegen/segment.rs): CLR_FOR_VARS, CLR_VAR_PARAMS, CLR_USER_PARAMS,
+// CLR_CALL as for reduce.cl, and per variable CLR_INSEG_k(g), which turns a (value, index)
+// accumulator's global index into the index within its segment (`index_in_segment`) or is
+// empty. Defines:
+//   CLR_SEG_ALGO     CLR_SEG_ITEM, CLR_SEG_GROUP, CLR_SEG_TILES, CLR_SEG_COLUMNS or CLR_SEG_CHUNKS
+//   CLR_SEG_OFFSETS  1: segment k is off[k]..off[k+1] (CSR); 0: k*c..(k+1)*c (uniform)
+//   CLR_SEG_LONGS    tiles: room for the longer segments of one tile (>= tile / (short + 1))
+// Arguments after the variables: the offsets (any buffer for uniform segments), the number of
+// segments (columns), the uniform length (the number of columns), the first index of the
+// first segment and one past the last one's end (the number of rows), the tile (elements per
+// tile; rows per chunk) and the longest segment one work-item of a tile reduces alone.
+// Sizes are arguments, not defines, so one program serves every n.
+// Every result is deterministic: no float atomics, and each segment's values are combined in
+// an order fixed by the plan (the local atomic below only orders a list of segment numbers).
+
+#define CLR_SEG_ITEM 1
+#define CLR_SEG_GROUP 2
+#define CLR_SEG_TILES 3
+#define CLR_SEG_COLUMNS 4
+#define CLR_SEG_CHUNKS 5
+
+// The first index of segment k (k == nseg: one past the last segment's end).
+static inline ulong clr_seg_begin(ulong k, ulong c, __global const ulong* off) {
+#if CLR_SEG_OFFSETS
+    return off[k];
+#else
+    return k * c;
+#endif
+}
+
+// The first segment k in 0..=nseg whose begin is >= p (a binary search of the offsets).
+static inline ulong clr_seg_lower(ulong p, ulong nseg, ulong c, __global const ulong* off) {
+#if CLR_SEG_OFFSETS
+    ulong lo = 0, hi = nseg;
+    while (lo < hi) {
+        const ulong mid = lo + (hi - lo) / 2;
+        if (off[mid] < p)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+#else
+    const ulong k = (p + c - 1) / c;
+    return k < nseg ? k : nseg;
+#endif
+}
+
+#define CLR_SDECL(k)          \
+    R##k##_A clr_a##k[1];     \
+    __local R##k##_A clr_lm##k[R##k##_LSLOTS];
+#define CLR_SRESET(k) clr_a##k[0] = clr_identity_##k();
+#define CLR_SGROUP(k) clr_a##k[0] = clr_group_##k(clr_a##k[0], clr_lm##k);
+// Writes segment clr_e's value (combined with the variable's element unless
+// initialize_to_identity); clr_sb and clr_ss turn a global index into the index in the segment.
+#define CLR_SSTORE(k)                                                   \
+    {                                                                   \
+        R##k##_A clr_g = clr_a##k[0];                                   \
+        CLR_INSEG_##k(clr_g)                                            \
+        clr_store_##k(clr_res_##k, clr_aux_##k, clr_e, clr_g);          \
+    }
+// An empty segment: the identity under initialize_to_identity (an identity-less variable's
+// identity leaves it as it was), else unchanged.
+#define CLR_SEMPTY(k) \
+    if (!R##k##_INIT) clr_store_##k(clr_res_##k, clr_aux_##k, clr_e, clr_identity_##k());
+#define CLR_SPART(k) clr_part_##k[clr_slot] = clr_a##k[0];
+#define CLR_SFOLD(k) clr_a##k[0] = clr_op_##k(clr_a##k[0], clr_part_##k[clr_slot]);
+#define CLR_SFIRST(k) clr_a##k[0] = clr_op_##k(clr_part_##k[clr_slot], clr_a##k[0]);
+
+// Chunks: the current segment (clr_cur, clr_cb..clr_ce) ends: a head piece to its slot, or
+// the segment's value (an empty one's identity) to the variables.
+#define CLR_CHUNK_FINISH                                   \
+    if (clr_head) {                                        \
+        const ulong clr_slot = 2 * clr_t;                  \
+        CLR_FOR_VARS(CLR_SPART)                            \
+    } else if (clr_cb == clr_ce) {                         \
+        const ulong clr_e = clr_cur;                       \
+        CLR_FOR_VARS(CLR_SEMPTY)                           \
+    } else {                                               \
+        const ulong clr_e = clr_cur;                       \
+        const ulong clr_sb = clr_cb;                       \
+        CLR_FOR_VARS(CLR_SSTORE)                           \
+    }
+
+// Reduces indices [clr_b, clr_e2) with the whole work-group into clr_a*[0] of every work-item.
+#define CLR_GROUP_RANGE(clr_b, clr_e2)                                       \
+    CLR_FOR_VARS(CLR_SRESET)                                                 \
+    for (ulong clr_j = (clr_b) + clr_lid; clr_j < (clr_e2); clr_j += CLR_WG) \
+        CLR_CALL((CLR_IDX)clr_j, 0);                                         \
+    CLR_FOR_VARS(CLR_SGROUP)
+
+__kernel __attribute__((reqd_work_group_size(CLR_WG, 1, 1)))
+void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_off,
+              const ulong clr_nseg, const ulong clr_c, const ulong clr_lo, const ulong clr_hi,
+              const ulong clr_tile, const ulong clr_short CLR_USER_PARAMS) {
+    const CLR_IDX clr_n = (CLR_IDX)clr_n_arg;
+    const uint clr_lid = (uint)get_local_id(0);
+    const ulong clr_ss = 1;
+    CLR_FOR_VARS(CLR_SDECL)
+#if CLR_SEG_ALGO == CLR_SEG_ITEM
+    // A work-item per segment: each loops its own segment.
+    for (ulong clr_e = get_global_id(0); clr_e < clr_nseg; clr_e += get_global_size(0)) {
+        const ulong clr_sb = clr_seg_begin(clr_e, clr_c, clr_off);
+        const ulong clr_se = clr_seg_begin(clr_e + 1, clr_c, clr_off);
+        if (clr_sb == clr_se) {
+            CLR_FOR_VARS(CLR_SEMPTY)
+            continue;
+        }
+        CLR_FOR_VARS(CLR_SRESET)
+        for (ulong clr_j = clr_sb; clr_j < clr_se; ++clr_j) CLR_CALL((CLR_IDX)clr_j, 0);
+        CLR_FOR_VARS(CLR_SSTORE)
+    }
+#elif CLR_SEG_ALGO == CLR_SEG_GROUP
+    // A work-group per segment: coalesced strided reads, then the work-group tree. The loop
+    // bounds are the same for every work-item of the group (the barriers are uniform).
+    for (ulong clr_e = get_group_id(0); clr_e < clr_nseg; clr_e += get_num_groups(0)) {
+        const ulong clr_sb = clr_seg_begin(clr_e, clr_c, clr_off);
+        const ulong clr_se = clr_seg_begin(clr_e + 1, clr_c, clr_off);
+        if (clr_sb == clr_se) {
+            if (clr_lid == 0) {
+                CLR_FOR_VARS(CLR_SEMPTY)
+            }
+            continue;
+        }
+        CLR_GROUP_RANGE(clr_sb, clr_se)
+        if (clr_lid == 0) {
+            CLR_FOR_VARS(CLR_SSTORE)
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+#elif CLR_SEG_ALGO == CLR_SEG_TILES
+    // Tiles of clr_tile elements, whatever the segment lengths: each work-group takes
+    // tiles in turn. In a tile, segments that start and end inside it and are short go to one
+    // work-item each; longer ones are listed and reduced by the whole work-group; the piece of
+    // the segment that enters the tile (head, slot 2t) and of the one that leaves it (tail,
+    // slot 2t+1) become partials that clr_finish combines in tile order.
+    __local ulong clr_long[CLR_SEG_LONGS];
+    __local uint clr_nlong;
+    const ulong clr_ntiles = (clr_hi - clr_lo + clr_tile - 1) / clr_tile;
+    for (ulong clr_t = get_group_id(0); clr_t < clr_ntiles; clr_t += get_num_groups(0)) {
+        const ulong clr_ts = clr_lo + clr_t * clr_tile;
+        const ulong clr_te = clr_hi - clr_ts < clr_tile ? clr_hi : clr_ts + clr_tile;
+        const ulong clr_ka = clr_seg_lower(clr_ts, clr_nseg, clr_c, clr_off);
+        // The last tile also owns the empty segments that begin at the end.
+        const ulong clr_kb = clr_te == clr_hi ? clr_nseg : clr_seg_lower(clr_te, clr_nseg, clr_c, clr_off);
+        const ulong clr_ba = clr_seg_begin(clr_ka, clr_c, clr_off);
+        if (clr_lid == 0) clr_nlong = 0u;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (ulong clr_e = clr_ka + clr_lid; clr_e < clr_kb; clr_e += CLR_WG) {
+            const ulong clr_sb = clr_seg_begin(clr_e, clr_c, clr_off);
+            const ulong clr_se = clr_seg_begin(clr_e + 1, clr_c, clr_off);
+            if (clr_se > clr_te) continue;  // the tail: below
+            if (clr_sb == clr_se) {
+                CLR_FOR_VARS(CLR_SEMPTY)
+            } else if (clr_se - clr_sb > clr_short) {
+                clr_long[atomic_inc(&clr_nlong)] = clr_e;
+            } else {
+                CLR_FOR_VARS(CLR_SRESET)
+                for (ulong clr_j = clr_sb; clr_j < clr_se; ++clr_j) CLR_CALL((CLR_IDX)clr_j, 0);
+                CLR_FOR_VARS(CLR_SSTORE)
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const uint clr_nl = clr_nlong;
+        if (clr_ba > clr_ts) {
+            // The head: the segment that began before the tile.
+            CLR_GROUP_RANGE(clr_ts, (clr_ba < clr_te ? clr_ba : clr_te))
+            if (clr_lid == 0) {
+                const ulong clr_slot = 2 * clr_t;
+                CLR_FOR_VARS(CLR_SPART)
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        for (uint clr_q = 0; clr_q < clr_nl; ++clr_q) {
+            const ulong clr_e = clr_long[clr_q];
+            const ulong clr_sb = clr_seg_begin(clr_e, clr_c, clr_off);
+            const ulong clr_se = clr_seg_begin(clr_e + 1, clr_c, clr_off);
+            CLR_GROUP_RANGE(clr_sb, clr_se)
+            if (clr_lid == 0) {
+                CLR_FOR_VARS(CLR_SSTORE)
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        if (clr_kb > clr_ka && clr_seg_begin(clr_kb, clr_c, clr_off) > clr_te) {
+            // The tail: the segment that goes on past the tile.
+            CLR_GROUP_RANGE(clr_seg_begin(clr_kb - 1, clr_c, clr_off), clr_te)
+            if (clr_lid == 0) {
+                const ulong clr_slot = 2 * clr_t + 1;
+                CLR_FOR_VARS(CLR_SPART)
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+    }
+#elif CLR_SEG_ALGO == CLR_SEG_CHUNKS
+    // Chunks: each work-item owns clr_tile consecutive elements and walks them in one flat
+    // loop, finishing a segment whenever its end is reached (so every work-item runs the same
+    // number of iterations, whatever the lengths: CPU vector lanes stay together). The pieces
+    // of segments cut by chunk boundaries go to the same slots as the tiles plan's (head 2t,
+    // tail 2t+1), and clr_finish is the tiles one.
+    const ulong clr_ntiles = (clr_hi - clr_lo + clr_tile - 1) / clr_tile;
+    for (ulong clr_t = get_global_id(0); clr_t < clr_ntiles; clr_t += get_global_size(0)) {
+        const ulong clr_ts = clr_lo + clr_t * clr_tile;
+        const ulong clr_te = clr_hi - clr_ts < clr_tile ? clr_hi : clr_ts + clr_tile;
+        const ulong clr_ka = clr_seg_lower(clr_ts, clr_nseg, clr_c, clr_off);
+        const ulong clr_ba = clr_seg_begin(clr_ka, clr_c, clr_off);
+        // The current segment: the one holding clr_ts (it began before: a head piece), or ka.
+        int clr_head = clr_ba > clr_ts;
+        ulong clr_cur = clr_head ? clr_ka - 1 : clr_ka;
+        ulong clr_cb = clr_head ? clr_seg_begin(clr_cur, clr_c, clr_off) : clr_ba;
+        ulong clr_ce = clr_head ? clr_ba : clr_seg_begin(clr_cur + 1, clr_c, clr_off);
+        CLR_FOR_VARS(CLR_SRESET)
+        for (ulong clr_j = clr_ts; clr_j < clr_te; ++clr_j) {
+            while (clr_j == clr_ce) {
+                CLR_CHUNK_FINISH
+                ++clr_cur;
+                clr_cb = clr_ce;
+                clr_ce = clr_seg_begin(clr_cur + 1, clr_c, clr_off);
+                clr_head = 0;
+                CLR_FOR_VARS(CLR_SRESET)
+            }
+            CLR_CALL((CLR_IDX)clr_j, 0);
+        }
+        if (clr_ce == clr_te) {
+            CLR_CHUNK_FINISH
+            // The last chunk also owns the empty segments that begin at the end.
+            if (clr_te == clr_hi) {
+                for (ulong clr_e = clr_cur + 1; clr_e < clr_nseg; ++clr_e) {
+                    CLR_FOR_VARS(CLR_SEMPTY)
+                }
+            }
+        } else {
+            // The segment goes on past the chunk: a head piece if it also began before it.
+            const ulong clr_slot = clr_head ? 2 * clr_t : 2 * clr_t + 1;
+            CLR_FOR_VARS(CLR_SPART)
+        }
+    }
+#else
+    // Columns (Axis::First): clr_c columns of clr_nseg... here clr_nseg is the number of
+    // columns and clr_hi the number of rows; each work-item owns one column of a chunk of
+    // clr_tile rows, so consecutive work-items read consecutive addresses.
+    const ulong clr_cols = clr_nseg, clr_rows = clr_hi;
+    const ulong clr_blocks = (clr_cols + CLR_WG - 1) / CLR_WG;
+    const ulong clr_chunks = (clr_rows + clr_tile - 1) / clr_tile;
+    for (ulong clr_w = get_group_id(0); clr_w < clr_blocks * clr_chunks; clr_w += get_num_groups(0)) {
+        const ulong clr_e = (clr_w % clr_blocks) * CLR_WG + clr_lid;
+        const ulong clr_chunk = clr_w / clr_blocks;
+        if (clr_e >= clr_cols) continue;
+        const ulong clr_r0 = clr_chunk * clr_tile;
+        const ulong clr_r1 = clr_rows - clr_r0 < clr_tile ? clr_rows : clr_r0 + clr_tile;
+        CLR_FOR_VARS(CLR_SRESET)
+        for (ulong clr_r = clr_r0; clr_r < clr_r1; ++clr_r) CLR_CALL((CLR_IDX)(clr_r * clr_cols + clr_e), 0);
+        if (clr_chunks == 1) {
+            const ulong clr_sb = clr_e;
+            const ulong clr_ss = clr_cols;
+            CLR_FOR_VARS(CLR_SSTORE)
+        } else {
+            const ulong clr_slot = clr_chunk * clr_cols + clr_e;
+            CLR_FOR_VARS(CLR_SPART)
+        }
+    }
+#endif
+}
+
+// The finishing pass of the tiles and columns plans (a plan with one pass never runs it).
+__kernel __attribute__((reqd_work_group_size(CLR_WG, 1, 1)))
+void clr_finish(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_off,
+                const ulong clr_nseg, const ulong clr_c, const ulong clr_lo, const ulong clr_hi,
+                const ulong clr_tile, const ulong clr_short CLR_USER_PARAMS) {
+    const uint clr_lid = (uint)get_local_id(0);
+    const ulong clr_ss = 1;
+    CLR_FOR_VARS(CLR_SDECL)
+#if CLR_SEG_ALGO == CLR_SEG_TILES || CLR_SEG_ALGO == CLR_SEG_CHUNKS
+    // A work-group per tile (chunk) whose tail segment goes on: it combines the tail (slot 2t) with
+    // the heads of the tiles the segment covers (slots 2u, u = t+1..t1), in tile order.
+    const ulong clr_ntiles = (clr_hi - clr_lo + clr_tile - 1) / clr_tile;
+    for (ulong clr_t = get_group_id(0); clr_t < clr_ntiles; clr_t += get_num_groups(0)) {
+        const ulong clr_ts = clr_lo + clr_t * clr_tile;
+        const ulong clr_te = clr_hi - clr_ts < clr_tile ? clr_hi : clr_ts + clr_tile;
+        if (clr_te == clr_hi) continue;
+        const ulong clr_ka = clr_seg_lower(clr_ts, clr_nseg, clr_c, clr_off);
+        const ulong clr_kb = clr_seg_lower(clr_te, clr_nseg, clr_c, clr_off);
+        const ulong clr_end = clr_seg_begin(clr_kb, clr_c, clr_off);
+        if (!(clr_kb > clr_ka && clr_end > clr_te)) continue;
+        const ulong clr_e = clr_kb - 1;
+        const ulong clr_sb = clr_seg_begin(clr_e, clr_c, clr_off);
+        const ulong clr_t1 = (clr_end - 1 - clr_lo) / clr_tile;
+        CLR_FOR_VARS(CLR_SRESET)
+        for (ulong clr_u = clr_t + 1 + clr_lid; clr_u <= clr_t1; clr_u += CLR_WG) {
+            const ulong clr_slot = 2 * clr_u;
+            CLR_FOR_VARS(CLR_SFOLD)
+        }
+        CLR_FOR_VARS(CLR_SGROUP)
+        if (clr_lid == 0) {
+            const ulong clr_slot = 2 * clr_t + 1;
+            CLR_FOR_VARS(CLR_SFIRST)
+            CLR_FOR_VARS(CLR_SSTORE)
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+#elif CLR_SEG_ALGO == CLR_SEG_COLUMNS
+    // A work-item per column combines its chunks' partials in chunk order.
+    const ulong clr_cols = clr_nseg, clr_rows = clr_hi;
+    const ulong clr_chunks = (clr_rows + clr_tile - 1) / clr_tile;
+    for (ulong clr_e = get_global_id(0); clr_e < clr_cols; clr_e += get_global_size(0)) {
+        CLR_FOR_VARS(CLR_SRESET)
+        for (ulong clr_chunk = 0; clr_chunk < clr_chunks; ++clr_chunk) {
+            const ulong clr_slot = clr_chunk * clr_cols + clr_e;
+            CLR_FOR_VARS(CLR_SFOLD)
+        }
+        const ulong clr_sb = clr_e;
+        const ulong clr_ss = clr_cols;
+        CLR_FOR_VARS(CLR_SSTORE)
+    }
+#endif
+}

@@ -1,0 +1,705 @@
+//! Segmented and axis reductions: [`Segments`] (uniform lengths or CSR offsets) and [`Axis`]
+//! (rows or columns of a 2-D or 3-D range) on a [`Reduction`], and the launch sequence of a
+//! segmented `parallel_for_reduce`: check, find the segments (reading CSR offsets on the host),
+//! plan (`plan::plan_segments`), compile kernels/segment.cl, run.
+//! design/algorithms.md, "Segmented reductions".
+
+use super::event::ReduceEvent;
+use super::kernel::{ArgKind, Kernel};
+use super::options::Options;
+use super::parallel_for::{
+    check_body, check_identities, check_names, check_writers, reducer_names, request,
+};
+use super::range::Form;
+use super::reduction::{Reduction, Reductions, Target};
+use super::run::{body_build_error, copy_regions};
+use crate::codegen::{self, ParamKind};
+use crate::error::{Error, Result};
+use crate::plan::{
+    self, CrossAlgo, Determinism, Plan, SegmentAlgo, SegmentLayout, SegmentRequest, Strategy,
+};
+use crate::runtime::buffer::Buffer;
+use crate::runtime::launch::{self, Arg, Compiled, Mem};
+use crate::runtime::program;
+use crate::runtime::queue::Queue;
+use opencl3::event::Event;
+use std::sync::Arc;
+
+/// How a segmented reduction cuts the range `0..n` into segments: one result per segment, the
+/// body unchanged (`sum += x[i]` contributes `x[i]` to the segment that holds `i`), result `k`
+/// in `buf[k]`.
+///
+/// ```
+/// use clreduce::{reduction, Kernel, Op, Queue, Range, Segments};
+/// # fn main() -> clreduce::Result<()> {
+/// let queue = Queue::default()?;
+/// let x = queue.buffer_from(&[1i32, 2, 3, 4, 5, 6])?;
+/// let rows = queue.buffer_from(&[0i32; 2])?;
+/// queue.parallel_for_reduce(
+///     Range::new(6),
+///     reduction(&rows, Op::Plus).segments(Segments::uniform(3)),
+///     Kernel::new("sum += x[i];").arg("x", &x),
+/// )?;
+/// assert_eq!(rows.to_vec()?, [6, 15]);
+/// // CSR offsets: segment k is begin[k]..begin[k+1]; empty segments are allowed.
+/// let begin = queue.buffer_from(&[0u64, 1, 1, 6])?;
+/// let parts = queue.buffer_from(&[0i32; 3])?;
+/// queue.parallel_for_reduce(
+///     Range::new(6),
+///     reduction(&parts, Op::Plus).segments(Segments::offsets(&begin)).initialize_to_identity(),
+///     Kernel::new("sum += x[i];").arg("x", &x),
+/// )?;
+/// assert_eq!(parts.to_vec()?, [1, 0, 20]);
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Segments(SegSpec);
+
+impl Segments {
+    /// Segments of `len` consecutive indices: `n / len` results. `len` 0, or an `n` that is not
+    /// a multiple of `len`, is [`Error::BadSegments`](crate::Error::BadSegments).
+    pub fn uniform(len: u64) -> Segments {
+        Segments(SegSpec::Uniform(len))
+    }
+    /// CSR offsets: `r + 1` ascending `u64` entries; segment `k` is `begin[k]..begin[k+1]`
+    /// (empty when equal), `r` results. Indices outside `begin[0]..begin[r]` belong to no
+    /// segment and are not run. The offsets are read and checked on the host before anything
+    /// runs: fewer than 2 entries, a descending pair or an entry past `n` is
+    /// [`Error::BadSegments`](crate::Error::BadSegments), with nothing written.
+    pub fn offsets(begin: &Buffer<u64>) -> Segments {
+        Segments(SegSpec::Offsets(Target::of(begin)))
+    }
+}
+
+/// Which axis of a 2-D or 3-D [`Range`](crate::Range) an axis reduction removes (row-major,
+/// the last dimension varies fastest; `item` in the body as in any launch).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Axis {
+    /// Reduce along the last dimension: `[r, c]` gives `r` results (row sums), `[a, b, c]`
+    /// gives `a * b`.
+    Last,
+    /// Reduce along the first dimension: `[r, c]` gives `c` results (column sums), `[a, b, c]`
+    /// gives `b * c` (result `j * c + k` for `item.id = [_, j, k]`).
+    First,
+}
+
+/// A reduction's segmentation as given.
+#[derive(Clone)]
+pub(crate) enum SegSpec {
+    Uniform(u64),
+    /// The span idiom's `i / C` (`src/api/span_idiom.rs`): uniform segments of C.
+    Span(u64),
+    Offsets(Target),
+    Axis(Axis),
+}
+
+impl SegSpec {
+    fn same(&self, other: &SegSpec) -> bool {
+        match (self, other) {
+            (SegSpec::Uniform(a), SegSpec::Uniform(b)) | (SegSpec::Span(a), SegSpec::Span(b)) => {
+                a == b
+            }
+            (SegSpec::Offsets(a), SegSpec::Offsets(b)) => Arc::ptr_eq(&a.mem, &b.mem),
+            (SegSpec::Axis(a), SegSpec::Axis(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Reduction {
+    /// One result per segment (`buf[k]` for segment `k`) instead of one in all: see
+    /// [`Segments`]. Every variable of the launch must have the same segmentation.
+    pub fn segments(mut self, s: Segments) -> Reduction {
+        self.seg = Some(s.0);
+        self
+    }
+    /// One result per row (`Axis::Last`) or per column (`Axis::First`) of the launch's 2-D or
+    /// 3-D range; see [`Axis`].
+    ///
+    /// ```
+    /// use clreduce::{reduction, Axis, Kernel, Op, Queue, Range};
+    /// # fn main() -> clreduce::Result<()> {
+    /// let queue = Queue::default()?;
+    /// let a = queue.buffer_from(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?; // 2 x 3
+    /// let cols = queue.buffer_from(&[0.0f32; 3])?;
+    /// queue.parallel_for_reduce(
+    ///     Range::new_2d(2, 3),
+    ///     reduction(&cols, Op::Plus).axis(Axis::First).initialize_to_identity(),
+    ///     Kernel::new("sum += a[item.linear_id];").arg("a", &a),
+    /// )?;
+    /// assert_eq!(cols.to_vec()?, [5.0, 7.0, 9.0]);
+    /// # Ok(()) }
+    /// ```
+    pub fn axis(mut self, axis: Axis) -> Reduction {
+        self.seg = Some(SegSpec::Axis(axis));
+        self
+    }
+    /// argmin/argmax of a segmented reduction: the index buffer gets the index within the
+    /// segment (`i - begin(k)`; for `Axis::First` the row) instead of the global index the
+    /// body passed.
+    pub fn index_in_segment(mut self) -> Reduction {
+        self.index_in_segment = true;
+        self
+    }
+}
+
+/// Whether a launch is segmented (any of its variables has a segmentation).
+pub(super) fn is_segmented(reds: &Reductions) -> bool {
+    reds.0.iter().any(|r| r.seg.is_some())
+}
+
+/// The segments of a launch, found on the host.
+struct Found {
+    layout: SegmentLayout,
+    segments: u64,
+    /// The first index of the first segment and one past the last segment's end (rows for
+    /// columns).
+    lo: u64,
+    hi: u64,
+    offsets: Option<Target>,
+}
+
+/// A prepared segmented launch.
+struct Prepared {
+    plan: Arc<Plan>,
+    found: Found,
+    names: Vec<String>,
+    params: Vec<(String, ParamKind)>,
+    body: String,
+}
+
+impl Queue {
+    /// `parallel_for_reduce_with` for a segmented launch.
+    pub(super) fn parallel_for_segments(
+        &self,
+        form: &Form,
+        reds: &Reductions,
+        kernel: &Kernel,
+        options: Options,
+    ) -> Result<ReduceEvent> {
+        let prep = self.prepare_segments(form, reds, kernel, options)?;
+        let q = &self.inner;
+        if prep.found.hi == prep.found.lo || form.size() == 0 {
+            // No element in any segment: every segment is empty.
+            let mut events = Vec::new();
+            for (r, v) in reds.0.iter().zip(&prep.plan.vars) {
+                if r.init_to_identity {
+                    fill_segments(self, r, v, prep.found.segments as usize, &mut events)?;
+                }
+            }
+            let keep = reds
+                .0
+                .iter()
+                .flat_map(|r| regions(r, 0))
+                .map(|(m, _)| m.clone());
+            return Ok(ReduceEvent::new(q, events, Some(prep.plan), keep.collect()));
+        }
+        let compiled = self.compile_segments(&prep)?;
+        self.run_segments(&prep, reds, kernel, &compiled, form.size())
+    }
+
+    /// The plan of a segmented launch (`Queue::explain`).
+    pub(super) fn explain_segments(
+        &self,
+        form: &Form,
+        reds: &Reductions,
+        kernel: &Kernel,
+        options: Options,
+    ) -> Result<Plan> {
+        Ok((*self.prepare_segments(form, reds, kernel, options)?.plan).clone())
+    }
+
+    /// The program of a segmented launch (`Queue::explain_source`).
+    pub(super) fn explain_source_segments(
+        &self,
+        form: &Form,
+        reds: &Reductions,
+        kernel: &Kernel,
+        options: Options,
+    ) -> Result<String> {
+        let p = self.prepare_segments(form, reds, kernel, options)?;
+        let gen = codegen::generate(&p.plan, &self.inner.caps, &p.names, &p.body, &p.params);
+        Ok(format!("// build options: {}\n{}", gen.options, gen.source))
+    }
+
+    /// Checks a segmented launch, finds its segments and plans it. Nothing is written.
+    fn prepare_segments(
+        &self,
+        form: &Form,
+        reds: &Reductions,
+        kernel: &Kernel,
+        options: Options,
+    ) -> Result<Prepared> {
+        let q = &self.inner;
+        let names = reducer_names(reds, kernel)?;
+        let first = reds.0[0].seg.clone();
+        for (name, r) in names.iter().zip(&reds.0) {
+            self.check_targets(name, r)?;
+            let problem = match (&r.seg, &first) {
+                (None, _) => Some("a scalar variable cannot share a launch with segmented ones"),
+                (Some(s), Some(f)) if !s.same(f) => {
+                    Some("every segmented variable of a launch needs the same segmentation")
+                }
+                _ if r.span.is_some() => Some("a span reduction cannot be segmented"),
+                _ if r.raw.is_some() => Some("raw partials are not segmented"),
+                _ if r.index_in_segment && r.index.is_none() => {
+                    Some("index_in_segment is for argmin/argmax")
+                }
+                _ => None,
+            };
+            if let Some(p) = problem {
+                return Err(bad_argument(name, p));
+            }
+            if options.determinism == Determinism::Exact
+                && plan::exact_sum(&r.op, r.target.ty, options.determinism)
+            {
+                return Err(Error::Unsupported {
+                    what: format!("exact sums per segment ({name})"),
+                    missing: "segmented plans have no per-segment superaccumulator yet; use Determinism::Deterministic (same bits on every run of a plan)".into(),
+                    device: q.device.label(),
+                });
+            }
+        }
+        let Form::Range(range) = *form else {
+            return Err(bad_argument(
+                &names[0],
+                "segmented and axis reductions take a Range (clreduce picks the geometry), not an NdRange",
+            ));
+        };
+        let spec = first.expect("is_segmented");
+        let found = self.find_segments(&names[0], &spec, range.extents(), form.size())?;
+        for (name, r) in names.iter().zip(&reds.0) {
+            let need = found.segments as usize;
+            for (label, t) in std::iter::once((name.clone(), &r.target)).chain(
+                r.index
+                    .iter()
+                    .map(|t| (format!("{name} (index buffer)"), t)),
+            ) {
+                if (t.len as u64) < found.segments {
+                    return Err(Error::BufferTooShort {
+                        name: label,
+                        len: t.len,
+                        need,
+                    });
+                }
+            }
+            if let Some(off) = &found.offsets {
+                let written = Arc::ptr_eq(&off.mem, &r.target.mem)
+                    || r.index
+                        .as_ref()
+                        .is_some_and(|t| Arc::ptr_eq(&off.mem, &t.mem));
+                if written {
+                    return Err(bad_argument(
+                        name,
+                        "writes the offsets buffer of its own segments",
+                    ));
+                }
+            }
+        }
+        let params = self.kernel_params(kernel)?;
+        check_writers(&names, reds, kernel)?;
+        if let Some(off) = &found.offsets {
+            check_offsets_not_written(off, kernel)?;
+        }
+        check_names(&names, &params)?;
+        let body = check_body(
+            &names,
+            reds,
+            kernel.body(),
+            &params,
+            Determinism::Deterministic,
+        )?;
+        check_identities(reds)?;
+        // The ordinary plan of the same variables gives their accumulators; the segment step
+        // turns it into the segmented plan.
+        let base_options = Options {
+            // The work-group step as the device's plain reductions choose it (or as forced);
+            // partials always finish in a pass of their own.
+            strategy: Strategy {
+                group: options.strategy.group,
+                cross: Some(CrossAlgo::ExtraPass),
+            },
+            determinism: Determinism::Deterministic,
+            tuning: None,
+            ..options
+        };
+        let base = plan::plan(
+            &q.caps,
+            &request(form, reds, base_options, !kernel.writes()),
+        )?;
+        let sreq = SegmentRequest {
+            layout: found.layout,
+            segments: found.segments,
+            elements: found.hi - found.lo,
+            force: options.segment,
+        };
+        let sreq = match found.layout {
+            SegmentLayout::Columns { rows, cols } => SegmentRequest {
+                elements: rows * cols,
+                ..sreq
+            },
+            _ => sreq,
+        };
+        let mut plan = plan::plan_segments(&q.caps, base, &sreq)?;
+        if let Some(sp) = plan.segment.as_mut() {
+            sp.index_in_segment = reds.0.iter().map(|r| r.index_in_segment).collect();
+            if let SegSpec::Span(c) = &spec {
+                sp.span_idiom = true;
+                sp.reason = format!(
+                    "span idiom: every subscript is i / {c} with n = {} x {c}, so a uniform segmented reduction; {}",
+                    found.segments, sp.reason
+                );
+            }
+        }
+        tracing::debug!(plan = %plan.summary(), segment = ?plan.segment.as_ref().map(|s| s.algo), device = %q.device.label(), "planned segments");
+        Ok(Prepared {
+            plan: Arc::new(plan),
+            found,
+            names,
+            params,
+            body,
+        })
+    }
+
+    /// The layout and count of the segments; CSR offsets are read and checked here.
+    fn find_segments(&self, name: &str, spec: &SegSpec, extents: &[u64], n: u64) -> Result<Found> {
+        let bad = |problem: String| Error::BadSegments {
+            name: name.to_string(),
+            problem,
+        };
+        let product = extents.iter().try_fold(1u64, |a, &e| a.checked_mul(e));
+        let n = match product {
+            Some(p) => p,
+            None => {
+                return Err(bad(format!(
+                    "the range {extents:?} has more than 2^64 elements (n = {n} after wrapping)"
+                )))
+            }
+        };
+        let uniform = |len: u64, segments: u64| Found {
+            layout: SegmentLayout::Uniform { len },
+            segments,
+            lo: 0,
+            hi: n,
+            offsets: None,
+        };
+        Ok(match spec {
+            SegSpec::Uniform(0) | SegSpec::Span(0) => return Err(bad("segment length 0".into())),
+            SegSpec::Uniform(c) | SegSpec::Span(c) if !n.is_multiple_of(*c) => {
+                return Err(bad(format!(
+                    "n = {n} is not a multiple of the segment length {c} ({} whole segments and {} left over)",
+                    n / c,
+                    n % c
+                )))
+            }
+            SegSpec::Uniform(c) | SegSpec::Span(c) => uniform(*c, n / c),
+            SegSpec::Axis(axis) => match (axis, extents) {
+                (_, [n1]) => uniform((*n1).max(1), 1),
+                (Axis::Last, [rest @ .., last]) => {
+                    let segments = rest.iter().product();
+                    if *last == 0 {
+                        Found {
+                            hi: 0,
+                            ..uniform(1, segments)
+                        }
+                    } else {
+                        uniform(*last, segments)
+                    }
+                }
+                (Axis::First, [rows, rest @ ..]) => {
+                    let cols: u64 = rest.iter().product();
+                    Found {
+                        layout: SegmentLayout::Columns { rows: *rows, cols },
+                        segments: cols,
+                        lo: 0,
+                        hi: if cols == 0 { 0 } else { *rows },
+                        offsets: None,
+                    }
+                }
+                (_, []) => return Err(bad("a range of rank 0".into())),
+            },
+            SegSpec::Offsets(t) => {
+                if t.device != self.inner.device.index() {
+                    return Err(Error::ForeignBuffer {
+                        name: format!("{name} (offsets)"),
+                        buffer_device: t.device_label.clone(),
+                        queue_device: self.inner.device.label(),
+                    });
+                }
+                if t.len < 2 {
+                    return Err(bad(format!(
+                        "{} offset(s): CSR offsets need r + 1 >= 2 entries",
+                        t.len
+                    )));
+                }
+                let mut bytes = vec![0u8; t.len * 8];
+                launch::read_bytes(&self.inner.queue, &t.mem, 0, &mut bytes)?;
+                let off: Vec<u64> = bytes
+                    .chunks_exact(8)
+                    .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+                    .collect();
+                if let Some(k) = off.windows(2).position(|w| w[1] < w[0]) {
+                    return Err(bad(format!(
+                        "offsets descend at entry {}: {} then {}",
+                        k + 1,
+                        off[k],
+                        off[k + 1]
+                    )));
+                }
+                let last = off[off.len() - 1];
+                if last > n {
+                    return Err(bad(format!(
+                        "the last offset {last} is past the end of the range (n = {n})"
+                    )));
+                }
+                Found {
+                    layout: SegmentLayout::Offsets,
+                    segments: (t.len - 1) as u64,
+                    lo: off[0],
+                    hi: last,
+                    offsets: Some(t.clone()),
+                }
+            }
+        })
+    }
+
+    /// Builds (or finds in the queue's memo) the program of a segmented plan.
+    fn compile_segments(&self, prep: &Prepared) -> Result<Arc<Compiled>> {
+        let q = &self.inner;
+        let options = codegen::options(&prep.plan, &q.caps);
+        let memo_key = format!(
+            "{options}\u{0}{:?}\u{0}{:?}\u{0}{}",
+            prep.names, prep.params, prep.body
+        );
+        let cached = q
+            .compiled
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&memo_key)
+            .cloned();
+        let compiled = match cached {
+            Some(c) => c,
+            None => {
+                let gen =
+                    codegen::generate(&prep.plan, &q.caps, &prep.names, &prep.body, &prep.params);
+                let program = program::get(&q.device, &gen.source, &gen.options)
+                    .map_err(|e| body_build_error(e, &gen))?;
+                let c = Arc::new(Compiled::new(program, q.device.id(), q.device.serial()?)?);
+                q.compiled
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(memo_key, c.clone());
+                c
+            }
+        };
+        if prep.plan.local > compiled.kernel_wg_limit && !q.caps.workarounds.kernel_wg_size_advisory
+        {
+            return Err(Error::WorkGroupTooLarge {
+                local: prep.plan.local,
+                limit: compiled.kernel_wg_limit,
+                limit_name: "CL_KERNEL_WORK_GROUP_SIZE of this kernel",
+                device: q.device.label(),
+            });
+        }
+        Ok(compiled)
+    }
+
+    /// Enqueues a segmented launch: partials, backup, the main kernel and the finishing pass;
+    /// a failed enqueue puts every result back.
+    fn run_segments(
+        &self,
+        prep: &Prepared,
+        reds: &Reductions,
+        kernel: &Kernel,
+        program: &Compiled,
+        n: u64,
+    ) -> Result<ReduceEvent> {
+        let q = &self.inner;
+        let plan = &prep.plan;
+        let sp = plan.segment.as_ref().expect("a segmented plan");
+        let f = &prep.found;
+        let label = q.device.label();
+        // Partial slots per variable: two per tile, or one per (row chunk, column).
+        let slots = match (sp.algo, f.layout) {
+            (SegmentAlgo::Tiles | SegmentAlgo::Chunks, _) => 2 * (f.hi - f.lo).div_ceil(sp.tile),
+            (SegmentAlgo::Columns, SegmentLayout::Columns { rows, cols }) if plan.passes > 1 => {
+                rows.div_ceil(sp.tile) * cols
+            }
+            _ => 0,
+        };
+        let mut partials = Vec::new();
+        for v in &plan.vars {
+            let bytes = (slots as usize).max(1) * v.acc_bytes;
+            partials.push(Arc::new(launch::create_mem(
+                &q.context, bytes, None, &label,
+            )?));
+        }
+        let regions: Vec<(&Arc<Mem>, usize)> = reds
+            .0
+            .iter()
+            .flat_map(|r| regions(r, f.segments as usize))
+            .collect();
+        // With two passes the first already writes some segments: back every result up.
+        let backup = if plan.passes > 1 {
+            let bytes = regions.iter().map(|(_, b)| b.next_multiple_of(8)).sum();
+            let b = launch::create_mem(&q.context, bytes, None, &label)?;
+            copy_regions(q, &regions, &b, true)?;
+            Some(b)
+        } else {
+            None
+        };
+        let mut args: Vec<Arg> = vec![Arg::Bytes(n.to_le_bytes().to_vec())];
+        for (r, part) in reds.0.iter().zip(&partials) {
+            args.push(Arg::Mem(&r.target.mem));
+            args.push(Arg::Mem(r.index.as_ref().map_or(&**part, |t| &*t.mem)));
+            args.push(Arg::Mem(part));
+        }
+        args.push(Arg::Mem(
+            f.offsets.as_ref().map_or(&*partials[0], |t| &*t.mem),
+        ));
+        let c = match f.layout {
+            SegmentLayout::Uniform { len } => len,
+            SegmentLayout::Columns { cols, .. } => cols,
+            SegmentLayout::Offsets => 0,
+        };
+        for v in [f.segments, c, f.lo, f.hi, sp.tile.max(1), sp.short] {
+            args.push(Arg::Bytes(v.to_le_bytes().to_vec()));
+        }
+        for (_, a) in &kernel.args {
+            match a {
+                ArgKind::Buffer { mem, .. } => args.push(Arg::Mem(mem)),
+                ArgKind::Scalar(v) => args.push(Arg::Bytes(v.to_bytes())),
+            }
+        }
+        let mut events: Vec<Event> = Vec::new();
+        let local = plan.local;
+        let enqueued = (|| -> Result<()> {
+            let global = plan.groups as usize * local;
+            events.push(launch::enqueue_kernel(
+                &q.queue,
+                program,
+                "clr_main",
+                &args,
+                &[global],
+                &[local],
+                &[],
+            )?);
+            if plan.passes > 1 {
+                let groups = match sp.algo {
+                    SegmentAlgo::Columns => f.segments.div_ceil(local as u64).min(1 << 16),
+                    _ => plan.groups,
+                };
+                let global = groups.max(1) as usize * local;
+                events.push(launch::enqueue_kernel(
+                    &q.queue,
+                    program,
+                    "clr_finish",
+                    &args,
+                    &[global],
+                    &[local],
+                    &[],
+                )?);
+            }
+            Ok(())
+        })();
+        if let Err(e) = enqueued {
+            q.queue.health.mark_failed();
+            if let Some(b) = &backup {
+                let restored = q
+                    .queue
+                    .finish()
+                    .and_then(|()| copy_regions(q, &regions, b, false))
+                    .and_then(|()| q.queue.finish());
+                if let Err(re) = restored {
+                    tracing::error!(error = %re, "could not restore the segmented results after a failed launch");
+                }
+            }
+            return Err(e);
+        }
+        drop(args);
+        let mut keep: Vec<Arc<Mem>> = regions.iter().map(|(m, _)| (*m).clone()).collect();
+        keep.extend(partials);
+        keep.extend(backup.map(Arc::new));
+        keep.extend(f.offsets.as_ref().map(|t| t.mem.clone()));
+        for (_, a) in &kernel.args {
+            if let ArgKind::Buffer { mem, .. } = a {
+                keep.push(mem.clone());
+            }
+        }
+        Ok(ReduceEvent::new(q, events, Some(plan.clone()), keep))
+    }
+}
+
+/// A `BadArgument` for reducer `name`.
+fn bad_argument(name: &str, problem: &str) -> Error {
+    Error::BadArgument {
+        name: name.to_string(),
+        problem: problem.to_string(),
+    }
+}
+
+/// The offsets buffer is read by the kernels: the body may not write it.
+fn check_offsets_not_written(off: &Target, kernel: &Kernel) -> Result<()> {
+    for (name, a) in &kernel.args {
+        if let ArgKind::Buffer {
+            mem,
+            writable: true,
+            ..
+        } = a
+        {
+            if Arc::ptr_eq(mem, &off.mem) {
+                return Err(bad_argument(
+                    name,
+                    "bound with arg_mut but it is the offsets buffer of the segments",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The bytes of the first `segments` results of a variable (and its index buffer).
+fn regions(r: &Reduction, segments: usize) -> Vec<(&Arc<Mem>, usize)> {
+    let mut v = vec![(&r.target.mem, segments * r.target.ty.size())];
+    if let Some(ix) = &r.index {
+        v.push((&ix.mem, segments * 8));
+    }
+    v
+}
+
+/// Sets the first `segments` results of a variable to the identity (and argmin/argmax
+/// indices to u64::MAX): every segment is empty and the variable is initialize_to_identity.
+/// An identity-less variable is left as it was.
+fn fill_segments(
+    queue: &Queue,
+    r: &Reduction,
+    v: &plan::VarPlan,
+    segments: usize,
+    events: &mut Vec<Event>,
+) -> Result<()> {
+    let Some(id) = v.identity else {
+        return Ok(());
+    };
+    if segments == 0 {
+        return Ok(());
+    }
+    let q = &queue.inner;
+    let t = &r.target;
+    events.push(launch::fill(
+        &q.queue,
+        &t.mem,
+        &id.to_bytes(),
+        0,
+        segments * t.ty.size(),
+    )?);
+    if let Some(ix) = &r.index {
+        events.push(launch::fill(
+            &q.queue,
+            &ix.mem,
+            &u64::MAX.to_le_bytes(),
+            0,
+            segments * 8,
+        )?);
+    }
+    Ok(())
+}

@@ -1,0 +1,33 @@
+//! The segmented launch's part of code generation: kernels/segment.cl in place of
+//! kernels/reduce.cl, its `-D` defines and the per-variable index-in-segment macros.
+
+use crate::plan::{AccShape, Plan, SegmentLayout, SegmentPlan, TILE_LONGS};
+
+pub(crate) const SEGMENT_CL: &str = include_str!("../../kernels/segment.cl");
+
+/// The segment defines of kernels/segment.cl.
+pub(super) fn defines(sp: &SegmentPlan, d: &mut impl FnMut(&str, String)) {
+    d("CLR_SEG_ALGO", sp.algo.cl_id().into());
+    d(
+        "CLR_SEG_OFFSETS",
+        ((sp.layout == SegmentLayout::Offsets) as u8).to_string(),
+    );
+    d("CLR_SEG_LONGS", TILE_LONGS.to_string());
+}
+
+/// `CLR_INSEG_k(g)` per variable: an argmin/argmax index made relative to its segment
+/// (`clr_sb` its first index, `clr_ss` the stride between its elements), or nothing.
+pub(super) fn glue(plan: &Plan, sp: &SegmentPlan) -> String {
+    let mut s = String::new();
+    for (k, v) in plan.vars.iter().enumerate() {
+        let rel = v.shape == AccShape::Pair && sp.index_in_segment.get(k) == Some(&true);
+        if rel {
+            s.push_str(&format!(
+                "#define CLR_INSEG_{k}(g) if (g.i != ULONG_MAX) g.i = (g.i - clr_sb) / clr_ss;\n"
+            ));
+        } else {
+            s.push_str(&format!("#define CLR_INSEG_{k}(g)\n"));
+        }
+    }
+    s
+}
