@@ -352,7 +352,14 @@ fn choose(
     }
     let gpu = caps.kind == DeviceKind::Gpu;
     let offsets = req.layout == SegmentLayout::Offsets;
-    Ok(if offsets && mean > 16 {
+    Ok(if offsets && gpu {
+        // H200, 2^28 f32, CSR of mean 16 (heavy-tailed): tiles 1428 us, a work-item per
+        // segment 2863 us (design/bench/2026-11-24-h200-segment-first.txt).
+        (
+            SegmentAlgo::Tiles,
+            format!("CSR offsets of mean length {mean} on a GPU: lengths live on the device and may be heavy-tailed, so fixed tiles keep the work balanced (H200, mean 16: tiles 2.0x faster than a work-item per segment)"),
+        )
+    } else if offsets && mean > 16 {
         (
             SegmentAlgo::Tiles,
             format!("CSR offsets of mean length {mean} > 16: lengths live on the device and may be heavy-tailed, so fixed tiles keep the work balanced"),
@@ -451,7 +458,7 @@ mod tests {
         );
         assert_eq!(
             algo(&c, SegmentLayout::Offsets, n / 8, n),
-            SegmentAlgo::Item
+            SegmentAlgo::Tiles
         );
         let cols = SegmentLayout::Columns {
             rows: 256,
