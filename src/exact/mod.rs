@@ -21,7 +21,6 @@ mod round;
 
 use crate::error::{Error, Result};
 use crate::types::{ElemType, Half};
-use rayon::prelude::*;
 
 /// Bits per digit limb: digit `j` weighs `2^(B + DIGIT_BITS * j)`.
 pub const DIGIT_BITS: u32 = 32;
@@ -564,18 +563,43 @@ impl Expansion {
     }
 }
 
+/// Folds `xs` in [`CHUNK`]-element pieces, one accumulator per piece, on up to
+/// [`std::thread::available_parallelism`] scoped threads (each takes a contiguous run of
+/// pieces). The merges are exact integer additions, so the result does not depend on how the
+/// pieces are spread over threads. No thread pool: the library needs no dependency for this.
 fn fold<T: Sync>(xs: &[T], format: Format, one: impl Fn(&[T]) -> Superacc + Sync) -> Superacc {
     if xs.len() <= CHUNK {
         return one(xs);
     }
-    xs.par_chunks(CHUNK).map(&one).reduce(
-        || Superacc::new(format),
-        |mut a, b| {
-            // Same format; i128 digits of at most 2^16 deposits each cannot overflow.
-            let _ = a.merge(&b);
-            a
-        },
-    )
+    // Same format; i128 digits of at most 2^16 deposits each cannot overflow.
+    let merge = |mut a: Superacc, b: Superacc| {
+        let _ = a.merge(&b);
+        a
+    };
+    let pieces = xs.len().div_ceil(CHUNK);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, pieces);
+    let one = &one;
+    let run = |part: &[T]| {
+        part.chunks(CHUNK)
+            .map(one)
+            .fold(Superacc::new(format), merge)
+    };
+    if threads == 1 {
+        return run(xs);
+    }
+    let per_thread = pieces.div_ceil(threads) * CHUNK;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = xs
+            .chunks(per_thread)
+            .map(|part| s.spawn(move || run(part)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("an exact-sum worker thread panicked"))
+            .fold(Superacc::new(format), merge)
+    })
 }
 
 #[cfg(test)]
