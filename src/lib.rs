@@ -99,6 +99,18 @@ pub fn compiled_programs() -> u64 {
     runtime::program::compiled_count()
 }
 
+/// The plumbing `kernel!`'s expansion names: it must be reachable from the user's crate, but
+/// it is no API to call by hand (hidden from the docs; its contents may change in any release).
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::closure::host::{
+        BufBind, CapDesc, Capture, ClosureElem, Geometry, HostEnv, HostId, Num, Sink,
+    };
+    pub use crate::closure::ir::Ty;
+    pub use crate::closure::reducers::{typed, HostRed, RedInput};
+    pub use crate::closure::site::{RedsInput, Site};
+}
+
 /// A kernel body as a Rust closure (see [`closure`]).
 pub use clreduce_macros::kernel;
 
