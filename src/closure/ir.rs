@@ -622,26 +622,6 @@ pub fn parse(src: &str) -> Result<Ir, String> {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    #[test]
-    fn parses_a_body() {
-        let ir = parse(
-            "(closure (id usize) (reds (sum plain)) (caps (x read)) (locals (v 0)) \
-             (do (let 0 _ (bin * (idx 0 (id)) (float 2.0 _))) (red 0 + (loc 0))))",
-        )
-        .unwrap();
-        assert_eq!(ir.id, IdKind::Linear);
-        assert_eq!(ir.reds, vec![("sum".to_string(), RedUse::Plain)]);
-        assert_eq!(ir.caps, vec![("x".to_string(), CapUse::Read)]);
-        assert_eq!(ir.body.len(), 2);
-        assert_eq!(ir.slots, 5);
-        assert!(parse("(closure (id usize)").is_err());
-        assert!(parse("(closure (id usize) (reds) (caps) (locals) (do (frob)))").is_err());
-    }
-}
-
 /// The math functions the emitter maps and the typer knows (here, below both, so that neither
 /// imports the other) (the macro's table, src: macros/src/table.rs).
 pub(crate) fn math_known(name: &str) -> bool {
@@ -692,4 +672,24 @@ pub(crate) fn math_known(name: &str) -> bool {
             | "leading_zeros"
             | "rotate_left"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn parses_a_body() {
+        let ir = parse(
+            "(closure (id usize) (reds (sum plain)) (caps (x read)) (locals (v 0)) \
+             (do (let 0 _ (bin * (idx 0 (id)) (float 2.0 _))) (red 0 + (loc 0))))",
+        )
+        .unwrap();
+        assert_eq!(ir.id, IdKind::Linear);
+        assert_eq!(ir.reds, vec![("sum".to_string(), RedUse::Plain)]);
+        assert_eq!(ir.caps, vec![("x".to_string(), CapUse::Read)]);
+        assert_eq!(ir.body.len(), 2);
+        assert_eq!(ir.slots, 5);
+        assert!(parse("(closure (id usize)").is_err());
+        assert!(parse("(closure (id usize) (reds) (caps) (locals) (do (frob)))").is_err());
+    }
 }

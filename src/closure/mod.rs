@@ -91,7 +91,7 @@
 //!
 //! # Captures
 //!
-//! Every other free variable is captured ([`Capture`]): a `Buffer<T>` (T: i32, u32, i64, u64,
+//! Every other free variable is captured (`Capture`): a `Buffer<T>` (T: i32, u32, i64, u64,
 //! f32, f64) becomes a read-only argument (`__global const T* restrict`), or a writable one
 //! when the body assigns to its elements (`y[i] = v`, `y[i] += v`); a scalar (those types and
 //! `usize`) becomes a scalar argument. Captures keep their Rust names in the OpenCL C unless a

@@ -21,6 +21,7 @@ use std::time::Instant;
 pub mod feat;
 pub mod sample;
 pub use feat::Feature;
+#[allow(unused_imports)]
 pub use sample::{announce_sample, full_matrix, sample_hash};
 
 /// One queue per device found, without a mask (the `CLREDUCE_MASK` environment is ignored so
