@@ -130,6 +130,9 @@ run)
     export OCL_ICD_FILENAMES=libnvidia-opencl.so.1
   fi
   export CLREDUCE_BIN="$PWD/.gpu/clreduce"
+  # The whole test matrix here (tests/common/sample.rs): without it matrix.rs, exact.rs and
+  # exact_kit.rs take a seeded sample, which keeps the README's CPU test command short.
+  export CLREDUCE_FULL_MATRIX=1
   # The GPU the single-device commands use: `NVIDIA` is ambiguous on a machine with two
   # (nvidia-h200-x2); CUDA_VISIBLE_DEVICES=0 there shows NVIDIA's OpenCL one of them.
   GPU="${GPU_DEV:-NVIDIA}"

@@ -27,9 +27,35 @@
 
 #![warn(missing_docs)]
 
+/// Declares a module or re-export that is no part of the API: `pub` and hidden from the docs
+/// with the `testkit` feature (the tests, the CLI and the benches enable it), `pub(crate)`
+/// without it (where the library may not use all of it).
+macro_rules! testkit {
+    ($(#[$m:meta])* mod $name:ident;) => {
+        $(#[$m])*
+        #[cfg(feature = "testkit")]
+        #[doc(hidden)]
+        pub mod $name;
+        $(#[$m])*
+        #[cfg(not(feature = "testkit"))]
+        #[allow(dead_code, unused_imports)]
+        pub(crate) mod $name;
+    };
+    ($(#[$m:meta])* use $($path:tt)*) => {
+        $(#[$m])*
+        #[cfg(feature = "testkit")]
+        #[doc(hidden)]
+        pub use $($path)*
+        $(#[$m])*
+        #[cfg(not(feature = "testkit"))]
+        #[allow(unused_imports)]
+        pub(crate) use $($path)*
+    };
+}
+
 mod api;
 pub mod caps;
-pub mod check;
+testkit! { mod check; }
 pub mod closure;
 mod codegen;
 mod error;
@@ -41,10 +67,10 @@ mod ops;
 pub mod plan;
 mod runtime;
 pub mod tune;
-pub mod tune_cache;
+testkit! { mod tune_cache; }
 mod types;
 
-pub use runtime::device;
+testkit! { use runtime::device; }
 
 pub use api::{
     reduction, reduction_argmax, reduction_argmin, reduction_span, Axis, Form, Kernel, NdRange,
@@ -57,8 +83,7 @@ pub use ops::{CustomOp, Op, Operator};
 pub use plan::{CrossAlgo, Determinism, GroupAlgo, Plan, SegmentAlgo, Strategy};
 pub use runtime::buffer::{AnyBuffer, Buffer};
 pub use runtime::dynbuf::DynBuffer;
-#[doc(hidden)]
-pub use runtime::health::Fault;
+testkit! { use runtime::health::Fault; }
 pub use runtime::queue::Queue;
 pub use types::{Bf16, ElemType, Element, Half, HostVec, Value};
 
@@ -72,6 +97,18 @@ pub struct ReadmeDoctests;
 /// compiles nothing, so tests and benchmarks check "compile once" with it.
 pub fn compiled_programs() -> u64 {
     runtime::program::compiled_count()
+}
+
+/// The plumbing `kernel!`'s expansion names: it must be reachable from the user's crate, but
+/// it is no API to call by hand (hidden from the docs; its contents may change in any release).
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::closure::host::{
+        BufBind, CapDesc, Capture, ClosureElem, Geometry, HostEnv, HostId, Num, Sink,
+    };
+    pub use crate::closure::ir::Ty;
+    pub use crate::closure::reducers::{typed, HostRed, RedInput};
+    pub use crate::closure::site::{RedsInput, Site};
 }
 
 /// A kernel body as a Rust closure (see [`closure`]).

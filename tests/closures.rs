@@ -13,11 +13,12 @@
 #[macro_use]
 mod common;
 
+use clreduce::__private::{ClosureElem, HostEnv};
 use clreduce::check::reference::{
     self, combination_depth, random_input, random_input_ties, reference_arg, reference_span,
     reference_with, unit_roundoff, HostOp, HostVec, Reference,
 };
-use clreduce::closure::{Args, Closure, ClosureElem, HostBody, HostEnv, HostResult, HostRun};
+use clreduce::closure::{Args, Closure, HostBody, HostResult, HostRun};
 use clreduce::plan::Plan;
 use clreduce::{
     kernel, reduction, reduction_argmax, reduction_argmin, reduction_span, CustomOp, ElemType,

@@ -154,18 +154,29 @@ fn run_with<T: clreduce::Element + Copy + Into<f64>>(
     }
 }
 
-/// One pattern on every device, f32 and f64, every strategy and shape.
+/// One pattern on every device, f32 and f64, every strategy and shape (with
+/// `CLREDUCE_FULL_MATRIX=1`; otherwise every shape under the automatic strategy and one forced
+/// strategy, rotating with the shape from a seeded start, so each forced strategy meets at
+/// least two shapes per pattern: `taken`). The start is the same for every pattern of a run:
+/// program builds, not launches, are what an exact case costs, and the patterns then share
+/// their programs.
 fn pattern_case(p: Pattern) {
-    let mut tally = Tally::new(&format!("exact::{}", p.name()));
+    let name = format!("exact::{}", p.name());
+    announce_sample(&name);
+    let start = sample_hash("exact::adversarial") as usize;
+    let mut tally = Tally::new(&name);
     for q in queues() {
         let _serial = sim_lock(q.device());
         let dev = short(q.device());
-        for shape in shapes(q) {
+        for (j, shape) in shapes(q).into_iter().enumerate() {
             let n = shape.n();
             let seed = 0x5eed ^ n as u64;
             let d32 = f32s(p, n, seed);
             let d64 = f64s(p, n, seed);
-            for strategy in STRATEGIES {
+            for (k, strategy) in STRATEGIES.into_iter().enumerate() {
+                if !taken(k, j, start) {
+                    continue;
+                }
                 if q.device().is_simulator() && strategy == "tree+last-group" && n > 4097 {
                     continue;
                 }
@@ -207,6 +218,12 @@ fn pattern_case(p: Pattern) {
     tally.finish();
 }
 
+/// Whether a sampled run takes `STRATEGIES[k]` for the `j`-th shape: the automatic strategy
+/// always, and the forced one `(j + start) % 4`; all of them with `CLREDUCE_FULL_MATRIX=1`.
+fn taken(k: usize, j: usize, start: usize) -> bool {
+    full_matrix() || k == 0 || k - 1 == (j + start) % (STRATEGIES.len() - 1)
+}
+
 /// A passing case also records its bits for the comparison across devices.
 fn cross_check(case: &str, dev: &str, o: Outcome, bits: impl Fn() -> u64) -> Outcome {
     match o {
@@ -244,6 +261,22 @@ fn the_cases_cover_every_pattern() {
         14,
         "a new pattern needs an rstest case above"
     );
+}
+
+/// A sampled run of a pattern still takes the automatic strategy for every shape and every
+/// forced strategy for at least two shapes, whatever the seed (8 shapes on the simulator, 9 on
+/// the other devices).
+#[test]
+fn samples_take_every_strategy() {
+    for shapes in [8, 9] {
+        for start in 0..STRATEGIES.len() * 3 {
+            for (k, name) in STRATEGIES.iter().enumerate() {
+                let n = (0..shapes).filter(|&j| taken(k, j, start)).count();
+                let want = if k == 0 { shapes } else { 2 };
+                assert!(n >= want, "{name}: {n} of {shapes} shapes");
+            }
+        }
+    }
 }
 
 /// The fallbacks: without 64-bit atomics (superaccumulator rows, an extra pass), without fp64

@@ -30,6 +30,10 @@
 //!   automatic strategy; 1 to 700 work-groups, and 0 work-items for local 1.
 //!
 //! Oclgrind (a slow simulator) gets a quarter of the pairs, n <= 4097.
+//!
+//! A run takes a seeded half of the pairs in the range form under the automatic and the forced
+//! strategies (still every op and every type per test), unless `CLREDUCE_FULL_MATRIX=1` (scripts/gpu.sh sets it); each test prints its seed
+//! (`SAMPLE ...`, `CLREDUCE_SAMPLE_SEED` replays it). See `Sample`.
 
 mod common;
 
@@ -70,8 +74,42 @@ enum Level {
     Sim,
 }
 
-/// The (op, type) pairs a level takes in a form: those with (op + type) % k == 0.
-fn pairs(level: Level, form: FormKind) -> Vec<(Op, ElemType)> {
+/// Which slice of the matrix a run takes (`tests/common/sample.rs`): `every` 1 is the full
+/// matrix; `every` 2 halves the (op, type) pairs of the range form's subsets with k <= 3
+/// (`pairs`: the automatic and the forced strategies' range tests, where the time goes),
+/// taking the pairs with (op + type) % 2k == `offset` k: a subset of the full run's pairs that
+/// still holds every op and every type (k <= 6 leaves each residue class with all 9 ops and all
+/// 6 types). The nd_range subsets (their work-group sizes rotate through the pairs) and those
+/// that already take a sixth (or a quarter, on the simulator) are not cut.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Sample {
+    every: usize,
+    offset: usize,
+}
+
+impl Sample {
+    const FULL: Sample = Sample {
+        every: 1,
+        offset: 0,
+    };
+    /// The sample of one test: the full matrix with `CLREDUCE_FULL_MATRIX=1`, otherwise half,
+    /// the half chosen by the run's seed and the test's name.
+    fn of(test: &str) -> Sample {
+        announce_sample(test);
+        if full_matrix() {
+            Sample::FULL
+        } else {
+            Sample {
+                every: 2,
+                offset: (sample_hash(test) % 2) as usize,
+            }
+        }
+    }
+}
+
+/// The (op, type) pairs a level takes in a form: those with (op + type) % k == 0 (in a sample,
+/// the slice `Sample` says).
+fn pairs(level: Level, form: FormKind, sample: Sample) -> Vec<(Op, ElemType)> {
     let k = match (level, form) {
         (Level::Auto, FormKind::Range) => 1,
         (Level::Forced, FormKind::Range) => 2,
@@ -79,9 +117,14 @@ fn pairs(level: Level, form: FormKind) -> Vec<(Op, ElemType)> {
         (Level::Forced, FormKind::NdRange) | (Level::Masked, _) => 6,
         (Level::Sim, _) => 4,
     };
+    let (k, r) = if sample.every > 1 && form == FormKind::Range && k * sample.every <= 6 {
+        (k * sample.every, (sample.offset % sample.every) * k)
+    } else {
+        (k, 0)
+    };
     valid_pairs()
         .into_iter()
-        .filter(|&(op, ty)| (op_index(op) + ty_index(ty)).is_multiple_of(k))
+        .filter(|&(op, ty)| (op_index(op) + ty_index(ty)) % k == r)
         .collect()
 }
 
@@ -141,6 +184,7 @@ fn cases(
     level: Level,
     max_local: usize,
     extra: usize,
+    sample: Sample,
 ) -> Vec<Case> {
     let sim = level == Level::Sim;
     let sizes = locals(max_local);
@@ -161,7 +205,11 @@ fn cases(
         c.relaxed = forces_order_dependence(&c);
         out.push(c)
     };
-    for (pos, (op, ty)) in pairs(level, form).into_iter().enumerate() {
+    // Positions in the full subset (init modes and work-group sizes rotate with them), so a
+    // sample's cases are cases of the full run.
+    let taken = pairs(level, form, sample);
+    let full = pairs(level, form, Sample::FULL).into_iter().enumerate();
+    for (pos, (op, ty)) in full.filter(|(_, p)| taken.contains(p)) {
         let init = init_for(pos, op, form);
         match form {
             FormKind::Range => {
@@ -259,6 +307,7 @@ fn rotated(test: &str) -> Vec<&'static Queue> {
 /// Runs the cases of one (strategy, form) on every device, through `queue_for`.
 fn run_matrix(test: &str, strategy: Strategy, form: FormKind, queue_for: impl Fn(&Queue) -> Queue) {
     let mut tally = MatrixTally::new(test);
+    let sample = Sample::of(test);
     for base in rotated(test) {
         let q = queue_for(base);
         let dev = short(q.device());
@@ -271,7 +320,7 @@ fn run_matrix(test: &str, strategy: Strategy, form: FormKind, queue_for: impl Fn
         };
         let _serial = sim_lock(q.device());
         let t = std::time::Instant::now();
-        let cases = cases(strategy, form, level, q.caps().max_local_1d(), 0);
+        let cases = cases(strategy, form, level, q.caps().max_local_1d(), 0, sample);
         tally.expect(&dev, cases.len());
         for c in cases {
             let o = run_case(&q, &c);
@@ -336,9 +385,37 @@ forced_matrix! {
 fn subsets_cover_every_op_type_and_size() {
     use std::collections::BTreeSet;
     const MAX: usize = 4096;
-    for level in [Level::Auto, Level::Forced, Level::Masked, Level::Sim] {
-        for form in [FormKind::Range, FormKind::NdRange] {
-            let all = cases(Strategy::AUTO, form, level, MAX, 0);
+    let samples = [
+        Sample::FULL,
+        Sample {
+            every: 2,
+            offset: 0,
+        },
+        Sample {
+            every: 2,
+            offset: 1,
+        },
+    ];
+    for (level, form, sample) in [Level::Auto, Level::Forced, Level::Masked, Level::Sim]
+        .into_iter()
+        .flat_map(|l| [FormKind::Range, FormKind::NdRange].map(|f| (l, f)))
+        .flat_map(|(l, f)| samples.map(|s| (l, f, s)))
+    {
+        // A sample is a subset of the full run.
+        let full: Vec<String> = cases(Strategy::AUTO, form, level, MAX, 0, Sample::FULL)
+            .iter()
+            .map(|c| format!("{c:?}"))
+            .collect();
+        {
+            let all = cases(Strategy::AUTO, form, level, MAX, 0, sample);
+            assert!(
+                all.iter().all(|c| full.contains(&format!("{c:?}"))),
+                "{level:?} {form:?} {sample:?}: a case outside the full matrix"
+            );
+            let cut = form == FormKind::Range && matches!(level, Level::Auto | Level::Forced);
+            if sample != Sample::FULL && cut {
+                assert!(all.len() < full.len(), "{level:?} {form:?} {sample:?}");
+            }
             let cs: Vec<&Case> = all.iter().filter(|c| c.feature.is_none()).collect();
             let ops: BTreeSet<_> = cs.iter().map(|c| op_index(c.op)).collect();
             let tys: BTreeSet<_> = cs.iter().map(|c| ty_index(c.ty)).collect();
@@ -386,7 +463,7 @@ fn subsets_cover_every_op_type_and_size() {
         let forced = Strategy::all_forced();
         for s in forced.iter().copied().chain([Strategy::AUTO]) {
             for form in [FormKind::Range, FormKind::NdRange] {
-                for c in cases(s, form, Level::Forced, MAX, 0) {
+                for c in cases(s, form, Level::Forced, MAX, 0, Sample::FULL) {
                     if c.feature == Some(f) {
                         tys.insert(ty_index(c.ty));
                         inits.insert(c.init_to_identity);
@@ -577,6 +654,7 @@ fn mask_names_parse() {
 
 fn mask_test(test: &str, mask: Mask, form: FormKind) {
     let mut tally = MatrixTally::new(test);
+    let sample = Sample::of(test);
     for base in rotated(test) {
         let _serial = sim_lock(base.device());
         let q = match Queue::with_mask(base.device(), mask) {
@@ -601,7 +679,14 @@ fn mask_test(test: &str, mask: Mask, form: FormKind) {
             .iter()
             .position(|m| test.starts_with(&format!("masks::{m}::")))
             .unwrap_or(0);
-        let cases = cases(Strategy::AUTO, form, level, q.caps().max_local_1d(), extra);
+        let cases = cases(
+            Strategy::AUTO,
+            form,
+            level,
+            q.caps().max_local_1d(),
+            extra,
+            sample,
+        );
         tally.expect(&dev, cases.len());
         for c in cases {
             let o = run_case(&q, &c);

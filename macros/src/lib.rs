@@ -320,23 +320,23 @@ fn assemble(
         quote_spanned!(i.span()=> let #r = &#i;)
     });
     let describes = low.caps.iter().zip(&cap_refs).map(
-        |(cap, r)| quote_spanned!(cap.ident.span()=> ::clreduce::closure::Capture::describe(#r)),
+        |(cap, r)| quote_spanned!(cap.ident.span()=> ::clreduce::__private::Capture::describe(#r)),
     );
     let host_lets = low.caps.iter().zip(&cap_refs).enumerate().map(|(k, (cap, r))| {
         let i = &cap.ident;
         let writable = cap.use_ == CapUse::Write;
         let m = if writable { quote!(mut) } else { quote!() };
-        quote_spanned!(i.span()=> let #m #i = ::clreduce::closure::Capture::host(#r, __clr_env, #k, #writable)?;)
+        quote_spanned!(i.span()=> let #m #i = ::clreduce::__private::Capture::host(#r, __clr_env, #k, #writable)?;)
     });
     let body: &Expr = &c.body;
     let ir = syn::LitStr::new(ir, proc_macro2::Span::call_site());
     quote! {{
-        static __CLR_SITE: ::clreduce::closure::Site = ::clreduce::closure::Site::new(#ir);
+        static __CLR_SITE: ::clreduce::__private::Site = ::clreduce::__private::Site::new(#ir);
         #(#binds)*
         ::clreduce::closure::Closure::<_, _, (#id_ty, #(#red_tys,)*)>::new(
             &__CLR_SITE,
             ::std::vec![#(#describes),*],
-            move |__clr_env: &::clreduce::closure::HostEnv| -> ::clreduce::Result<_> {
+            move |__clr_env: &::clreduce::__private::HostEnv| -> ::clreduce::Result<_> {
                 #(#host_lets)*
                 ::std::result::Result::Ok(move |#id_pat: #id_ty, #(#red_params),*| #body)
             },

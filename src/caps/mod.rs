@@ -1,18 +1,18 @@
 //! Capabilities: what a device can do, as plain data.
 //!
-//! [`DeviceCaps`] is filled in exactly one place, [`translate`], from a [`RawDeviceInfo`] (the
+//! [`DeviceCaps`] is filled in exactly one place, `translate`, from a [`RawDeviceInfo`] (the
 //! raw answers of OpenCL's `clGetDeviceInfo` queries), then checked by probe kernels
 //! (`runtime::probe`) and narrowed by a [`Mask`]. It is an ordinary value: tests build it by
 //! hand ([`fixtures`]) so planning can be tested without a device.
 //!
 //! This room owns the capability types; it imports only `ops` and `types`.
 
-pub mod fixtures;
+testkit! { mod fixtures; }
 mod mask;
 mod translate;
 
 pub use mask::Mask;
-pub use translate::{translate, RawDeviceInfo};
+testkit! { use translate::{translate, RawDeviceInfo}; }
 
 use crate::ops::Op;
 use crate::types::ElemType;
@@ -223,7 +223,7 @@ pub struct Workarounds {
     /// enqueue + blocking read takes 112 us against 34 us when the read is non-blocking and
     /// its event is polled (examples/latency.rs on the 2-core dev machine). A read, and
     /// `ReduceEvent::wait`, poll the event (yielding the thread between polls) for up to
-    /// [`POLL_READ_BUDGET_US`] and then block; `CLREDUCE_POLL_READ_US` overrides the budget
+    /// `POLL_READ_BUDGET_US` and then block; `CLREDUCE_POLL_READ_US` overrides the budget
     /// (0: off). design/decisions.md section 26.
     pub poll_read: bool,
 }
@@ -233,7 +233,7 @@ pub struct Workarounds {
 /// budget of 1000 us, PoCL's 2^20-2^22 f32 sums on 2 cores took up to 1.5x longer, while
 /// kernels shorter than this budget return as soon as they end (design/decisions.md
 /// section 26).
-pub const POLL_READ_BUDGET_US: u64 = 100;
+pub(crate) const POLL_READ_BUDGET_US: u64 = 100;
 
 /// The `-cl-std` an OpenCL C dialect needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -19,57 +19,6 @@ pub struct Emitted {
     pub reds: Vec<String>,
 }
 
-/// The math functions the emitter maps (the macro's table, src: macros/src/table.rs).
-pub(crate) fn math_known(name: &str) -> bool {
-    matches!(
-        name,
-        "sqrt"
-            | "cbrt"
-            | "exp"
-            | "exp2"
-            | "exp_m1"
-            | "ln"
-            | "ln_1p"
-            | "log2"
-            | "log10"
-            | "powf"
-            | "powi"
-            | "sin"
-            | "cos"
-            | "tan"
-            | "asin"
-            | "acos"
-            | "atan"
-            | "atan2"
-            | "sinh"
-            | "cosh"
-            | "tanh"
-            | "asinh"
-            | "acosh"
-            | "atanh"
-            | "floor"
-            | "ceil"
-            | "round"
-            | "trunc"
-            | "abs"
-            | "min"
-            | "max"
-            | "clamp"
-            | "mul_add"
-            | "hypot"
-            | "recip"
-            | "to_degrees"
-            | "to_radians"
-            | "copysign"
-            | "is_nan"
-            | "is_finite"
-            | "is_infinite"
-            | "count_ones"
-            | "leading_zeros"
-            | "rotate_left"
-    )
-}
-
 /// A constant value, for literals and folding (`-1`, `2.5 as f32`, `f32::MAX`).
 #[derive(Debug, Clone, Copy)]
 enum Lit {

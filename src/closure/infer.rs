@@ -84,7 +84,7 @@ fn sig(name: &str) -> Result<Sig, String> {
         "rotate_left" => Sig::U32Arg,
         "is_nan" | "is_finite" | "is_infinite" => Sig::Pred,
         "count_ones" | "leading_zeros" => Sig::CountU32,
-        n if super::emit::math_known(n) => Sig::Same,
+        n if super::ir::math_known(n) => Sig::Same,
         n => return Err(format!("unknown function {n}")),
     })
 }

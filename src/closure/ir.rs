@@ -622,6 +622,58 @@ pub fn parse(src: &str) -> Result<Ir, String> {
     })
 }
 
+/// The math functions the emitter maps and the typer knows (here, below both, so that neither
+/// imports the other) (the macro's table, src: macros/src/table.rs).
+pub(crate) fn math_known(name: &str) -> bool {
+    matches!(
+        name,
+        "sqrt"
+            | "cbrt"
+            | "exp"
+            | "exp2"
+            | "exp_m1"
+            | "ln"
+            | "ln_1p"
+            | "log2"
+            | "log10"
+            | "powf"
+            | "powi"
+            | "sin"
+            | "cos"
+            | "tan"
+            | "asin"
+            | "acos"
+            | "atan"
+            | "atan2"
+            | "sinh"
+            | "cosh"
+            | "tanh"
+            | "asinh"
+            | "acosh"
+            | "atanh"
+            | "floor"
+            | "ceil"
+            | "round"
+            | "trunc"
+            | "abs"
+            | "min"
+            | "max"
+            | "clamp"
+            | "mul_add"
+            | "hypot"
+            | "recip"
+            | "to_degrees"
+            | "to_radians"
+            | "copysign"
+            | "is_nan"
+            | "is_finite"
+            | "is_infinite"
+            | "count_ones"
+            | "leading_zeros"
+            | "rotate_left"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

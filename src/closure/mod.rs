@@ -91,7 +91,7 @@
 //!
 //! # Captures
 //!
-//! Every other free variable is captured ([`Capture`]): a `Buffer<T>` (T: i32, u32, i64, u64,
+//! Every other free variable is captured (`Capture`): a `Buffer<T>` (T: i32, u32, i64, u64,
 //! f32, f64) becomes a read-only argument (`__global const T* restrict`), or a writable one
 //! when the body assigns to its elements (`y[i] = v`, `y[i] += v`); a scalar (those types and
 //! `usize`) becomes a scalar argument. Captures keep their Rust names in the OpenCL C unless a
@@ -162,34 +162,32 @@
 //! ```
 
 mod emit;
-mod host;
+pub(crate) mod host;
 mod infer;
-mod ir;
+pub(crate) mod ir;
 mod names;
-mod reducers;
+pub(crate) mod reducers;
+pub(crate) mod site;
 #[cfg(test)]
 mod tests;
 
 // What a user's closure sees: its id types and its reducers.
 pub use host::{HostBuf, Item, NdItem};
 pub use reducers::{ArgReducer, HostResult, Reducer, SpanReducer};
-// The plumbing `kernel!`'s expansion names (it must be reachable from the user's crate, but it is
-// not an API to call by hand).
-#[doc(hidden)]
-pub use host::{BufBind, CapDesc, Capture, ClosureElem, Geometry, HostEnv, HostId, Num, Sink};
-#[doc(hidden)]
-pub use ir::Ty;
-#[doc(hidden)]
-pub use reducers::{typed, HostRed, RedInput};
+// The plumbing `kernel!`'s expansion names is re-exported by `crate::__private` (reachable
+// from the user's crate, hidden from the docs, not an API to call by hand).
+use host::{CapDesc, Geometry, HostEnv, HostId, Sink};
+use ir::Ty;
+use reducers::{HostRed, RedInput};
+use site::{RedsInput, Site};
 
-use crate::api::host::HostReduction;
 use crate::types::HostVec;
 use crate::{ElemType, Error, Form, Kernel, Queue, Reductions, Result};
 use emit::Emitted;
 use infer::CapTy;
-use ir::{CapUse, IdKind, Ir};
+use ir::{CapUse, IdKind};
 use std::marker::PhantomData;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
 /// The kind of a reducer parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -218,64 +216,12 @@ impl RedKind {
     }
 }
 
-/// One `kernel!` call site: its IR (parsed once) and the bodies generated for the capture and
-/// reducer types seen there (one, except in generic code).
-#[doc(hidden)]
-pub struct Site {
-    ir: &'static str,
-    parsed: OnceLock<std::result::Result<Ir, String>>,
-    #[allow(clippy::type_complexity)]
-    bodies: Mutex<
-        Vec<(
-            Vec<CapTy>,
-            Vec<(RedKind, Ty)>,
-            Arc<std::result::Result<Emitted, String>>,
-        )>,
-    >,
-}
-
 fn internal(problem: String) -> Error {
     Error::BadArgument {
         name: "kernel!".into(),
         problem: format!("{problem} (a clreduce bug: please report it with the closure)"),
     }
 }
-
-impl Site {
-    pub const fn new(ir: &'static str) -> Site {
-        Site {
-            ir,
-            parsed: OnceLock::new(),
-            bodies: Mutex::new(Vec::new()),
-        }
-    }
-    fn ir(&self) -> Result<&Ir> {
-        self.parsed
-            .get_or_init(|| ir::parse(self.ir))
-            .as_ref()
-            .map_err(|e| internal(format!("the closure's IR does not parse: {e}")))
-    }
-    fn body(
-        &self,
-        caps: &[CapTy],
-        reds: &[(RedKind, Ty)],
-    ) -> Result<Arc<std::result::Result<Emitted, String>>> {
-        let ir = self.ir()?;
-        let mut bodies = self.bodies.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((_, _, e)) = bodies.iter().find(|(c, r, _)| c == caps && r == reds) {
-            return Ok(e.clone());
-        }
-        let red_tys: Vec<Ty> = reds.iter().map(|(_, t)| *t).collect();
-        let emitted = infer::infer(ir, caps, &red_tys).and_then(|t| emit::emit(ir, &t, caps, reds));
-        let e = Arc::new(emitted);
-        bodies.push((caps.to_vec(), reds.to_vec(), e.clone()));
-        Ok(e)
-    }
-}
-
-/// The reductions of a host run (opaque).
-#[doc(hidden)]
-pub struct RedsInput<'x>(pub(crate) &'x [HostReduction]);
 
 /// The parameter types of a closure's host form: `(Id, Reducer0, Reducer1, ...)`.
 pub trait Args {

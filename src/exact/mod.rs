@@ -19,20 +19,28 @@
 
 mod round;
 
+// The accumulator layout, its constants and `accumulate_*` are `#[doc(hidden)]`: the device
+// kernels, `multi`, `mpi`, the exact-sum tests (tests/exact_kit.rs) and the bench's native peer
+// use them, a user calls `sum_f32` / `sum_f64` / `sum_f16` or `Queue::sum_exact`.
+
 use crate::error::{Error, Result};
 use crate::types::{ElemType, Half};
-use rayon::prelude::*;
 
+#[doc(hidden)]
 /// Bits per digit limb: digit `j` weighs `2^(B + DIGIT_BITS * j)`.
 pub const DIGIT_BITS: u32 = 32;
 
+#[doc(hidden)]
 /// Offsets of the three counter limbs after the `D` digit limbs: NaN, +inf, -inf.
 pub const COUNTER_NAN: usize = 0;
+#[doc(hidden)]
 /// Offset of the +inf counter after the digit limbs.
 pub const COUNTER_PINF: usize = 1;
+#[doc(hidden)]
 /// Offset of the -inf counter after the digit limbs.
 pub const COUNTER_NINF: usize = 2;
 
+#[doc(hidden)]
 /// The most contributions one device superaccumulator may take between normalizations. A
 /// contribution is one deposit (it adds less than `2^32` in magnitude to each limb it touches) or
 /// the merge of one normalized superaccumulator (every limb below `2^32` in magnitude); with at
@@ -40,6 +48,7 @@ pub const COUNTER_NINF: usize = 2;
 /// `2^31`) cannot overflow an `i64`. Merging unnormalized accumulators adds their counts.
 pub const MAX_CONTRIBUTIONS: u64 = 1 << 30;
 
+#[doc(hidden)]
 /// The result format of an exact sum: which superaccumulator layout, which rounding target.
 /// f16 storage is summed in the f32 format (every f16 value is an f32 value).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -92,6 +101,7 @@ impl Format {
     }
 }
 
+#[doc(hidden)]
 /// The device's per-element fast paths: a work-item keeps a short floating-point expansion and
 /// updates it with error-free TwoSums; see [`ExpansionSpec`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -104,6 +114,7 @@ pub enum ExpansionKind {
     F64InDouble,
 }
 
+#[doc(hidden)]
 /// The exponent window and the cap of one fast path. An element whose biased exponent field
 /// lies in `exp_lo..=exp_hi` goes into the expansion; every other element (zero, subnormal,
 /// too large, inf, NaN) is deposited into a superaccumulator directly. One expansion, counting
@@ -161,6 +172,7 @@ impl ExpansionKind {
     }
 }
 
+#[doc(hidden)]
 /// An exact accumulator of f32 or f64 values (a superaccumulator), in the layout of
 /// `kernels/exact.cl`. Adding, merging and rounding never lose a bit; the result of
 /// [`round_f32`](Superacc::round_f32) / [`round_f64`](Superacc::round_f64) is the exact sum
@@ -487,6 +499,7 @@ pub fn sum_f16(xs: &[Half]) -> f32 {
     .round_f32()
 }
 
+#[doc(hidden)]
 /// An accumulator of every element of `xs` (in parallel chunks for large inputs).
 pub fn accumulate_f32(xs: &[f32]) -> Superacc {
     fold(xs, Format::F32, |chunk| {
@@ -506,6 +519,7 @@ pub fn accumulate_f32(xs: &[f32]) -> Superacc {
     })
 }
 
+#[doc(hidden)]
 /// An accumulator of every element of `xs` (in parallel chunks for large inputs).
 pub fn accumulate_f64(xs: &[f64]) -> Superacc {
     let w = ExpansionKind::F64InDouble.spec();
@@ -564,18 +578,43 @@ impl Expansion {
     }
 }
 
+/// Folds `xs` in [`CHUNK`]-element pieces, one accumulator per piece, on up to
+/// [`std::thread::available_parallelism`] scoped threads (each takes a contiguous run of
+/// pieces). The merges are exact integer additions, so the result does not depend on how the
+/// pieces are spread over threads. No thread pool: the library needs no dependency for this.
 fn fold<T: Sync>(xs: &[T], format: Format, one: impl Fn(&[T]) -> Superacc + Sync) -> Superacc {
     if xs.len() <= CHUNK {
         return one(xs);
     }
-    xs.par_chunks(CHUNK).map(&one).reduce(
-        || Superacc::new(format),
-        |mut a, b| {
-            // Same format; i128 digits of at most 2^16 deposits each cannot overflow.
-            let _ = a.merge(&b);
-            a
-        },
-    )
+    // Same format; i128 digits of at most 2^16 deposits each cannot overflow.
+    let merge = |mut a: Superacc, b: Superacc| {
+        let _ = a.merge(&b);
+        a
+    };
+    let pieces = xs.len().div_ceil(CHUNK);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, pieces);
+    let one = &one;
+    let run = |part: &[T]| {
+        part.chunks(CHUNK)
+            .map(one)
+            .fold(Superacc::new(format), merge)
+    };
+    if threads == 1 {
+        return run(xs);
+    }
+    let per_thread = pieces.div_ceil(threads) * CHUNK;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = xs
+            .chunks(per_thread)
+            .map(|part| s.spawn(move || run(part)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("an exact-sum worker thread panicked"))
+            .fold(Superacc::new(format), merge)
+    })
 }
 
 #[cfg(test)]

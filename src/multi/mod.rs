@@ -14,17 +14,18 @@
 
 mod buffer;
 mod calibrate;
-pub mod combine;
+testkit! { mod combine; }
 mod kernel;
 mod share;
 mod split;
 
 pub use buffer::{Layout, MultiBuffer};
 pub use calibrate::{DeviceRate, Throughput};
-pub use combine::{Combiner, Partial, PartialKind};
+testkit! { use combine::{Combiner, Partial, PartialKind}; }
 pub use kernel::MultiKernel;
 pub use share::ShareReport;
-pub use split::{share_form, units_of, Split};
+pub use split::Split;
+testkit! { use split::{share_form, units_of}; }
 
 use crate::api::{Form, Options, Reduction, Reductions};
 use crate::error::{Error, Result};

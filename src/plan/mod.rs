@@ -34,19 +34,23 @@ mod tuning;
 mod tuning_tests;
 
 pub use model::{
-    AccShape, ClStdName, ExactFormat, ExactPlan, Expansion, IndexOrder, Plan, SaccStore, SpanPlan,
-    SpanStore, VarPlan,
+    AccShape, ExactFormat, ExactPlan, Expansion, IndexOrder, Plan, SaccStore, SpanPlan, SpanStore,
+    VarPlan,
 };
-pub use request::{FormRequest, Request, Shape, Tuning, VarRequest};
 pub(crate) use segment::TILE_LONGS;
-pub use segment::{plan_segments, SegmentAlgo, SegmentLayout, SegmentPlan, SegmentRequest};
+pub use segment::{SegmentAlgo, SegmentLayout, SegmentPlan};
+testkit! { use segment::{plan_segments, SegmentRequest}; }
 pub use strategy::{CrossAlgo, Determinism, GroupAlgo, Strategy};
-pub use tuning::{
-    plan_tuned, strategy_of, DeviceKey, LaunchClass, OpClass, TuneEntry, TuneTable, TunedGeometry,
-    TABLE_FORMAT,
-};
+testkit! { use request::{FormRequest, Request, Shape, Tuning, VarRequest}; }
+testkit! {
+    use tuning::{
+        plan_tuned, strategy_of, DeviceKey, LaunchClass, OpClass, TuneEntry, TuneTable,
+        TunedGeometry, TABLE_FORMAT,
+    };
+}
 
 pub(crate) use model::shape_of;
+testkit! { use model::ClStdName; }
 
 /// Whether a variable with this op and type is an exact sum under `det` (the body's reducer is
 /// then rewritten: its accumulator is not a scalar).

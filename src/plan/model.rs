@@ -2,6 +2,7 @@
 //! [`SpanStore`], [`IndexOrder`]), plain serializable data.
 
 use super::request::{FormRequest, Shape};
+pub use super::strategy::IndexOrder;
 use super::strategy::{CrossAlgo, GroupAlgo};
 use crate::ops::Operator;
 use crate::types::{ElemType, Value};
@@ -214,21 +215,6 @@ pub struct VarPlan {
     /// initial value), an identity-less accumulator's value and `has` flag. Not serialized.
     #[serde(skip)]
     pub raw: bool,
-}
-
-/// How the range form maps indices to work-items.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum IndexOrder {
-    /// nd_range: one index per work-item, the user's geometry.
-    OnePerItem,
-    /// Grid-stride (GPUs): coalesced, many loads in flight.
-    GridStride,
-    /// One contiguous chunk per work-group, work-items interleaved inside it.
-    Blocked,
-    /// One contiguous chunk per work-item (CPUs, seed 003 TODO #4): each work-item streams its
-    /// own range, which is what a CPU thread running the work-items one after another wants.
-    Contiguous,
 }
 
 /// Everything decided about one launch. Printable with `Display` (`clreduce explain`).

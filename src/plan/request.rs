@@ -2,8 +2,7 @@
 //! ([`VarRequest`]), a forced strategy, the determinism and an expert geometry override
 //! ([`Tuning`]).
 
-use super::model::IndexOrder;
-use super::strategy::{Determinism, Strategy};
+use super::strategy::{Determinism, IndexOrder, Strategy};
 use crate::error::{Error, Result};
 use crate::ops::Operator;
 use crate::types::ElemType;

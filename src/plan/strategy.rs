@@ -236,3 +236,18 @@ impl Determinism {
             })
     }
 }
+
+/// How the range form maps indices to work-items.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IndexOrder {
+    /// nd_range: one index per work-item, the user's geometry.
+    OnePerItem,
+    /// Grid-stride (GPUs): coalesced, many loads in flight.
+    GridStride,
+    /// One contiguous chunk per work-group, work-items interleaved inside it.
+    Blocked,
+    /// One contiguous chunk per work-item (CPUs, seed 003 TODO #4): each work-item streams its
+    /// own range, which is what a CPU thread running the work-items one after another wants.
+    Contiguous,
+}

@@ -459,6 +459,7 @@ pub(super) fn planned(caps: &DeviceCaps, table: Option<&TuneTable>, req: &Reques
 
 /// The strategy that gives `plan`'s steps when forced: both parts where every variable has the
 /// same steps, else automatic (a mixed plan, which only the rules give).
+#[cfg_attr(not(feature = "testkit"), allow(dead_code))]
 pub fn strategy_of(plan: &Plan) -> Strategy {
     match plan.vars.first() {
         Some(v0)

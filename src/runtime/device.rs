@@ -68,6 +68,7 @@ static ICD_FILENAMES_LOST: OnceLock<Option<OsString>> = OnceLock::new();
 /// clreduce does not write the process environment; it remembers the value it saw before it
 /// enumerated and hands it back here: `Command::new(..).envs(clreduce::device::env_for_children())`.
 /// `clreduce bench` does so for its Python peers.
+#[cfg_attr(not(feature = "testkit"), allow(dead_code))]
 pub fn env_for_children() -> Vec<(&'static str, OsString)> {
     match ICD_FILENAMES_LOST.get() {
         Some(Some(v)) => vec![("OCL_ICD_FILENAMES", v.clone())],

@@ -14,10 +14,11 @@ use std::sync::{Arc, Mutex};
 
 /// A fault to inject into the next launch (or read) on one queue, for tests of the failure
 /// paths on devices that never fail by themselves. Armed only by
-/// [`Queue::__inject_fault`](crate::Queue::__inject_fault), hidden from the docs; nothing else
-/// (no environment variable, no input) arms one. Each fault strikes once. `code` is the
-/// OpenCL error code the failing call reports.
+/// [`Queue::__inject_fault`](crate::Queue::__inject_fault), hidden from the docs and there
+/// only with the `testkit` feature; nothing else (no environment variable, no input) arms one.
+/// Each fault strikes once. `code` is the OpenCL error code the failing call reports.
 #[doc(hidden)]
+#[cfg_attr(not(feature = "testkit"), allow(dead_code))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fault {
     /// The enqueue of the launch's main kernel fails with `code`: the commands before it (a
@@ -69,6 +70,7 @@ impl QueueHealth {
         self.failed.swap(false, Ordering::AcqRel)
     }
 
+    #[cfg_attr(not(feature = "testkit"), allow(dead_code))]
     pub(crate) fn arm(&self, f: Fault) {
         *self.fault.lock().unwrap_or_else(|p| p.into_inner()) = Some(f);
         self.armed.store(true, Ordering::Release);

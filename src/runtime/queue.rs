@@ -3,6 +3,7 @@
 //! buffers reductions reuse.
 
 use super::device::{self, Device};
+#[cfg(feature = "testkit")]
 use super::health::Fault;
 use super::launch::{self, Compiled, DeviceContext, DeviceQueue};
 use super::scratch::Scratch;
@@ -198,6 +199,7 @@ impl Queue {
     /// For tests of the failure paths (errors that lose nothing, scratch memory rebuilt after a
     /// launch died) on devices that never fail by themselves; not part of the API.
     #[doc(hidden)]
+    #[cfg(feature = "testkit")]
     pub fn __inject_fault(&self, fault: Fault) {
         self.inner.queue.health.arm(fault);
     }

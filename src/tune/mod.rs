@@ -17,10 +17,10 @@
 //!
 //! Imports the public API (`Queue`, launches), `plan`, `check` and `tune_cache` (for the key).
 
-pub mod cases;
+testkit! { mod cases; }
 mod measure;
 
-pub use cases::{TuneCase, FULL_CASES, QUICK_CASES};
+testkit! { use cases::{TuneCase, FULL_CASES, QUICK_CASES}; }
 
 use crate::caps::Mask;
 use crate::plan::{Plan, Strategy, TuneEntry, TuneTable, TunedGeometry};

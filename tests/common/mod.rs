@@ -19,7 +19,10 @@ use std::time::Instant;
 
 #[macro_use]
 pub mod feat;
+pub mod sample;
 pub use feat::Feature;
+#[allow(unused_imports)]
+pub use sample::{announce_sample, full_matrix, sample_hash};
 
 /// One queue per device found, without a mask (the `CLREDUCE_MASK` environment is ignored so
 /// the matrix means the same thing everywhere). Created once per test binary and shared by
