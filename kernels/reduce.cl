@@ -44,6 +44,16 @@
 #endif
 #define CLR_UNROLLED(i, s) CLR_UNROLLED_X(CLR_CALL, i, s)
 #define CLR_UNROLLED_TRY(i, s) CLR_UNROLLED_X(CLR_CALL_TRY, i, s)
+#define CLR_UNROLLED_REDO(i, s) CLR_UNROLLED_X(CLR_CALL_REDO, i, s)
+// The speculative loop's exact variable k: saved before a chunk, restored for its redo,
+// renormalized after it.
+#define CLR_SPEC_SAVE(k) \
+    R##k##_A clr_save##k[CLR_UNROLL]; \
+    for (int clr_u = 0; clr_u < CLR_UNROLL; ++clr_u) clr_save##k[clr_u] = clr_a##k[clr_u];
+#define CLR_SPEC_RESTORE(k) \
+    for (int clr_u = 0; clr_u < CLR_UNROLL; ++clr_u) clr_a##k[clr_u] = clr_save##k[clr_u];
+#define CLR_SPEC_RENORM(k) \
+    for (int clr_u = 0; clr_u < CLR_UNROLL; ++clr_u) clr_a##k[clr_u] = clr_xrenorm_##k(clr_a##k[clr_u]);
 #ifndef CLR_SPEC_CHUNK
 #define CLR_SPEC_CHUNK 16u
 #endif
@@ -75,24 +85,25 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global uint* clr_counter C
         const CLR_IDX clr_stride = (CLR_IDX)clr_ngroups * CLR_WG;
         CLR_IDX i = (CLR_IDX)get_group_id(0) * CLR_WG + clr_lid;
 #if CLR_SPEC
-        // The exact sum's speculative loop (kernels/var_exact.cl): chunks of CLR_SPEC_CHUNK
+        // The exact sums' speculative loop (kernels/var_exact.cl): chunks of CLR_SPEC_CHUNK
         // unrolled steps through the branch-free try; a flagged chunk runs again exactly, from
-        // the expansions saved before it (the body only reads: running it twice is harmless).
+        // the expansions saved before it (the body only reads: running it twice is harmless),
+        // the other variables into throwaway accumulators (the try counted them once).
         while (i + (CLR_UNROLL - 1) * clr_stride < clr_n) {
             const CLR_IDX clr_i0 = i;
-            R0_A clr_save[CLR_UNROLL];
-            for (int clr_u = 0; clr_u < CLR_UNROLL; ++clr_u) clr_save[clr_u] = clr_a0[clr_u];
+            CLR_FOR_SPEC(CLR_SPEC_SAVE)
             uint clr_bad = 0;
             for (uint clr_c = 0; clr_c < CLR_SPEC_CHUNK && i + (CLR_UNROLL - 1) * clr_stride < clr_n; ++clr_c, i += CLR_UNROLL * clr_stride) {
                 CLR_UNROLLED_TRY(i, clr_stride)
             }
             if (clr_bad) {
-                for (int clr_u = 0; clr_u < CLR_UNROLL; ++clr_u) clr_a0[clr_u] = clr_save[clr_u];
+                CLR_FOR_SPEC(CLR_SPEC_RESTORE)
+                CLR_REDO_DECL
                 for (CLR_IDX clr_j = clr_i0; clr_j < i; clr_j += CLR_UNROLL * clr_stride) {
-                    CLR_UNROLLED(clr_j, clr_stride)
+                    CLR_UNROLLED_REDO(clr_j, clr_stride)
                 }
             }
-            for (int clr_u = 0; clr_u < CLR_UNROLL; ++clr_u) clr_a0[clr_u] = clr_xrenorm_0(clr_a0[clr_u]);
+            CLR_FOR_SPEC(CLR_SPEC_RENORM)
         }
 #else
         for (; i + (CLR_UNROLL - 1) * clr_stride < clr_n; i += CLR_UNROLL * clr_stride) {
