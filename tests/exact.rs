@@ -589,15 +589,28 @@ proptest! {
     }
 }
 
-/// The speculative loop (on by default on GPUs only), forced on every device here: random data
-/// takes the branch-free path; adversarial data flags chunks, which run again exactly.
+/// The speculative loop (on by default on GPUs only), forced on every device here, in the
+/// grid-stride order (GPUs) and the contiguous one (CPUs): random data takes the branch-free
+/// path; adversarial data flags chunks, which run again exactly.
 #[test]
 fn speculative_loop_is_exact() {
-    use clreduce::plan::{IndexOrder, Tuning};
-    let mut tally = Tally::new("exact::speculative_loop_is_exact");
+    use clreduce::plan::IndexOrder;
+    speculative_loop_in(IndexOrder::GridStride);
+}
+
+/// [`speculative_loop_is_exact`] in the contiguous order.
+#[test]
+fn speculative_loop_is_exact_contiguous() {
+    use clreduce::plan::IndexOrder;
+    speculative_loop_in(IndexOrder::Contiguous);
+}
+
+fn speculative_loop_in(order: clreduce::plan::IndexOrder) {
+    use clreduce::plan::Tuning;
+    let mut tally = Tally::new(&format!("exact::speculative_loop_is_exact {order:?}"));
     let tuning = Tuning {
         spec: Some(true),
-        order: Some(IndexOrder::GridStride),
+        order: Some(order),
         ..Tuning::default()
     };
     let opts = Options {

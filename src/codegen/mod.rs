@@ -144,7 +144,7 @@ fn reducer_macros(k: usize, v: &VarPlan, name: &str, try_mode: bool) -> String {
     if try_mode && v.exact.is_some() {
         // The speculative loop's body: the expansion's branch-free try, flagging the chunk.
         return format!(
-            "#define {name}_combine(v) ((*clr_r{k}) = clr_xtry_{k}((*clr_r{k}), (v), clr_bad))\n"
+            "#define {name}_combine(v) ((*clr_r{k}) = clr_xtry_{k}((*clr_r{k}), clr_b{k}, (v), clr_bad))\n"
         );
     }
     if v.span.is_some() {
@@ -396,7 +396,10 @@ fn spec_glue(plan: &Plan, user_args: &str) -> String {
         .vars
         .iter()
         .enumerate()
-        .map(|(k, v)| format!(", {}", reducer_arg(k, v)))
+        .map(|(k, v)| match v.exact {
+            Some(_) => format!(", &clr_a{k}[clr_cu], &clr_xbs{k}"),
+            None => format!(", {}", reducer_arg(k, v)),
+        })
         .collect();
     s.push_str(&format!(
         "#define CLR_CALL_TRY(clr_ci, clr_cu) clr_body_try((clr_ci), clr_n{accs}, &clr_bad{user_args})\n"
@@ -457,7 +460,14 @@ fn push_body(
         .vars
         .iter()
         .enumerate()
-        .map(|(k, v)| format!(", {}", reducer_param(k, v)))
+        .map(|(k, v)| match v.exact {
+            // The speculative body's exact sum: its expansion and the step's block state.
+            Some(_) if try_mode => format!(
+                ", {}* clr_r{k}, __private clr_xbs_t_{k}* clr_b{k}",
+                acc_type(k, v)
+            ),
+            _ => format!(", {}", reducer_param(k, v)),
+        })
         .collect();
     // With an exact sum the body is forced inline, as every function of kernels/exact.cl is:
     // PoCL's LLVM 15 crashes in the inliner's cost analysis (llvm::getInlineCost) on a call of

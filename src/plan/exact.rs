@@ -178,7 +178,8 @@ pub(super) fn check_nd_groups(caps: &DeviceCaps, form: FormRequest, any_exact: b
 }
 
 /// Whether the launch's exact sums run the speculative loop: every exact variable a scalar, no
-/// variable a span, a body that only reads (a flagged chunk runs again), the grid-stride order;
+/// variable a span, a body that only reads (a flagged chunk runs again), the grid-stride order
+/// (GPUs) or the contiguous one (CPUs: each work-item's chunks of consecutive elements);
 /// on GPUs by default, where the branch-free loop is what keeps the double-precision units fed
 /// (design/exact.md), or as `CLREDUCE_TUNE=spec=0|1` says. The other variables (min, max,
 /// integers, ...) ride along: the chunk's try runs them once, and a redo runs them into
@@ -192,7 +193,7 @@ pub(super) fn speculate(
     let applies = vars.iter().any(|v| v.exact.is_some())
         && vars.iter().all(|v| v.span.is_none())
         && req.pure_body
-        && order == IndexOrder::GridStride
+        && matches!(order, IndexOrder::GridStride | IndexOrder::Contiguous)
         && matches!(req.form, FormRequest::Range { .. });
     let wanted = req
         .tuning
