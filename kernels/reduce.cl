@@ -47,12 +47,13 @@
 #define CLR_UNROLLED_REDO(i, s) CLR_UNROLLED_X(CLR_CALL_REDO, i, s)
 // The speculative loop's exact variable k: saved before a chunk (with a fresh block state),
 // restored for its redo, a step's block into its expansion, renormalized after a chunk.
+// (clr_xsaves_k of them: the expansions the try changes.)
 #define CLR_SPEC_SAVE(k) \
-    R##k##_A clr_save##k[CLR_UNROLL]; \
-    for (int clr_u = 0; clr_u < CLR_UNROLL; ++clr_u) clr_save##k[clr_u] = clr_a##k[clr_u]; \
+    R##k##_A clr_save##k[clr_xsaves_##k]; \
+    for (int clr_u = 0; clr_u < clr_xsaves_##k; ++clr_u) clr_save##k[clr_u] = clr_a##k[clr_u]; \
     clr_xbs_t_##k clr_xbs##k = clr_xbs_zero_##k();
 #define CLR_SPEC_RESTORE(k) \
-    for (int clr_u = 0; clr_u < CLR_UNROLL; ++clr_u) clr_a##k[clr_u] = clr_save##k[clr_u];
+    for (int clr_u = 0; clr_u < clr_xsaves_##k; ++clr_u) clr_a##k[clr_u] = clr_save##k[clr_u];
 #define CLR_SPEC_BLKEND(k) clr_a##k[0] = clr_xblkend_##k(clr_a##k[0], &clr_xbs##k, &clr_bad);
 #define CLR_SPEC_RENORM(k) \
     for (int clr_u = 0; clr_u < CLR_UNROLL; ++clr_u) clr_a##k[clr_u] = clr_xrenorm_##k(clr_a##k[clr_u]);

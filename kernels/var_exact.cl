@@ -243,6 +243,10 @@ typedef uint VAR(clr_xbs_t);
 CLR_X_INLINE VAR(clr_xbs_t) VAR(clr_xbs_zero)(void) { return 0u; }
 #endif
 
+// How many of the work-item's CLR_UNROLL expansions a chunk saves for its redo: with blocks the
+// try changes only accumulator 0 (fewer registers held through the chunk), else every one.
+enum { VAR(clr_xsaves) = VX_SBLK ? 1 : CLR_UNROLL };
+
 CLR_X_INLINE VA VAR(clr_xtry)(VA e, __private VAR(clr_xbs_t)* blk, VT v, __private uint* bad) {
 #if VX_SBLK
     blk->d = clr_x_blk_add(blk->d, as_uint(v), &blk->emax, &blk->emin, bad);
