@@ -401,7 +401,12 @@ mod tests {
         let e = parse_case("f32-sum-min-max-exact").unwrap();
         assert!(e.exact && e.vars.len() == 3 && e.name == "f32-sum-min-max-exact");
         assert!(parse_case("f64-sum-exact").unwrap().exact);
-        for bad in ["f32-max-exact", "i32-sum-exact", "u32-hist16-exact", "f32-argmin-exact"] {
+        for bad in [
+            "f32-max-exact",
+            "i32-sum-exact",
+            "u32-hist16-exact",
+            "f32-argmin-exact",
+        ] {
             assert!(parse_case(bad).is_err(), "{bad}");
         }
     }
