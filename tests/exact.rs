@@ -682,18 +682,18 @@ fn speculative_loop_in(order: clreduce::plan::IndexOrder) {
 
 /// One launch of an exact f32 sum beside min, max, an exact f64 sum and an integer count
 /// (`cnt += 1` per element: a redone chunk must not count twice), the speculative loop forced
-/// on every device here: the exact sums' bits equal the single-variable exact sums' (the host's
+/// on every device here, in the grid-stride and the contiguous orders: the exact sums' bits equal the single-variable exact sums' (the host's
 /// correctly rounded sums, which `speculative_loop_is_exact` holds the one-variable launch to),
 /// the others equal the same launch without the speculative loop, and the count is n.
 #[test]
 fn speculative_loop_beside_other_variables() {
     use clreduce::plan::{IndexOrder, Tuning};
     let mut tally = Tally::new("exact::speculative_loop_beside_other_variables");
-    let opts = |spec: bool| {
+    let opts = |spec: bool, order: IndexOrder| {
         Options {
             tuning: Some(Tuning {
                 spec: Some(spec),
-                order: Some(IndexOrder::GridStride),
+                order: Some(order),
                 ..Tuning::default()
             }),
             ..Options::default()
@@ -719,14 +719,18 @@ fn speculative_loop_beside_other_variables() {
         } else {
             200_003
         };
-        for p in [
+        let orders = [IndexOrder::GridStride, IndexOrder::Contiguous];
+        for (p, order) in [
             Pattern::Random,
             Pattern::Cancel,
             Pattern::Spread,
             Pattern::Ties,
             Pattern::NaNs,
-        ] {
-            let case = format!("{} seed {seed}", p.name());
+        ]
+        .into_iter()
+        .flat_map(|p| orders.map(|o| (p, o)))
+        {
+            let case = format!("{} {order:?} seed {seed}", p.name());
             let f = f32s(p, n, seed);
             let d = f64s(p, n, seed ^ 0x5eed);
             let run = |spec: bool| -> Result<(Vec<u64>, Option<clreduce::Plan>), Error> {
@@ -751,7 +755,7 @@ fn speculative_loop_beside_other_variables() {
                     )
                     .arg("x", &x)
                     .arg("y", &y),
-                    opts(spec),
+                    opts(spec, order),
                 )?;
                 let bits = vec![
                     s32.get(0)?.to_bits() as u64,
