@@ -44,6 +44,13 @@
 #define CLR_OP_ARGMAX 11
 #define CLR_OP_CUSTOM 12
 
+// 16-bit storage types (issue 29): the body's `x[e]` on an f16 or bf16 buffer is rewritten to
+// these (src/codegen/loads.rs). f16 is read with core OpenCL's vload_half, which needs no
+// cl_khr_fp16 (the buffer is declared `half*`, a pointer type core OpenCL C allows); bf16, the
+// upper half of an f32, is declared `ushort*` and shifted into place. Both give a float.
+#define clr_ld_f16(p, e) vload_half((size_t)(e), (p))
+#define clr_ld_bf16(p, e) as_float((uint)((p)[(e)]) << 16)
+
 // Accumulator layouts.
 #define CLR_SHAPE_PLAIN 1    // the element type
 #define CLR_SHAPE_FLAGGED 2  // { T v; uint has; }: identity-less (has == 0 is the identity)

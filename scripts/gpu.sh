@@ -2,7 +2,7 @@
 # GPU runs through the device tool, in two halves of one script:
 #   here:   bash scripts/gpu.sh build      builds the release binary and the test binaries into .gpu/
 #   there:  bash scripts/gpu.sh run [what]  registers NVIDIA's OpenCL (and the machine's PoCL) in a
-#           private vendors folder and runs: devices, the test binaries, the bench; what = all|tests|bench|ladder|latency|tune|scaleout|devices|cmd ...
+#           private vendors folder and runs: devices, the test binaries, the bench; what = all|tests|bench|ladder|latency|shortcut-latency|tune|scaleout|devices|cmd ...
 #   there:  bash scripts/gpu.sh run tests [--repeat K] [--jobs J] [--only a,b] [-- test args]
 #           runs the whole suite (or the binaries --only names, e.g. reliability,faults) K times:
 #           up to J runs at once (default: K) of every binary but those that exhaust device
@@ -97,7 +97,7 @@ build)
   cp target/release/clreduce .gpu/
   # Developer probes: examples/latency.rs (where a small reduction's time goes), sweep.rs.
   # lazy_alloc: does the driver allocate at creation or at first use (issue 21).
-  cp target/release/examples/latency target/release/examples/sweep target/release/examples/lazy_alloc target/release/examples/closure_vs_string .gpu/
+  cp target/release/examples/latency target/release/examples/sweep target/release/examples/lazy_alloc target/release/examples/closure_vs_string target/release/examples/shortcut_latency .gpu/
   rm -f .gpu/test-*
   copy_tests
   # tests/ui.rs runs rustc (trybuild): there is none on the GPU machines.
@@ -112,7 +112,7 @@ build)
   # The default build again, so target/release/clreduce is the one the tests here expect.
   cargo build --release --bin clreduce
   # The device tool carries at most 64 MiB: debug info stays here.
-  strip .gpu/clreduce .gpu/clreduce-mpi .gpu/latency .gpu/sweep .gpu/lazy_alloc .gpu/closure_vs_string .gpu/test-* 2>/dev/null || true
+  strip .gpu/clreduce .gpu/clreduce-mpi .gpu/shortcut_latency .gpu/latency .gpu/sweep .gpu/lazy_alloc .gpu/closure_vs_string .gpu/test-* 2>/dev/null || true
   du -sh .gpu
   ls -la .gpu
   ;;
@@ -172,11 +172,14 @@ run)
     bash scripts/scaleout_gpu.sh "$out" "$@" ;;
   latency)
     LATENCY_ZERO_COPY=1 .gpu/latency "$GPU" "${1:-300}" 2>&1 | tee "$out/latency-nvidia.txt" ;;
+  shortcut-latency)
+    # Issue 29: the shortcuts against the general path, and torch's x.sum().item(), one run.
+    { .gpu/shortcut_latency "$GPU" "${1:-300}"; python3 .gpu/peers/torch_item_latency.py "${1:-300}"; } 2>&1 | tee "$out/shortcut-latency-nvidia.txt" ;;
   all)
     $B devices | tee "$out/devices.txt"
     for t in .gpu/test-*; do [ "$t" = .gpu/test-mpi ] && continue; echo "== $t"; rc=0; "$t" --test-threads=4 > "$out/$(basename "$t").log" 2>&1 || rc=$?; echo "rc=$rc"; grep -E "^SUMMARY|^FAIL|test result|panicked" "$out/$(basename "$t").log" | tail -n 40 | tee -a "$out/tests.txt" || true; done ;;
   *) echo "unknown: $what" >&2; exit 2 ;;
   esac
   ;;
-*) echo "usage: scripts/gpu.sh build | run [all|tests|bench|ladder|latency|tune|scaleout|devices|cmd ...]" >&2; exit 2 ;;
+*) echo "usage: scripts/gpu.sh build | run [all|tests|bench|ladder|latency|shortcut-latency|tune|scaleout|devices|cmd ...]" >&2; exit 2 ;;
 esac

@@ -250,8 +250,9 @@ pub enum Error {
         op: String,
     },
 
-    /// A buffer belongs to another device, or another queue, than the launch that uses it.
-    #[error("buffer {name} belongs to {buffer_device}, not to {queue_device}: create it with the queue that runs the launch")]
+    /// A buffer lives on another device than the launch that uses it (buffers move freely
+    /// between the queues of one device, never between devices).
+    #[error("buffer {name} belongs to {buffer_device}, not to {queue_device}: create it with a queue on the device that runs the launch")]
     ForeignBuffer {
         /// The argument or reducer the buffer is bound to.
         name: String,

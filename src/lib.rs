@@ -60,7 +60,7 @@ pub use runtime::dynbuf::DynBuffer;
 #[doc(hidden)]
 pub use runtime::health::Fault;
 pub use runtime::queue::Queue;
-pub use types::{ElemType, Element, Half, HostVec, Value};
+pub use types::{Bf16, ElemType, Element, Half, HostVec, Value};
 
 /// README.md's code blocks, compiled and run as doctests (`cargo test --doc`) so the front
 /// page cannot drift from the library.

@@ -97,14 +97,15 @@ impl Op {
 
     /// Whether SYCL defines the op for this type (bitwise ops are integer-only).
     pub fn valid_for(self, ty: ElemType) -> bool {
-        !(matches!(self, BitAnd | BitOr | BitXor) && ty.is_float()) && ty != ElemType::F16
+        let bitwise_on_float = matches!(self, BitAnd | BitOr | BitXor) && ty.is_float();
+        !bitwise_on_float && !ty.is_storage()
     }
 
     /// SYCL 2020's known identity for (op, type), or `None` when the op has none for the type.
     pub fn identity(self, ty: ElemType) -> Option<Value> {
         use ElemType::*;
         let v = match (self, ty) {
-            (_, F16) => return None,
+            (_, F16 | BF16) => return None,
             (BitAnd | BitOr | BitXor, F32 | F64) => return None,
             (Plus | BitOr | BitXor | LogicalOr, t) => zero(t),
             (Multiplies | LogicalAnd, t) => one(t),
@@ -331,7 +332,7 @@ impl Operator {
     pub fn valid_for(&self, ty: ElemType) -> bool {
         match self {
             Operator::Builtin(op) => op.valid_for(ty),
-            _ => ty != ElemType::F16,
+            _ => !ty.is_storage(),
         }
     }
     /// Reducer shorthands allowed in the body (`+=` and `++` for plus, ...); none for custom

@@ -121,8 +121,54 @@ pub fn read(path: &Path) -> std::result::Result<Option<CacheFile>, ReadError> {
     Ok(Some(file))
 }
 
-/// What the cache at `path` holds for `caps`'s device.
+/// What the cache at `path` holds for `caps`'s device. A table's entries whose geometry the
+/// planner would refuse ([`checked`]) are left out.
 pub fn status_at(path: &Path, caps: &DeviceCaps) -> Status {
+    status_checked(path, caps).0
+}
+
+/// `table` without the entries whose geometry the planner would refuse: out of the range
+/// `CLREDUCE_TUNE` accepts (the same validator, [`crate::plan::Tuning::problem`]) or a
+/// work-group larger than the device's. With the note of what was dropped, if anything.
+pub fn checked(mut table: TuneTable, caps: &DeviceCaps) -> (TuneTable, Option<String>) {
+    let before = table.entries.len();
+    let mut first: Option<String> = None;
+    table.entries.retain(|e| {
+        let why = e.geometry.tuning().problem().or_else(|| {
+            (e.geometry.local > caps.max_local_1d()).then(|| {
+                format!(
+                    "local {} is larger than the device's {}",
+                    e.geometry.local,
+                    caps.max_local_1d()
+                )
+            })
+        });
+        if let Some(w) = &why {
+            first.get_or_insert_with(|| format!("{w} ({} at 2^{})", e.class, e.log2_n));
+        }
+        why.is_none()
+    });
+    let note = first.map(|w| {
+        format!(
+            "{} of {before} entries dropped, their geometry cannot be planned: {w}",
+            before - table.entries.len()
+        )
+    });
+    (table, note)
+}
+
+/// [`status_at`], with the note of the entries [`checked`] dropped.
+fn status_checked(path: &Path, caps: &DeviceCaps) -> (Status, Option<String>) {
+    match status_unchecked(path, caps) {
+        Status::Tuned(t) => {
+            let (t, note) = checked(t, caps);
+            (Status::Tuned(t), note)
+        }
+        other => (other, None),
+    }
+}
+
+fn status_unchecked(path: &Path, caps: &DeviceCaps) -> Status {
     let file = match read(path) {
         Ok(Some(f)) => f,
         Ok(None) => return Status::NotTuned,
@@ -193,6 +239,8 @@ pub fn save_at(path: &Path, table: &TuneTable) -> Result<()> {
         .retain(|t| !(t.key.platform == table.key.platform && t.key.device == table.key.device));
     file.tables.push(table.clone());
     let text = serde_json::to_string_pretty(&file).map_err(|e| fail(e.to_string()))?;
+    // A symbolic link stays one: the file it leads to is replaced.
+    let path = &target_of(path);
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| fail(format!("cannot create its folder: {e}")))?;
     }
@@ -209,6 +257,24 @@ pub fn save_at(path: &Path, table: &TuneTable) -> Result<()> {
     })?;
     forget();
     Ok(())
+}
+
+/// The file a save replaces: `path`, or where it leads when it is a symbolic link (also one to
+/// a file that does not exist yet), so that the link itself stays.
+fn target_of(path: &Path) -> PathBuf {
+    let mut p = path.to_path_buf();
+    // As the kernel, give up after 40 links (a loop then fails at the write, with its error).
+    for _ in 0..40 {
+        let is_link = std::fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink());
+        let Some(to) = is_link.then(|| std::fs::read_link(&p).ok()).flatten() else {
+            break;
+        };
+        p = match p.parent() {
+            Some(dir) if to.is_relative() => dir.join(to),
+            _ => to,
+        };
+    }
+    p
 }
 
 /// [`save_at`] at [`path`]; returns the path written.
@@ -235,10 +301,13 @@ pub(crate) fn table_for(index: usize, caps: &DeviceCaps) -> Option<Arc<TuneTable
     let mut m = memo().lock().unwrap_or_else(|e| e.into_inner());
     m.entry((index, p.clone()))
         .or_insert_with(|| {
-            let st = match &p {
-                Some(p) => status_at(p, caps),
-                None => Status::NoPath,
+            let (st, dropped) = match &p {
+                Some(p) => status_checked(p, caps),
+                None => (Status::NoPath, None),
             };
+            if let (Some(why), Some(p)) = (dropped, &p) {
+                tracing::warn!(device = %caps.label(), "tuning cache {}: {why}", p.display());
+            }
             match st {
                 Status::Tuned(t) => {
                     tracing::debug!(device = %caps.label(), points = t.entries.len(), "tuning table loaded");
@@ -344,6 +413,84 @@ mod tests {
         std::fs::write(&p, "not json").unwrap();
         save_at(&p, &table(&pocl, key_of(&pocl))).unwrap();
         assert!(matches!(status_at(&p, &pocl), Status::Tuned(_)));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlinked_cache_stays_a_link_and_its_target_is_written() {
+        let pocl = fixtures::pocl_cpu();
+        let target = tmp("link-target/real.json");
+        let _ = std::fs::remove_file(&target);
+        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+        let link = tmp("link.json");
+        let _ = std::fs::remove_file(&link);
+        // A link to a file that does not exist yet, with a relative target.
+        std::os::unix::fs::symlink("link-target/real.json", &link).unwrap();
+        save_at(&link, &table(&pocl, key_of(&pocl))).unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert!(matches!(status_at(&target, &pocl), Status::Tuned(_)));
+        // And once it exists.
+        save_at(&link, &table(&pocl, key_of(&pocl))).unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+    }
+
+    #[test]
+    fn entries_the_planner_would_refuse_are_dropped() {
+        use crate::plan::{LaunchClass, OpClass, TuneEntry, TunedGeometry};
+        let pocl = fixtures::pocl_cpu();
+        let geo = |local, groups_per_cu, unroll| TunedGeometry {
+            local,
+            groups_per_cu,
+            unroll,
+            order: crate::plan::IndexOrder::Contiguous,
+        };
+        let entry = |log2_n, g| TuneEntry {
+            class: LaunchClass {
+                ops: vec![OpClass::Sum],
+                ty: crate::ElemType::F32,
+                span_log2: None,
+            },
+            log2_n,
+            strategy: crate::plan::Strategy::AUTO,
+            geometry: g,
+            plan: "tree+atomic".into(),
+            best_ns: 1,
+            rule_plan: "tree+atomic".into(),
+            rule_geometry: g,
+            rule_ns: 1,
+            runner_up: None,
+            tried: 1,
+        };
+        let too_big = pocl.max_local_1d() + 1;
+        let mut t = table(&pocl, key_of(&pocl));
+        t.entries = vec![
+            entry(10, geo(64, 4, 8)),
+            entry(12, geo(64, 4, 3)),
+            entry(14, geo(64, 4, 0)),
+            entry(16, geo(0, 4, 8)),
+            entry(18, geo(64, 0, 8)),
+            entry(20, geo(too_big, 4, 8)),
+        ];
+        let p = tmp("bad-geometry.json");
+        let _ = std::fs::remove_file(&p);
+        save_at(&p, &t).unwrap();
+        let (st, note) = status_checked(&p, &pocl);
+        match st {
+            Status::Tuned(kept) => {
+                assert_eq!(kept.entries.len(), 1);
+                assert_eq!(kept.entries[0].log2_n, 10);
+            }
+            s => panic!("{s:?}"),
+        }
+        let note = note.expect("a note of the dropped entries");
+        assert!(note.starts_with("5 of 6 entries dropped"), "{note}");
+        assert!(note.contains("unroll 3"), "{note}");
     }
 
     #[test]

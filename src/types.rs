@@ -18,12 +18,17 @@ pub enum ElemType {
     F32,
     /// 64-bit float (`f64`, OpenCL `double`); only where the device has `cl_khr_fp64`.
     F64,
-    /// IEEE half precision; buffers only, and only where the device has `cl_khr_fp16`.
+    /// IEEE half precision ([`Half`], OpenCL `half`): a storage type. Buffers and kernel
+    /// arguments on every device, read as `float` with core OpenCL's `vload_half` (no
+    /// `cl_khr_fp16` needed); reductions over it run in an f32 variable.
     F16,
+    /// bfloat16 ([`Bf16`], the upper 16 bits of an f32; stored as OpenCL `ushort`): a storage
+    /// type like [`ElemType::F16`], read as `float` by a 16-bit shift.
+    BF16,
 }
 
 impl ElemType {
-    /// Every type a reduction can run on (f16 is a storage type only).
+    /// Every type a reduction can run on (f16 and bf16 are storage types only).
     pub const REDUCIBLE: [ElemType; 6] = [
         ElemType::I32,
         ElemType::U32,
@@ -43,6 +48,7 @@ impl ElemType {
             ElemType::F32 => "float",
             ElemType::F64 => "double",
             ElemType::F16 => "half",
+            ElemType::BF16 => "ushort",
         }
     }
     /// The short name used on the command line and in plans.
@@ -55,6 +61,7 @@ impl ElemType {
             ElemType::F32 => "f32",
             ElemType::F64 => "f64",
             ElemType::F16 => "f16",
+            ElemType::BF16 => "bf16",
         }
     }
     /// Size of one element, in bytes.
@@ -62,18 +69,36 @@ impl ElemType {
         match self {
             ElemType::I32 | ElemType::U32 | ElemType::F32 => 4,
             ElemType::I64 | ElemType::U64 | ElemType::F64 => 8,
-            ElemType::F16 => 2,
+            ElemType::F16 | ElemType::BF16 => 2,
         }
     }
-    /// Whether it is a floating-point type (f16, f32, f64).
+    /// Whether it is a floating-point type (f16, bf16, f32, f64).
     pub fn is_float(self) -> bool {
-        matches!(self, ElemType::F32 | ElemType::F64 | ElemType::F16)
+        matches!(
+            self,
+            ElemType::F32 | ElemType::F64 | ElemType::F16 | ElemType::BF16
+        )
+    }
+    /// Whether it is a 16-bit storage type (f16, bf16): held in buffers and read as `float` in
+    /// a body (`x[i]`), never the type of a reduction variable.
+    pub fn is_storage(self) -> bool {
+        matches!(self, ElemType::F16 | ElemType::BF16)
+    }
+    /// The type a shortcut's result has for an input of this type: f32 for the storage types,
+    /// the type itself otherwise (as [`Element::Acc`]).
+    pub fn acc(self) -> ElemType {
+        if self.is_storage() {
+            ElemType::F32
+        } else {
+            self
+        }
     }
     /// Whether an element is 8 bytes (i64, u64, f64).
     pub fn is_64bit(self) -> bool {
         self.size() == 8
     }
-    /// Parses a short name (`i32`, `f64`, ...) or an OpenCL C name (`int`, `double`, ...);
+    /// Parses a short name (`i32`, `f64`, `bf16`, ...) or an OpenCL C name (`int`, `double`,
+    /// ...; `bfloat16` for bf16, whose storage name `ushort` is not taken);
     /// anything else is [`Error::UnknownName`](crate::Error::UnknownName).
     pub fn parse(s: &str) -> crate::Result<ElemType> {
         let all = [
@@ -84,9 +109,13 @@ impl ElemType {
             ElemType::F32,
             ElemType::F64,
             ElemType::F16,
+            ElemType::BF16,
         ];
         all.into_iter()
-            .find(|t| t.name() == s || t.cl_name() == s)
+            .find(|t| match t {
+                ElemType::BF16 => s == "bf16" || s == "bfloat16",
+                t => t.name() == s || t.cl_name() == s,
+            })
             .ok_or_else(|| crate::Error::UnknownName {
                 kind: "type",
                 name: s.to_string(),
@@ -101,20 +130,108 @@ impl fmt::Display for ElemType {
     }
 }
 
-/// A half-precision value stored as its bit pattern (Rust has no stable `f16`).
+/// An IEEE half-precision value stored as its bit pattern (Rust has no stable `f16`). A
+/// buffer of `Half` works on every device; a body reads its elements as `float` (`x[i]`), and
+/// reductions over it give f32 ([`Element::Acc`]).
+///
+/// ```
+/// use clreduce::Half;
+/// assert_eq!(Half::from_f32(1.5).to_f32(), 1.5);
+/// assert_eq!(Half::from_f32(2049.0).to_f32(), 2048.0); // 11 significant bits, ties to even
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[repr(transparent)]
 pub struct Half(pub u16);
+
+impl Half {
+    /// The nearest half to `x` (ties to even; beyond 65504 rounds to infinity; NaN stays NaN).
+    pub fn from_f32(x: f32) -> Half {
+        Half(f32_to_half(x))
+    }
+    /// Its value as an f32 (exact).
+    pub fn to_f32(self) -> f32 {
+        half_to_f64(self.0) as f32
+    }
+}
+
+/// A bfloat16 value stored as its bit pattern: the upper 16 bits of an f32 (8 exponent bits,
+/// 7 mantissa bits). A buffer of `Bf16` works on every device; a body reads its elements as
+/// `float` (`x[i]`), and reductions over it give f32 ([`Element::Acc`]).
+///
+/// ```
+/// use clreduce::Bf16;
+/// assert_eq!(Bf16::from_f32(1.5).to_f32(), 1.5);
+/// assert_eq!(Bf16::from_f32(257.0).to_f32(), 256.0); // 8 significant bits, ties to even
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[repr(transparent)]
+pub struct Bf16(pub u16);
+
+impl Bf16 {
+    /// The nearest bfloat16 to `x` (ties to even; NaN stays NaN).
+    pub fn from_f32(x: f32) -> Bf16 {
+        let b = x.to_bits();
+        if x.is_nan() {
+            return Bf16(((b >> 16) | 0x40) as u16);
+        }
+        let rounded = b.wrapping_add(0x7fff + ((b >> 16) & 1));
+        Bf16((rounded >> 16) as u16)
+    }
+    /// Its value as an f32 (exact).
+    pub fn to_f32(self) -> f32 {
+        f32::from_bits((self.0 as u32) << 16)
+    }
+}
+
+/// f32 to IEEE half, rounding to nearest even.
+fn f32_to_half(x: f32) -> u16 {
+    let b = x.to_bits();
+    let sign = ((b >> 16) & 0x8000) as u16;
+    let exp = ((b >> 23) & 0xff) as i32;
+    let man = b & 0x7f_ffff;
+    if exp == 0xff {
+        let nan = if man != 0 {
+            0x200 | (man >> 13) as u16
+        } else {
+            0
+        };
+        return sign | 0x7c00 | nan;
+    }
+    let e = exp - 127 + 15;
+    if e >= 31 {
+        return sign | 0x7c00;
+    }
+    // Rounds `v >> shift` to nearest even; a carry may run into the exponent (to infinity).
+    let round = |v: u32, shift: u32| -> u32 {
+        let (h, rem, half) = (v >> shift, v & ((1 << shift) - 1), 1 << (shift - 1));
+        if rem > half || (rem == half && h & 1 == 1) {
+            h + 1
+        } else {
+            h
+        }
+    };
+    if e <= 0 {
+        // A half subnormal (or zero): units of 2^-24.
+        if e < -10 {
+            return sign;
+        }
+        return sign | round(man | 0x80_0000, (14 - e) as u32) as u16;
+    }
+    sign | round(((e as u32) << 23) | man, 13) as u16
+}
 
 mod sealed {
     pub trait Sealed {}
 }
 
 /// A Rust type that can live in a device buffer. Sealed: implemented for i32, u32, i64, u64,
-/// f32, f64 and [`Half`].
+/// f32, f64, [`Half`] and [`Bf16`].
 pub trait Element: sealed::Sealed + Copy + Send + Sync + Default + fmt::Debug + 'static {
     /// The [`ElemType`] of this Rust type.
     const TYPE: ElemType;
+    /// What a whole-buffer reduction of this type gives (`Queue::sum`, ...): the type itself,
+    /// or f32 for the 16-bit storage types, which are accumulated in f32.
+    type Acc: Element;
     /// The value as a float64 (for host references and printing).
     fn to_f64(self) -> f64;
     /// The OpenCL C literal spelling this exact value.
@@ -126,6 +243,7 @@ macro_rules! element {
         impl sealed::Sealed for $t {}
         impl Element for $t {
             const TYPE: ElemType = ElemType::$e;
+            type Acc = $t;
             fn to_f64(self) -> f64 {
                 self as f64
             }
@@ -154,11 +272,27 @@ element!(f64, F64, |v| float_literal(v, ""));
 impl sealed::Sealed for Half {}
 impl Element for Half {
     const TYPE: ElemType = ElemType::F16;
+    type Acc = f32;
     fn to_f64(self) -> f64 {
         half_to_f64(self.0)
     }
+    /// As a `float` literal: a body reads f16 elements as `float`, and `half` arithmetic
+    /// would need `cl_khr_fp16`.
     fn cl_literal(self) -> String {
-        format!("((half){})", float_literal(half_to_f64(self.0), "f"))
+        float_literal(half_to_f64(self.0), "f")
+    }
+}
+
+impl sealed::Sealed for Bf16 {}
+impl Element for Bf16 {
+    const TYPE: ElemType = ElemType::BF16;
+    type Acc = f32;
+    fn to_f64(self) -> f64 {
+        self.to_f32() as f64
+    }
+    /// As a `float` literal (a body reads bf16 elements as `float`).
+    fn cl_literal(self) -> String {
+        float_literal(self.to_f64(), "f")
     }
 }
 
@@ -330,6 +464,47 @@ mod tests {
         assert_eq!(half_to_f64(0x3c00), 1.0);
         assert_eq!(half_to_f64(0xc000), -2.0);
         assert!(half_to_f64(0x7c00).is_infinite());
+    }
+    /// Every half and every bfloat16 survives f32 and back; values between two neighbours
+    /// round to the nearer one, a tie to the even one.
+    #[test]
+    fn sixteen_bit_conversions_round_to_nearest_even() {
+        for bits in 0..=u16::MAX {
+            let h = Half(bits);
+            if h.to_f32().is_nan() {
+                assert!(Half::from_f32(h.to_f32()).to_f32().is_nan());
+            } else {
+                assert_eq!(Half::from_f32(h.to_f32()), h, "{bits:#x}");
+            }
+            let b = Bf16(bits);
+            if b.to_f32().is_nan() {
+                assert!(Bf16::from_f32(b.to_f32()).to_f32().is_nan());
+            } else {
+                assert_eq!(Bf16::from_f32(b.to_f32()), b, "{bits:#x}");
+            }
+        }
+        // Positive finite neighbours (a, b): just above the midpoint goes up, just below down,
+        // the midpoint to the one with an even last bit.
+        for bits in 0..0x7bffu16 {
+            let (a, b) = (Half(bits).to_f32() as f64, Half(bits + 1).to_f32() as f64);
+            let mid = ((a + b) / 2.0) as f32;
+            let even = if bits % 2 == 0 { bits } else { bits + 1 };
+            assert_eq!(Half::from_f32(mid).0, even, "{bits:#x}");
+            assert_eq!(
+                Half::from_f32(f32::from_bits(mid.to_bits() + 1)).0,
+                bits + 1
+            );
+            assert_eq!(Half::from_f32(f32::from_bits(mid.to_bits() - 1)).0, bits);
+        }
+        for bits in 0..0x7f7fu16 {
+            let (a, b) = (Bf16(bits).to_f32() as f64, Bf16(bits + 1).to_f32() as f64);
+            let mid = ((a + b) / 2.0) as f32;
+            let even = if bits % 2 == 0 { bits } else { bits + 1 };
+            assert_eq!(Bf16::from_f32(mid).0, even, "{bits:#x}");
+        }
+        assert_eq!(Half::from_f32(65520.0).0, 0x7c00, "rounds up to infinity");
+        assert_eq!(Half::from_f32(65519.0).0, 0x7bff);
+        assert_eq!(Half::from_f32(-1e-10).0, 0x8000);
     }
 }
 

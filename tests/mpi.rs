@@ -560,3 +560,43 @@ fn root_delivery(c: &Ctx) {
     };
     assert_eq!(v.get(0).unwrap(), want, "rank {rank} n {n} root delivery");
 }
+
+/// One rank fails before the reduction (its device does not exist) while the other is fine:
+/// every rank ends with an error (the ranks agree before the collective, `mpi::agree`)
+/// instead of the healthy one waiting in it forever. MPMD mpirun gives each rank its own
+/// `--device`.
+#[test]
+fn cli_rank_failure_ends_every_rank() {
+    if Command::new("mpirun").arg("--version").output().is_err() {
+        println!("SKIP cli --mpi rank failure: mpirun not found");
+        return;
+    }
+    let exe = std::env::var("CLREDUCE_BIN").unwrap_or(env!("CARGO_BIN_EXE_clreduce").into());
+    let rank = |dev: &str| -> Vec<String> {
+        [
+            "-np", "1", &exe, "reduce", "--mpi", "--device", dev, "--n", "1000",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    for (first, second) in [("0", "99"), ("99", "0")] {
+        let out = Command::new("timeout")
+            .args(["120", "mpirun", "--allow-run-as-root", "--oversubscribe"])
+            .args(rank(first))
+            .arg(":")
+            .args(rank(second))
+            .envs(clreduce::device::env_for_children())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let code = out.status.code();
+        assert_ne!(code, Some(124), "ranks {first}/{second}: hung\n{stderr}");
+        assert_ne!(code, Some(0), "ranks {first}/{second}: exit 0\n{stderr}");
+        assert!(
+            stderr.contains("no OpenCL device matches \"99\""),
+            "ranks {first}/{second}: {stderr}"
+        );
+        println!("PASS cli --mpi devices {first} and {second}: every rank ended, {code:?}");
+    }
+}

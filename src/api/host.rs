@@ -8,7 +8,6 @@ use crate::ops::Operator;
 use crate::runtime::launch;
 use crate::runtime::queue::Queue;
 use crate::types::ElemType;
-use std::sync::Arc;
 
 /// A reduction as the host form of a kernel closure (`crate::closure`) runs it: its op, element
 /// type, span and start, with the variable's current value(s) read from the device.
@@ -28,18 +27,17 @@ impl Reduction {
     /// result buffers (`name` is the reducer's name in the body).
     pub(crate) fn read_for_host(&self, queue: &Queue, name: &str) -> Result<HostReduction> {
         let q = &queue.inner;
-        let mine = Arc::as_ptr(q) as usize;
         let targets = std::iter::once((name.to_string(), &self.target, self.elems())).chain(
             self.index
                 .iter()
                 .map(|t| (format!("{name} (index buffer)"), t, 1)),
         );
         for (label, t, need) in targets {
-            if t.queue != mine {
+            if t.device != q.device.index() {
                 return Err(Error::ForeignBuffer {
                     name: label,
                     buffer_device: t.device_label.clone(),
-                    queue_device: "the queue of this host run".into(),
+                    queue_device: q.device.label(),
                 });
             }
             if t.len < need {

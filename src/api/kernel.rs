@@ -12,7 +12,6 @@ pub(crate) enum ArgKind {
         ty: ElemType,
         writable: bool,
         device: usize,
-        queue: usize,
         label: String,
     },
     Scalar(Value),
@@ -95,7 +94,6 @@ impl Kernel {
             ty: b.elem_type(),
             writable,
             device: b.device_index(),
-            queue: b.queue_id(),
             label: b.device_label(),
         }
     }

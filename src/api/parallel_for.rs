@@ -18,6 +18,7 @@ use crate::ops::Operator;
 use crate::plan::{self, Determinism, Plan, Request, VarRequest};
 use crate::runtime::launch::{Compiled, Mem};
 use crate::runtime::queue::{LaunchKey, Queue};
+use crate::types::ElemType;
 use std::sync::Arc;
 
 /// Names the body may not bind: clreduce's own.
@@ -85,7 +86,13 @@ impl Queue {
         let (form, reds, kernel) = (range.into(), reductions.into(), kernel.into());
         let prep = self.prepare(&form, &reds, &kernel, options)?;
         let key = &prep.key;
-        let body = check_body(&key.names, &reds, &key.body, options.determinism)?;
+        let body = check_body(
+            &key.names,
+            &reds,
+            &key.body,
+            &key.params,
+            options.determinism,
+        )?;
         let gen = codegen::generate(&prep.plan, &self.inner.caps, &key.names, &body, &key.params);
         Ok(format!("// build options: {}\n{}", gen.options, gen.source))
     }
@@ -167,7 +174,13 @@ impl Queue {
             });
         }
         check_names(&key.names, &key.params)?;
-        let body = check_body(&key.names, reds, kernel.body(), options.determinism)?;
+        let body = check_body(
+            &key.names,
+            reds,
+            kernel.body(),
+            &key.params,
+            options.determinism,
+        )?;
         let table = measured
             .then(|| crate::tune_cache::table_for(q.device.index(), &q.caps))
             .flatten();
@@ -186,7 +199,8 @@ impl Queue {
         })
     }
 
-    /// A reduction's result (and index) buffer must belong to this queue and be long enough.
+    /// A reduction's result (and index) buffer must live on this queue's device and be long
+    /// enough.
     fn check_targets(&self, name: &str, r: &Reduction) -> Result<()> {
         let q = &self.inner;
         let targets = std::iter::once((name.to_string(), &r.target, r.elems()))
@@ -206,15 +220,6 @@ impl Queue {
                     name: label,
                     buffer_device: t.device_label.clone(),
                     queue_device: q.device.label(),
-                });
-            }
-            if t.queue != Arc::as_ptr(&self.inner) as usize {
-                // Its reads go through the queue that made it, which would not wait for
-                // this queue's kernels.
-                return Err(Error::ForeignBuffer {
-                    name: label,
-                    buffer_device: format!("another queue on {}", t.device_label),
-                    queue_device: "the queue of this launch".into(),
                 });
             }
             if t.len < need {
@@ -248,7 +253,6 @@ impl Queue {
                     ty,
                     writable,
                     device,
-                    queue,
                     label,
                     ..
                 } => {
@@ -257,15 +261,6 @@ impl Queue {
                             name: name.clone(),
                             buffer_device: label.clone(),
                             queue_device: q.device.label(),
-                        });
-                    }
-                    if *queue != Arc::as_ptr(&self.inner) as usize {
-                        // Commands on its own queue (a pending fill or write, later reads)
-                        // would not be ordered with this launch.
-                        return Err(Error::ForeignBuffer {
-                            name: name.clone(),
-                            buffer_device: format!("another queue on {label}"),
-                            queue_device: "the queue of this launch".into(),
                         });
                     }
                     params.push((
@@ -476,9 +471,15 @@ fn check_identities(reds: &Reductions) -> Result<()> {
     Ok(())
 }
 
-/// Reducer shorthands the ops allow, span subscripts and exact reducers rewritten; returns the
-/// body to compile.
-fn check_body(names: &[String], reds: &Reductions, body: &str, det: Determinism) -> Result<String> {
+/// Reducer shorthands the ops allow, span subscripts, exact reducers and reads of f16/bf16
+/// buffers rewritten; returns the body to compile.
+fn check_body(
+    names: &[String],
+    reds: &Reductions,
+    body: &str,
+    params: &[(String, ParamKind)],
+    det: Determinism,
+) -> Result<String> {
     for (name, r) in names.iter().zip(&reds.0) {
         if r.span.is_none() {
             check_shorthands(body, name, &r.op)?;
@@ -497,5 +498,13 @@ fn check_body(names: &[String], reds: &Reductions, body: &str, det: Determinism)
         .filter(|(_, r)| r.span.is_none() && plan::exact_sum(&r.op, r.target.ty, det))
         .map(|(n, _)| n.as_str())
         .collect();
-    rewrite_exact(&body, &exact)
+    let body = rewrite_exact(&body, &exact)?;
+    let storage: Vec<(&str, ElemType)> = params
+        .iter()
+        .filter_map(|(n, p)| match p {
+            ParamKind::Buffer { ty, .. } if ty.is_storage() => Some((n.as_str(), *ty)),
+            _ => None,
+        })
+        .collect();
+    crate::codegen::rewrite_loads(&body, &storage)
 }

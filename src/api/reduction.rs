@@ -16,7 +16,6 @@ pub(crate) struct Target {
     pub(crate) len: usize,
     pub(crate) device: usize,
     pub(crate) device_label: String,
-    pub(crate) queue: usize,
 }
 
 impl Target {
@@ -27,7 +26,6 @@ impl Target {
             len: buf.len(),
             device: buf.device_index(),
             device_label: buf.device_label(),
-            queue: buf.queue_id(),
         }
     }
 }

@@ -1,6 +1,13 @@
 //! Shortcuts on the queue that take reductions directly (seed 003 missing feature 1), in the
 //! style of the main call: `parallel_for` is SYCL's spelling of `parallel_for_reduce`, and the
-//! whole-buffer reductions (`sum`, `min`, `max`, `argmin`, `argmax`, `reduce`) need no body.
+//! whole-buffer reductions (`sum`, `min`, `max`, `argmin`, `argmax`, `reduce`, `sum_exact`)
+//! need no body.
+//!
+//! They cost what the general path costs (issue 29): the result lands in an 8-byte buffer taken
+//! from the queue's pool (`QueueInner::results`) and given back afterwards, so a call allocates
+//! nothing and enqueues no fill; the launch initializes it to the identity; one blocking read
+//! (two for argmin/argmax: value and index) returns it. Measured with
+//! `examples/shortcut_latency.rs` (design/bench/2026-11-24-cpu-shortcut-latency.txt).
 
 use super::event::ReduceEvent;
 use super::kernel::Kernel;
@@ -13,8 +20,58 @@ use crate::runtime::buffer::Buffer;
 use crate::runtime::launch;
 use crate::runtime::queue::Queue;
 use crate::types::Element;
+use std::sync::Arc;
+
+/// How many result buffers a queue keeps for its shortcuts (one per concurrent call; more are
+/// freed when given back).
+const RESULTS_MAX: usize = 16;
+
+/// A one-element result buffer from the queue's pool, given back when dropped.
+struct Pooled<'q, T: Element> {
+    queue: &'q Queue,
+    buf: Buffer<T>,
+}
+
+impl<T: Element> Drop for Pooled<'_, T> {
+    fn drop(&mut self) {
+        let mut pool = self
+            .queue
+            .inner
+            .results
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if pool.len() < RESULTS_MAX {
+            pool.push(self.buf.mem.clone());
+        }
+    }
+}
 
 impl Queue {
+    /// A one-element buffer of `T` for a shortcut's result: from the pool, else made (8 bytes,
+    /// so that it holds any element type and a u64 index). Its contents are stale: every use
+    /// initializes it (`initialize_to_identity`, or a copy of the first element).
+    fn result_buffer<T: Element>(&self) -> Result<Pooled<'_, T>> {
+        let pooled = self
+            .inner
+            .results
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .pop();
+        let mem = match pooled {
+            Some(m) => m,
+            None => Arc::new(launch::create_mem(
+                &self.inner.context,
+                8,
+                None,
+                &self.inner.device.label(),
+            )?),
+        };
+        Ok(Pooled {
+            queue: self,
+            buf: Buffer::over(&self.inner, mem, 1),
+        })
+    }
+
     /// SYCL's `queue::parallel_for(range, reductions..., kernel)`: the same as
     /// [`Queue::parallel_for_reduce`].
     pub fn parallel_for(
@@ -29,7 +86,21 @@ impl Queue {
     /// Reduces every element of `input` with `op` (a built-in [`Op`](crate::Op) or a
     /// [`CustomOp`](crate::CustomOp), identity-less ones included) and waits for the result.
     /// An empty buffer gives the identity, or an error for an identity-less op.
-    pub fn reduce<T: Element>(&self, input: &Buffer<T>, op: impl Into<Operator>) -> Result<T> {
+    ///
+    /// The result has type `T::Acc`: `T` itself, or f32 for [`Half`](crate::Half) and
+    /// [`Bf16`](crate::Bf16) input, which is read as f32 and accumulated in f32 (round it back
+    /// with `Half::from_f32` where wanted):
+    ///
+    /// ```
+    /// use clreduce::{Half, Queue};
+    /// # fn main() -> clreduce::Result<()> {
+    /// let queue = Queue::default()?;
+    /// let x = queue.buffer_from(&vec![Half::from_f32(1.0); 4096])?;
+    /// let s: f32 = queue.sum(&x)?; // 4096: an f16 running sum would stop at 2048
+    /// assert_eq!(s, 4096.0);
+    /// # Ok(()) }
+    /// ```
+    pub fn reduce<T: Element>(&self, input: &Buffer<T>, op: impl Into<Operator>) -> Result<T::Acc> {
         let op = op.into();
         if op.is_arg() {
             return Err(Error::BadArgument {
@@ -38,9 +109,10 @@ impl Queue {
             });
         }
         let n = input.len() as u64;
-        let out = self.buffer::<T>(1)?;
-        let r = reduction(&out, op.clone()).name("r");
-        if op.identity(T::TYPE).is_some() {
+        let out = self.result_buffer::<T::Acc>()?;
+        let out = &out.buf;
+        let r = reduction(out, op.clone()).name("r");
+        if op.identity(<T::Acc as Element>::TYPE).is_some() {
             self.parallel_for_reduce(
                 Range::new(n),
                 r.initialize_to_identity(),
@@ -48,6 +120,15 @@ impl Queue {
             )?;
         } else {
             // No identity: the first element is the initial value, the rest are combined.
+            if T::TYPE.is_storage() {
+                return Err(Error::Unsupported {
+                    what: format!("an identity-less reduction ({op}) of {} input", T::TYPE),
+                    missing: "the first element would be copied into the f32 result unconverted: \
+                              give the op an identity, or use parallel_for_reduce"
+                        .into(),
+                    device: self.inner.device.label(),
+                });
+            }
             if n == 0 {
                 return Err(Error::InvalidRange {
                     reason: format!(
@@ -72,14 +153,14 @@ impl Queue {
         out.get(0)
     }
 
-    /// The sum of every element of `input`.
-    pub fn sum<T: Element>(&self, input: &Buffer<T>) -> Result<T> {
+    /// The sum of every element of `input` (in f32 for f16 and bf16 input).
+    pub fn sum<T: Element>(&self, input: &Buffer<T>) -> Result<T::Acc> {
         self.reduce(input, Op::Plus)
     }
     /// The exact sum of every element of an f32 or f64 buffer, rounded once to nearest-even
     /// (`Determinism::Exact`): the same bits on every device, plan and run. NaN in, or +inf
     /// with -inf, gives NaN; an exact sum beyond the type's range gives an infinity; an empty
-    /// buffer gives +0.
+    /// buffer gives +0. f16 and bf16 input is summed exactly and rounded once to f32.
     ///
     /// ```
     /// # fn main() -> clreduce::Result<()> {
@@ -88,44 +169,48 @@ impl Queue {
     /// assert_eq!(queue.sum_exact(&x)?, 2.0);
     /// # Ok(()) }
     /// ```
-    pub fn sum_exact<T: Element>(&self, input: &Buffer<T>) -> Result<T> {
-        let out = self.buffer::<T>(1)?;
+    pub fn sum_exact<T: Element>(&self, input: &Buffer<T>) -> Result<T::Acc> {
+        let out = self.result_buffer::<T::Acc>()?;
+        let out = &out.buf;
         self.parallel_for_reduce_with(
             Range::new(input.len() as u64),
-            reduction(&out, Op::Plus).name("r").initialize_to_identity(),
+            reduction(out, Op::Plus).name("r").initialize_to_identity(),
             Kernel::new("r += x[i];").arg("x", input),
             Options::from_env()?.exact(),
         )?;
         out.get(0)
     }
     /// The smallest element of `input` (the type's maximum, or +inf, when empty).
-    pub fn min<T: Element>(&self, input: &Buffer<T>) -> Result<T> {
+    pub fn min<T: Element>(&self, input: &Buffer<T>) -> Result<T::Acc> {
         self.reduce(input, Op::Minimum)
     }
     /// The largest element of `input` (the type's minimum, or -inf, when empty).
-    pub fn max<T: Element>(&self, input: &Buffer<T>) -> Result<T> {
+    pub fn max<T: Element>(&self, input: &Buffer<T>) -> Result<T::Acc> {
         self.reduce(input, Op::Maximum)
     }
     /// The smallest element of `input` and its index (the lowest among equal values), or
     /// `None` when `input` is empty.
-    pub fn argmin<T: Element>(&self, input: &Buffer<T>) -> Result<Option<(T, u64)>> {
+    pub fn argmin<T: Element>(&self, input: &Buffer<T>) -> Result<Option<(T::Acc, u64)>> {
         self.arg(input, false)
     }
     /// The largest element of `input` and its index (the lowest among equal values), or
     /// `None` when `input` is empty.
-    pub fn argmax<T: Element>(&self, input: &Buffer<T>) -> Result<Option<(T, u64)>> {
+    pub fn argmax<T: Element>(&self, input: &Buffer<T>) -> Result<Option<(T::Acc, u64)>> {
         self.arg(input, true)
     }
-    fn arg<T: Element>(&self, input: &Buffer<T>, max: bool) -> Result<Option<(T, u64)>> {
+    fn arg<T: Element>(&self, input: &Buffer<T>, max: bool) -> Result<Option<(T::Acc, u64)>> {
         if input.is_empty() {
             return Ok(None);
         }
-        let v = self.buffer::<T>(1)?;
-        let ix = self.buffer::<u64>(1)?;
+        let (v, ix) = (
+            self.result_buffer::<T::Acc>()?,
+            self.result_buffer::<u64>()?,
+        );
+        let (v, ix) = (&v.buf, &ix.buf);
         let r = if max {
-            reduction_argmax(&v, &ix)
+            reduction_argmax(v, ix)
         } else {
-            reduction_argmin(&v, &ix)
+            reduction_argmin(v, ix)
         };
         self.parallel_for_reduce(
             Range::new(input.len() as u64),

@@ -108,7 +108,7 @@ pub struct SubGroupCaps {
 /// assert!(h200.fast_atomic(Op::Plus, ElemType::U32, Space::Global));
 /// assert!(!h200.fast_atomic(Op::Plus, ElemType::F32, Space::Global)); // no float atomics
 /// assert!(h200.supports_type(ElemType::F64).is_ok());
-/// assert!(fixtures::pocl_cpu().supports_type(ElemType::F16).is_err());
+/// assert!(fixtures::pocl_cpu().supports_type(ElemType::F16).is_ok()); // vload_half is core
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct DeviceCaps {
@@ -167,7 +167,8 @@ pub struct DeviceCaps {
     pub acq_rel_ptx: bool,
     /// Double precision: `cl_khr_fp64` / `__opencl_c_fp64`.
     pub fp64: bool,
-    /// Half precision: `cl_khr_fp16`.
+    /// Half precision arithmetic: `cl_khr_fp16` (not needed for f16 buffers, which are read
+    /// as float with `vload_half`).
     pub fp16: bool,
     /// Fast atomics per operation, type and address space.
     pub atomics: AtomicCaps,
@@ -347,14 +348,14 @@ impl DeviceCaps {
                 (Op::Minimum | Op::Maximum, true) => a.f64_local_minmax,
                 _ => false,
             },
-            ElemType::F16 => false,
+            ElemType::F16 | ElemType::BF16 => false,
         }
     }
 
     /// Whether `work_group_reduce_*`/`work_group_all/any` can compute this op on this type.
     pub fn wg_reduce(&self, op: Op, ty: ElemType) -> bool {
         self.work_group_collectives
-            && ty != ElemType::F16
+            && !ty.is_storage()
             && matches!(
                 op,
                 Op::Plus | Op::Minimum | Op::Maximum | Op::LogicalAnd | Op::LogicalOr
@@ -363,7 +364,7 @@ impl DeviceCaps {
 
     /// Whether `sub_group_reduce_*` (or the non-uniform arithmetic variants) can compute this op.
     pub fn sg_reduce(&self, op: Op, ty: ElemType) -> bool {
-        if ty == ElemType::F16 {
+        if ty.is_storage() {
             return false;
         }
         let Some(sg) = &self.sub_groups else {
@@ -380,11 +381,11 @@ impl DeviceCaps {
     }
 
     /// Whether the type can be used on the device at all; `Err` names what the device lacks
-    /// (`cl_khr_fp64` for f64, `cl_khr_fp16` for f16).
+    /// (`cl_khr_fp64` for f64). The 16-bit storage types work everywhere: f16 is read with core
+    /// OpenCL's `vload_half`, bf16 by a shift, neither needs `cl_khr_fp16`.
     pub fn supports_type(&self, ty: ElemType) -> Result<(), &'static str> {
         match ty {
             ElemType::F64 if !self.fp64 => Err("double precision (cl_khr_fp64)"),
-            ElemType::F16 if !self.fp16 => Err("half precision (cl_khr_fp16)"),
             _ => Ok(()),
         }
     }

@@ -5,4 +5,7 @@
 
 pub mod adversarial;
 pub mod expr;
+#[cfg(test)]
+mod nan_tests;
+pub mod overflow;
 pub mod reference;

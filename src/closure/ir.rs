@@ -78,7 +78,7 @@ impl Ty {
             E::U64 => Ty::U64,
             E::F32 => Ty::F32,
             E::F64 => Ty::F64,
-            E::F16 => return None,
+            E::F16 | E::BF16 => return None,
         })
     }
 }

@@ -1,13 +1,15 @@
 //! Code generation: turns a [`Plan`] and a user body into OpenCL C source plus `-D` build
 //! options. The kernels themselves live in `kernels/*.cl` (embedded with `include_str!`); this
 //! room writes the defines (`options.rs`), the per-variable inclusion, the generated glue and
-//! the user body wrapper (here), reads names in the body (`names.rs`) and maps build logs back
-//! to the body (`log.rs`). It imports `plan`, `caps`, `ops` and `types`, never the runtime.
+//! the user body wrapper (here), reads names in the body (`names.rs`), turns reads of f16 and
+//! bf16 buffers into loads (`loads.rs`) and maps build logs back to the body (`log.rs`). It imports `plan`, `caps`, `ops` and `types`, never the runtime.
 
+mod loads;
 mod log;
 pub(crate) mod names;
 mod options;
 
+pub(crate) use loads::rewrite_loads;
 pub(crate) use log::map_log;
 pub(crate) use names::mentions;
 pub(crate) use options::options;

@@ -83,7 +83,7 @@ fn skip_comment(b: &[u8], i: usize) -> Option<usize> {
 }
 
 /// The first use of `name` as a whole identifier at or after byte `from`, outside comments.
-fn next_use(b: &[u8], from: usize, name: &str) -> Option<usize> {
+pub(super) fn next_use(b: &[u8], from: usize, name: &str) -> Option<usize> {
     let is_word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
     let mut i = from;
     while i < b.len() {
@@ -104,7 +104,7 @@ fn next_use(b: &[u8], from: usize, name: &str) -> Option<usize> {
 
 /// The end of a balanced expression starting at `i`: the first `;`, `,` or unmatched closing
 /// bracket at depth 0 (or `close` itself when it is the matching bracket).
-fn expr_end(b: &[u8], mut i: usize) -> usize {
+pub(super) fn expr_end(b: &[u8], mut i: usize) -> usize {
     let mut depth = 0i32;
     while i < b.len() {
         if let Some(j) = skip_comment(b, i) {

@@ -60,7 +60,7 @@ pub(super) fn kind(ty: ElemType) -> &'static str {
     match ty {
         ElemType::I32 | ElemType::U32 => "CLR_KIND_INT32",
         ElemType::I64 | ElemType::U64 => "CLR_KIND_INT64",
-        ElemType::F32 | ElemType::F16 => "CLR_KIND_F32",
+        ElemType::F32 | ElemType::F16 | ElemType::BF16 => "CLR_KIND_F32",
         ElemType::F64 => "CLR_KIND_F64",
     }
 }

@@ -138,18 +138,69 @@ fn hash(words: &[u64]) -> u64 {
     })
 }
 
+/// Marks `status` failed with the first line of `msg` (as much of it as the status holds).
+fn failed_status(status: &mut [u64; STATUS_WORDS], msg: &str) {
+    status[0] = 1;
+    let first = msg.lines().next().unwrap_or("");
+    for (w, chunk) in status[4..].iter_mut().zip(first.as_bytes().chunks(8)) {
+        let mut b = [0u8; 8];
+        b[..chunk.len()].copy_from_slice(chunk);
+        *w = u64::from_le_bytes(b);
+    }
+}
+
+/// Every rank learns whether every rank is ready, before a collective that a failed rank
+/// would never enter (where it would leave the others waiting forever). Every rank of `comm`
+/// must call it at the same point; `failure` is this rank's error message (its first line is
+/// passed on), `None` when it is ready. `Err` ([`Error::Mpi`], naming the lowest failing rank
+/// and quoting it) on every rank when any rank failed; a failing rank should report its own
+/// error instead. One `MPI_Allgather` of a fixed-size status, as [`parallel_for_reduce`]
+/// itself does for its local phase. For example the command line, whose setup (device,
+/// queue, input) may fail on one rank only:
+///
+/// ```ignore
+/// let setup = prepare_this_rank();
+/// let agreed = clreduce::mpi::agree(&world, setup.as_ref().err().map(|e| e.to_string()).as_deref());
+/// let ready = setup?; // this rank's own error first
+/// agreed?;            // then another rank's
+/// ```
+pub fn agree<C: Communicator>(comm: &C, failure: Option<&str>) -> Result<()> {
+    let mut status = [0u64; STATUS_WORDS];
+    if let Some(m) = failure {
+        failed_status(&mut status, m);
+    }
+    let mut all = vec![0u64; STATUS_WORDS * comm.size() as usize];
+    comm.all_gather_into(&status[..], &mut all[..]);
+    match first_failure(&all) {
+        Some((rank, msg)) => Err(Error::Mpi {
+            rank,
+            reason: format!("it failed before the reduction: {msg}"),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The lowest failed rank of gathered statuses and its message.
+fn first_failure(all: &[u64]) -> Option<(i32, String)> {
+    let (rank, s) = all
+        .chunks(STATUS_WORDS)
+        .enumerate()
+        .find(|(_, s)| s[0] != 0)?;
+    let bytes: Vec<u8> = s[4..].iter().flat_map(|w| w.to_le_bytes()).collect();
+    let msg = String::from_utf8_lossy(&bytes)
+        .trim_end_matches('\0')
+        .to_string();
+    Some((rank as i32, msg))
+}
+
 /// Every rank's status: `Err` with the first failing rank's message, or the indices per rank.
 fn exchange_status<C: Communicator>(comm: &C, mine: [u64; STATUS_WORDS]) -> Result<Vec<u64>> {
     let mut all = vec![0u64; STATUS_WORDS * comm.size() as usize];
     comm.all_gather_into(&mine[..], &mut all[..]);
     let ranks: Vec<&[u64]> = all.chunks(STATUS_WORDS).collect();
-    if let Some((rank, s)) = ranks.iter().enumerate().find(|(_, s)| s[0] != 0) {
-        let bytes: Vec<u8> = s[4..].iter().flat_map(|w| w.to_le_bytes()).collect();
-        let msg = String::from_utf8_lossy(&bytes)
-            .trim_end_matches('\0')
-            .to_string();
+    if let Some((rank, msg)) = first_failure(&all) {
         return Err(Error::Mpi {
-            rank: rank as i32,
+            rank,
             reason: format!("its local reduction failed: {msg}"),
         });
     }
@@ -200,16 +251,7 @@ pub fn parallel_for_reduce<C: Communicator>(
             status[2] = hash(&record::header(&l.vars));
             status[3] = n_local;
         }
-        Err(e) => {
-            status[0] = 1;
-            let msg = e.to_string();
-            let first = msg.lines().next().unwrap_or("");
-            for (w, chunk) in status[4..].iter_mut().zip(first.as_bytes().chunks(8)) {
-                let mut b = [0u8; 8];
-                b[..chunk.len()].copy_from_slice(chunk);
-                *w = u64::from_le_bytes(b);
-            }
-        }
+        Err(e) => failed_status(&mut status, &e.to_string()),
     }
     let gathered = exchange_status(comm, status);
     let (mut l, counts) = match (local, gathered) {

@@ -19,7 +19,6 @@ pub(crate) struct Part {
     len: usize,
     device: usize,
     label: String,
-    queue: usize,
 }
 
 impl Part {
@@ -30,7 +29,6 @@ impl Part {
             len: b.len(),
             device: b.device_index(),
             label: b.device_label(),
-            queue: b.queue_id(),
         }
     }
 }
@@ -50,9 +48,6 @@ impl AnyBuffer for Part {
     }
     fn device_label(&self) -> String {
         self.label.clone()
-    }
-    fn queue_id(&self) -> usize {
-        self.queue
     }
 }
 

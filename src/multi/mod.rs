@@ -352,11 +352,11 @@ impl MultiQueue {
             return Ok(None);
         };
         let q = &self.queues[k];
-        let id = Arc::as_ptr(&q.inner) as usize;
+        let id = q.inner.device.index();
         let mine = reds
             .0
             .iter()
-            .all(|r| r.target.queue == id && r.index.as_ref().is_none_or(|i| i.queue == id));
+            .all(|r| r.target.device == id && r.index.as_ref().is_none_or(|i| i.device == id));
         if !mine {
             return Ok(None);
         }
@@ -454,11 +454,11 @@ impl MultiQueue {
         Ok((totals, reports))
     }
 
-    /// The queue that made a buffer (the user's variables must live on one of ours).
+    /// Our queue on a buffer's device (the user's variables must live on one of our devices).
     fn home(&self, t: &crate::api::reduction::Target) -> Result<&Queue> {
         self.queues
             .iter()
-            .find(|q| Arc::as_ptr(&q.inner) as usize == t.queue)
+            .find(|q| q.inner.device.index() == t.device)
             .ok_or_else(|| Error::ForeignBuffer {
                 name: "a reduction variable".into(),
                 buffer_device: t.device_label.clone(),
@@ -553,10 +553,12 @@ pub(crate) fn value_from(ty: crate::ElemType, b: &[u8]) -> Result<Value> {
         T::U64 => Value::U64(u64::from_le_bytes(arr(8))),
         T::F32 => Value::F32(f32::from_le_bytes(arr(4)[..4].try_into().expect("4"))),
         T::F64 => Value::F64(f64::from_le_bytes(arr(8))),
-        T::F16 => {
+        T::F16 | T::BF16 => {
             return Err(Error::Unsupported {
-                what: "an f16 reduction variable".into(),
-                missing: "f16 is a storage type in clreduce: reduce it into an f32 variable".into(),
+                what: format!("an {ty} reduction variable"),
+                missing: format!(
+                    "{ty} is a storage type in clreduce: reduce it into an f32 variable"
+                ),
                 device: "host".into(),
             })
         }

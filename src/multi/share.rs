@@ -65,6 +65,16 @@ pub(crate) fn values_of(b: &DynBuffer) -> Result<Vec<Value>> {
         DynBuffer::U64(b) => b.to_vec()?.into_iter().map(Value::U64).collect(),
         DynBuffer::F32(b) => b.to_vec()?.into_iter().map(Value::F32).collect(),
         DynBuffer::F64(b) => b.to_vec()?.into_iter().map(Value::F64).collect(),
+        DynBuffer::F16(b) => b
+            .to_vec()?
+            .into_iter()
+            .map(|h| Value::F32(h.to_f32()))
+            .collect(),
+        DynBuffer::BF16(b) => b
+            .to_vec()?
+            .into_iter()
+            .map(|h| Value::F32(h.to_f32()))
+            .collect(),
     })
 }
 

@@ -233,12 +233,27 @@ pub(super) fn range(
     } else {
         64
     });
+    if let Some(why) = tune.problem() {
+        return Err(Error::InvalidRange {
+            reason: format!("geometry override: {why}"),
+        });
+    }
+    // An explicit work-group size is refused where the device cannot run it, never clamped.
+    if tune.local.is_some() && want > max_wg {
+        return Err(Error::WorkGroupTooLarge {
+            local: want,
+            limit: max_wg,
+            limit_name: "CL_DEVICE_MAX_WORK_GROUP_SIZE",
+            device: caps.label(),
+        });
+    }
     let mut local = if tune.local.is_some() {
-        want.min(max_wg).max(1)
+        want
     } else {
         pow2_floor(want.min(max_wg)).max(1)
     };
-    while local > 1 && local_bytes(caps, needs, local) > caps.local_mem_size {
+    while tune.local.is_none() && local > 1 && local_bytes(caps, needs, local) > caps.local_mem_size
+    {
         local /= 2;
     }
     if local_bytes(caps, needs, local) > caps.local_mem_size {

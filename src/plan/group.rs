@@ -4,14 +4,13 @@ use super::request::VarRequest;
 use super::strategy::{CrossAlgo, Determinism, GroupAlgo};
 use crate::caps::{DeviceCaps, Space};
 use crate::error::{Error, Result};
-use crate::types::ElemType;
 
 /// Whether the device's sub-group functions (or NVIDIA's PTX shuffles) can reduce this operator.
 pub(super) fn sg_capable(caps: &DeviceCaps, v: &VarRequest) -> bool {
     match v.op.builtin() {
         Some(op) => caps.sg_reduce(op, v.ty),
         // Shuffles move bits, so any combiner works; sub_group_reduce_* only knows built-ins.
-        None => caps.sg_via_ptx() && v.ty != ElemType::F16,
+        None => caps.sg_via_ptx() && !v.ty.is_storage(),
     }
 }
 

@@ -51,7 +51,7 @@ pub(crate) fn exact_sum(op: &Operator, ty: ElemType, det: Determinism) -> bool {
     det == Determinism::Exact
         && op.builtin() == Some(crate::ops::Op::Plus)
         && ty.is_float()
-        && ty != ElemType::F16
+        && !ty.is_storage()
 }
 
 use crate::caps::{ClStd, DeviceCaps};
@@ -136,10 +136,13 @@ fn validate(caps: &DeviceCaps, req: &Request) -> Result<()> {
                 device: caps.label(),
             });
         }
-        if v.ty == ElemType::F16 {
+        if v.ty.is_storage() {
             return Err(Error::Unsupported {
-                what: format!("a {} reduction on f16", v.op),
-                missing: "f16 is a storage type in clreduce: reduce it into an f32 variable".into(),
+                what: format!("a {} reduction on {}", v.op, v.ty),
+                missing: format!(
+                    "{} is a storage type in clreduce: reduce it into an f32 variable",
+                    v.ty
+                ),
                 device: caps.label(),
             });
         }

@@ -122,42 +122,91 @@ pub struct Tuning {
     pub spec: Option<bool>,
 }
 
+/// The largest work-group size a geometry override may name (no device has larger ones; the
+/// device's own limit is checked when planning).
+pub const MAX_TUNE_LOCAL: usize = 1 << 16;
+/// The most work-groups per compute unit a geometry override may name.
+pub const MAX_TUNE_GROUPS_PER_CU: u64 = 1 << 16;
+/// The accumulators per work-item the kernels are built for.
+pub const TUNE_UNROLLS: [usize; 5] = [1, 2, 4, 8, 16];
+
 impl Tuning {
     /// Parses `key=value` pairs separated by commas (keys above; empty is no override). A
-    /// key or value it does not know is [`Error::UnknownName`].
+    /// key it does not know, or a value out of range ([`Tuning::problem`]), is
+    /// [`Error::UnknownName`]: refused, never clamped.
     pub fn parse(s: &str) -> Result<Tuning> {
         let mut t = Tuning::default();
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let bad = || Error::UnknownName {
-                kind: "tuning key",
+            let bad = |out_of_range: bool| Error::UnknownName {
+                kind: if out_of_range {
+                    "tuning value"
+                } else {
+                    "tuning key"
+                },
                 name: part.to_string(),
                 known: vec![
-                    "local=N",
-                    "groups_per_cu=N",
+                    "local=1..65536",
+                    "groups_per_cu=1..65536",
                     "unroll=1|2|4|8|16",
                     "order=1 (grid-stride)|2 (blocked)|3 (contiguous)",
                     "spec=0|1 (exact sums: the speculative loop)",
                 ],
             };
-            let (k, v) = part.split_once('=').ok_or_else(bad)?;
-            let v: u64 = v.trim().parse().map_err(|_| bad())?;
+            let (k, v) = part.split_once('=').ok_or_else(|| bad(false))?;
+            let v: u64 = v.trim().parse().map_err(|_| bad(false))?;
+            let mut one = Tuning::default();
             match k.trim() {
-                "local" => t.local = Some(v as usize),
-                "groups_per_cu" => t.groups_per_cu = Some(v),
+                "local" => one.local = Some(usize::try_from(v).unwrap_or(usize::MAX)),
+                "groups_per_cu" => one.groups_per_cu = Some(v),
                 "order" => {
-                    t.order = Some(match v {
+                    one.order = Some(match v {
                         1 => IndexOrder::GridStride,
                         2 => IndexOrder::Blocked,
                         3 => IndexOrder::Contiguous,
-                        _ => return Err(bad()),
+                        _ => return Err(bad(false)),
                     })
                 }
-                "unroll" if [1, 2, 4, 8, 16].contains(&v) => t.unroll = Some(v as usize),
-                "spec" if v <= 1 => t.spec = Some(v == 1),
-                _ => return Err(bad()),
+                "unroll" => one.unroll = Some(usize::try_from(v).unwrap_or(usize::MAX)),
+                "spec" if v <= 1 => one.spec = Some(v == 1),
+                _ => return Err(bad(false)),
             }
+            if one.problem().is_some() {
+                return Err(bad(true));
+            }
+            t = Tuning {
+                local: one.local.or(t.local),
+                groups_per_cu: one.groups_per_cu.or(t.groups_per_cu),
+                unroll: one.unroll.or(t.unroll),
+                order: one.order.or(t.order),
+                spec: one.spec.or(t.spec),
+            };
         }
         Ok(t)
+    }
+    /// Why the override cannot be planned on any device, or `None` when its values are in
+    /// range: a work-group size of 1..=[`MAX_TUNE_LOCAL`], 1..=[`MAX_TUNE_GROUPS_PER_CU`]
+    /// work-groups per compute unit, an unroll of [`TUNE_UNROLLS`], an order of the range form
+    /// (not nd_range's one-per-item). The one validator of `CLREDUCE_TUNE` and of the tuning
+    /// cache's geometries (`tune_cache`); the device's own limits are checked when planning.
+    pub fn problem(&self) -> Option<String> {
+        if let Some(l) = self.local.filter(|l| !(1..=MAX_TUNE_LOCAL).contains(l)) {
+            return Some(format!("local {l} is not in 1..={MAX_TUNE_LOCAL}"));
+        }
+        if let Some(g) = self
+            .groups_per_cu
+            .filter(|g| !(1..=MAX_TUNE_GROUPS_PER_CU).contains(g))
+        {
+            return Some(format!(
+                "groups_per_cu {g} is not in 1..={MAX_TUNE_GROUPS_PER_CU}"
+            ));
+        }
+        if let Some(u) = self.unroll.filter(|u| !TUNE_UNROLLS.contains(u)) {
+            return Some(format!("unroll {u} is not one of 1, 2, 4, 8, 16"));
+        }
+        if self.order == Some(IndexOrder::OnePerItem) {
+            return Some("order one-per-item is nd_range's, not a range geometry".into());
+        }
+        None
     }
     /// The override in `CLREDUCE_TUNE`; `None` when it is unset or empty.
     pub fn from_env() -> Result<Option<Tuning>> {

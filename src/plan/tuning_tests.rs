@@ -553,3 +553,43 @@ fn first_use_rule_prefers_the_tree_to_local_atomics_on_a_cpu() {
         p.vars[0].group_reason
     );
 }
+
+/// `CLREDUCE_TUNE` values out of range are refused, never clamped; the device's own limit on
+/// an explicit work-group is a planning error, not a quiet cap.
+#[test]
+fn out_of_range_geometry_overrides_are_refused() {
+    for bad in [
+        "local=0",
+        "local=99999999",
+        "groups_per_cu=0",
+        "groups_per_cu=18446744073709551615",
+        "unroll=0",
+        "unroll=3",
+        "unroll=32",
+        "order=4",
+        "spec=2",
+    ] {
+        match Tuning::parse(bad) {
+            Err(crate::Error::UnknownName { name, .. }) => assert_eq!(name, bad),
+            r => panic!("{bad}: {r:?}"),
+        }
+    }
+    let ok = Tuning::parse("local=1,groups_per_cu=65536,unroll=16,order=3,spec=1").unwrap();
+    assert_eq!(ok.problem(), None);
+    let caps = fixtures::pocl_cpu();
+    let mut r = req(1 << 20, &[Op::Plus], ElemType::F32);
+    let too_big = caps.max_local_1d() + 1;
+    r.tuning = Some(Tuning::parse(&format!("local={too_big}")).unwrap());
+    match plan(&caps, &r) {
+        Err(crate::Error::WorkGroupTooLarge { local, .. }) => assert_eq!(local, too_big),
+        p => panic!("{p:?}"),
+    }
+    r.tuning = Some(Tuning {
+        unroll: Some(3),
+        ..Tuning::default()
+    });
+    assert!(matches!(
+        plan(&caps, &r),
+        Err(crate::Error::InvalidRange { .. })
+    ));
+}

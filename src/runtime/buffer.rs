@@ -7,9 +7,19 @@ use crate::types::{ElemType, Element};
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-/// A device buffer of `len` elements of `T`, created by a [`crate::Queue`]. Reads and writes go
-/// through that queue, in order after everything enqueued before them. `Send + Sync`; cheap to
-/// clone (clones share the device memory).
+/// A device buffer of `len` elements of `T`, created by a [`crate::Queue`]. It belongs to the
+/// queue's device, not to the queue: every queue on the device shares the device's context (as
+/// SYCL's default context), so a launch, a shortcut, a read or a write on any queue of that device
+/// may use it. A buffer of another device is [`Error::ForeignBuffer`](crate::Error::ForeignBuffer).
+/// `Send + Sync`; cheap to clone (clones share the device memory).
+///
+/// Ordering: the buffer remembers the queue of its last command. Reads and writes go through
+/// that queue, in order after everything enqueued there before them; a command on another
+/// queue first waits for that queue to finish (`clFinish`), so a buffer written on one queue and
+/// reduced on another sees the write, and the other way round. Switching queues costs that wait;
+/// staying on one queue costs nothing. Two threads that use one buffer at the same moment
+/// through two queues are ordered by whoever enqueues first: reading it from both is safe,
+/// writing it while the other thread uses it is a race, as it is on one queue.
 ///
 /// Made by [`Queue::buffer_from`](crate::Queue::buffer_from) (a copy of host data) or
 /// [`Queue::buffer`](crate::Queue::buffer) (zero-filled). A read or write outside the buffer is
@@ -102,6 +112,18 @@ impl<T: Element> Buffer<T> {
         })
     }
 
+    /// A buffer of `len` elements over existing memory of this queue's device (at least
+    /// `len * size_of::<T>()` bytes; its contents are whatever they were).
+    pub(crate) fn over(queue: &Arc<QueueInner>, mem: Arc<Mem>, len: usize) -> Self {
+        debug_assert!(mem.bytes >= len * std::mem::size_of::<T>());
+        Buffer {
+            mem,
+            len,
+            queue: queue.clone(),
+            _t: PhantomData,
+        }
+    }
+
     /// Number of elements.
     pub fn len(&self) -> usize {
         self.len
@@ -115,7 +137,7 @@ impl<T: Element> Buffer<T> {
         T::TYPE
     }
 
-    /// Reads the whole buffer back to the host (waits for earlier commands on its queue).
+    /// Reads the whole buffer back to the host (after every earlier command on the buffer).
     pub fn to_vec(&self) -> Result<Vec<T>> {
         let mut v = vec![T::default(); self.len];
         self.read_into(0, &mut v)?;
@@ -131,7 +153,7 @@ impl<T: Element> Buffer<T> {
             });
         }
         launch::read_bytes(
-            &self.queue.queue,
+            &self.io_queue(),
             &self.mem,
             offset * std::mem::size_of::<T>(),
             as_bytes_mut(out),
@@ -154,7 +176,7 @@ impl<T: Element> Buffer<T> {
             });
         }
         launch::write_bytes(
-            &self.queue.queue,
+            &self.io_queue(),
             &self.mem,
             offset * std::mem::size_of::<T>(),
             as_bytes(data),
@@ -164,6 +186,14 @@ impl<T: Element> Buffer<T> {
     /// The device this buffer lives on.
     pub fn device_label(&self) -> String {
         self.queue.device.label()
+    }
+
+    /// The queue reads and writes go through: the queue of the buffer's last command (no wait
+    /// needed), else the queue that made it.
+    fn io_queue(&self) -> Arc<launch::DeviceQueue> {
+        self.mem
+            .last_queue()
+            .unwrap_or_else(|| self.queue.queue.clone())
     }
 }
 
@@ -183,9 +213,6 @@ pub trait AnyBuffer: Send + Sync {
     fn device_index(&self) -> usize;
     #[doc(hidden)]
     fn device_label(&self) -> String;
-    /// Identity of the queue that created the buffer (reads and writes go through it).
-    #[doc(hidden)]
-    fn queue_id(&self) -> usize;
 }
 
 impl<T: Element> AnyBuffer for Buffer<T> {
@@ -203,9 +230,6 @@ impl<T: Element> AnyBuffer for Buffer<T> {
     }
     fn device_label(&self) -> String {
         self.queue.device.label()
-    }
-    fn queue_id(&self) -> usize {
-        Arc::as_ptr(&self.queue) as usize
     }
 }
 

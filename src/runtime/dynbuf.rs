@@ -6,10 +6,11 @@ use crate::runtime::buffer::{AnyBuffer, Buffer};
 use crate::runtime::launch::Mem;
 use crate::runtime::queue::Queue;
 use crate::types::HostVec;
-use crate::types::{ElemType, Value};
+use crate::types::{Bf16, ElemType, Half, Value};
 use std::sync::Arc;
 
-/// A [`Buffer`] of any reducible type.
+/// A [`Buffer`] of any reducible type, or of a 16-bit storage type (f16, bf16: read as f32 by
+/// a body; their values come and go as `Value::F32`).
 #[derive(Clone, Debug)]
 pub enum DynBuffer {
     /// A buffer of `i32`.
@@ -24,6 +25,10 @@ pub enum DynBuffer {
     F32(Buffer<f32>),
     /// A buffer of `f64`.
     F64(Buffer<f64>),
+    /// A buffer of [`Half`].
+    F16(Buffer<Half>),
+    /// A buffer of [`Bf16`].
+    BF16(Buffer<Bf16>),
 }
 
 macro_rules! each {
@@ -35,6 +40,8 @@ macro_rules! each {
             DynBuffer::U64($b) => $e,
             DynBuffer::F32($b) => $e,
             DynBuffer::F64($b) => $e,
+            DynBuffer::F16($b) => $e,
+            DynBuffer::BF16($b) => $e,
         }
     };
 }
@@ -50,6 +57,25 @@ impl DynBuffer {
             HostVec::F32(d) => DynBuffer::F32(q.buffer_from(d)?),
             HostVec::F64(d) => DynBuffer::F64(q.buffer_from(d)?),
         })
+    }
+
+    /// Uploads a host vector as `stored`: f32 values rounded to f16 or bf16 (nearest even)
+    /// for those, else as [`DynBuffer::upload`] (whose type must then be `stored`).
+    pub fn upload_as(q: &Queue, v: &HostVec, stored: ElemType) -> Result<DynBuffer> {
+        match (v, stored) {
+            (HostVec::F32(d), ElemType::F16) => Ok(DynBuffer::F16(
+                q.buffer_from(&d.iter().map(|&x| Half::from_f32(x)).collect::<Vec<_>>())?,
+            )),
+            (HostVec::F32(d), ElemType::BF16) => Ok(DynBuffer::BF16(
+                q.buffer_from(&d.iter().map(|&x| Bf16::from_f32(x)).collect::<Vec<_>>())?,
+            )),
+            (v, t) if v.ty() == t => DynBuffer::upload(q, v),
+            (v, t) => Err(crate::Error::TypeMismatch {
+                name: "input".into(),
+                expected: t,
+                found: v.ty(),
+            }),
+        }
     }
 
     /// A one-element buffer holding `v`.
@@ -73,6 +99,8 @@ impl DynBuffer {
             DynBuffer::U64(b) => Value::U64(b.get(i)?),
             DynBuffer::F32(b) => Value::F32(b.get(i)?),
             DynBuffer::F64(b) => Value::F64(b.get(i)?),
+            DynBuffer::F16(b) => Value::F32(b.get(i)?.to_f32()),
+            DynBuffer::BF16(b) => Value::F32(b.get(i)?.to_f32()),
         })
     }
 
@@ -85,6 +113,8 @@ impl DynBuffer {
             (DynBuffer::U64(b), Value::U64(x)) => b.write(i, &[x]),
             (DynBuffer::F32(b), Value::F32(x)) => b.write(i, &[x]),
             (DynBuffer::F64(b), Value::F64(x)) => b.write(i, &[x]),
+            (DynBuffer::F16(b), Value::F32(x)) => b.write(i, &[Half::from_f32(x)]),
+            (DynBuffer::BF16(b), Value::F32(x)) => b.write(i, &[Bf16::from_f32(x)]),
             (b, v) => Err(crate::Error::TypeMismatch {
                 name: "value".into(),
                 expected: b.elem_type(),
@@ -109,8 +139,5 @@ impl AnyBuffer for DynBuffer {
     }
     fn device_label(&self) -> String {
         each!(self, b => AnyBuffer::device_label(b))
-    }
-    fn queue_id(&self) -> usize {
-        each!(self, b => AnyBuffer::queue_id(b))
     }
 }

@@ -17,7 +17,7 @@ use opencl3::program::Program;
 use opencl3::types::{cl_event, cl_mem};
 use std::ffi::c_void;
 use std::mem::ManuallyDrop;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 /// The process-wide command lock of a device with `Workarounds::serialize_device`, or nothing
 /// (every other device: no lock is taken, the cost is one `Option` check per call).
@@ -91,6 +91,8 @@ pub(crate) struct DeviceQueue {
     /// What this queue knows of its failures, its device's memory account, and the fault
     /// injection of tests (`health.rs`).
     pub(crate) health: Arc<QueueHealth>,
+    /// This queue itself, for [`claim`] to record it as a buffer's queue.
+    me: Weak<DeviceQueue>,
 }
 
 impl DeviceQueue {
@@ -145,11 +147,17 @@ impl Drop for DeviceQueue {
 /// An OpenCL buffer, type-erased: a `cl_mem` released on drop. OpenCL keeps a released buffer
 /// alive until the commands that use it have finished, so dropping one while a launch is in
 /// flight is safe. Its bytes count in its device's memory account until it is dropped.
+///
+/// It lives in its device's shared context, so every queue of the device may use it; it
+/// remembers the queue of its last command (`user`), and a command on another queue first
+/// finishes that one ([`claim`]): two in-order queues of one context are not ordered with
+/// each other.
 pub struct Mem {
     raw: cl_mem,
     pub bytes: usize,
     serial: Serial,
     memory: Arc<DeviceMemory>,
+    user: Mutex<Option<Arc<DeviceQueue>>>,
 }
 
 // SAFETY: cl_mem handles may be used from any thread (OpenCL API calls are thread-safe, except
@@ -173,6 +181,32 @@ impl Mem {
     pub fn raw(&self) -> cl_mem {
         self.raw
     }
+
+    /// The queue of the last command enqueued on this buffer, if any: reads and writes go
+    /// through it, so they are ordered after that command without a `clFinish`.
+    pub(crate) fn last_queue(&self) -> Option<Arc<DeviceQueue>> {
+        self.user.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+/// Makes `q` the queue of `mem`'s next command: when `mem`'s last command went to another queue
+/// of the device, that queue is finished first (`clFinish`), so the command sees every earlier
+/// write and no earlier read sees its writes. A command on the same queue costs one uncontended
+/// lock. Called by every function here that enqueues a command on a buffer, before the device
+/// lock is taken.
+///
+/// Two threads that enqueue on one buffer through two queues at the same moment are ordered by
+/// whichever claims first; a launch that writes a buffer another thread is using at the same
+/// time is a data race in the caller, as it is on one queue.
+fn claim(q: &DeviceQueue, mem: &Mem) -> Result<()> {
+    let mut user = mem.user.lock().unwrap_or_else(|p| p.into_inner());
+    match &*user {
+        Some(prev) if std::ptr::eq(Arc::as_ptr(prev), q) => return Ok(()),
+        Some(prev) => prev.finish()?,
+        None => {}
+    }
+    *user = q.me.upgrade();
+    Ok(())
 }
 
 /// Creates a buffer of `bytes` bytes, copying `init` into it when given (its length must be
@@ -217,6 +251,7 @@ pub(crate) fn create_mem(
         bytes: size,
         serial: ctx.serial.clone(),
         memory: ctx.memory.clone(),
+        user: Mutex::new(None),
     })
 }
 
@@ -229,7 +264,7 @@ pub(crate) fn create_queue(
     profiling: bool,
     wait_before_read: bool,
     poll_read: Option<std::time::Duration>,
-) -> Result<DeviceQueue> {
+) -> Result<Arc<DeviceQueue>> {
     const CL_QUEUE_PROFILING_ENABLE: u64 = 1 << 1;
     let _g = ctx.serial.hold();
     let props = if profiling {
@@ -241,13 +276,14 @@ pub(crate) fn create_queue(
     // (deprecated, not removed, since 2.0) and gives an in-order queue.
     let queue = unsafe { CommandQueue::create(ctx, device, props) }
         .map_err(Error::cl("clCreateCommandQueue"))?;
-    Ok(DeviceQueue {
+    Ok(Arc::new_cyclic(|me| DeviceQueue {
         queue: ManuallyDrop::new(queue),
         serial: ctx.serial.clone(),
         last_kernel: (wait_before_read && !profiling).then(|| Mutex::new(None)),
         poll_read,
         health: Arc::new(QueueHealth::new(ctx.memory.clone())),
-    })
+        me: me.clone(),
+    }))
 }
 
 fn wait_list(events: &[&Event]) -> Vec<cl_event> {
@@ -266,6 +302,7 @@ pub(crate) fn read_bytes(q: &DeviceQueue, mem: &Mem, offset: usize, out: &mut [u
     if out.is_empty() {
         return Ok(());
     }
+    claim(q, mem)?;
     if let Some(last) = &q.last_kernel {
         let pending = last.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(ev) = pending {
@@ -369,6 +406,7 @@ pub(crate) fn write_bytes(q: &DeviceQueue, mem: &Mem, offset: usize, data: &[u8]
     if data.is_empty() {
         return Ok(());
     }
+    claim(q, mem)?;
     let _g = q.serial.hold();
     // SAFETY: range checked; blocking write, so `data` outlives the transfer.
     let ev = unsafe {
@@ -402,6 +440,7 @@ pub(crate) fn fill(
             host: offset + size,
         });
     }
+    claim(q, mem)?;
     let _g = q.serial.hold();
     // SAFETY: range and pattern size checked; the runtime copies the pattern before returning.
     let ev = unsafe {
@@ -437,6 +476,8 @@ pub(crate) fn copy(
             host: size,
         });
     }
+    claim(q, src)?;
+    claim(q, dst)?;
     let _g = q.serial.hold();
     // SAFETY: both ranges checked against the buffer sizes.
     let ev = unsafe {
@@ -536,6 +577,11 @@ pub(crate) fn enqueue_kernel(
 ) -> Result<Event> {
     // On a serialized device: create the kernel object if needed, set its arguments, enqueue it
     // and run it to completion, all under the device lock.
+    for a in args {
+        if let Arg::Mem(m) = a {
+            claim(q, m)?;
+        }
+    }
     let _g = q.serial.hold();
     let kernel = compiled.take(name)?;
     let r = enqueue_with(&q.queue, &kernel, args, global, local, after);

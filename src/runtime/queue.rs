@@ -18,7 +18,7 @@ pub(crate) struct QueueInner {
     /// The device's shared context and in-order queue, each with the device's command lock
     /// where the device needs one (`Workarounds::serialize_device`, Oclgrind).
     pub context: DeviceContext,
-    pub queue: DeviceQueue,
+    pub queue: Arc<DeviceQueue>,
     pub caps: DeviceCaps,
     pub mask: Mask,
     /// Whether the OpenCL queue records profiling timestamps (`Queue::with_profiling`).
@@ -31,6 +31,9 @@ pub(crate) struct QueueInner {
     /// launch (same request, names, parameters and body) skips validation, planning and code
     /// generation. Cleared when it grows past `LAUNCH_CACHE_MAX` entries.
     pub launches: Mutex<HashMap<LaunchKey, Launchable>>,
+    /// 8-byte buffers the shortcuts (`Queue::sum`, ...) take their results in and give back
+    /// (`api/shortcuts.rs`): no allocation or zero-fill per call.
+    pub results: Mutex<Vec<Arc<launch::Mem>>>,
 }
 
 pub(crate) const LAUNCH_CACHE_MAX: usize = 4096;
@@ -132,7 +135,8 @@ impl Queue {
 
     /// A new queue on the same device with the same mask whose commands record profiling
     /// timestamps, so that [`crate::ReduceEvent::device_time_ns`] works (SYCL's
-    /// `property::queue::enable_profiling`). Buffers belong to the queue that made them.
+    /// `property::queue::enable_profiling`). It shares the device's context: buffers of either
+    /// queue work on both (see [`crate::Buffer`]).
     pub fn with_profiling(&self) -> Result<Queue> {
         Queue::build(&self.inner.device, self.inner.mask, true)
     }
@@ -165,6 +169,7 @@ impl Queue {
                 scratch: Mutex::new(Scratch::default()),
                 compiled: Mutex::new(HashMap::new()),
                 launches: Mutex::new(HashMap::new()),
+                results: Mutex::new(Vec::new()),
             }),
         })
     }

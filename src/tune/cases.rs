@@ -92,7 +92,7 @@ impl TuneCase {
             });
         }
         let op = Op::parse(o).map_err(|e| e.to_string())?;
-        if !op.valid_for(ty) || ty == ElemType::F16 {
+        if !op.valid_for(ty) || ty.is_storage() {
             return Err(format!("bad case {s:?}: {op} on {ty} is not a reduction"));
         }
         let body = match op {

@@ -19,12 +19,12 @@ pub struct DemoArgs {
 /// `clreduce demo`.
 pub fn run(a: &DemoArgs) -> CliResult<bool> {
     let n = a.n;
-    println!("OpenCL devices found:");
+    outln!("OpenCL devices found:");
     for d in devices()? {
-        println!("  {}: {}", d.index(), d.label());
+        outln!("  {}: {}", d.index(), d.label());
     }
     let d = clreduce::device::select(None)?;
-    println!(
+    outln!(
         "\ndefault device: {} (set CLREDUCE_DEVICE to pick another)\n",
         d.label()
     );
@@ -37,7 +37,7 @@ pub fn run(a: &DemoArgs) -> CliResult<bool> {
         (Op::Maximum, ElemType::F64),
     ] {
         if q.caps().supports_type(ty).is_err() {
-            println!("{op} over {ty}: skipped, the device lacks {ty}");
+            outln!("{op} over {ty}: skipped, the device lacks {ty}");
             continue;
         }
         let what = format!("the demo's input (--n {n} x {ty})");
@@ -88,9 +88,9 @@ fn one(q: &Queue, op: Op, ty: ElemType, n: u64) -> clreduce::Result<bool> {
         &expect,
         combination_depth(plan, 0),
     );
-    println!("{op} over {n} x {ty}: {}", plan.summary());
-    print!("{plan}");
-    println!(
+    outln!("{op} over {n} x {ty}: {}", plan.summary());
+    out!("{plan}");
+    outln!(
         "  result {got}, host reference {}, {}; device time {:.1} us ({:.1} GB/s)",
         expect
             .exact
@@ -103,7 +103,7 @@ fn one(q: &Queue, op: Op, ty: ElemType, n: u64) -> clreduce::Result<bool> {
         t as f64 / 1e3,
         (n as f64 * ty.size() as f64) / t.max(1) as f64
     );
-    println!(
+    outln!(
         "  (after a warm-up launch; the first launch: {:.1} us of device time, {:.1} ms from call to completion, {})\n",
         first_ns as f64 / 1e3,
         first_wall * 1e3,

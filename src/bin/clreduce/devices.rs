@@ -42,13 +42,13 @@ pub fn run(a: &DevicesArgs) -> Result<bool> {
         }
     }
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&js).unwrap_or_default());
+        outln!("{}", serde_json::to_string_pretty(&js).unwrap_or_default());
         return Ok(true);
     }
     print_transposed(&cols);
-    println!("atomics: g = global, l = local (hardware atomics the probe kernels compiled); plans: group step + cross-group step, range form, n = 2^24 (measured where the device is tuned: clreduce tune)");
+    outln!("atomics: g = global, l = local (hardware atomics the probe kernels compiled); plans: group step + cross-group step, range form, n = 2^24 (measured where the device is tuned: clreduce tune); f16/bf16 data: buffers read as f32 with core vload_half or a 16-bit shift, reduced in f32 (fp16, cl_khr_fp16, is half arithmetic, not needed)");
     for f in clreduce::device::platform_errors() {
-        println!("platform skipped (its device query failed): {f}");
+        outln!("platform skipped (its device query failed): {f}");
     }
     Ok(true)
 }
@@ -70,11 +70,11 @@ fn print_transposed(cols: &[Column]) {
         for (c, (r, _)) in cols.iter().enumerate() {
             line.push_str(&format!(" | {:w$}", r[i].1, w = cw[c]));
         }
-        println!("{}", line.trim_end());
+        outln!("{}", line.trim_end());
     }
     for (r, removed) in cols {
         for note in removed {
-            println!("note: {}: {note}", r[1].1);
+            outln!("note: {}: {note}", r[1].1);
         }
     }
 }
@@ -202,5 +202,17 @@ fn caps_row(c: &DeviceCaps) -> Vec<(String, String)> {
         ),
         ("fp64".into(), yn(c.fp64).into()),
         ("fp16".into(), yn(c.fp16).into()),
+        // f16 and bf16 buffers are read as f32 with core vload_half and a shift: every device
+        // (issue 29), whatever fp16 says; the row shows it so no one reads fp16 as the gate.
+        (
+            "f16/bf16 data".into(),
+            if c.supports_type(clreduce::ElemType::F16).is_ok()
+                && c.supports_type(clreduce::ElemType::BF16).is_ok()
+            {
+                "yes".into()
+            } else {
+                "-".into()
+            },
+        ),
     ]
 }

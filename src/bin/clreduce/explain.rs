@@ -1,10 +1,13 @@
 //! `clreduce explain`: the plan for a reduction of one or more variables (the `--op` list of
 //! `reduce`) in the range or nd_range form, printed without running anything.
 
-use crate::args::{op_identity, options, pick_devices, queue_on, split_devices, Common};
-use crate::vars::{make_reductions, make_targets, parse_op_list, Init, VarOp};
+use crate::args::{
+    op_identity, options, pick_devices, queue_on, split_devices, AllDevices, Common, Refusal,
+};
+use crate::error::{usage, CliResult};
+use crate::vars::{check_types, make_reductions, make_targets, parse_op_list, Init, VarOp};
 use clreduce::multi::{units_of, MultiQueue, Split};
-use clreduce::{ElemType, Kernel, NdRange, Op, Range, Result};
+use clreduce::{Device, ElemType, Kernel, NdRange, Op, Range, Result};
 
 /// Options of `clreduce explain`.
 #[derive(clap::Args)]
@@ -41,44 +44,57 @@ pub struct ExplainArgs {
 }
 
 /// `clreduce explain`.
-pub fn run(a: &ExplainArgs) -> Result<bool> {
+pub fn run(a: &ExplainArgs) -> CliResult<bool> {
     let c = &a.common;
+    c.validate()?;
     let ty = ElemType::parse(&a.ty)?;
     let ops = parse_op_list(&a.op)?;
+    check_types(&ops, ty)?;
     if a.split {
-        return explain_split(a, ty, &ops);
+        return Ok(explain_split(a, ty, &ops)?);
     }
+    if a.shares.is_some() {
+        return usage(
+            "--shares weighs the devices of --split: give --split too, or leave --shares out",
+        );
+    }
+    let mut all = AllDevices::default();
     for d in pick_devices(c.device.as_deref())? {
-        let q = queue_on(&d, c)?;
-        let targets = make_targets(&q, ty, &identity_inits(&ops, ty))?;
-        let reds = make_reductions(&ops, &targets, a.init_identity);
-        let form: clreduce::Form = if a.nd_range {
-            NdRange::new(a.n, a.local).into()
-        } else {
-            Range::new(a.n).into()
-        };
-        let shown = if a.source {
-            input_of(&q, ty).and_then(|x| {
-                let body = crate::reduce::reduce_body(&ops, ty, None);
-                let kernel = Kernel::new(&body).arg("x", &x);
-                let src = q.explain_source(form, reds.clone(), kernel, options(c)?)?;
-                Ok(format!("{}{src}", q.explain(form, reds, options(c)?)?))
-            })
-        } else {
-            q.explain(form, reds, options(c)?).map(|p| p.to_string())
-        };
-        match shown {
-            Ok(p) => print!("{p}"),
-            Err(e) => {
-                if c.all_devices() {
-                    println!("{}: {e}", d.label());
-                } else {
-                    return Err(e);
-                }
+        match explain_on(a, &d, ty, &ops) {
+            Ok(p) => {
+                all.ran(&d);
+                out!("{p}");
             }
+            Err(e) if c.all_devices() => match all.refused(&d, &e.into()) {
+                Refusal::Skipped(m) => outln!("{}: skipped: {m}", d.label()),
+                Refusal::Failed(m) => outln!("{}: error: {m}", d.label()),
+            },
+            Err(e) => return Err(e.into()),
         }
     }
-    Ok(true)
+    all.finish(true)
+}
+
+/// The plan (and with `--source` the program) on one device, as text.
+fn explain_on(a: &ExplainArgs, d: &Device, ty: ElemType, ops: &[VarOp]) -> Result<String> {
+    let c = &a.common;
+    let q = queue_on(d, c)?;
+    let targets = make_targets(&q, ty, &identity_inits(ops, ty))?;
+    let reds = make_reductions(ops, &targets, a.init_identity);
+    let form: clreduce::Form = if a.nd_range {
+        NdRange::new(a.n, a.local).into()
+    } else {
+        Range::new(a.n).into()
+    };
+    if a.source {
+        let x = input_of(&q, ty)?;
+        let body = crate::reduce::reduce_body(ops, ty, None);
+        let kernel = Kernel::new(&body).arg("x", &x);
+        let src = q.explain_source(form, reds.clone(), kernel, options(c)?)?;
+        Ok(format!("{}{src}", q.explain(form, reds, options(c)?)?))
+    } else {
+        Ok(q.explain(form, reds, options(c)?)?.to_string())
+    }
 }
 
 /// A one-element input of type `ty`, standing for the data the body reads.
@@ -120,7 +136,7 @@ fn explain_split(a: &ExplainArgs, ty: ElemType, ops: &[VarOp]) -> Result<bool> {
             let det = options(c)?.determinism;
             let t = mq.throughput_for(det)?;
             for (q, d) in mq.queues().iter().zip(&t.devices) {
-                println!(
+                outln!(
                     "throughput: {}: alone {:.1} us latency, {:.2} G indices/s; with the others running {:.1} us, {:.2} G/s ({})",
                     q.device().label(),
                     d.latency_s * 1e6,
@@ -130,14 +146,14 @@ fn explain_split(a: &ExplainArgs, ty: ElemType, ops: &[VarOp]) -> Result<bool> {
                     t.source
                 );
             }
-            println!(
+            outln!(
                 "throughput: a split launch costs {:.1} us beyond its slowest share",
                 t.split_overhead_s * 1e6
             );
             mq.split_with(units, per, det)?
         }
     };
-    println!(
+    outln!(
         "split: {units} unit(s) of {per} index(es) ({}) over {} device(s): {:?}",
         if a.nd_range {
             "work-groups"
@@ -150,13 +166,13 @@ fn explain_split(a: &ExplainArgs, ty: ElemType, ops: &[VarOp]) -> Result<bool> {
     let plans = mq.explain_split(form, reds, &split, options(c)?)?;
     let shares = split.counts().iter().zip(split.fractions());
     for ((q, plan), (c, f)) in mq.queues().iter().zip(plans).zip(shares) {
-        println!(
+        outln!(
             "share: {}: {c} unit(s), {:.1}%",
             q.device().label(),
             f * 100.0
         );
         if let Some(p) = plan {
-            print!("{p}");
+            out!("{p}");
         }
     }
     Ok(true)

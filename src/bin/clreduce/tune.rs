@@ -124,7 +124,7 @@ pub fn run(a: &TuneArgs) -> Result<bool> {
             pb.set_position(p.done);
             pb.set_message(format!("{name}: {}", p.what));
             if pb.is_hidden() && p.what != last {
-                eprintln!("tune: {name}: {}", p.what);
+                errln!("tune: {name}: {}", p.what);
                 last = p.what.clone();
             }
         });
@@ -136,29 +136,29 @@ pub fn run(a: &TuneArgs) -> Result<bool> {
             .iter()
             .filter(|e| e.changes_rule_plan())
             .count();
-        println!(
+        outln!(
             "tuned {} in {:.0} s: {} points, {changed} of them change the rules' plan",
             d.label(),
             r.seconds,
             r.table.entries.len()
         );
-        print!("{}", r.table);
+        out!("{}", r.table);
         for s in &r.skipped {
-            println!("size left out: {s}");
+            outln!("size left out: {s}");
         }
         for x in &r.dropped {
-            println!("candidate dropped: {x}");
+            outln!("candidate dropped: {x}");
         }
         if a.verbose {
             for l in &r.details {
-                println!("  {l}");
+                outln!("  {l}");
             }
         }
         if a.no_save {
-            println!("not saved (--no-save)\n");
+            outln!("not saved (--no-save)\n");
         } else {
             let p = tune_cache::save(&r.table)?;
-            println!("saved to {}\n", p.display());
+            outln!("saved to {}\n", p.display());
         }
     }
     Ok(true)
@@ -167,15 +167,15 @@ pub fn run(a: &TuneArgs) -> Result<bool> {
 /// `clreduce tune --show`.
 fn show(a: &TuneArgs) -> Result<bool> {
     match tune_cache::path() {
-        Some(p) => println!("tuning cache: {}", p.display()),
-        None => println!("tuning cache: none (set CLREDUCE_TUNE_CACHE, XDG_CACHE_HOME or HOME)"),
+        Some(p) => outln!("tuning cache: {}", p.display()),
+        None => outln!("tuning cache: none (set CLREDUCE_TUNE_CACHE, XDG_CACHE_HOME or HOME)"),
     }
     for d in pick(a.device.as_deref(), true)? {
         let caps = d.caps()?;
         let st = tune_cache::status(&caps);
-        println!("\n{}: {}", d.label(), st.describe());
+        outln!("\n{}: {}", d.label(), st.describe());
         if let tune_cache::Status::Tuned(t) = st {
-            print!("{t}");
+            out!("{t}");
         }
     }
     Ok(true)

@@ -92,6 +92,27 @@ pub fn parse_op_list(list: &str) -> Result<Vec<VarOp>> {
         .collect()
 }
 
+/// Refuses an op the element type cannot take (bitwise ops on floats), before any device is
+/// asked: the same on every device, so the command's error, not a device's.
+pub fn check_types(vars: &[VarOp], ty: ElemType) -> crate::error::CliResult<()> {
+    for v in vars {
+        if let VarOp::Builtin(op) = v {
+            if !op.valid_for(ty) {
+                return crate::error::usage(format!(
+                    "--op {} is not defined on {ty} ({})",
+                    op.name(),
+                    if ty.is_float() && ty != ElemType::F16 {
+                        "SYCL defines bitwise ops for integer types only"
+                    } else {
+                        "f16 is a storage type: reduce it as f32"
+                    }
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// A variable's initial value (`reduce` poisons it: not the identity, so an unwritten result
 /// shows; `explain` uses the identity).
 #[derive(Clone)]
@@ -165,5 +186,15 @@ pub fn read_all(b: &DynBuffer) -> Result<Vec<Value>> {
         DynBuffer::U64(b) => b.to_vec()?.into_iter().map(Value::U64).collect(),
         DynBuffer::F32(b) => b.to_vec()?.into_iter().map(Value::F32).collect(),
         DynBuffer::F64(b) => b.to_vec()?.into_iter().map(Value::F64).collect(),
+        DynBuffer::F16(b) => b
+            .to_vec()?
+            .into_iter()
+            .map(|h| Value::F32(h.to_f32()))
+            .collect(),
+        DynBuffer::BF16(b) => b
+            .to_vec()?
+            .into_iter()
+            .map(|h| Value::F32(h.to_f32()))
+            .collect(),
     })
 }

@@ -76,9 +76,9 @@ impl Expr {
     /// Evaluates with OpenCL C semantics for `ty` (crate::types::ElemType: I32, U32, I64, U64
     /// integers wrap in their width; F32 rounds every operation to f32; F64 in f64).
     pub fn eval(&self, ty: ElemType, a: Value, b: Value) -> Result<Value, String> {
-        if ty == ElemType::F16 {
+        if ty.is_storage() {
             return Err(format!(
-                "combiner `{}`: f16 is a storage type; combiners run in i32, u32, i64, u64, f32 \
+                "combiner `{}`: {ty} is a storage type; combiners run in i32, u32, i64, u64, f32 \
                  or f64",
                 self.src
             ));

@@ -61,7 +61,7 @@ fn eerr(src: &str, ty: ElemType) -> String {
         U64 => (Value::U64(1), Value::U64(0)),
         F32 => (Value::F32(1.0), Value::F32(0.0)),
         F64 => (Value::F64(1.0), Value::F64(0.0)),
-        F16 => (Value::F32(1.0), Value::F32(0.0)),
+        F16 | BF16 => (Value::F32(1.0), Value::F32(0.0)),
     };
     let e = Expr::parse(src).unwrap_or_else(|e| panic!("{src}: {e}"));
     match e.eval(ty, a, b) {

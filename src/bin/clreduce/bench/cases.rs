@@ -27,7 +27,11 @@ pub enum Shape {
 #[derive(Clone, Debug)]
 pub struct Case {
     pub name: String,
+    /// The type the variables reduce in (f32 for f16 and bf16 input).
     pub ty: ElemType,
+    /// The input's element type: `ty`, or f16 / bf16 (read as f32 in the body; GB/s counts
+    /// these 2-byte elements).
+    pub stored: ElemType,
     /// The op the input data is generated for (reference::random_input).
     pub data_op: Op,
     pub vars: Vec<(Op, &'static str)>,
@@ -57,14 +61,15 @@ pub const DEFAULT_CASES: &str =
 const MAX_BINS: usize = 1 << 16;
 
 /// A case by name: TYPE-OP, f32-sum-min-max, u32-histN, TYPE-argmin, TYPE-sum-exact (f32,
-/// f64) or f32-sum-min-max-exact.
+/// f64, f16, bf16) or f32-sum-min-max-exact. TYPE may be f16 or bf16 (`f16-sum`, `bf16-max`,
+/// `f16-argmin`): the input is stored in 16 bits and reduced in f32.
 pub fn parse_case(s: &str) -> std::result::Result<Case, String> {
     let s = s.trim();
     if let Some(plain) = s.strip_suffix("-exact") {
         let mut c = parse_case(plain)?;
         if !(c.vars[0].0 == Op::Plus && c.ty.is_float() && c.shape == Shape::Scalars) {
             return Err(format!(
-                "bad case {s:?} (exact cases are f32-sum-exact, f64-sum-exact and f32-sum-min-max-exact)"
+                "bad case {s:?} (exact cases are f32-sum-exact, f64-sum-exact, f16-sum-exact, bf16-sum-exact and f32-sum-min-max-exact)"
             ));
         }
         c.name = format!("{}-exact", c.name);
@@ -75,6 +80,7 @@ pub fn parse_case(s: &str) -> std::result::Result<Case, String> {
         return Ok(Case {
             name: s.into(),
             ty: ElemType::F32,
+            stored: ElemType::F32,
             data_op: Op::Plus,
             vars: vec![(Op::Plus, "sum"), (Op::Minimum, "lo"), (Op::Maximum, "hi")],
             shape: Shape::Scalars,
@@ -93,6 +99,7 @@ pub fn parse_case(s: &str) -> std::result::Result<Case, String> {
         return Ok(Case {
             name: s.into(),
             ty: ElemType::U32,
+            stored: ElemType::U32,
             // Full-range random u32: the low bits are uniform over the bins.
             data_op: Op::BitOr,
             vars: vec![(Op::Plus, "hist")],
@@ -102,10 +109,11 @@ pub fn parse_case(s: &str) -> std::result::Result<Case, String> {
         });
     }
     if let Some(t) = s.strip_suffix("-argmin") {
-        let ty = ElemType::parse(t).map_err(|e| e.to_string())?;
+        let stored = ElemType::parse(t).map_err(|e| e.to_string())?;
         return Ok(Case {
-            name: format!("{ty}-argmin"),
-            ty,
+            name: format!("{stored}-argmin"),
+            ty: stored.acc(),
+            stored,
             // Values on a grid of 1/64 in [-64, 64): large inputs hold the minimum many times,
             // so the lowest-index rule is exercised.
             data_op: Op::Minimum,
@@ -118,7 +126,7 @@ pub fn parse_case(s: &str) -> std::result::Result<Case, String> {
     let (t, o) = s
         .split_once('-')
         .ok_or_else(|| format!("bad case {s:?} (expected TYPE-OP such as f32-sum)"))?;
-    let ty = ElemType::parse(t).map_err(|e| e.to_string())?;
+    let stored = ElemType::parse(t).map_err(|e| e.to_string())?;
     let op = Op::parse(o).map_err(|e| e.to_string())?;
     let body = match op {
         Op::Plus => "sum += x[i];",
@@ -126,14 +134,35 @@ pub fn parse_case(s: &str) -> std::result::Result<Case, String> {
         _ => "combine(sum, x[i]);",
     };
     Ok(Case {
-        name: format!("{ty}-{op}"),
-        ty,
+        name: format!("{stored}-{op}"),
+        ty: stored.acc(),
+        stored,
         data_op: op,
         vars: vec![(op, "sum")],
         shape: Shape::Scalars,
         body: body.into(),
         exact: false,
     })
+}
+
+/// The input of `case` at `n` elements (seeded): generated for the op in the reduction type, and
+/// for f16 / bf16 rounded to the storage type (nearest even), so that the host reference is of
+/// exactly the values the device reads. Upload it with `DynBuffer::upload_as(q, data, stored)`.
+pub fn input(case: &Case, n: usize, seed: u64) -> HostVec {
+    let data = reference::random_input(case.data_op, case.ty, n, seed);
+    match (data, case.stored) {
+        (HostVec::F32(v), ElemType::F16) => HostVec::F32(
+            v.into_iter()
+                .map(|x| clreduce::Half::from_f32(x).to_f32())
+                .collect(),
+        ),
+        (HostVec::F32(v), ElemType::BF16) => HostVec::F32(
+            v.into_iter()
+                .map(|x| clreduce::Bf16::from_f32(x).to_f32())
+                .collect(),
+        ),
+        (d, _) => d,
+    }
 }
 
 /// The op's identity in `ty` (a placeholder 0 where it has none).
@@ -391,6 +420,18 @@ mod tests {
         assert!(parse_case("u32-hist131072").is_err());
         let a = parse_case("f32-argmin").unwrap();
         assert_eq!((a.shape, a.ty), (Shape::ArgMin, ElemType::F32));
+        for (name, stored) in [("f16-sum", ElemType::F16), ("bf16-argmin", ElemType::BF16)] {
+            let c = parse_case(name).unwrap();
+            assert_eq!(
+                (c.name.as_str(), c.ty, c.stored),
+                (name, ElemType::F32, stored)
+            );
+        }
+        assert!(parse_case("bf16-sum-exact").unwrap().exact);
+        let h = input(&parse_case("f16-sum").unwrap(), 1000, 3);
+        let HostVec::F32(v) = &h else { panic!("{h:?}") };
+        assert!(v.iter().all(|&x| clreduce::Half::from_f32(x).to_f32() == x));
+        assert!(v.iter().any(|&x| x != 0.0));
         for c in DEFAULT_CASES.split(',') {
             assert_eq!(parse_case(c).unwrap().name, c);
         }

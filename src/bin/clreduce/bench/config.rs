@@ -1,14 +1,16 @@
 //! The command line of `clreduce bench` (`BenchArgs`) and what it resolves to before anything
 //! runs (`Config`): sizes, cases, strategies, mask, determinism, cache rule and LLC override.
-//! A malformed value is a `Refusal::Usage` (printed as `clreduce bench: ...`, exit 1); a name
-//! the library refuses is its own error (exit 2).
+//! A malformed value is a `CliError::Usage` naming the flag, a name the library refuses is its
+//! own error: both `clreduce: error: ...`, exit 2 (main.rs).
 
 use super::cache::CacheMode;
 use super::cases::{parse_case, Case, DEFAULT_CASES};
 use super::units::{parse_bytes, parse_n, parse_sizes};
+use crate::error::{CliError, CliResult};
 use clap::Args;
 use clreduce::plan::{Determinism, Strategy};
-use clreduce::{Error, Mask};
+use clreduce::Mask;
+use std::path::Path;
 use std::path::PathBuf;
 
 /// Options of `clreduce bench`.
@@ -57,6 +59,11 @@ pub struct BenchArgs {
     /// torch.bincount, torch.histc and cupy.bincount (u32-histN), torch.argmin and cupy.argmin.
     #[arg(long)]
     pub peers: bool,
+    /// Where the peer scripts are (pyopencl_reduction.py, torch_cupy_sum.py). Default: peers/
+    /// or benches/peers/ next to the binary, then ./benches/peers, then the source tree the
+    /// binary was built from; without one, --peers says where it looked and stops.
+    #[arg(long, value_name = "DIR")]
+    pub peers_dir: Option<std::path::PathBuf>,
     /// Instead of the sweep: the classic reduction optimization ladder (benches/ladder/ladder.py,
     /// PyOpenCL) at 2^22 and 2^26 f32 on each device, next to clreduce's auto plan.
     #[arg(long)]
@@ -92,20 +99,6 @@ pub struct BenchArgs {
     pub mpi: bool,
 }
 
-/// Why `BenchArgs` do not make a `Config`.
-pub enum Refusal {
-    /// A malformed command-line value.
-    Usage(String),
-    /// The library refused a name (strategy, mask).
-    Lib(Error),
-}
-
-impl From<Error> for Refusal {
-    fn from(e: Error) -> Refusal {
-        Refusal::Lib(e)
-    }
-}
-
 /// What `BenchArgs` resolve to.
 pub struct Config {
     /// The arguments as given.
@@ -125,13 +118,14 @@ pub struct Config {
 
 impl Config {
     /// Checks the arguments in the order a user sees them refused.
-    pub fn parse(a: BenchArgs) -> Result<Config, Refusal> {
+    pub fn parse(a: BenchArgs) -> CliResult<Config> {
+        let flag = |name: &'static str| move |m: String| CliError::Usage(format!("{name}: {m}"));
         let reps = super::measure::reps_for(a.reps, a.quick, u64::MAX);
         let cache_mode = match a.cache.as_str() {
             "auto" => CacheMode::Auto,
             "cold" => CacheMode::Cold,
             other => {
-                return Err(Refusal::Usage(format!(
+                return Err(CliError::Usage(format!(
                     "--cache {other:?}: expected auto or cold"
                 )))
             }
@@ -141,14 +135,14 @@ impl Config {
             .as_deref()
             .map(parse_n)
             .transpose()
-            .map_err(Refusal::Usage)?;
+            .map_err(flag("--max-n"))?;
         let sizes = match (&a.sizes, a.quick, a.ladder) {
             (Some(s), _, _) => parse_sizes(s),
             (None, _, true) => Ok(vec![1 << 22, 1 << 26]),
             (None, true, _) => Ok(vec![1 << 12, 1 << 16, 1 << 20, 1 << 24]),
             (None, false, _) => parse_sizes("2^10..2^28"),
         }
-        .map_err(Refusal::Usage)?;
+        .map_err(flag("--sizes"))?;
         let cases = parse_cases(&a)?;
         let wanted: Option<Vec<Strategy>> = match a.strategies.as_deref() {
             _ if a.ladder => Some(vec![Strategy::AUTO]),
@@ -174,7 +168,8 @@ impl Config {
             .as_deref()
             .map(parse_bytes)
             .transpose()
-            .map_err(Refusal::Usage)?;
+            .map_err(flag("--llc"))?;
+        check_outputs(&a)?;
         Ok(Config {
             a,
             reps,
@@ -191,7 +186,7 @@ impl Config {
 }
 
 /// `--cases` (the default list without it; f32-sum alone for the ladder).
-fn parse_cases(a: &BenchArgs) -> Result<Vec<Case>, Refusal> {
+fn parse_cases(a: &BenchArgs) -> CliResult<Vec<Case>> {
     let cases: Result<Vec<Case>, String> = if a.ladder {
         Ok(vec![parse_case("f32-sum").expect("built-in case")])
     } else {
@@ -205,7 +200,36 @@ fn parse_cases(a: &BenchArgs) -> Result<Vec<Case>, Refusal> {
     };
     match cases {
         Ok(c) if !c.is_empty() => Ok(c),
-        Ok(_) => Err(Refusal::Usage("no cases".into())),
-        Err(e) => Err(Refusal::Usage(e)),
+        Ok(_) => Err(CliError::Usage("--cases: no cases".into())),
+        Err(e) => Err(CliError::Usage(format!("--cases: {e}"))),
+    }
+}
+
+/// `--json` and `--svg` where a file can be written, checked before anything runs: not a
+/// folder, in a folder that exists. `--shares` only with `--split`.
+pub fn check_outputs(a: &BenchArgs) -> CliResult<()> {
+    for (flag, path) in [("--json", &a.json), ("--svg", &a.svg)] {
+        if let Some(p) = path {
+            output_path(flag, p)?;
+        }
+    }
+    if a.shares.is_some() && !a.split {
+        return Err(CliError::Usage(
+            "--shares weighs the devices of --split: give --split too, or leave --shares out"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// An output file's path: refused when it is a folder or its folder does not exist.
+pub fn output_path(flag: &str, p: &Path) -> CliResult<()> {
+    let bad = |why: &str| Err(CliError::Usage(format!("{flag} {}: {why}", p.display())));
+    if p.is_dir() {
+        return bad("is a folder; give a file path");
+    }
+    match p.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(d) if !d.is_dir() => bad("its folder does not exist"),
+        _ => Ok(()),
     }
 }

@@ -34,7 +34,7 @@ fn pick(spec: Option<&str>) -> Result<Vec<Device>> {
         Some(s) => {
             let d = clreduce::device::select(Some(s))?;
             if d.is_simulator() {
-                eprintln!(
+                errln!(
                     "bench: warning: {} is a simulator; its timings say nothing about hardware",
                     d.label()
                 );
@@ -77,7 +77,7 @@ pub fn setup(cfg: &Config, skipped: &mut Vec<Skip>) -> Result<Vec<Dev>> {
             .collect();
         let dropped = cfg.sizes.len() - dsizes.len();
         if dropped > 0 {
-            eprintln!(
+            errln!(
                 "bench: {}: {dropped} size(s) above max_alloc/4 = {} or --max-n left out",
                 d.label(),
                 fmt_n(cap)

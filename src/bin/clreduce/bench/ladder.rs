@@ -16,7 +16,7 @@ pub fn run(
     reps: usize,
 ) -> Vec<LadderPoint> {
     if let Err(w) = python::pyopencl_available(root) {
-        println!("ladder: skipped: {w}");
+        outln!("ladder: skipped: {w}");
         return Vec::new();
     }
     let mut args = vec![
@@ -36,11 +36,11 @@ pub fn run(
             args.push(d.label.clone());
         }
     }
-    eprintln!("bench: running benches/ladder/ladder.py");
+    errln!("bench: running benches/ladder/ladder.py");
     match python::run_jsonl::<LadderPoint>(root, "benches/ladder/ladder.py", &args) {
         Ok(v) => v,
         Err(e) => {
-            println!("ladder: failed: {e}");
+            outln!("ladder: failed: {e}");
             Vec::new()
         }
     }

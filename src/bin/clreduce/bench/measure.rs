@@ -131,7 +131,7 @@ pub fn point_buffers(
     flush_words: Option<usize>,
 ) -> Result<(Vec<DynBuffer>, Outs, Option<Buffer<u32>>)> {
     let inputs = (0..copies)
-        .map(|_| DynBuffer::upload(q, data))
+        .map(|_| DynBuffer::upload_as(q, data, case.stored))
         .collect::<Result<Vec<_>>>()?;
     let res = case.outs(q)?;
     prime(q, case, n, &inputs, &res)?;

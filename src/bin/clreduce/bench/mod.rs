@@ -60,38 +60,43 @@ mod units;
 
 pub use config::BenchArgs;
 
-use clreduce::Result;
-use config::{Config, Refusal};
+use crate::error::{CliError, CliResult};
+use config::Config;
 use devices::Dev;
 use progress::Progress;
 use results::{Report, Skip};
 
-/// `clreduce bench`: Ok(false) for a malformed argument, a result that does not match the host
-/// reference, or an output file that could not be written (exit 1).
-pub fn run(a: BenchArgs) -> Result<bool> {
+/// `clreduce bench`: Ok(false) for a result that does not match the host reference (exit 1);
+/// a malformed argument (checked before anything runs) or an output file that could not be
+/// written is the command's error (exit 2).
+pub fn run(a: BenchArgs) -> CliResult<bool> {
+    config::check_outputs(&a)?;
     if a.mpi {
         return scale::run_mpi_bench(&a);
     }
     if a.split {
         return scale::run_split_bench(&a);
     }
-    let cfg = match Config::parse(a) {
-        Ok(c) => c,
-        Err(Refusal::Usage(msg)) => {
-            eprintln!("clreduce bench: {msg}");
-            return Ok(false);
-        }
-        Err(Refusal::Lib(e)) => return Err(e),
-    };
+    let cfg = Config::parse(a)?;
     let command = report::command_line();
     let root = peers::python::repo_root();
+    // The peer scripts are looked for before the sweep: a missing folder is reported at once.
+    let peers_dir = if cfg.a.peers && !cfg.a.ladder {
+        match peers::locate::find_here(cfg.a.peers_dir.as_deref()) {
+            Ok(d) => Some(d),
+            Err(msg) => return Err(CliError::Usage(msg)),
+        }
+    } else {
+        None
+    };
 
     // Devices, their caches, sizes, and which strategies plan for each case.
     let mut skipped: Vec<Skip> = Vec::new();
     let mut devs = devices::setup(&cfg, &mut skipped)?;
     if devs.is_empty() {
-        eprintln!("clreduce bench: no device to bench (simulators are left out)");
-        return Ok(false);
+        return Err(CliError::Usage(
+            "no device to bench (simulators are left out; name one with --device)".into(),
+        ));
     }
     let ladder = cfg.a.ladder;
     let any_cpu = devs.iter().any(|d| d.info.kind == "cpu");
@@ -115,7 +120,7 @@ pub fn run(a: BenchArgs) -> Result<bool> {
 
     let infos: Vec<results::DevInfo> = devs.iter().map(|d| d.info.clone()).collect();
     let (mut peer_points, mut peers_note) = (Vec::new(), Vec::new());
-    if cfg.a.peers && !ladder {
+    if let Some(dir) = &peers_dir {
         let s = peers::Sweep {
             devs: &infos,
             cases: &cfg.cases,
@@ -124,7 +129,7 @@ pub fn run(a: BenchArgs) -> Result<bool> {
             reps: cfg.reps,
             warmup: cfg.a.warmup,
         };
-        (peer_points, peers_note) = peers::run(&root, &s);
+        (peer_points, peers_note) = peers::run(&root, dir, &s);
         peers::attach(&mut points, &infos, &peer_points);
     }
     let ladder_points = if ladder {
@@ -168,8 +173,8 @@ pub fn run(a: BenchArgs) -> Result<bool> {
         peers_note,
         ladder: ladder_points,
     };
-    let io_ok = write_outputs(&cfg, &report);
-    Ok(ok && io_ok)
+    write_outputs(&cfg, &report)?;
+    Ok(ok)
 }
 
 /// The progress bar's steps: every strategy at every size of every case, per device, plus
@@ -188,29 +193,26 @@ fn steps(cfg: &Config, devs: &[Dev]) -> u64 {
         .sum()
 }
 
-/// `--json` and `--svg`; whether both (where asked) were written.
-fn write_outputs(cfg: &Config, report: &Report) -> bool {
-    let mut io_ok = true;
+/// `--json` and `--svg` (both tried; the first failure is the command's error).
+fn write_outputs(cfg: &Config, report: &Report) -> CliResult<()> {
+    let mut first: Option<CliError> = None;
+    let mut fail = |path: &std::path::Path, e: String| {
+        first.get_or_insert(CliError::Usage(format!("writing {}: {e}", path.display())));
+    };
     if let Some(path) = &cfg.a.json {
         match serde_json::to_string_pretty(report)
             .map_err(|e| e.to_string())
             .and_then(|s| std::fs::write(path, s).map_err(|e| e.to_string()))
         {
-            Ok(()) => println!("wrote {}", path.display()),
-            Err(e) => {
-                eprintln!("clreduce bench: writing {}: {e}", path.display());
-                io_ok = false;
-            }
+            Ok(()) => outln!("wrote {}", path.display()),
+            Err(e) => fail(path, e),
         }
     }
     if let Some(path) = &cfg.a.svg {
         match plot::plot(path, report) {
-            Ok(()) => println!("wrote {}", path.display()),
-            Err(e) => {
-                eprintln!("clreduce bench: writing {}: {e}", path.display());
-                io_ok = false;
-            }
+            Ok(()) => outln!("wrote {}", path.display()),
+            Err(e) => fail(path, e.to_string()),
         }
     }
-    io_ok
+    first.map_or(Ok(()), Err)
 }

@@ -22,13 +22,13 @@ impl Progress {
     /// A step as a `bench: ...` line where no bar is drawn.
     pub fn note(&self, m: String) {
         if self.pb.is_hidden() {
-            eprintln!("bench: {m}");
+            errln!("bench: {m}");
         }
     }
 
     /// A line on stderr, with the bar out of the way.
     pub fn warn(&self, m: String) {
-        self.pb.suspend(|| eprintln!("{m}"));
+        self.pb.suspend(|| errln!("{m}"));
     }
 
     /// What the bar says it is doing.

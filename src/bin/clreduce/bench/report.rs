@@ -48,16 +48,16 @@ pub fn print(
         print_ladder(devs, points, ladder);
     }
     if !points.iter().all(|p| p.check == "ok") {
-        println!("\nsome results did not match the host reference (see the check column)");
+        outln!("\nsome results did not match the host reference (see the check column)");
     }
 }
 
 /// The run's header: command, repetitions, cache rule, mask and the native peer.
 fn print_header(h: &Header) {
-    println!();
-    println!("clreduce bench");
-    println!("command: {}", h.command);
-    println!(
+    outln!();
+    outln!("clreduce bench");
+    outln!("command: {}", h.command);
+    outln!(
         "reps: {} timed after {} warm-up (median; device time = ReduceEvent::device_time_ns on a profiling queue; wall = launch call to result read on the host, on the default queue without profiling, in separate repetitions); cache: {}",
         match h.reps {
             Some(r) => r.to_string(),
@@ -71,10 +71,10 @@ fn print_header(h: &Header) {
         }
     );
     if !h.mask.is_empty() {
-        println!("mask: {}", h.mask.join(","));
+        outln!("mask: {}", h.mask.join(","));
     }
     if h.native_on {
-        println!(
+        outln!(
             "native peer: Rust, rayon on {} threads, 8 independent accumulators per chunk in the element type (histograms: per-thread private histograms, merged; argmin: 8-accumulator minimum per 4096-element block, first index searched only in a block that improves); wall time, timed right after each repetition of the auto plan (interleaved, same machine state); `x native` = clreduce wall GB/s / native wall GB/s",
             rayon::current_num_threads()
         );
@@ -83,9 +83,9 @@ fn print_header(h: &Header) {
 
 /// A device's heading: driver, kind, cache and its streaming-read reference.
 fn print_device(h: &Header, d: &DevInfo) {
-    println!();
-    println!("== device {}: {}", d.index, d.label);
-    println!(
+    outln!();
+    outln!("== device {}: {}", d.index, d.label);
+    outln!(
         "   driver {}; {}; {} compute units; max alloc {}; LLC {} ({})",
         d.driver,
         d.kind,
@@ -94,9 +94,9 @@ fn print_device(h: &Header, d: &DevInfo) {
         fmt_bytes(d.llc_bytes),
         d.llc_source
     );
-    println!("   command: {}", h.command);
+    outln!("   command: {}", h.command);
     match &d.stream {
-        Some(s) => println!(
+        Some(s) => outln!(
             "   streaming-read reference: {} over {} x u32 ({}, {}): {:.2} GB/s, plan {} (this is clreduce itself, not an independent roofline)",
             s.what,
             fmt_n(s.n),
@@ -105,7 +105,7 @@ fn print_device(h: &Header, d: &DevInfo) {
             s.gbps,
             s.plan
         ),
-        None if !h.ladder => println!("   streaming-read reference: none"),
+        None if !h.ladder => outln!("   streaming-read reference: none"),
         None => {}
     }
 }
@@ -187,7 +187,7 @@ fn print_table(headers: &[&str], rows: &[Vec<String>]) {
                 s.push_str(&format!("{c:<w$}", w = w[i]));
             }
         }
-        println!("{}", s.trim_end());
+        outln!("{}", s.trim_end());
     };
     line(names.clone());
     line(
@@ -258,16 +258,16 @@ fn print_skipped(device: &str, skipped: &[Skip]) {
             None => lines.push((vec![st], reason, cases)),
         }
     }
-    println!("   not run here (the planner refuses them on this device, or the launch failed):");
+    outln!("   not run here (the planner refuses them on this device, or the launch failed):");
     for (sts, reason, cases) in lines {
-        println!("     {} [{}]: {reason}", sts.join(", "), cases.join(", "));
+        outln!("     {} [{}]: {reason}", sts.join(", "), cases.join(", "));
     }
 }
 
 /// Every peer result beside clreduce's auto plan for the same device, case and size.
 fn print_peers(devs: &[DevInfo], points: &[Point], peers: &[PeerPoint]) {
-    println!();
-    println!("peers (device time: PyOpenCL from its first kernel's start to its last kernel's end, torch/cupy between CUDA events; GB/s = input bytes once / median time; x = clreduce auto GB/s / peer GB/s)");
+    outln!();
+    outln!("peers (device time: PyOpenCL from its first kernel's start to its last kernel's end, torch/cupy between CUDA events; GB/s = input bytes once / median time; x = clreduce auto GB/s / peer GB/s)");
     let mut rows = Vec::new();
     for x in peers {
         let op = x.op.clone().unwrap_or_else(|| "sum".into());
@@ -346,8 +346,8 @@ fn print_summary(d: &DevInfo, points: &[Point]) {
             opt_f(auto.and_then(|p| p.peer_ratio), 2),
         ]);
     }
-    println!();
-    println!("   summary: GB/s = input bytes / median device time; x native on wall time, x peer on device time, both for the auto plan");
+    outln!();
+    outln!("   summary: GB/s = input bytes / median device time; x native on wall time, x peer on device time, both for the auto plan");
     print_table(
         &[
             "case",
@@ -405,8 +405,8 @@ fn print_exact_ratios(d: &DevInfo, points: &[Point]) {
 
 /// The ladder's steps and clreduce's auto plan, per device and size.
 fn print_ladder(devs: &[DevInfo], points: &[Point], ladder: &[LadderPoint]) {
-    println!();
-    println!("reduction ladder (benches/ladder/ladder.py, PyOpenCL, f32 sum, device time of all passes) and clreduce's auto plan (device time)");
+    outln!();
+    outln!("reduction ladder (benches/ladder/ladder.py, PyOpenCL, f32 sum, device time of all passes) and clreduce's auto plan (device time)");
     let mut rows = Vec::new();
     let mut labels: Vec<String> = devs.iter().map(|d| d.label.clone()).collect();
     for l in ladder {

@@ -18,6 +18,7 @@
 
 use super::units::{fmt_n, parse_sizes};
 use super::BenchArgs;
+use crate::error::{CliError, CliResult};
 use clreduce::multi::{MultiKernel, MultiQueue, Split};
 use clreduce::{reduction, Op, Options, Queue, Range, Result};
 use serde_json::json;
@@ -102,18 +103,18 @@ fn run_split(
 }
 
 /// `clreduce bench --split`.
-pub fn run_split_bench(a: &BenchArgs) -> Result<bool> {
+pub fn run_split_bench(a: &BenchArgs) -> CliResult<bool> {
     let devs = crate::args::split_devices(a.device.as_deref())?;
     let queues: Vec<Queue> = devs.iter().map(Queue::new).collect::<Result<_>>()?;
     let mq = MultiQueue::new(&queues)?;
     let (warmup, reps) = (a.warmup, a.reps.unwrap_or(10));
     let t = mq.throughput()?;
-    println!(
+    outln!(
         "clreduce bench --split: {} device(s), reps {reps} (median), warmup {warmup}",
         mq.len()
     );
     for (q, d) in queues.iter().zip(&t.devices) {
-        println!(
+        outln!(
             "  {}: alone {:.1} us latency, {:.2} G indices/s; with the others running {:.1} us, {:.2} G/s (calibrated)",
             q.device().label(),
             d.latency_s * 1e6,
@@ -122,7 +123,7 @@ pub fn run_split_bench(a: &BenchArgs) -> Result<bool> {
             d.rate_together / 1e9
         );
     }
-    println!(
+    outln!(
         "  split overhead (threads, scratch, partials, combine): {:.1} us",
         t.split_overhead_s * 1e6
     );
@@ -131,7 +132,7 @@ pub fn run_split_bench(a: &BenchArgs) -> Result<bool> {
         if exact {
             let te = mq.throughput_for(opts(true).determinism)?;
             for (q, d) in queues.iter().zip(&te.devices) {
-                println!(
+                outln!(
                     "  exact sums: {}: alone {:.1} us latency, {:.3} G indices/s; with the others running {:.1} us, {:.3} G/s",
                     q.device().label(),
                     d.latency_s * 1e6,
@@ -140,7 +141,7 @@ pub fn run_split_bench(a: &BenchArgs) -> Result<bool> {
                     d.rate_together / 1e9
                 );
             }
-            println!(
+            outln!(
                 "  exact sums: split overhead {:.1} us",
                 te.split_overhead_s * 1e6
             );
@@ -199,7 +200,7 @@ pub fn run_split_bench(a: &BenchArgs) -> Result<bool> {
                     secs / best,
                     comb
                 );
-                println!("{line}");
+                outln!("{line}");
                 rows.push(json!({
                     "case": case, "n": n, "split": name, "shares": counts,
                     "split_us": secs * 1e6,
@@ -215,11 +216,11 @@ pub fn run_split_bench(a: &BenchArgs) -> Result<bool> {
     )
 }
 
-fn write_json(a: &BenchArgs, j: serde_json::Value) -> Result<bool> {
+fn write_json(a: &BenchArgs, j: serde_json::Value) -> CliResult<bool> {
     if let Some(path) = &a.json {
-        if let Err(e) = std::fs::write(path, serde_json::to_string_pretty(&j).expect("JSON")) {
-            eprintln!("clreduce bench: cannot write {}: {e}", path.display());
-            return Ok(false);
+        let text = serde_json::to_string_pretty(&j).unwrap_or_default();
+        if let Err(e) = std::fs::write(path, text) {
+            return Err(CliError::Usage(format!("writing {}: {e}", path.display())));
         }
     }
     Ok(true)
@@ -227,25 +228,34 @@ fn write_json(a: &BenchArgs, j: serde_json::Value) -> Result<bool> {
 
 /// `mpirun -np K clreduce bench --mpi`.
 #[cfg(feature = "mpi")]
-pub fn run_mpi_bench(a: &BenchArgs) -> Result<bool> {
+pub fn run_mpi_bench(a: &BenchArgs) -> CliResult<bool> {
     use clreduce::mpi::rsmpi::collective::CommunicatorCollectives;
     use clreduce::mpi::rsmpi::topology::Communicator;
     use clreduce::mpi::{parallel_for_reduce, Deliver};
     use clreduce::reduction_argmin;
-    let universe =
-        clreduce::mpi::rsmpi::initialize().ok_or_else(|| clreduce::Error::BadArgument {
-            name: "--mpi".into(),
-            problem: "MPI could not be initialized (run under mpirun)".into(),
-        })?;
+    let universe = clreduce::mpi::rsmpi::initialize().ok_or_else(|| {
+        CliError::Usage("--mpi: MPI could not be initialized (run under mpirun)".into())
+    })?;
     let world = universe.world();
     let (rank, size) = (world.rank() as u64, world.size() as u64);
-    let d = crate::args::rank_device(a.device.as_deref(), rank as usize)?;
-    let q = Queue::new(&d)?;
-    let mq = MultiQueue::new(std::slice::from_ref(&q))?;
+    // A rank's own failure (its device, its queue) is agreed on before any collective: the
+    // others would wait in it forever.
+    let setup = (|| -> CliResult<_> {
+        let d = crate::args::rank_device(a.device.as_deref(), rank as usize)?;
+        let q = Queue::new(&d)?;
+        let mq = MultiQueue::new(std::slice::from_ref(&q))?;
+        Ok((d, q, mq))
+    })();
+    let agreed = clreduce::mpi::agree(
+        &world,
+        setup.as_ref().err().map(|e| e.to_string()).as_deref(),
+    );
+    let (d, q, mq) = setup?;
+    agreed?;
     let (warmup, reps) = (a.warmup, a.reps.unwrap_or(50));
     let mut rows = Vec::new();
     if rank == 0 {
-        println!("clreduce bench --mpi: {size} rank(s), rank 0 on {}, reps {reps} (median), warmup {warmup}", d.label());
+        outln!("clreduce bench --mpi: {size} rank(s), rank 0 on {}, reps {reps} (median), warmup {warmup}", d.label());
     }
     for (case, exact, argmin) in [
         ("f32-sum", false, false),
@@ -256,9 +266,16 @@ pub fn run_mpi_bench(a: &BenchArgs) -> Result<bool> {
             let (lo, hi) = (n * rank / size, n * (rank + 1) / size);
             let x = data(n)[lo as usize..hi as usize].to_vec();
             let m = x.len() as u64;
-            let xs = mq.scatter_with(&x, &Split::from_counts(&[m]), 1)?;
-            let s = q.buffer_from(&[0.0f32])?;
-            let ix = q.buffer_from(&[0u64])?;
+            let buffers = (|| -> Result<_> {
+                let xs = mq.scatter_with(&x, &Split::from_counts(&[m]), 1)?;
+                Ok((xs, q.buffer_from(&[0.0f32])?, q.buffer_from(&[0u64])?))
+            })();
+            let agreed = clreduce::mpi::agree(
+                &world,
+                buffers.as_ref().err().map(|e| e.to_string()).as_deref(),
+            );
+            let (xs, s, ix) = buffers?;
+            agreed?;
             let red = || {
                 if argmin {
                     reduction_argmin(&s, &ix).initialize_to_identity()
@@ -279,7 +296,13 @@ pub fn run_mpi_bench(a: &BenchArgs) -> Result<bool> {
                     opts(exact),
                 )
                 .map(drop)
-            })?;
+            });
+            let agreed = clreduce::mpi::agree(
+                &world,
+                local_only.as_ref().err().map(|e| e.to_string()).as_deref(),
+            );
+            let local_only = local_only?;
+            agreed?;
             let (mut local, mut comb, mut exch, mut net) =
                 (Vec::new(), Vec::new(), Vec::new(), Vec::new());
             for rep in 0..warmup + reps {
@@ -307,7 +330,7 @@ pub fn run_mpi_bench(a: &BenchArgs) -> Result<bool> {
             }
             if rank == 0 {
                 let lo_us = median(local_only) * 1e6;
-                println!(
+                outln!(
                     "{case} n={} ({} per rank): local only {:.1} us; with MPI: local {:.1} us, then status + exchange + write {:.1} us, {:.1} us net of waiting for the slowest rank, of which the exchange {:.1} us",
                     fmt_n(n),
                     m,
@@ -333,10 +356,8 @@ pub fn run_mpi_bench(a: &BenchArgs) -> Result<bool> {
 
 /// Without the `mpi` feature, `--mpi` is refused.
 #[cfg(not(feature = "mpi"))]
-pub fn run_mpi_bench(_a: &BenchArgs) -> Result<bool> {
-    Err(clreduce::Error::Unsupported {
-        what: "clreduce bench --mpi".into(),
-        missing: "a clreduce built with `--features mpi` (OpenMPI: scripts/setup.sh)".into(),
-        device: "this build".into(),
-    })
+pub fn run_mpi_bench(_a: &BenchArgs) -> CliResult<bool> {
+    Err(CliError::Usage(
+        "--mpi needs a clreduce built with `--features mpi` (OpenMPI: scripts/setup.sh)".into(),
+    ))
 }

@@ -12,7 +12,6 @@ use super::peers::native::native;
 use super::progress::Progress;
 use super::results::{Point, Skip};
 use super::units::fmt_n;
-use clreduce::check::reference;
 use clreduce::plan::Strategy;
 use clreduce::{Buffer, DynBuffer, HostVec, Result};
 use std::time::Instant;
@@ -96,7 +95,7 @@ impl Sweep<'_> {
     /// The whole sweep: case, size, device, strategy.
     pub fn run(&mut self, devs: &[Dev], all_sizes: &[u64]) {
         for case in &self.cfg.cases {
-            let esz = case.ty.size() as u64;
+            let esz = case.stored.size() as u64;
             for &n in all_sizes {
                 let users: Vec<&Dev> = devs
                     .iter()
@@ -118,9 +117,9 @@ impl Sweep<'_> {
         self.pb.note(format!("{} at {}", case.name, fmt_n(n)));
         self.pb
             .set_message(format!("{} {}: input", case.name, fmt_n(n)));
-        let data = reference::random_input(case.data_op, case.ty, n as usize, 1);
+        let data = super::cases::input(case, n as usize, 1);
         let want = expect(case, &data);
-        let bytes = n * case.ty.size() as u64;
+        let bytes = n * case.stored.size() as u64;
         let at = At {
             case,
             n,

@@ -20,8 +20,8 @@ pub struct ReduceArgs {
     /// --custom is given].
     #[arg(long, value_name = "OP[,OP...]")]
     pub op: Option<String>,
-    /// Element type: i32, u32, i64, u64, f32 or f64 [default: f32; with --input, the file's,
-    /// and f16 too: a storage type, widened to f32 on the host].
+    /// Element type: i32, u32, i64, u64, f32, f64, or the 16-bit storage types f16 and bf16
+    /// (read as f32 on the device and reduced in f32) [default: f32; with --input, the file's].
     #[arg(long = "type", value_name = "TYPE")]
     pub ty: Option<String>,
     /// Number of elements [default: 1000003; with --input, the file's].
@@ -29,7 +29,7 @@ pub struct ReduceArgs {
     pub n: Option<u64>,
     /// Reduce this file instead of seeded random data: NumPy .npy (1-D; i32, u32, i64, u64,
     /// f16, f32 or f64, either byte order), or raw little-endian binary of --type (any other
-    /// name). The type and size come from the file; the results are of its data alone
+    /// name; bf16 comes this way). The type and size come from the file; the results are of its data alone
     /// (--init-identity is implied).
     #[arg(long, value_name = "FILE")]
     pub input: Option<PathBuf>,
@@ -65,6 +65,10 @@ pub struct ReduceArgs {
     /// initialize_to_identity: the variables' initial values are not part of the results.
     #[arg(long)]
     pub init_identity: bool,
+    /// With f16 or bf16 input: also print each f32 result rounded back to that type (nearest
+    /// even), on a `rounded:` line (the human report; --json keeps the f32 results).
+    #[arg(long)]
+    pub round: bool,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// One launch cut across every selected device (--device all, the default here, leaves
@@ -130,7 +134,7 @@ fn parse_custom(a: &ReduceArgs, src: &str, ty: ElemType) -> CliResult<VarOp> {
     if let Some(at) = &a.atomic {
         let at = Op::parse(at)?;
         if behaves_as != Some(at) {
-            eprintln!(
+            errln!(
                 "clreduce: warning: --atomic {at}: `{src}` does not compute {at} on sample {ty} pairs; atomics would give other results than the combiner"
             );
         }
@@ -168,6 +172,6 @@ fn parse_value(ty: ElemType, s: &str) -> CliResult<Value> {
         ElemType::U64 => Value::U64(t.parse().map_err(|x| e(&x))?),
         ElemType::F32 => Value::F32(t.parse().map_err(|x| e(&x))?),
         ElemType::F64 => Value::F64(t.parse().map_err(|x| e(&x))?),
-        ElemType::F16 => return Err(bad("f16 is a storage type".into())),
+        ElemType::F16 | ElemType::BF16 => return Err(bad(format!("{ty} is a storage type"))),
     })
 }

@@ -26,6 +26,17 @@ pub fn input_for(vars: &[VarOp], ty: ElemType, n: usize, seed: u64) -> (HostVec,
     )
 }
 
+/// Generated f32 input rounded to a 16-bit storage type (nearest even), as its bits; `None`
+/// for any other type.
+pub fn round_to(stored: ElemType, data: &HostVec) -> Option<Vec<u16>> {
+    let HostVec::F32(v) = data else { return None };
+    match stored {
+        ElemType::F16 => Some(v.iter().map(|&x| clreduce::Half::from_f32(x).0).collect()),
+        ElemType::BF16 => Some(v.iter().map(|&x| clreduce::Bf16::from_f32(x).0).collect()),
+        _ => None,
+    }
+}
+
 /// A variable's initial value (poisoned: not the identity, so an unwritten result shows).
 pub fn initial(v: &VarOp, ty: ElemType, seed: u64, span: Option<usize>) -> Init {
     let Some(op) = v.data_op() else {

@@ -1,9 +1,11 @@
 //! `clreduce reduce --input FILE`: the user's own data. A `.npy` file (NumPy, 1-D, dtype
 //! int32, uint32, int64, uint64, float16, float32 or float64 in either byte order) is read with
-//! the `npyz` crate; any other file is raw little-endian binary of the `--type` given. The
-//! element type and count come from the file; float16 is a storage type, widened exactly to
-//! f32 on the host and summed as f32. Every problem with the file is a `CliError::Input`, found
-//! from the header and the file's size before the data is read.
+//! the `npyz` crate; any other file is raw little-endian binary of the `--type` given (bfloat16,
+//! which NumPy has no dtype for, comes this way: `--type bf16`). The element type and count
+//! come from the file. float16 and bfloat16 are storage types: their 16-bit values go to the
+//! device as they are, are read there as f32 (`vload_half`, a shift) and reduced in f32; the
+//! host widens a copy exactly to f32 for its reference only. Every problem with the file is a
+//! `CliError::Input`, found from the header and the file's size before the data is read.
 
 use crate::error::{CliError, CliResult};
 use clreduce::{ElemType, HostVec};
@@ -13,14 +15,14 @@ use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 /// The types a file may hold.
-const STORED: &str = "i32, u32, i64, u64, f16 (summed as f32), f32 or f64";
+const STORED: &str = "i32, u32, i64, u64, f16 or bf16 (reduced in f32), f32 or f64";
 
 /// An input file whose header (or size) has been checked; its data is not read yet.
 pub struct FileInput {
     path: PathBuf,
     /// The NumPy header and where the data starts, or None for raw binary.
     npy: Option<(NpyHeader, u64)>,
-    /// The element type in the file (F16 for float16).
+    /// The element type in the file (F16 for float16, BF16 for raw bfloat16).
     pub stored: ElemType,
     /// How many elements.
     pub n: u64,
@@ -29,15 +31,6 @@ pub struct FileInput {
 }
 
 impl FileInput {
-    /// The type the reduction runs on: f32 for an f16 file, else the stored type.
-    pub fn ty(&self) -> ElemType {
-        if self.stored == ElemType::F16 {
-            ElemType::F32
-        } else {
-            self.stored
-        }
-    }
-
     /// The file's path, for messages.
     pub fn path_display(&self) -> std::path::Display<'_> {
         self.path.display()
@@ -63,12 +56,8 @@ fn io_problem(e: &io::Error) -> String {
 /// Opens `path` and checks its header (`.npy`) or size (raw) against `--type` and `--n` when
 /// they were given.
 pub fn open(path: &Path, ty: Option<ElemType>, n: Option<u64>) -> CliResult<FileInput> {
-    let file =
-        File::open(path).map_err(|e| bad(path, format!("cannot open: {}", io_problem(&e))))?;
+    let file = open_regular(path)?;
     let meta = file.metadata().map_err(|e| bad(path, io_problem(&e)))?;
-    if !meta.is_file() {
-        return Err(bad(path, "not a regular file"));
-    }
     let len = meta.len();
     if len == 0 {
         return Err(bad(path, "the file is empty"));
@@ -98,6 +87,60 @@ pub fn open(path: &Path, ty: Option<ElemType>, n: Option<u64>) -> CliResult<File
         }
     }
     Ok(input)
+}
+
+/// Opens `path` for reading only if it is a regular file, never blocking: a FIFO, a folder, a
+/// socket or a device file is refused from its `stat` before any `open()`, and the open itself
+/// is non-blocking (`O_NONBLOCK`, on Linux) so that a path swapped for a FIFO in between cannot
+/// block either; the opened file is checked again.
+fn open_regular(path: &Path) -> CliResult<File> {
+    let kind = |m: &std::fs::Metadata| {
+        use std::os::unix::fs::FileTypeExt;
+        let t = m.file_type();
+        if t.is_dir() {
+            "a folder"
+        } else if t.is_fifo() {
+            "a FIFO (named pipe)"
+        } else if t.is_socket() {
+            "a socket"
+        } else if t.is_char_device() || t.is_block_device() {
+            "a device file"
+        } else {
+            "not a regular file"
+        }
+    };
+    let refuse = |m: &std::fs::Metadata| {
+        bad(
+            path,
+            format!(
+                "{}: clreduce reads regular files only (copy the data to a file first)",
+                kind(m)
+            ),
+        )
+    };
+    let meta = std::fs::metadata(path)
+        .map_err(|e| bad(path, format!("cannot open: {}", io_problem(&e))))?;
+    if !meta.is_file() {
+        return Err(refuse(&meta));
+    }
+    let mut opts = std::fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        /// `O_NONBLOCK` on Linux (every architecture Rust supports there but alpha, sparc and
+        /// parisc, where clreduce does not run).
+        const O_NONBLOCK: i32 = 0o4000;
+        opts.custom_flags(O_NONBLOCK);
+    }
+    let file = opts
+        .open(path)
+        .map_err(|e| bad(path, format!("cannot open: {}", io_problem(&e))))?;
+    let meta = file.metadata().map_err(|e| bad(path, io_problem(&e)))?;
+    if !meta.is_file() {
+        return Err(refuse(&meta));
+    }
+    Ok(file)
 }
 
 /// The clreduce type of a NumPy dtype, or why it has none.
@@ -161,8 +204,8 @@ fn open_npy(path: &Path, file: File, len: u64) -> CliResult<FileInput> {
         "from {} (NumPy {}, {n} elements{})",
         path.display(),
         header.dtype().descr(),
-        if stored == ElemType::F16 {
-            ", widened exactly to f32 on the host"
+        if stored.is_storage() {
+            ", read as f32 on the device"
         } else {
             ""
         }
@@ -196,8 +239,8 @@ fn open_raw(path: &Path, ty: Option<ElemType>, len: u64) -> CliResult<FileInput>
     let note = format!(
         "from {} (raw little-endian {stored}, {n} elements{})",
         path.display(),
-        if stored == ElemType::F16 {
-            ", widened exactly to f32 on the host"
+        if stored.is_storage() {
+            ", read as f32 on the device"
         } else {
             ""
         }
@@ -212,50 +255,72 @@ fn open_raw(path: &Path, ty: Option<ElemType>, len: u64) -> CliResult<FileInput>
 }
 
 impl FileInput {
-    /// Reads the data (f16 widened to f32).
-    pub fn read(&self) -> CliResult<HostVec> {
+    /// Reads the data: the values (f16 and bf16 widened exactly to f32, for the host's
+    /// reference) and, for f16 and bf16, the 16-bit values as stored (for the device).
+    pub fn read(&self) -> CliResult<(HostVec, Option<Vec<u16>>)> {
+        let f = open_regular(&self.path)?;
         let r = match &self.npy {
-            Some((header, offset)) => self.read_npy(header, *offset),
-            None => self.read_raw(),
+            Some((header, offset)) => self.read_npy(f, header, *offset),
+            None => self.read_raw(f),
         };
-        r.map_err(|e| self.err(format!("reading the data: {}", io_problem(&e))))
+        let data = r.map_err(|e| self.err(format!("reading the data: {}", io_problem(&e))))?;
+        Ok(match data {
+            Loaded::Values(v) => (v, None),
+            Loaded::Bits(bits) => (widen(self.stored, &bits), Some(bits)),
+        })
     }
 
-    fn read_npy(&self, header: &NpyHeader, offset: u64) -> io::Result<HostVec> {
-        let mut f = BufReader::with_capacity(1 << 20, File::open(&self.path)?);
+    fn read_npy(&self, f: File, header: &NpyHeader, offset: u64) -> io::Result<Loaded> {
+        let mut f = BufReader::with_capacity(1 << 20, f);
         f.seek(SeekFrom::Start(offset))?;
         let npy = NpyFile::with_header(header.clone(), f);
-        Ok(match self.stored {
+        Ok(Loaded::Values(match self.stored {
             ElemType::I32 => HostVec::I32(npy.into_vec()?),
             ElemType::U32 => HostVec::U32(npy.into_vec()?),
             ElemType::I64 => HostVec::I64(npy.into_vec()?),
             ElemType::U64 => HostVec::U64(npy.into_vec()?),
             ElemType::F32 => HostVec::F32(npy.into_vec()?),
             ElemType::F64 => HostVec::F64(npy.into_vec()?),
-            ElemType::F16 => HostVec::F32(
-                npy.data::<npyz::half::f16>()
-                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?
-                    .map(|h| h.map(f32::from))
-                    .collect::<io::Result<Vec<f32>>>()?,
-            ),
-        })
+            ElemType::F16 => {
+                return Ok(Loaded::Bits(
+                    npy.data::<npyz::half::f16>()
+                        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?
+                        .map(|h| h.map(|h| h.to_bits()))
+                        .collect::<io::Result<Vec<u16>>>()?,
+                ))
+            }
+            ElemType::BF16 => unreachable!("NumPy has no bfloat16 dtype (npy_type)"),
+        }))
     }
 
-    fn read_raw(&self) -> io::Result<HostVec> {
-        let f = File::open(&self.path)?;
+    fn read_raw(&self, f: File) -> io::Result<Loaded> {
         let n = self.n as usize;
-        Ok(match self.stored {
+        Ok(Loaded::Values(match self.stored {
             ElemType::I32 => HostVec::I32(raw(f, n, i32::from_le_bytes)?),
             ElemType::U32 => HostVec::U32(raw(f, n, u32::from_le_bytes)?),
             ElemType::I64 => HostVec::I64(raw(f, n, i64::from_le_bytes)?),
             ElemType::U64 => HostVec::U64(raw(f, n, u64::from_le_bytes)?),
             ElemType::F32 => HostVec::F32(raw(f, n, f32::from_le_bytes)?),
             ElemType::F64 => HostVec::F64(raw(f, n, f64::from_le_bytes)?),
-            ElemType::F16 => HostVec::F32(raw(f, n, |b: [u8; 2]| {
-                f32::from(npyz::half::f16::from_le_bytes(b))
-            })?),
-        })
+            ElemType::F16 | ElemType::BF16 => {
+                return Ok(Loaded::Bits(raw(f, n, u16::from_le_bytes)?))
+            }
+        }))
     }
+}
+
+/// What a file holds once read: values, or 16-bit storage values (f16, bf16) as stored.
+enum Loaded {
+    Values(HostVec),
+    Bits(Vec<u16>),
+}
+
+/// 16-bit storage values widened exactly to f32 (the host's reference data).
+pub fn widen(stored: ElemType, bits: &[u16]) -> HostVec {
+    HostVec::F32(match stored {
+        ElemType::BF16 => bits.iter().map(|&b| clreduce::Bf16(b).to_f32()).collect(),
+        _ => bits.iter().map(|&b| clreduce::Half(b).to_f32()).collect(),
+    })
 }
 
 /// `n` little-endian elements of `W` bytes each, read in blocks.

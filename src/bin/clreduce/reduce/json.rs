@@ -53,14 +53,15 @@ pub fn ran(r: &Ran, vars: &[VarOp], got: &[Got], verdicts: &[Verdict]) -> Json {
     })
 }
 
-/// The object of a device that refused the launch (with `--device all`).
-pub fn refused(d: &Device, error: &str) -> Json {
-    json!({
-        "device": d.label(),
-        "device_index": d.index(),
-        "error": error,
-        "vars": [],
-    })
+/// The object of a device that did not run the launch (with `--device all`): `key` is
+/// `"skipped"` (the device lacks what the run needs) or `"error"` (the command exits 2).
+pub fn refused(d: &Device, key: &str, why: &str) -> Json {
+    let mut o = Map::new();
+    o.insert("device".into(), d.label().into());
+    o.insert("device_index".into(), d.index().into());
+    o.insert(key.into(), why.into());
+    o.insert("vars".into(), Json::Array(Vec::new()));
+    Json::Object(o)
 }
 
 fn var(r: &Ran, k: usize, v: &VarOp, got: &Got, verdict: &Verdict) -> Json {

@@ -16,14 +16,16 @@ mod scale;
 pub use args::ReduceArgs;
 pub use data::reduce_body;
 
-use crate::args::{options, pick_devices, queue_on};
+use crate::args::{options, pick_devices, queue_on, AllDevices, Refusal};
 use crate::error::{usage, CliError, CliResult};
 use crate::limits;
 use crate::vars::{make_reductions, make_targets, read_all, Init, Target, VarOp};
 use check::{check_var, expected, Expected, Got, Verdict};
 use clreduce::check::reference::HostVec;
 use clreduce::plan::{Determinism, Plan};
-use clreduce::{Device, DynBuffer, ElemType, Error, Kernel, NdRange, Range, Result};
+use clreduce::{
+    Bf16, Buffer, Device, DynBuffer, ElemType, Error, Half, Kernel, NdRange, Queue, Range, Result,
+};
 use input::FileInput;
 
 /// The default `--n` without `--input`.
@@ -31,7 +33,10 @@ const DEFAULT_N: u64 = 1_000_003;
 
 /// What the command line asks for, before any data exists.
 struct Spec {
+    /// The type the variables reduce in (f32 for f16 and bf16 input).
     ty: ElemType,
+    /// The input's element type: `ty`, or f16 / bf16 (read as f32 on the device).
+    stored: ElemType,
     n: u64,
     file: Option<FileInput>,
     form: clreduce::Form,
@@ -46,6 +51,9 @@ struct Prepared {
     spec: Spec,
     inits: Vec<Init>,
     data: HostVec,
+    /// f16 / bf16 input: its 16-bit values as stored, uploaded as they are (`data` is their
+    /// exact f32 widening, for the host's reference).
+    bits: Option<Vec<u16>>,
     /// Where the input comes from, for the `input:` line.
     data_note: String,
     body: String,
@@ -53,7 +61,25 @@ struct Prepared {
 
 /// `clreduce reduce`: Ok(false) when a variable did not match the host reference (exit 1).
 pub fn run(a: &ReduceArgs) -> CliResult<bool> {
+    a.common.validate()?;
+    if a.shares.is_some() && !a.split {
+        return usage(
+            "--shares weighs the devices of --split: give --split too, or leave --shares out",
+        );
+    }
     let spec = spec(a)?;
+    if a.round && !spec.stored.is_storage() {
+        return usage(format!(
+            "--round: the input is {}, not f16 or bf16; nothing to round back to",
+            spec.stored
+        ));
+    }
+    if (a.split || a.mpi) && spec.stored.is_storage() {
+        return usage(format!(
+            "--type {} with --split or --mpi: 16-bit input runs on one device at a time here; leave --split/--mpi out",
+            spec.stored
+        ));
+    }
     if a.split || a.mpi {
         // One launch across devices (scale.rs): the host's memory checked as for one device.
         limits::check_host(&needs(a, &spec).what, needs(a, &spec).host)?;
@@ -69,21 +95,22 @@ pub fn run(a: &ReduceArgs) -> CliResult<bool> {
     let mut want: Option<Vec<Expected>> = None;
     let mut all_ok = true;
     let mut js = Vec::new();
+    let mut all = AllDevices::default();
     for (d, refusal) in devs {
         let r = match refusal {
             Some(e) => Err(e),
             None => reduce_on(&d, a, &p).map_err(CliError::from),
         };
         match r {
-            Err(e) if a.common.all_devices() => {
-                if a.json {
-                    js.push(json::refused(&d, &e.to_string()));
-                } else {
-                    println!("{}: {e}", d.label());
-                }
-            }
+            Err(e) if a.common.all_devices() => match all.refused(&d, &e) {
+                Refusal::Skipped(m) if a.json => js.push(json::refused(&d, "skipped", &m)),
+                Refusal::Failed(m) if a.json => js.push(json::refused(&d, "error", &m)),
+                Refusal::Skipped(m) => outln!("{}: skipped: {m}", d.label()),
+                Refusal::Failed(m) => outln!("{}: error: {m}", d.label()),
+            },
             Err(e) => return Err(e),
             Ok((plan, got, t)) => {
+                all.ran(&d);
                 if want.is_none() {
                     let exact = options(&a.common)?.determinism == Determinism::Exact;
                     want = Some(expected(
@@ -112,17 +139,20 @@ pub fn run(a: &ReduceArgs) -> CliResult<bool> {
                     js.push(json::ran(&ran, &p.spec.vars, &got, &verdicts));
                 } else {
                     print_device(&d, &p, &plan, &verdicts, &t);
+                    if a.round {
+                        print_rounded(&p, &got);
+                    }
                 }
             }
         }
     }
     if a.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&js).expect("JSON of strings and numbers")
-        );
+        match serde_json::to_string_pretty(&js) {
+            Ok(text) => outln!("{text}"),
+            Err(e) => return usage(format!("--json: {e}")),
+        }
     }
-    Ok(all_ok)
+    all.finish(all_ok)
 }
 
 /// The element type, size, form and variables, from the command line and the input file's
@@ -133,15 +163,12 @@ fn spec(a: &ReduceArgs) -> CliResult<Spec> {
         Some(path) => Some(input::open(path, given_ty, a.n)?),
         None => None,
     };
-    let (ty, n) = match &file {
-        Some(f) => (f.ty(), f.n),
+    let (stored, n) = match &file {
+        Some(f) => (f.stored, f.n),
         None => (given_ty.unwrap_or(ElemType::F32), a.n.unwrap_or(DEFAULT_N)),
     };
-    if ty == ElemType::F16 {
-        return usage(
-            "--type f16: f16 is a storage type in clreduce; reduce i32, u32, i64, u64, f32 or f64",
-        );
-    }
+    // f16 and bf16 are read as f32 on the device and reduced in f32.
+    let ty = stored.acc();
     let form: clreduce::Form = match a.form.as_str() {
         "range" => Range::new(n).into(),
         "nd-range" | "nd_range" | "nd" => NdRange::new(n, a.local).into(),
@@ -155,6 +182,7 @@ fn spec(a: &ReduceArgs) -> CliResult<Spec> {
         }
     };
     let vars = args::parse_vars(a, ty)?;
+    crate::vars::check_types(&vars, ty)?;
     if let Some(v) = vars.iter().find(|v| matches!(v, VarOp::Arg { .. })) {
         if a.span.is_some() {
             return usage(format!(
@@ -174,6 +202,7 @@ fn spec(a: &ReduceArgs) -> CliResult<Spec> {
     }
     Ok(Spec {
         ty,
+        stored,
         n,
         file,
         form,
@@ -194,17 +223,17 @@ struct Needs {
 
 fn needs(a: &ReduceArgs, s: &Spec) -> Needs {
     let esz = s.ty.size() as u128;
-    let input = u128::from(s.n) * esz;
+    let input = u128::from(s.n) * s.stored.size() as u128;
     let bins = a.span.map_or(0, |len| len as u128 * s.vars.len() as u128);
     let per_bin_host = 2 * std::mem::size_of::<clreduce::Value>()
         + std::mem::size_of::<clreduce::check::reference::Reference>();
     let what = match (&s.file, a.span) {
-        (Some(f), _) => format!("the input ({}: {} x {})", f.path_display(), s.n, s.ty),
-        (None, None) => format!("the input (--n {} x {})", s.n, s.ty),
+        (Some(f), _) => format!("the input ({}: {} x {})", f.path_display(), s.n, s.stored),
+        (None, None) => format!("the input (--n {} x {})", s.n, s.stored),
         (None, Some(len)) => format!(
             "this run (--n {} x {} and {} --span {len} result(s))",
             s.n,
-            s.ty,
+            s.stored,
             s.vars.len()
         ),
     };
@@ -239,11 +268,23 @@ fn devices_that_fit(a: &ReduceArgs, s: &Spec) -> CliResult<Vec<(Device, Option<C
 /// The input (read or generated), initial values and body.
 fn prepare(a: &ReduceArgs, spec: Spec) -> CliResult<Prepared> {
     let seed = a.seed;
-    let (data, data_note) = match &spec.file {
-        Some(f) => (f.read()?, f.note.clone()),
+    let (data, bits, data_note) = match &spec.file {
+        Some(f) => {
+            let (d, bits) = f.read()?;
+            (d, bits, f.note.clone())
+        }
         None => {
             let (d, note) = data::input_for(&spec.vars, spec.ty, spec.n as usize, seed);
-            (d, format!("seed {seed}, {note}"))
+            match data::round_to(spec.stored, &d) {
+                // f16 / bf16: the f32 values rounded to the storage type (nearest even), and
+                // the reference of exactly those.
+                Some(bits) => (
+                    input::widen(spec.stored, &bits),
+                    Some(bits),
+                    format!("seed {seed}, {note}, rounded to {}", spec.stored),
+                ),
+                None => (d, None, format!("seed {seed}, {note}")),
+            }
         }
     };
     let inits: Vec<Init> = spec
@@ -258,6 +299,7 @@ fn prepare(a: &ReduceArgs, spec: Spec) -> CliResult<Prepared> {
         spec,
         inits,
         data,
+        bits,
         data_note,
         body,
     })
@@ -296,7 +338,7 @@ impl Times {
 /// plan, every variable's result and the times, or the library's refusal.
 fn reduce_on(d: &Device, a: &ReduceArgs, p: &Prepared) -> Result<(Plan, Vec<Got>, Times)> {
     let q = queue_on(d, &a.common)?;
-    let x = DynBuffer::upload(&q, &p.data)?;
+    let x = Input::upload(&q, p)?;
     let opts = options(&a.common)?;
     let form = p.spec.form;
     let (ty, vars, init_identity) = (p.spec.ty, &p.spec.vars, p.spec.init_identity);
@@ -307,7 +349,7 @@ fn reduce_on(d: &Device, a: &ReduceArgs, p: &Prepared) -> Result<(Plan, Vec<Got>
     let first = q.parallel_for_reduce_with(
         form,
         make_reductions(vars, &scratch, init_identity),
-        Kernel::new(&p.body).arg("x", &x),
+        x.kernel(&p.body),
         opts,
     )?;
     first.wait()?;
@@ -316,8 +358,7 @@ fn reduce_on(d: &Device, a: &ReduceArgs, p: &Prepared) -> Result<(Plan, Vec<Got>
     let first_ns = first.device_time_ns()?;
     let targets = make_targets(&q, ty, &p.inits)?;
     let reds = make_reductions(vars, &targets, init_identity);
-    let ev =
-        q.parallel_for_reduce_with(form, reds.clone(), Kernel::new(&p.body).arg("x", &x), opts)?;
+    let ev = q.parallel_for_reduce_with(form, reds.clone(), x.kernel(&p.body), opts)?;
     let t = Times {
         warm_ns: ev.device_time_ns()?,
         first_ns,
@@ -340,18 +381,72 @@ fn reduce_on(d: &Device, a: &ReduceArgs, p: &Prepared) -> Result<(Plan, Vec<Got>
     Ok((plan, got, t))
 }
 
+/// `--round`: each scalar (or argmin/argmax value) result rounded back to the f16 / bf16 input
+/// type, nearest even.
+fn print_rounded(p: &Prepared, got: &[Got]) {
+    for (k, g) in got.iter().enumerate() {
+        let v = match g {
+            Got::Scalar(clreduce::Value::F32(v)) | Got::Arg(clreduce::Value::F32(v), _) => *v,
+            _ => continue,
+        };
+        let r = match p.spec.stored {
+            ElemType::F16 => Half::from_f32(v).to_f32(),
+            ElemType::BF16 => Bf16::from_f32(v).to_f32(),
+            _ => continue,
+        };
+        outln!(
+            "rounded:   var {k} as {}: {r:e} (nearest even)",
+            p.spec.stored
+        );
+    }
+}
+
+/// The input buffer `x`: any reducible type, or f16 / bf16 values as stored.
+enum Input {
+    Values(DynBuffer),
+    F16(Buffer<Half>),
+    BF16(Buffer<Bf16>),
+}
+
+impl Input {
+    fn upload(q: &Queue, p: &Prepared) -> Result<Input> {
+        Ok(match (&p.bits, p.spec.stored) {
+            (Some(b), ElemType::F16) => {
+                Input::F16(q.buffer_from(&b.iter().map(|&h| Half(h)).collect::<Vec<_>>())?)
+            }
+            (Some(b), _) => {
+                Input::BF16(q.buffer_from(&b.iter().map(|&h| Bf16(h)).collect::<Vec<_>>())?)
+            }
+            (None, _) => Input::Values(DynBuffer::upload(q, &p.data)?),
+        })
+    }
+
+    /// The body with `x` bound (a body reads f16 and bf16 elements as float).
+    fn kernel(&self, body: &str) -> Kernel {
+        let k = Kernel::new(body);
+        match self {
+            Input::Values(b) => k.arg("x", b),
+            Input::F16(b) => k.arg("x", b),
+            Input::BF16(b) => k.arg("x", b),
+        }
+    }
+}
+
 /// The report of one device: input, body, plan, device time, each variable's check and the
 /// PASS or FAIL line.
 fn print_device(d: &Device, p: &Prepared, plan: &Plan, verdicts: &[Verdict], t: &Times) {
     let ty = p.spec.ty;
-    println!("device:    {}", d.label());
-    println!("input:     x = {} x {ty}, {}", p.spec.n, p.data_note);
-    println!("body:      {}", p.body);
-    print!("{plan}");
-    println!("device time: {}", t.describe());
+    outln!("device:    {}", d.label());
+    outln!(
+        "input:     x = {} x {}, {}",
+        p.spec.n, p.spec.stored, p.data_note
+    );
+    outln!("body:      {}", p.body);
+    out!("{plan}");
+    outln!("device time: {}", t.describe());
     for (k, (v, verdict)) in p.spec.vars.iter().zip(verdicts).enumerate() {
         let vp = &plan.vars[k];
-        println!(
+        outln!(
             "var {k}:     {} {ty}{} -> {} + {}",
             v.label(),
             vp.span
@@ -361,18 +456,18 @@ fn print_device(d: &Device, p: &Prepared, plan: &Plan, verdicts: &[Verdict], t: 
             vp.cross
         );
         for l in verdict.lines() {
-            println!("{l}");
+            outln!("{l}");
         }
     }
     let total = p.spec.vars.len();
     let passed = verdicts.iter().filter(|v| v.ok).count();
     if passed == total {
-        println!(
+        outln!(
             "PASS:      {passed} of {total} variable(s) match the host reference on {}",
             d.label()
         );
     } else {
-        println!(
+        outln!(
             "FAIL:      {} of {total} variable(s) differ from the host reference on {}",
             total - passed,
             d.label()

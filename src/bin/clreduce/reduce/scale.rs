@@ -132,21 +132,26 @@ struct Outcome {
     mpi: Option<(i32, u64, u64)>,
 }
 
-/// The launch of `data` (this process's block, first index `rbase`) on `mq`: the plans of the
-/// shares, run through `run`.
-fn launch(
+/// A launch made ready to run: its form, variables, kernel, options, result buffers and the
+/// plans of its shares.
+struct Ready {
+    form: Form,
+    reds: Vec<clreduce::Reduction>,
+    kernel: MultiKernel,
+    opts: Options,
+    targets: Vec<Target>,
+    plans: Vec<Plan>,
+}
+
+/// Prepares the launch of `data` (this process's block, first index `rbase`) on `mq`:
+/// everything that can fail before it runs.
+fn ready(
     mq: &MultiQueue,
     a: &super::ReduceArgs,
     p: &Prepared,
     data: &HostVec,
     rbase: u64,
-    run: impl FnOnce(
-        Form,
-        Vec<clreduce::Reduction>,
-        MultiKernel,
-        Options,
-    ) -> Result<Option<MultiReport>>,
-) -> CliResult<(Vec<Plan>, Vec<Got>, Option<MultiReport>)> {
+) -> CliResult<Ready> {
     let n = data.len() as u64;
     let form: Form = match p.spec.form {
         Form::Range(_) => Range::new(n).into(),
@@ -159,7 +164,7 @@ fn launch(
         options(&a.common)?.determinism,
     )?;
     let (_, per) = units_of(&form)?;
-    let k = kernel(mq, p, data, &split, per, rbase)?;
+    let kernel = kernel(mq, p, data, &split, per, rbase)?;
     let targets = make_targets(mq.queue(0), p.spec.ty, &p.inits)?;
     let reds = make_reductions(&p.spec.vars, &targets, p.spec.init_identity);
     let opts = options(&a.common)?;
@@ -167,14 +172,16 @@ fn launch(
     let (_, plans) = if n == 0 {
         mq.explain(Range::new(1), reds.clone(), &MultiKernel::new(""), opts)?
     } else {
-        mq.explain(form, reds.clone(), &k, opts)?
+        mq.explain(form, reds.clone(), &kernel, opts)?
     };
-    let report = run(form, reds, k, opts)?;
-    Ok((
-        plans.into_iter().flatten().collect(),
-        results(&targets)?,
-        report,
-    ))
+    Ok(Ready {
+        form,
+        reds,
+        kernel,
+        opts,
+        targets,
+        plans: plans.into_iter().flatten().collect(),
+    })
 }
 
 /// `clreduce reduce --split`.
@@ -186,9 +193,9 @@ pub fn run_split(a: &super::ReduceArgs, p: &Prepared) -> CliResult<bool> {
         .map(|q| q.device().label())
         .collect::<Vec<_>>()
         .join(" + ");
-    let (plans, got, report) = launch(&mq, a, p, &p.data, 0, |f, r, k, o| {
-        mq.parallel_for_reduce_with(f, r, k, o).map(Some)
-    })?;
+    let r = ready(&mq, a, p, &p.data, 0)?;
+    let report = Some(mq.parallel_for_reduce_with(r.form, r.reds, r.kernel, r.opts)?);
+    let (plans, got) = (r.plans, results(&r.targets)?);
     let extra = report.as_ref().map_or(0, |r| r.shares.len() as u64);
     report_outcome(
         a,
@@ -251,27 +258,29 @@ fn report_outcome(a: &super::ReduceArgs, p: &Prepared, o: Outcome) -> CliResult<
             j["local_ns"] = local.into();
             j["combine_ns"] = combine.into();
         }
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&json!([j])).expect("JSON")
         );
         return Ok(ok);
     }
-    println!("device:    {}", o.label);
-    println!(
+    outln!("device:    {}", o.label);
+    outln!(
         "input:     x = {} x {}, {}",
-        p.spec.n, p.spec.ty, p.data_note
+        p.spec.n,
+        p.spec.ty,
+        p.data_note
     );
-    println!("body:      {}", p.body);
+    outln!("body:      {}", p.body);
     if let Some((ranks, local, combine)) = o.mpi {
-        println!(
+        outln!(
             "mpi:       {ranks} rank(s); rank 0: local reduction {:.1} us, status + exchange + write {:.1} us",
             local as f64 / 1e3,
             combine as f64 / 1e3
         );
     }
     for s in &shares {
-        println!(
+        outln!(
             "share:     {}: {} unit(s) ({} indices from {}), {}, {:.1} us{}",
             s.device,
             s.units,
@@ -285,23 +294,23 @@ fn report_outcome(a: &super::ReduceArgs, p: &Prepared, o: Outcome) -> CliResult<
         );
     }
     if let (Some(r), None) = (&o.report, o.mpi) {
-        println!("combine:   {:.1} us on the host", r.combine_ns as f64 / 1e3);
+        outln!("combine:   {:.1} us on the host", r.combine_ns as f64 / 1e3);
     }
     for plan in &o.plans {
-        print!("{plan}");
+        out!("{plan}");
     }
     for (k, (v, verdict)) in p.spec.vars.iter().zip(&verdicts).enumerate() {
-        println!("var {k}:     {}", v.label());
+        outln!("var {k}:     {}", v.label());
         for l in verdict.lines() {
-            println!("{l}");
+            outln!("{l}");
         }
     }
     let total = p.spec.vars.len();
     let passed = verdicts.iter().filter(|v| v.ok).count();
     if ok {
-        println!("PASS:      {passed} of {total} variable(s) match the host reference ({} host combination(s) added to the bound's depth)", o.extra);
+        outln!("PASS:      {passed} of {total} variable(s) match the host reference ({} host combination(s) added to the bound's depth)", o.extra);
     } else {
-        println!(
+        outln!(
             "FAIL:      {} of {total} variable(s) differ from the host reference",
             total - passed
         );
@@ -330,21 +339,29 @@ pub fn run_mpi(a: &super::ReduceArgs, p: &Prepared) -> CliResult<bool> {
     })?;
     let world = universe.world();
     let (rank, size) = (world.rank() as u64, world.size() as u64);
-    let mq = if a.split {
-        multi_queue(a)?
-    } else {
-        let d = crate::args::rank_device(a.common.device.as_deref(), rank as usize)?;
-        MultiQueue::new(&[queue_on(&d, &a.common)?])?
-    };
-    let (units, per) = units_of(&p.spec.form)?;
-    let (lo, hi) = (units * rank / size * per, units * (rank + 1) / size * per);
-    let block = slice(&p.data, lo as usize, hi as usize);
-    let mut times = (0, 0);
-    let (plans, got, report) = launch(&mq, a, p, &block, lo, |f, r, k, o| {
-        let rep = parallel_for_reduce(&world, &mq, f, r, k, o, Deliver::All)?;
-        times = (rep.local_ns, rep.combine_ns);
-        Ok(rep.local)
-    })?;
+    // Everything that can fail on one rank only (its device, its queue, its block's plan)
+    // comes before one agreement: a rank that failed would never enter the collective, and
+    // the others would wait in it forever.
+    let setup = (|| -> CliResult<(MultiQueue, Ready)> {
+        let mq = if a.split {
+            multi_queue(a)?
+        } else {
+            let d = crate::args::rank_device(a.common.device.as_deref(), rank as usize)?;
+            MultiQueue::new(&[queue_on(&d, &a.common)?])?
+        };
+        let (units, per) = units_of(&p.spec.form)?;
+        let (lo, hi) = (units * rank / size * per, units * (rank + 1) / size * per);
+        let block = slice(&p.data, lo as usize, hi as usize);
+        let r = ready(&mq, a, p, &block, lo)?;
+        Ok((mq, r))
+    })();
+    let failure = setup.as_ref().err().map(|e| e.to_string());
+    let agreed = clreduce::mpi::agree(&world, failure.as_deref());
+    let (mq, r) = setup?;
+    agreed?;
+    let rep = parallel_for_reduce(&world, &mq, r.form, r.reds, r.kernel, r.opts, Deliver::All)?;
+    let times = (rep.local_ns, rep.combine_ns);
+    let (plans, got, report) = (r.plans, results(&r.targets)?, rep.local);
     if rank != 0 {
         return Ok(true);
     }

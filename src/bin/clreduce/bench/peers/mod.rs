@@ -2,8 +2,10 @@
 //! benches/peers/pyopencl_reduction.py) on the CPU devices, torch and cupy
 //! (benches/peers/torch_cupy_sum.py) on an NVIDIA GPU, run after the sweep over the sizes it
 //! measured, and attached to the points they stand beside. The native rayon peer, which runs
-//! interleaved with the sweep, is in native.rs; starting Python in python.rs.
+//! interleaved with the sweep, is in native.rs; starting Python in python.rs; where the
+//! scripts are, in locate.rs.
 
+pub mod locate;
 pub mod native;
 pub mod python;
 
@@ -59,16 +61,23 @@ impl Sweep<'_> {
 
 /// Runs every peer that applies; returns their results and a note for each that was skipped
 /// or failed (also printed).
-pub fn run(root: &Path, s: &Sweep) -> (Vec<PeerPoint>, Vec<String>) {
+/// `dir` is the peers' folder ([`locate::find_here`]).
+pub fn run(root: &Path, dir: &Path, s: &Sweep) -> (Vec<PeerPoint>, Vec<String>) {
     let mut peers = Vec::new();
     let mut notes = Vec::new();
-    run_pyopencl(root, s, &mut peers, &mut notes);
-    run_torch_cupy(root, s, &mut peers, &mut notes);
+    run_pyopencl(root, dir, s, &mut peers, &mut notes);
+    run_torch_cupy(root, dir, s, &mut peers, &mut notes);
     (peers, notes)
 }
 
 /// PyOpenCL's ReductionKernel (f32 sum) on the CPU devices.
-fn run_pyopencl(root: &Path, s: &Sweep, peers: &mut Vec<PeerPoint>, notes: &mut Vec<String>) {
+fn run_pyopencl(
+    root: &Path,
+    dir: &Path,
+    s: &Sweep,
+    peers: &mut Vec<PeerPoint>,
+    notes: &mut Vec<String>,
+) {
     let cpu_sizes = s.sizes_of("f32-sum", &|d| d.kind == "cpu");
     let why = if cpu_sizes.is_empty() {
         Err("no f32-sum point on a CPU device".to_string())
@@ -76,7 +85,7 @@ fn run_pyopencl(root: &Path, s: &Sweep, peers: &mut Vec<PeerPoint>, notes: &mut 
         python::pyopencl_available(root)
     };
     if let Err(w) = why {
-        println!("peers: PyOpenCL skipped: {w}");
+        outln!("peers: PyOpenCL skipped: {w}");
         notes.push(format!("pyopencl: {w}"));
         return;
     }
@@ -85,18 +94,25 @@ fn run_pyopencl(root: &Path, s: &Sweep, peers: &mut Vec<PeerPoint>, notes: &mut 
         args.push("--device".into());
         args.push(d.label.clone());
     }
-    eprintln!("bench: running benches/peers/pyopencl_reduction.py");
-    match python::run_jsonl::<PeerPoint>(root, "benches/peers/pyopencl_reduction.py", &args) {
+    let script = dir.join("pyopencl_reduction.py");
+    errln!("bench: running {}", script.display());
+    match python::run_jsonl::<PeerPoint>(root, &script.to_string_lossy(), &args) {
         Ok(v) => peers.extend(v),
         Err(e) => {
-            println!("peers: PyOpenCL failed: {e}");
+            outln!("peers: PyOpenCL failed: {e}");
             notes.push(format!("pyopencl: {e}"));
         }
     }
 }
 
 /// torch and cupy on an NVIDIA GPU, for the cases they have a peer for.
-fn run_torch_cupy(root: &Path, s: &Sweep, peers: &mut Vec<PeerPoint>, notes: &mut Vec<String>) {
+fn run_torch_cupy(
+    root: &Path,
+    dir: &Path,
+    s: &Sweep,
+    peers: &mut Vec<PeerPoint>,
+    notes: &mut Vec<String>,
+) {
     let mut gpu_sizes = Vec::new();
     let mut gpu_cases = Vec::new();
     for c in s.cases.iter().filter(|c| has_gpu_peer(c)) {
@@ -114,15 +130,16 @@ fn run_torch_cupy(root: &Path, s: &Sweep, peers: &mut Vec<PeerPoint>, notes: &mu
     let mut args = s.args(&gpu_sizes);
     // The script's own order: sizes, cases, reps, warmup.
     args.splice(2..2, ["--cases".to_string(), gpu_cases.join(",")]);
-    eprintln!("bench: running benches/peers/torch_cupy_sum.py");
-    match python::run_jsonl::<PeerPoint>(root, "benches/peers/torch_cupy_sum.py", &args) {
+    let script = dir.join("torch_cupy_sum.py");
+    errln!("bench: running {}", script.display());
+    match python::run_jsonl::<PeerPoint>(root, &script.to_string_lossy(), &args) {
         Ok(v) if v.is_empty() => {
-            println!("peers: torch/cupy gave no result (see the notes above)");
+            outln!("peers: torch/cupy gave no result (see the notes above)");
             notes.push("torch/cupy: no result".into());
         }
         Ok(v) => peers.extend(v),
         Err(e) => {
-            println!("peers: torch/cupy failed: {e}");
+            outln!("peers: torch/cupy failed: {e}");
             notes.push(format!("torch/cupy: {e}"));
         }
     }

@@ -74,7 +74,7 @@ pub fn run_jsonl<T: serde::de::DeserializeOwned>(
         if line.starts_with('{') {
             match serde_json::from_str(line) {
                 Ok(p) => v.push(p),
-                Err(e) => eprintln!("bench: ignoring a line of {script}: {e}: {line}"),
+                Err(e) => errln!("bench: ignoring a line of {script}: {e}: {line}"),
             }
         }
     }

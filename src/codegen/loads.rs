@@ -1,0 +1,104 @@
+//! Reads of the 16-bit storage types in the user's body: `x[e]` on an f16 or bf16 buffer
+//! becomes `clr_ld_f16(x, (e))` or `clr_ld_bf16(x, (e))` (kernels/common.cl), a `float` read
+//! with core OpenCL's `vload_half` or a 16-bit shift, so that `sum += x[i]` works on every device
+//! without `cl_khr_fp16` (issue 29). Other uses of the name (passing `x` to `vload_half` or
+//! `vstore_half` by hand) are left alone; writing an element by subscript is an error.
+
+use super::names::{expr_end, next_use};
+use crate::error::{Error, Result};
+use crate::types::ElemType;
+
+/// The load macro of a storage type.
+fn loader(ty: ElemType) -> Option<&'static str> {
+    match ty {
+        ElemType::F16 => Some("clr_ld_f16"),
+        ElemType::BF16 => Some("clr_ld_bf16"),
+        _ => None,
+    }
+}
+
+/// Rewrites every subscripted read of the storage-type buffers among `params` (name, element
+/// type). Line breaks are kept, so build-log lines still map to the body.
+pub(crate) fn rewrite_loads(body: &str, params: &[(&str, ElemType)]) -> Result<String> {
+    let mut out = body.to_string();
+    for &(name, ty) in params {
+        let Some(ld) = loader(ty) else { continue };
+        let b = out.clone().into_bytes();
+        let mut res = String::with_capacity(b.len() + 32);
+        let (mut i, mut copied) = (0, 0);
+        while let Some(at) = next_use(&b, i, name) {
+            let mut k = at + name.len();
+            while k < b.len() && b[k].is_ascii_whitespace() {
+                k += 1;
+            }
+            if k >= b.len() || b[k] != b'[' {
+                i = at + name.len();
+                continue;
+            }
+            let end = expr_end(&b, k + 1);
+            if end >= b.len() || b[end] != b']' {
+                return Err(bad(name, ty, "unbalanced subscript"));
+            }
+            let rest = out[end + 1..].trim_start();
+            let pre = out[copied..at].trim_end();
+            let assigns = (rest.starts_with('=') && !rest.starts_with("=="))
+                || [
+                    "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", "++", "--",
+                ]
+                .iter()
+                .any(|o| rest.starts_with(o))
+                || pre.ends_with("++")
+                || pre.ends_with("--");
+            if assigns {
+                return Err(bad(
+                    name,
+                    ty,
+                    "an element is written by subscript; a body reads f16 and bf16 elements as \
+                     float and writes f16 with vstore_half(v, i, name)",
+                ));
+            }
+            res.push_str(&out[copied..at]);
+            // Loads inside the subscript too (`x[idx[x[i]]]`).
+            let index = rewrite_loads(&out[k + 1..end], params)?;
+            res.push_str(&format!("{ld}({name}, ({index}))"));
+            i = end + 1;
+            copied = i;
+        }
+        res.push_str(&out[copied..]);
+        out = res;
+    }
+    Ok(out)
+}
+
+fn bad(name: &str, ty: ElemType, problem: &str) -> Error {
+    Error::BadArgument {
+        name: name.to_string(),
+        problem: format!("{ty} buffer: {problem}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rewrite_loads;
+    use crate::types::ElemType::{BF16, F16, F32};
+
+    #[test]
+    fn subscripted_reads_become_loads() {
+        let p = [("x", F16), ("w", BF16), ("y", F32)];
+        let got = rewrite_loads("sum += x[i] * w[ (i + 1) % n ] + y[i]; // x[i]\nz = x;", &p);
+        assert_eq!(
+            got.unwrap(),
+            "sum += clr_ld_f16(x, (i)) * clr_ld_bf16(w, ( (i + 1) % n )) + y[i]; // x[i]\nz = x;"
+        );
+        let nested = rewrite_loads("sum += x[idx[w[i] > 0.5f]];", &p).unwrap();
+        assert_eq!(
+            nested,
+            "sum += clr_ld_f16(x, (idx[clr_ld_bf16(w, (i)) > 0.5f]));"
+        );
+        assert!(rewrite_loads("if (x[i] == 1.0f) sum += 1;", &p).is_ok());
+        for w in ["x[i] = 1.0f;", "x[i] += 2;", "x[i]++;", "++w[i];"] {
+            assert!(rewrite_loads(w, &p).is_err(), "{w}");
+        }
+        assert!(rewrite_loads("sum += x[i;", &p).is_err());
+    }
+}
