@@ -44,6 +44,44 @@
 #endif
 #define CLR_UNROLLED(i, s) CLR_UNROLLED_X(CLR_CALL, i, s)
 #define CLR_UNROLLED_TRY(i, s) CLR_UNROLLED_X(CLR_CALL_TRY, i, s)
+#define CLR_UNROLLED_REDO(i, s) CLR_UNROLLED_X(CLR_CALL_REDO, i, s)
+// The speculative loop's exact variable k: saved before a chunk (with a fresh block state),
+// restored for its redo, a step's block into its expansion, renormalized after a chunk.
+// (clr_xsaves_k of them: the expansions the try changes.)
+#define CLR_SPEC_SAVE(k) \
+    R##k##_A clr_save##k[clr_xsaves_##k]; \
+    for (int clr_u = 0; clr_u < clr_xsaves_##k; ++clr_u) clr_save##k[clr_u] = clr_a##k[clr_u]; \
+    clr_xbs_t_##k clr_xbs##k = clr_xbs_zero_##k();
+#define CLR_SPEC_RESTORE(k) \
+    for (int clr_u = 0; clr_u < clr_xsaves_##k; ++clr_u) clr_a##k[clr_u] = clr_save##k[clr_u];
+#define CLR_SPEC_BLKEND(k) clr_a##k[0] = clr_xblkend_##k(clr_a##k[0], &clr_xbs##k, &clr_bad);
+#define CLR_SPEC_RENORM(k) \
+    for (int clr_u = 0; clr_u < CLR_UNROLL; ++clr_u) clr_a##k[clr_u] = clr_xrenorm_##k(clr_a##k[clr_u]);
+// The exact sums' speculative loop over i, with s between the unrolled indices and end the
+// bound (kernels/var_exact.cl): chunks of CLR_SPEC_CHUNK unrolled steps through the
+// branch-free try (a block ending every CLR_XBLK steps); a flagged chunk runs again exactly,
+// from the expansions saved before it (the body only reads: running it twice is harmless), the
+// other variables into throwaway accumulators (the try counted them once).
+#define CLR_SPEC_RUN(s, end)                                                                      \
+    while (i + (CLR_UNROLL - 1) * (s) < (end)) {                                                  \
+        const CLR_IDX clr_i0 = i;                                                                 \
+        CLR_FOR_SPEC(CLR_SPEC_SAVE)                                                               \
+        uint clr_bad = 0;                                                                         \
+        for (uint clr_c = 0; clr_c < CLR_SPEC_CHUNK && i + (CLR_UNROLL - 1) * (s) < (end); clr_c += CLR_XBLK) { \
+            for (uint clr_b = 0; clr_b < CLR_XBLK && i + (CLR_UNROLL - 1) * (s) < (end); ++clr_b, i += CLR_UNROLL * (s)) { \
+                CLR_UNROLLED_TRY(i, (s))                                                          \
+            }                                                                                     \
+            CLR_FOR_SPEC(CLR_SPEC_BLKEND)                                                         \
+        }                                                                                         \
+        if (clr_bad) {                                                                            \
+            CLR_FOR_SPEC(CLR_SPEC_RESTORE)                                                        \
+            CLR_REDO_DECL                                                                         \
+            for (CLR_IDX clr_j = clr_i0; clr_j < i; clr_j += CLR_UNROLL * (s)) {                  \
+                CLR_UNROLLED_REDO(clr_j, (s))                                                     \
+            }                                                                                     \
+        }                                                                                         \
+        CLR_FOR_SPEC(CLR_SPEC_RENORM)                                                             \
+    }
 #ifndef CLR_SPEC_CHUNK
 #define CLR_SPEC_CHUNK 16u
 #endif
@@ -75,25 +113,7 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global uint* clr_counter C
         const CLR_IDX clr_stride = (CLR_IDX)clr_ngroups * CLR_WG;
         CLR_IDX i = (CLR_IDX)get_group_id(0) * CLR_WG + clr_lid;
 #if CLR_SPEC
-        // The exact sum's speculative loop (kernels/var_exact.cl): chunks of CLR_SPEC_CHUNK
-        // unrolled steps through the branch-free try; a flagged chunk runs again exactly, from
-        // the expansions saved before it (the body only reads: running it twice is harmless).
-        while (i + (CLR_UNROLL - 1) * clr_stride < clr_n) {
-            const CLR_IDX clr_i0 = i;
-            R0_A clr_save[CLR_UNROLL];
-            for (int clr_u = 0; clr_u < CLR_UNROLL; ++clr_u) clr_save[clr_u] = clr_a0[clr_u];
-            uint clr_bad = 0;
-            for (uint clr_c = 0; clr_c < CLR_SPEC_CHUNK && i + (CLR_UNROLL - 1) * clr_stride < clr_n; ++clr_c, i += CLR_UNROLL * clr_stride) {
-                CLR_UNROLLED_TRY(i, clr_stride)
-            }
-            if (clr_bad) {
-                for (int clr_u = 0; clr_u < CLR_UNROLL; ++clr_u) clr_a0[clr_u] = clr_save[clr_u];
-                for (CLR_IDX clr_j = clr_i0; clr_j < i; clr_j += CLR_UNROLL * clr_stride) {
-                    CLR_UNROLLED(clr_j, clr_stride)
-                }
-            }
-            for (int clr_u = 0; clr_u < CLR_UNROLL; ++clr_u) clr_a0[clr_u] = clr_xrenorm_0(clr_a0[clr_u]);
-        }
+        CLR_SPEC_RUN(clr_stride, clr_n)
 #else
         for (; i + (CLR_UNROLL - 1) * clr_stride < clr_n; i += CLR_UNROLL * clr_stride) {
             CLR_UNROLLED(i, clr_stride)
@@ -110,9 +130,13 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global uint* clr_counter C
         const CLR_IDX clr_start = ((CLR_IDX)get_group_id(0) * CLR_WG + clr_lid) * clr_chunk;
         const CLR_IDX clr_end = clr_start < clr_n ? (clr_n - clr_start < clr_chunk ? clr_n : clr_start + clr_chunk) : clr_start;
         CLR_IDX i = clr_start;
+#if CLR_SPEC
+        CLR_SPEC_RUN(1, clr_end)
+#else
         for (; i + (CLR_UNROLL - 1) < clr_end; i += CLR_UNROLL) {
             CLR_UNROLLED(i, 1)
         }
+#endif
         for (; i < clr_end; ++i) CLR_CALL(i, 0);
     }
 #else

@@ -184,18 +184,88 @@ CLR_X_INLINE void VAR(clr_xflush)(VA e, VX_PTR s) {
 }
 
 #if VXSPEC
-// The speculative loop's element (kernels/reduce.cl CLR_SPEC): every TwoSum, no branch, no
-// deposit; *bad flags an element outside the window or a residue, and the chunk runs again.
-// (One TwoSum per f32 element, flagging any error, was tried and was slower on the H200;
-// design/exact.md has the kit's measurements.)
-CLR_X_INLINE VA VAR(clr_xtry)(VA e, VT v, __private uint* bad) {
-#if VXF == 32 && VXE == CLR_XE_E2D
+// ---- the speculative loop (kernels/reduce.cl CLR_SPEC) -------------------------------------
+// Each chunk runs the body through clr_body_try: an exact sum's `sum += v` is VAR(clr_xtry),
+// every TwoSum with no branch and no deposit, and *bad flags an element outside the window or
+// a residue (the chunk then runs again exactly, through clr_xpush). After each step of
+// CLR_XBLK unrolled iterations, VAR(clr_xblkend); after each chunk, VAR(clr_xrenorm).
+//
+// f32 data in doubles (CLR_XSPEC_BLK 1, the default): the block pre-sum. The step's elements
+// (CLR_UNROLL x CLR_XBLK of them, every accumulator's) are summed in one plain double of the
+// block state VAR(clr_xbs_t), tracking the largest and smallest nonzero exponent field;
+// VAR(clr_xblkend) flags a span wider than 29 - lb (2^lb >= the block's elements, so each plain
+// addition was exact: design/exact.md, "Try") and runs the double through accumulator 0's
+// cascade. One cascade per block instead of one per element. CLR_XSPEC_BLK 0: every element
+// through its accumulator's cascade (clr_x_try_f32d). Both are -D switches
+// (CLREDUCE_EXTRA_OPTIONS), for A/B runs; f64 and three-float sums have no block.
+#ifndef CLR_XBLK
+#define CLR_XBLK 1
+#endif
+#ifndef CLR_XSPEC_BLK
+#define CLR_XSPEC_BLK 1
+#endif
+#undef VX_SBLK
+#if VXF == 32 && VXE == CLR_XE_E2D && CLR_XSPEC_BLK
+#define VX_SBLK 1
+#else
+#define VX_SBLK 0
+#endif
+#if CLR_UNROLL * CLR_XBLK <= 1
+#define CLR_XBLK_LB 0u
+#elif CLR_UNROLL * CLR_XBLK <= 2
+#define CLR_XBLK_LB 1u
+#elif CLR_UNROLL * CLR_XBLK <= 4
+#define CLR_XBLK_LB 2u
+#elif CLR_UNROLL * CLR_XBLK <= 8
+#define CLR_XBLK_LB 3u
+#elif CLR_UNROLL * CLR_XBLK <= 16
+#define CLR_XBLK_LB 4u
+#elif CLR_UNROLL * CLR_XBLK <= 32
+#define CLR_XBLK_LB 5u
+#else
+#error "clreduce: CLR_UNROLL * CLR_XBLK must be at most 32"
+#endif
+#if VX_SBLK
+typedef struct {
+    double d;
+    uint emax;
+    uint emin;
+} VAR(clr_xbs_t);
+CLR_X_INLINE VAR(clr_xbs_t) VAR(clr_xbs_zero)(void) {
+    VAR(clr_xbs_t) b;
+    b.d = 0.0;
+    b.emax = 0u;
+    b.emin = 0xffu;
+    return b;
+}
+#else
+typedef uint VAR(clr_xbs_t);
+CLR_X_INLINE VAR(clr_xbs_t) VAR(clr_xbs_zero)(void) { return 0u; }
+#endif
+
+// How many of the work-item's CLR_UNROLL expansions a chunk saves for its redo: with blocks the
+// try changes only accumulator 0 (fewer registers held through the chunk), else every one.
+enum { VAR(clr_xsaves) = VX_SBLK ? 1 : CLR_UNROLL };
+
+CLR_X_INLINE VA VAR(clr_xtry)(VA e, __private VAR(clr_xbs_t)* blk, VT v, __private uint* bad) {
+#if VX_SBLK
+    blk->d = clr_x_blk_add(blk->d, as_uint(v), &blk->emax, &blk->emin, bad);
+    return e;
+#elif VXF == 32 && VXE == CLR_XE_E2D
     return clr_x_try_f32d(e, as_uint(v), bad);
 #elif VXF == 32
     return clr_x_try_f32f(e, as_uint(v), bad);
 #else
     return clr_x_try_f64d(e, v, bad);
 #endif
+}
+// After each step: the block's double through the cascade of accumulator e, a new block.
+CLR_X_INLINE VA VAR(clr_xblkend)(VA e, __private VAR(clr_xbs_t)* blk, __private uint* bad) {
+#if VX_SBLK
+    e = clr_x_try_blk_f32d(e, blk->d, blk->emax, blk->emin, CLR_XBLK_LB, bad);
+    *blk = VAR(clr_xbs_zero)();
+#endif
+    return e;
 }
 // After each chunk: the same value with a small second component (fewer residues later).
 CLR_X_INLINE VA VAR(clr_xrenorm)(VA e) {

@@ -622,15 +622,28 @@ proptest! {
     }
 }
 
-/// The speculative loop (on by default on GPUs only), forced on every device here: random data
-/// takes the branch-free path; adversarial data flags chunks, which run again exactly.
+/// The speculative loop (on by default on GPUs only), forced on every device here, in the
+/// grid-stride order (GPUs) and the contiguous one (CPUs): random data takes the branch-free
+/// path; adversarial data flags chunks, which run again exactly.
 #[test]
 fn speculative_loop_is_exact() {
-    use clreduce::plan::{IndexOrder, Tuning};
-    let mut tally = Tally::new("exact::speculative_loop_is_exact");
+    use clreduce::plan::IndexOrder;
+    speculative_loop_in(IndexOrder::GridStride);
+}
+
+/// [`speculative_loop_is_exact`] in the contiguous order.
+#[test]
+fn speculative_loop_is_exact_contiguous() {
+    use clreduce::plan::IndexOrder;
+    speculative_loop_in(IndexOrder::Contiguous);
+}
+
+fn speculative_loop_in(order: clreduce::plan::IndexOrder) {
+    use clreduce::plan::Tuning;
+    let mut tally = Tally::new(&format!("exact::speculative_loop_is_exact {order:?}"));
     let tuning = Tuning {
         spec: Some(true),
-        order: Some(IndexOrder::GridStride),
+        order: Some(order),
         ..Tuning::default()
     };
     let opts = Options {
@@ -695,6 +708,129 @@ fn speculative_loop_is_exact() {
                 o
             };
             tally.record(&dev, &format!("{} f64", p.name()), o);
+        }
+    }
+    tally.finish();
+}
+
+/// One launch of an exact f32 sum beside min, max, an exact f64 sum and an integer count
+/// (`cnt += 1` per element: a redone chunk must not count twice), the speculative loop forced
+/// on every device here, in the grid-stride and the contiguous orders: the exact sums' bits equal the single-variable exact sums' (the host's
+/// correctly rounded sums, which `speculative_loop_is_exact` holds the one-variable launch to),
+/// the others equal the same launch without the speculative loop, and the count is n.
+#[test]
+fn speculative_loop_beside_other_variables() {
+    use clreduce::plan::{IndexOrder, Tuning};
+    let mut tally = Tally::new("exact::speculative_loop_beside_other_variables");
+    let opts = |spec: bool, order: IndexOrder| {
+        Options {
+            tuning: Some(Tuning {
+                spec: Some(spec),
+                order: Some(order),
+                ..Tuning::default()
+            }),
+            ..Options::default()
+        }
+        .exact()
+    };
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(5, |d| d.as_secs());
+    for q in queues() {
+        let _serial = sim_lock(q.device());
+        let dev = short(q.device());
+        if !q.caps().fp64 {
+            tally.skip(
+                &dev,
+                "all",
+                "no fp64 on the device (the launch holds an f64 sum)",
+            );
+            continue;
+        }
+        let n = if q.device().is_simulator() {
+            3001
+        } else {
+            200_003
+        };
+        let orders = [IndexOrder::GridStride, IndexOrder::Contiguous];
+        for (p, order) in [
+            Pattern::Random,
+            Pattern::Cancel,
+            Pattern::Spread,
+            Pattern::Ties,
+            Pattern::NaNs,
+        ]
+        .into_iter()
+        .flat_map(|p| orders.map(|o| (p, o)))
+        {
+            let case = format!("{} {order:?} seed {seed}", p.name());
+            let f = f32s(p, n, seed);
+            let d = f64s(p, n, seed ^ 0x5eed);
+            let run = |spec: bool| -> Result<(Vec<u64>, Option<clreduce::Plan>), Error> {
+                let x = q.buffer_from(&f)?;
+                let y = q.buffer_from(&d)?;
+                let s32 = q.buffer_from(&[0.5f32])?;
+                let mn = q.buffer_from(&[0.0f32])?;
+                let mx = q.buffer_from(&[0.0f32])?;
+                let s64 = q.buffer_from(&[-0.25f64])?;
+                let cnt = q.buffer_from(&[0u32])?;
+                let ev = q.parallel_for_reduce_with(
+                    Range::new(n as u64),
+                    vec![
+                        reduction(&s32, Op::Plus),
+                        reduction(&mn, Op::Minimum).initialize_to_identity(),
+                        reduction(&mx, Op::Maximum).initialize_to_identity(),
+                        reduction(&s64, Op::Plus),
+                        reduction(&cnt, Op::Plus),
+                    ],
+                    Kernel::new(
+                        "sum += x[i]; combine(sum1, x[i]); combine(sum2, x[i]); sum3 += y[i]; sum4 += 1u;",
+                    )
+                    .arg("x", &x)
+                    .arg("y", &y),
+                    opts(spec, order),
+                )?;
+                let bits = vec![
+                    s32.get(0)?.to_bits() as u64,
+                    mn.get(0)?.to_bits() as u64,
+                    mx.get(0)?.to_bits() as u64,
+                    s64.get(0)?.to_bits(),
+                    cnt.get(0)? as u64,
+                ];
+                Ok((bits, ev.plan().cloned()))
+            };
+            let (on, off) = match (run(true), run(false)) {
+                (Ok(on), Ok(off)) => (on, off),
+                (Err(e), _) | (_, Err(e)) => {
+                    match skip_reason(&e) {
+                        Some(r) => tally.skip(&dev, &case, &r),
+                        None => tally.fail(&dev, &case, &format!("launch: {e}")),
+                    }
+                    continue;
+                }
+            };
+            let speculated = on.1.as_ref().is_some_and(|p| {
+                p.vars.iter().filter_map(|v| v.exact).count() == 2
+                    && p.vars.iter().filter_map(|v| v.exact).all(|e| e.speculative)
+            });
+            let want32 = sum_f32(&[&[0.5f32][..], &f].concat()).to_bits() as u64;
+            let want64 = sum_f64(&[&[-0.25f64][..], &d].concat()).to_bits();
+            let want = [want32, off.0[1], off.0[2], want64, n as u64];
+            let o = if !speculated {
+                Outcome::Fail(
+                    "the plan did not take the speculative loop for both exact sums".into(),
+                )
+            } else if on.0 != want {
+                Outcome::Fail(format!(
+                    "got bits {:x?}, want {want:x?} (exact f32, min, max, exact f64, count)",
+                    on.0
+                ))
+            } else if off.0[0] != want32 || off.0[3] != want64 {
+                Outcome::Fail(format!("without the speculative loop: {:x?}", off.0))
+            } else {
+                Outcome::Pass
+            };
+            tally.record(&dev, &case, o);
         }
     }
     tally.finish();

@@ -135,6 +135,79 @@ fn integer_ops_equal_one_device() {
     }
 }
 
+/// The speculative loop forced in every share (exact f32 sum + min, the shares' raw
+/// superaccumulators merged on the host): the same bits as the host's exact sum.
+#[test]
+fn exact_split_speculates() {
+    use clreduce::plan::Tuning;
+    let n = 20_011usize;
+    let opts = Options {
+        tuning: Some(Tuning {
+            spec: Some(true),
+            ..Tuning::default()
+        }),
+        ..Options::default()
+    }
+    .exact();
+    for (name, mq) in configs() {
+        for p in [
+            Pattern::Random,
+            Pattern::Cancel,
+            Pattern::Spread,
+            Pattern::NaNs,
+        ] {
+            let d = f32s(p, n, 0x5eed ^ 3);
+            let want = sum_f32(&[&[0.5f32][..], &d].concat());
+            for split in splits(n as u64, mq.len()) {
+                let x = mq.scatter_with(&d, &split, 1).unwrap();
+                let s = mq.queue(0).buffer_from(&[0.5f32]).unwrap();
+                let lo = mq.queue(0).buffer_from(&[0.0f32]).unwrap();
+                mq.parallel_for_reduce_with(
+                    Range::new(n as u64),
+                    vec![
+                        reduction(&s, Op::Plus),
+                        reduction(&lo, Op::Minimum).initialize_to_identity(),
+                    ],
+                    MultiKernel::new("sum += x[i]; combine(sum1, x[i]);").arg("x", &x),
+                    opts,
+                )
+                .unwrap();
+                let got = s.get(0).unwrap();
+                assert_eq!(
+                    got.to_bits(),
+                    want.to_bits(),
+                    "{name} {} {:?}: {got:e} vs {want:e}",
+                    p.name(),
+                    split.counts()
+                );
+            }
+        }
+        // The shares plan as a single queue does: the same options speculate on each device.
+        for q in mq.queues() {
+            let x = q.buffer_from(&[1.0f32; 4096]).unwrap();
+            let s = q.buffer_from(&[0.0f32]).unwrap();
+            let lo = q.buffer_from(&[0.0f32]).unwrap();
+            let ev = q
+                .parallel_for_reduce_with(
+                    Range::new(4096),
+                    vec![
+                        reduction(&s, Op::Plus),
+                        reduction(&lo, Op::Minimum).initialize_to_identity(),
+                    ],
+                    Kernel::new("sum += x[i]; combine(sum1, x[i]);").arg("x", &x),
+                    opts,
+                )
+                .unwrap();
+            let spec = ev
+                .plan()
+                .and_then(|p| p.vars[0].exact)
+                .is_some_and(|e| e.speculative);
+            assert!(spec, "{name}: the plan did not take the speculative loop");
+        }
+        println!("PASS {name}: 4 patterns x 2 splits, speculative shares bit-identical to the host's exact sum");
+    }
+}
+
 #[test]
 fn exact_sums_are_bit_identical() {
     let n = 20_011usize;

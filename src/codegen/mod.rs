@@ -145,7 +145,13 @@ fn reducer_arg(k: usize, v: &VarPlan) -> String {
 }
 
 /// The reducer macros the body sees for variable `k` named `name`.
-fn reducer_macros(k: usize, v: &VarPlan, name: &str) -> String {
+fn reducer_macros(k: usize, v: &VarPlan, name: &str, try_mode: bool) -> String {
+    if try_mode && v.exact.is_some() {
+        // The speculative loop's body: the expansion's branch-free try, flagging the chunk.
+        return format!(
+            "#define {name}_combine(v) ((*clr_r{k}) = clr_xtry_{k}((*clr_r{k}), clr_b{k}, (v), clr_bad))\n"
+        );
+    }
     if v.span.is_some() {
         // Span subscripts were rewritten to NAME_combine(index, value) (see rewrite_spans).
         return format!("#define {name}_combine(e, x) clr_supd_{k}(clr_r{k}, (size_t)(e), (x))\n");
@@ -195,9 +201,9 @@ pub(crate) fn generate(
     s.push_str(&kernel_source("item.cl", ITEM_CL));
     let user_params = user_params(caps, params);
     s.push_str(&glue(plan, params, &user_params));
-    let body_first_line = push_body(&mut s, plan, names, body, &user_params);
+    let body_first_line = push_body(&mut s, plan, names, body, &user_params, false);
     if options::speculative(plan) {
-        push_body_try(&mut s, plan, &names[0], body, &user_params);
+        push_body(&mut s, plan, names, body, &user_params, true);
     }
     match &plan.segment {
         Some(sp) => {
@@ -381,24 +387,55 @@ fn glue(plan: &Plan, params: &[(String, ParamKind)], user_params: &str) -> Strin
         "#define CLR_CALL(clr_ci, clr_cu) clr_body((clr_ci), clr_n{accs}{user_args})\n"
     ));
     if options::speculative(plan) {
-        // The speculative loop's calls: the exact variable's expansion and the chunk's flag.
-        s.push_str(&format!(
-            "#define CLR_CALL_TRY(clr_ci, clr_cu) clr_body_try((clr_ci), clr_n, &clr_a0[clr_cu], &clr_bad{user_args})\n"
-        ));
+        s.push_str(&spec_glue(plan, &user_args));
     }
     s
 }
 
-/// The body once more as `clr_body_try`, for the speculative loop of a launch whose only
-/// variable is an exact sum: its combine is the expansion's branch-free try, flagging `clr_bad`.
-fn push_body_try(s: &mut String, plan: &Plan, name: &str, body: &str, user_params: &str) {
-    let idx = if plan.wide_index { "ulong" } else { "uint" };
-    let a = acc_type(0, &plan.vars[0]);
+/// The speculative loop's macros (kernels/reduce.cl CLR_SPEC): CLR_FOR_SPEC lists the exact
+/// variables (saved before a chunk, restored for its redo, renormalized after it); CLR_CALL_TRY
+/// calls `clr_body_try` (exact sums through the branch-free try, flagging `clr_bad`, the other
+/// variables as usual); CLR_CALL_REDO runs the body exactly for the exact sums, the other
+/// variables into CLR_REDO_DECL's throwaway accumulators (the try already counted them).
+fn spec_glue(plan: &Plan, user_args: &str) -> String {
+    let exact: Vec<usize> = (0..plan.vars.len())
+        .filter(|&k| plan.vars[k].exact.is_some())
+        .collect();
+    let fors: String = exact.iter().map(|k| format!(" X({k})")).collect();
+    let mut s = format!("#define CLR_FOR_SPEC(X){fors}\n");
+    let accs: String = plan
+        .vars
+        .iter()
+        .enumerate()
+        .map(|(k, v)| match v.exact {
+            Some(_) => format!(", &clr_a{k}[clr_cu], &clr_xbs{k}"),
+            None => format!(", {}", reducer_arg(k, v)),
+        })
+        .collect();
     s.push_str(&format!(
-        "static inline __attribute__((always_inline)) void clr_body_try(const {idx} i, const {idx} n, {a}* clr_r0, __private uint* clr_bad{user_params}) {{\n#define {name}_combine(v) ((*clr_r0) = clr_xtry_0((*clr_r0), (v), clr_bad))\n"
+        "#define CLR_CALL_TRY(clr_ci, clr_cu) clr_body_try((clr_ci), clr_n{accs}, &clr_bad{user_args})\n"
     ));
-    push_body_block(s, body);
-    s.push_str(&format!("#undef {name}_combine\n}}\n"));
+    let redo: String = plan
+        .vars
+        .iter()
+        .enumerate()
+        .map(|(k, v)| match v.exact {
+            Some(_) => format!(", {}", reducer_arg(k, v)),
+            None => format!(", &clr_t{k}"),
+        })
+        .collect();
+    let decl: String = plan
+        .vars
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.exact.is_none())
+        .map(|(k, _)| format!(" R{k}_A clr_t{k} = clr_identity_{k}();"))
+        .collect();
+    s.push_str(&format!("#define CLR_REDO_DECL{decl}\n"));
+    s.push_str(&format!(
+        "#define CLR_CALL_REDO(clr_ci, clr_cu) clr_body((clr_ci), clr_n{redo}{user_args})\n"
+    ));
+    s
 }
 
 /// The body in a block of its own, after `item` where the body uses it. Returns the source
@@ -419,20 +456,29 @@ fn push_body_block(s: &mut String, body: &str) -> usize {
 
 /// The user body inside `clr_body`, with each reducer visible under its name (and, for a
 /// multi-dimensional nd_range, OpenCL's id functions in the user's dimensions). Returns the
-/// source line where the body starts.
+/// source line where the body starts. `try_mode`: the body once more as `clr_body_try` for the
+/// speculative loop, its exact sums through the branch-free try flagging `clr_bad`.
 fn push_body(
     s: &mut String,
     plan: &Plan,
     names: &[String],
     body: &str,
     user_params: &str,
+    try_mode: bool,
 ) -> usize {
     let idx = if plan.wide_index { "ulong" } else { "uint" };
     let reducer_params: String = plan
         .vars
         .iter()
         .enumerate()
-        .map(|(k, v)| format!(", {}", reducer_param(k, v)))
+        .map(|(k, v)| match v.exact {
+            // The speculative body's exact sum: its expansion and the step's block state.
+            Some(_) if try_mode => format!(
+                ", {}* clr_r{k}, __private clr_xbs_t_{k}* clr_b{k}",
+                acc_type(k, v)
+            ),
+            _ => format!(", {}", reducer_param(k, v)),
+        })
         .collect();
     // With an exact sum the body is forced inline, as every function of kernels/exact.cl is:
     // PoCL's LLVM 15 crashes in the inliner's cost analysis (llvm::getInlineCost) on a call of
@@ -442,11 +488,16 @@ fn push_body(
     } else {
         "static inline"
     };
+    let (fname, bad) = if try_mode {
+        ("clr_body_try", ", __private uint* clr_bad")
+    } else {
+        ("clr_body", "")
+    };
     s.push_str(&format!(
-        "{inline} void clr_body(const {idx} i, const {idx} n{reducer_params}{user_params}) {{\n"
+        "{inline} void {fname}(const {idx} i, const {idx} n{reducer_params}{bad}{user_params}) {{\n"
     ));
     for (k, (name, v)) in names.iter().zip(&plan.vars).enumerate() {
-        s.push_str(&reducer_macros(k, v, name));
+        s.push_str(&reducer_macros(k, v, name, try_mode));
     }
     let nd_multi = plan.shape.rank > 1 && matches!(plan.form, FormRequest::NdRange { .. });
     if nd_multi {

@@ -177,21 +177,23 @@ pub(super) fn check_nd_groups(caps: &DeviceCaps, form: FormRequest, any_exact: b
     Ok(())
 }
 
-/// Whether the launch's one exact sum runs the speculative loop: a single exact scalar
-/// variable, a body that only reads (its chunks may run twice), the grid-stride order; on GPUs
-/// by default, where the branch-free loop is what keeps the double-precision units fed
-/// (design/exact.md), or as `CLREDUCE_TUNE=spec=0|1` says.
+/// Whether the launch's exact sums run the speculative loop: every exact variable a scalar, no
+/// variable a span, a body that only reads (a flagged chunk runs again), the grid-stride order
+/// (GPUs) or the contiguous one (CPUs: each work-item's chunks of consecutive elements);
+/// on GPUs by default, where the branch-free loop is what keeps the double-precision units fed
+/// (design/exact.md), or as `CLREDUCE_TUNE=spec=0|1` says. The other variables (min, max,
+/// integers, ...) ride along: the chunk's try runs them once, and a redo runs them into
+/// accumulators it throws away (kernels/reduce.cl), so each element still counts once.
 pub(super) fn speculate(
     caps: &DeviceCaps,
     req: &Request,
     order: IndexOrder,
     vars: &[super::model::VarPlan],
 ) -> bool {
-    let [v] = vars else { return false };
-    let applies = v.exact.is_some()
-        && v.span.is_none()
+    let applies = vars.iter().any(|v| v.exact.is_some())
+        && vars.iter().all(|v| v.span.is_none())
         && req.pure_body
-        && order == IndexOrder::GridStride
+        && matches!(order, IndexOrder::GridStride | IndexOrder::Contiguous)
         && matches!(req.form, FormRequest::Range { .. });
     let wanted = req
         .tuning

@@ -74,6 +74,9 @@ impl fmt::Display for Plan {
                         super::model::SaccStore::LocalRows => "one row per work-item in local memory",
                     }
                 )?;
+                if e.speculative {
+                    writeln!(f, "    speculative loop: chunks through the branch-free try, a flagged chunk runs again exactly")?;
+                }
             }
             writeln!(f, "    work-group step: {}", v.group_reason)?;
             writeln!(f, "    cross-group step: {}", v.cross_reason)?;

@@ -331,10 +331,12 @@ fn assemble(
     mut vars: Vec<VarPlan>,
 ) -> Result<Plan> {
     if exact::speculate(caps, req, geo.order, &vars) {
-        if let Some(e) = vars[0].exact.as_mut() {
-            e.speculative = true;
+        for v in vars.iter_mut() {
+            if let Some(e) = v.exact.as_mut() {
+                e.speculative = true;
+                v.acc_bytes = e.acc_bytes();
+            }
         }
-        vars[0].acc_bytes = vars[0].exact.map_or(vars[0].acc_bytes, |e| e.acc_bytes());
     }
     let needs: Vec<Need> = vars.iter().map(Need::of_plan).collect();
     let local_need = geometry::local_bytes(caps, &needs, geo.local);

@@ -96,8 +96,9 @@ pub struct ExactPlan {
     /// Where each work-group's superaccumulator lives.
     pub store: SaccStore,
     /// The speculative loop: chunks of elements go through the expansion's TwoSums with no
-    /// branch and no deposit, only a flag; a flagged chunk is run again exactly (a single
-    /// exact variable with a body that only reads, in the grid-stride order).
+    /// branch and no deposit, only a flag; a flagged chunk is run again exactly (every exact
+    /// variable of a launch without spans whose body only reads, in the grid-stride or the
+    /// contiguous order).
     pub speculative: bool,
 }
 

@@ -542,3 +542,36 @@ fn exact_spans_keep_their_superaccumulators_where_they_fit() {
         .apply(&fixtures::nvidia_h200());
     assert!(matches!(plan(&caps, &r), Err(Error::Unsupported { .. })));
 }
+
+#[test]
+fn every_exact_sum_of_a_launch_speculates_beside_other_variables() {
+    // Exact sum + min + max, and a second exact sum beside an integer sum: every exact variable
+    // takes the speculative loop on a GPU, the others stay plain.
+    let mut r = exact_req(N, Op::Plus, ElemType::F32);
+    r.vars.push(VarRequest::new(Op::Minimum, ElemType::F32));
+    r.vars.push(VarRequest::new(Op::Maximum, ElemType::F32));
+    r.vars.push(VarRequest::new(Op::Plus, ElemType::F64));
+    r.vars.push(VarRequest::new(Op::Plus, ElemType::I32));
+    let p = plan(&fixtures::nvidia_h200(), &r).unwrap();
+    let spec: Vec<Option<bool>> = p
+        .vars
+        .iter()
+        .map(|v| v.exact.map(|e| e.speculative))
+        .collect();
+    assert_eq!(spec, [Some(true), None, None, Some(true), None]);
+    // A span anywhere in the launch keeps the exact sums on the branchy loop.
+    r.vars[1].span = Some(4);
+    let p = plan(&fixtures::nvidia_h200(), &r).unwrap();
+    assert!(p
+        .vars
+        .iter()
+        .all(|v| v.exact.is_none_or(|e| !e.speculative)));
+    // A body that writes memory cannot run a chunk twice.
+    r.vars[1].span = None;
+    r.pure_body = false;
+    let p = plan(&fixtures::nvidia_h200(), &r).unwrap();
+    assert!(p
+        .vars
+        .iter()
+        .all(|v| v.exact.is_none_or(|e| !e.speculative)));
+}

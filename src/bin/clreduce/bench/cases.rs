@@ -37,8 +37,8 @@ pub struct Case {
     pub vars: Vec<(Op, &'static str)>,
     pub shape: Shape,
     pub body: String,
-    /// An exact sum (`TYPE-sum-exact`): launched with `Determinism::Exact`, checked bit for bit
-    /// against the correctly rounded sum.
+    /// An exact sum (`TYPE-sum-exact`, `f32-sum-min-max-exact`): launched with
+    /// `Determinism::Exact`, the sum checked bit for bit against the correctly rounded sum.
     pub exact: bool,
 }
 
@@ -60,16 +60,16 @@ pub const DEFAULT_CASES: &str =
 /// Most bins a `u32-histN` case may have.
 const MAX_BINS: usize = 1 << 16;
 
-/// A case by name: TYPE-OP, f32-sum-min-max, u32-histN, TYPE-argmin or TYPE-sum-exact (f32,
-/// f64, f16, bf16). TYPE may be f16 or bf16 (`f16-sum`, `bf16-max`, `f16-argmin`): the input is
-/// stored in 16 bits and reduced in f32.
+/// A case by name: TYPE-OP, f32-sum-min-max, u32-histN, TYPE-argmin, TYPE-sum-exact (f32,
+/// f64, f16, bf16) or f32-sum-min-max-exact. TYPE may be f16 or bf16 (`f16-sum`, `bf16-max`,
+/// `f16-argmin`): the input is stored in 16 bits and reduced in f32.
 pub fn parse_case(s: &str) -> std::result::Result<Case, String> {
     let s = s.trim();
     if let Some(plain) = s.strip_suffix("-exact") {
         let mut c = parse_case(plain)?;
-        if !(c.vars.len() == 1 && c.vars[0].0 == Op::Plus && c.ty.is_float()) {
+        if !(c.vars[0].0 == Op::Plus && c.ty.is_float() && c.shape == Shape::Scalars) {
             return Err(format!(
-                "bad case {s:?} (exact cases are f32-sum-exact, f64-sum-exact, f16-sum-exact and bf16-sum-exact)"
+                "bad case {s:?} (exact cases are f32-sum-exact, f64-sum-exact, f16-sum-exact, bf16-sum-exact and f32-sum-min-max-exact)"
             ));
         }
         c.name = format!("{}-exact", c.name);
@@ -260,8 +260,9 @@ impl Case {
 pub enum Expect {
     /// One reference per variable.
     Scalars(Vec<Reference>),
-    /// An exact sum: the correctly rounded value.
-    Exact(Value),
+    /// An exact sum (the first variable): the correctly rounded value, and the other
+    /// variables' references.
+    Exact(Value, Vec<Reference>),
     /// The histogram.
     Span(Vec<u32>),
     /// The smallest value (None over no input) and the lowest index holding it.
@@ -274,6 +275,10 @@ pub fn expect(case: &Case, data: &HostVec) -> Expect {
     if case.exact {
         return Expect::Exact(
             reference::reference_exact(data, None).expect("exact cases are float"),
+            case.vars[1..]
+                .iter()
+                .map(|(op, _)| reference::reference(*op, data, None))
+                .collect(),
         );
     }
     match case.shape {
@@ -340,7 +345,20 @@ pub fn check_all(case: &Case, got: &Got, plan: &Plan, want: &Expect) -> String {
                 }
             }
         }
-        (Got::Scalars(values), Expect::Exact(want)) => {
+        (Got::Scalars(values), Expect::Exact(want, refs)) => {
+            for ((k, (op, name)), r) in case.vars.iter().enumerate().skip(1).zip(refs) {
+                let got = values[k];
+                if let Err(e) = reference::check(
+                    *op,
+                    case.ty,
+                    got.to_f64(),
+                    got.as_int(),
+                    r,
+                    combination_depth(plan, k),
+                ) {
+                    problems.push(format!("{name}: {e}"));
+                }
+            }
             let bits = |v: &Value| match v {
                 Value::F32(x) => x.to_bits() as u64,
                 Value::F64(x) => x.to_bits(),
@@ -416,6 +434,21 @@ mod tests {
         assert!(v.iter().any(|&x| x != 0.0));
         for c in DEFAULT_CASES.split(',') {
             assert_eq!(parse_case(c).unwrap().name, c);
+        }
+    }
+
+    #[test]
+    fn exact_cases_parse() {
+        let e = parse_case("f32-sum-min-max-exact").unwrap();
+        assert!(e.exact && e.vars.len() == 3 && e.name == "f32-sum-min-max-exact");
+        assert!(parse_case("f64-sum-exact").unwrap().exact);
+        for bad in [
+            "f32-max-exact",
+            "i32-sum-exact",
+            "u32-hist16-exact",
+            "f32-argmin-exact",
+        ] {
+            assert!(parse_case(bad).is_err(), "{bad}");
         }
     }
 }

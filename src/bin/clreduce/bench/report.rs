@@ -37,6 +37,7 @@ pub fn print(
         if !h.ladder {
             print_points(d, points);
             print_summary(d, points);
+            print_exact_ratios(d, points);
         }
         print_skipped(&d.label, skipped);
     }
@@ -364,6 +365,42 @@ fn print_summary(d: &DevInfo, points: &[Point]) {
         ],
         &rows,
     );
+}
+
+/// Per exact case (`NAME-exact`) and size whose plain case `NAME` ran in the same run: the auto
+/// plans' median device times and their ratio (design/exact.md's targets are these ratios).
+fn print_exact_ratios(d: &DevInfo, points: &[Point]) {
+    let auto = |case: &str, n: u64| {
+        points.iter().find(|p| {
+            p.device_index == d.index && p.case == case && p.n == n && p.strategy == "auto"
+        })
+    };
+    let mut rows = Vec::new();
+    for e in points
+        .iter()
+        .filter(|p| p.device_index == d.index && p.strategy == "auto")
+    {
+        let Some(plain) = e.case.strip_suffix("-exact") else {
+            continue;
+        };
+        let Some(p) = auto(plain, e.n) else { continue };
+        let ratio = e.device_ns.median as f64 / p.device_ns.median.max(1) as f64;
+        rows.push(vec![
+            e.case.clone(),
+            fmt_n(e.n),
+            us(e.device_ns.median),
+            us(p.device_ns.median),
+            format!("{ratio:.2}"),
+        ]);
+    }
+    if rows.is_empty() {
+        return;
+    }
+    println!();
+    println!(
+        "   exact sums against the plain case of the same run (auto plans, median device time)"
+    );
+    print_table(&["case", ">n", ">exact us", ">plain us", ">x plain"], &rows);
 }
 
 /// The ladder's steps and clreduce's auto plan, per device and size.
