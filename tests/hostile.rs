@@ -395,6 +395,11 @@ const FLAGS: &[(&str, &[&str])] = &[
     ("--seed", &["0", "18446744073709551615", "-1"]),
     ("--shares", &["1,2", "0", "-1,x", ""]),
     ("--identity", &["0", "1", "x", "nan", "1e40"]),
+    // Segmented reductions (issue 26): shapes that overflow, zero, disagree with --n.
+    ("--rows", &["0", "1", "7", "64", "-1", "18446744073709551615", "x"]),
+    ("--cols", &["0", "1", "13", "64", "4294967296", "x"]),
+    ("--axis", &["0", "1", "2", "-1", ""]),
+    ("--ragged", &["0", "1", "16", "100000", "-5", "x"]),
 ];
 const SWITCHES: &[&str] = &[
     "--init-identity",
@@ -404,6 +409,7 @@ const SWITCHES: &[&str] = &[
     "--nd-range",
     "--source",
     "--bogus",
+    "--round",
     "-h",
 ];
 
