@@ -146,7 +146,10 @@ fn bench_peers_say_where_they_looked() {
         "--quick",
     ]);
     assert_eq!(code, 2, "{stdout}\n{stderr}");
-    assert!(stderr.starts_with("clreduce: error: ") && stderr.lines().count() == 1, "{stderr}");
+    assert!(
+        stderr.starts_with("clreduce: error: ") && stderr.lines().count() == 1,
+        "{stderr}"
+    );
     assert!(
         stderr.contains("looked in: ")
             && stderr.contains(&format!("{} (no such folder)", missing.display())),

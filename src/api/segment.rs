@@ -16,7 +16,8 @@ use super::run::{body_build_error, copy_regions};
 use crate::codegen::{self, ParamKind};
 use crate::error::{Error, Result};
 use crate::plan::{
-    self, CrossAlgo, Determinism, Plan, SegmentAlgo, SegmentLayout, SegmentRequest, Strategy,
+    self, CrossAlgo, Determinism, GroupAlgo, Plan, SegmentAlgo, SegmentLayout, SegmentRequest,
+    Strategy,
 };
 use crate::runtime::buffer::Buffer;
 use crate::runtime::launch::{self, Arg, Compiled, Mem};
@@ -313,20 +314,31 @@ impl Queue {
         // The ordinary plan of the same variables gives their accumulators; the segment step
         // turns it into the segmented plan.
         let base_options = Options {
-            // The work-group step as the device's plain reductions choose it (or as forced);
-            // partials always finish in a pass of their own.
+            // The work-group step is the local-memory tree unless one is forced: on the H200
+            // the device's own step (warp shuffles) made tiles 1.28x slower on one row of 2^28
+            // (342 against 267 us) and slower on 5 of the 6 other shapes, and `group` no
+            // faster (design/bench/2026-11-24-h200-session8.txt); partials always finish in a
+            // pass of their own.
             strategy: Strategy {
-                group: options.strategy.group,
+                group: options.strategy.group.or(Some(GroupAlgo::Tree)),
                 cross: Some(CrossAlgo::ExtraPass),
             },
             determinism: Determinism::Deterministic,
             tuning: None,
             ..options
         };
-        let base = plan::plan(
+        let mut base = plan::plan(
             &q.caps,
             &request(form, reds, base_options, !kernel.writes()),
         )?;
+        if options.strategy.group.is_none() {
+            for v in &mut base.vars {
+                v.group_reason =
+                    "the local-memory tree, the segmented plans' default (faster than \
+                                  the device's own step on the H200)"
+                        .into();
+            }
+        }
         let sreq = SegmentRequest {
             layout: found.layout,
             segments: found.segments,

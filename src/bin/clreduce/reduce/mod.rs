@@ -443,7 +443,9 @@ fn print_device(d: &Device, p: &Prepared, plan: &Plan, verdicts: &[Verdict], t: 
     outln!("device:    {}", d.label());
     outln!(
         "input:     x = {} x {}, {}",
-        p.spec.n, p.spec.stored, p.data_note
+        p.spec.n,
+        p.spec.stored,
+        p.data_note
     );
     outln!("body:      {}", p.body);
     out!("{plan}");
