@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # GPU runs through the device tool, in two halves of one script:
-#   here:   bash scripts/gpu.sh build      builds the release binary and the test binaries into .gpu/
+#   here:   bash scripts/gpu.sh build      builds the release binary and the test binaries into .gpu/ (packed as .gpu/bundle.tar.xz, which run unpacks)
 #   there:  bash scripts/gpu.sh run [what]  registers NVIDIA's OpenCL (and the machine's PoCL) in a
 #           private vendors folder and runs: devices, the test binaries, the bench; what = all|tests|bench|ladder|latency|shortcut-latency|tune|scaleout|devices|cmd ...
 #   there:  bash scripts/gpu.sh run tests [--repeat K] [--jobs J] [--only a,b] [-- test args]
@@ -113,11 +113,17 @@ build)
   cargo build --release --bin clreduce
   # The device tool carries at most 64 MiB: debug info stays here.
   strip .gpu/clreduce .gpu/clreduce-mpi .gpu/shortcut_latency .gpu/segment_bench .gpu/latency .gpu/sweep .gpu/lazy_alloc .gpu/closure_vs_string .gpu/test-* 2>/dev/null || true
-  du -sh .gpu
   ls -la .gpu
+  # Stripped, the binaries still come to 63-75 MiB with the MPI bundle: packed into one
+  # .gpu/bundle.tar.xz (about 8 MiB) that `run` unpacks on the device machine.
+  tmp="$(mktemp)"
+  (cd .gpu && tar cf - --exclude=bundle.tar.xz . | xz -T0 -6) > "$tmp"
+  rm -rf .gpu/* && mv "$tmp" .gpu/bundle.tar.xz
+  du -sh .gpu
   ;;
 run)
   shift || true
+  if [ -f .gpu/bundle.tar.xz ]; then (cd .gpu && tar xJf bundle.tar.xz && rm bundle.tar.xz); fi
   what="${1:-all}"; shift || true
   mkdir -p /tmp/icd
   echo libnvidia-opencl.so.1 > /tmp/icd/nvidia.icd
