@@ -25,6 +25,7 @@ mod model;
 mod request;
 mod rules;
 mod segment;
+mod segment_model;
 mod span;
 mod strategy;
 #[cfg(test)]
@@ -38,8 +39,9 @@ pub use model::{
     VarPlan,
 };
 pub(crate) use segment::TILE_LONGS;
-pub use segment::{SegmentAlgo, SegmentLayout, SegmentPlan};
-testkit! { use segment::{plan_segments, SegmentRequest}; }
+pub use segment_model::{SegmentAlgo, SegmentLayout, SegmentPlan};
+testkit! { use segment::plan_segments; }
+testkit! { use segment_model::SegmentRequest; }
 pub use strategy::{CrossAlgo, Determinism, GroupAlgo, Strategy};
 testkit! { use request::{FormRequest, Request, Shape, Tuning, VarRequest}; }
 testkit! {

@@ -261,7 +261,7 @@ pub struct Plan {
     /// A segmented or axis reduction's part of the plan (`Reduction::segments`,
     /// `Reduction::axis`): one result per segment; `None` for every other launch.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub segment: Option<super::segment::SegmentPlan>,
+    pub segment: Option<super::segment_model::SegmentPlan>,
 }
 
 /// Serializable name of the OpenCL C dialect.
