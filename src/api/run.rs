@@ -153,15 +153,7 @@ impl Queue {
             // Some of the launch's commands may have run: the next launch rebuilds the scratch.
             q.queue.health.mark_failed();
             if needs_backup {
-                // Let whatever was enqueued finish, then put every variable back.
-                let restored = q
-                    .queue
-                    .finish()
-                    .and_then(|()| copy_regions(q, &regions, backup, false))
-                    .and_then(|()| q.queue.finish());
-                if let Err(re) = restored {
-                    tracing::error!(error = %re, "could not restore the reduction variables after a failed launch");
-                }
+                restore_regions(q, &regions, backup);
             }
             return Err(e);
         }
@@ -218,6 +210,20 @@ pub(super) fn body_build_error(e: Error, gen: &Generated) -> Error {
             }
         }
         other => other,
+    }
+}
+
+/// After a failed enqueue: lets whatever was enqueued finish, then puts every variable's region
+/// back from `backup` (taken by [`copy_regions`] before the launch). A failure of the restore
+/// itself is logged, since the launch's own error is the one returned.
+pub(super) fn restore_regions(q: &QueueInner, regions: &[(&Arc<Mem>, usize)], backup: &Mem) {
+    let restored = q
+        .queue
+        .finish()
+        .and_then(|()| copy_regions(q, regions, backup, false))
+        .and_then(|()| q.queue.finish());
+    if let Err(re) = restored {
+        tracing::error!(error = %re, "could not restore the reduction variables after a failed launch");
     }
 }
 

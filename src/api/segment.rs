@@ -12,7 +12,7 @@ use super::parallel_for::{
 };
 use super::range::Form;
 use super::reduction::{Reduction, Reductions, Target};
-use super::run::{body_build_error, copy_regions};
+use super::run::{body_build_error, copy_regions, restore_regions};
 use crate::codegen::{self, ParamKind};
 use crate::error::{Error, Result};
 use crate::plan::{
@@ -617,14 +617,7 @@ impl Queue {
         if let Err(e) = enqueued {
             q.queue.health.mark_failed();
             if let Some(b) = &backup {
-                let restored = q
-                    .queue
-                    .finish()
-                    .and_then(|()| copy_regions(q, &regions, b, false))
-                    .and_then(|()| q.queue.finish());
-                if let Err(re) = restored {
-                    tracing::error!(error = %re, "could not restore the segmented results after a failed launch");
-                }
+                restore_regions(q, &regions, b);
             }
             return Err(e);
         }
