@@ -19,32 +19,6 @@ fn parse_num(s: &str) -> u64 {
     }
 }
 
-/// Seeded heavy-tailed (log-normal, sigma 1.5) lengths of mean `mean` over exactly `n`
-/// elements, a quarter of the segments empty.
-fn ragged(n: u64, mean: u64, seed: u64) -> Vec<u64> {
-    let mut s = seed;
-    let mut unif = || {
-        s = s
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((s >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    };
-    let mut off = vec![0u64];
-    let mut at = 0u64;
-    while at < n {
-        let len = if unif() < 0.25 {
-            0
-        } else {
-            let z = (-2.0 * unif().ln()).sqrt() * (2.0 * std::f64::consts::PI * unif()).cos();
-            let sigma = 1.5f64;
-            ((mean as f64 * 4.0 / 3.0) * (sigma * z - sigma * sigma / 2.0).exp()).round() as u64
-        };
-        at = (at + len).min(n);
-        off.push(at);
-    }
-    off
-}
-
 /// How many results are outside (len + 40)·u·Σ|x| of the float64 sum of their elements.
 fn wrong(kind: &str, data: &[f32], got: &[f32], off: &[u64], c: u64, n: u64) -> usize {
     (0..got.len())
@@ -154,7 +128,7 @@ fn main() -> clreduce::Result<()> {
                 (Range::new_2d(r, c), None, off)
             }
             "ragged" => {
-                let off = ragged(n, parse_num(shape), 0x5E6);
+                let off = clreduce::check::ragged::ragged_offsets(n, parse_num(shape), 0x5E6);
                 let b = q.buffer_from(&off)?;
                 (Range::new(n), Some(Segments::offsets(&b)), off)
             }

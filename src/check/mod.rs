@@ -8,4 +8,5 @@ pub mod expr;
 #[cfg(test)]
 mod nan_tests;
 pub mod overflow;
+pub mod ragged;
 pub mod reference;

@@ -51,32 +51,6 @@ impl Layout {
     }
 }
 
-/// Seeded heavy-tailed (log-normal, sigma 1.5) segment lengths of mean `mean` over exactly
-/// `n` elements, a quarter of the segments empty (the same generator as
-/// examples/segment_bench.rs).
-fn ragged(n: u64, mean: u64, seed: u64) -> Vec<u64> {
-    let mut s = seed ^ 0x5E6;
-    let mut unif = || {
-        s = s
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((s >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    };
-    let mut off = vec![0u64];
-    let mut at = 0u64;
-    while at < n {
-        let len = if unif() < 0.25 {
-            0
-        } else {
-            let z = (-2.0 * unif().ln()).sqrt() * (2.0 * std::f64::consts::PI * unif()).cos();
-            ((mean as f64 * 4.0 / 3.0) * (1.5 * z - 1.125).exp()).round() as u64
-        };
-        at = (at + len).min(n);
-        off.push(at);
-    }
-    off
-}
-
 fn layout(a: &ReduceArgs) -> CliResult<Layout> {
     for (flag, given) in [
         ("--input", a.input.is_some()),
@@ -101,10 +75,10 @@ fn layout(a: &ReduceArgs) -> CliResult<Layout> {
         if mean == 0 {
             return usage("--ragged 0: the mean segment length must be at least 1");
         }
-        return Ok(Layout::Ragged(ragged(
+        return Ok(Layout::Ragged(clreduce::check::ragged::ragged_offsets(
             a.n.unwrap_or(1_000_003),
             mean,
-            a.seed,
+            a.seed ^ 0x5E6,
         )));
     }
     let (Some(r), Some(c)) = (a.rows, a.cols) else {
