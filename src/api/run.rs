@@ -7,7 +7,7 @@ use super::event::ReduceEvent;
 use super::kernel::{ArgKind, Kernel};
 use super::range::Form;
 use super::reduction::{Reduction, Reductions};
-use crate::codegen::{self, Generated};
+use crate::codegen::{self, Generated, ParamKind};
 use crate::error::{Error, Result};
 use crate::plan::{self, CrossAlgo, Plan};
 use crate::runtime::health::Fault;
@@ -19,16 +19,17 @@ use opencl3::event::Event;
 use std::sync::Arc;
 
 impl Queue {
-    /// Builds (or finds) the program of a plan and records the launch in the queue's cache.
-    /// `source_body` is the key's body with span subscripts rewritten (`rewrite_spans`).
-    pub(super) fn compile(
+    /// Builds the program of `plan` over `body`, or finds it in the queue's memo (keyed by the
+    /// options, names, parameters and body), and checks the plan's work-group size against the
+    /// kernel's limit. Shared by ordinary and segmented launches.
+    pub(super) fn compile_program(
         &self,
-        plan: &Arc<Plan>,
-        key: &LaunchKey,
-        source_body: &str,
+        plan: &Plan,
+        names: &[String],
+        params: &[(String, ParamKind)],
+        body: &str,
     ) -> Result<Arc<Compiled>> {
         let q = &self.inner;
-        let (names, params, body) = (&key.names, &key.params, &key.body);
         let options = codegen::options(plan, &q.caps);
         let memo_key = format!("{options}\u{0}{names:?}\u{0}{params:?}\u{0}{body}");
         let cached = q
@@ -40,7 +41,7 @@ impl Queue {
         let compiled = match cached {
             Some(c) => c,
             None => {
-                let gen = codegen::generate(plan, &q.caps, names, source_body, params);
+                let gen = codegen::generate(plan, &q.caps, names, body, params);
                 let program = program::get(&q.device, &gen.source, &gen.options)
                     .map_err(|e| body_build_error(e, &gen))?;
                 let c = Arc::new(Compiled::new(program, q.device.id(), q.device.serial()?)?);
@@ -59,6 +60,19 @@ impl Queue {
                 device: q.device.label(),
             });
         }
+        Ok(compiled)
+    }
+
+    /// Builds (or finds) the program of a plan and records the launch in the queue's cache.
+    /// `source_body` is the key's body with span subscripts rewritten (`rewrite_spans`).
+    pub(super) fn compile(
+        &self,
+        plan: &Arc<Plan>,
+        key: &LaunchKey,
+        source_body: &str,
+    ) -> Result<Arc<Compiled>> {
+        let q = &self.inner;
+        let compiled = self.compile_program(plan, &key.names, &key.params, source_body)?;
         let mut launches = q.launches.lock().unwrap_or_else(|p| p.into_inner());
         if launches.len() >= LAUNCH_CACHE_MAX {
             launches.clear();

@@ -12,7 +12,7 @@ use super::parallel_for::{
 };
 use super::range::Form;
 use super::reduction::{Reduction, Reductions, Target};
-use super::run::{body_build_error, copy_regions, restore_regions};
+use super::run::{copy_regions, restore_regions};
 use crate::codegen::{self, ParamKind};
 use crate::error::{Error, Result};
 use crate::plan::{
@@ -21,7 +21,6 @@ use crate::plan::{
 };
 use crate::runtime::buffer::Buffer;
 use crate::runtime::launch::{self, Arg, Compiled, Mem};
-use crate::runtime::program;
 use crate::runtime::queue::Queue;
 use opencl3::event::Event;
 use std::sync::Arc;
@@ -477,43 +476,7 @@ impl Queue {
 
     /// Builds (or finds in the queue's memo) the program of a segmented plan.
     fn compile_segments(&self, prep: &Prepared) -> Result<Arc<Compiled>> {
-        let q = &self.inner;
-        let options = codegen::options(&prep.plan, &q.caps);
-        let memo_key = format!(
-            "{options}\u{0}{:?}\u{0}{:?}\u{0}{}",
-            prep.names, prep.params, prep.body
-        );
-        let cached = q
-            .compiled
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&memo_key)
-            .cloned();
-        let compiled = match cached {
-            Some(c) => c,
-            None => {
-                let gen =
-                    codegen::generate(&prep.plan, &q.caps, &prep.names, &prep.body, &prep.params);
-                let program = program::get(&q.device, &gen.source, &gen.options)
-                    .map_err(|e| body_build_error(e, &gen))?;
-                let c = Arc::new(Compiled::new(program, q.device.id(), q.device.serial()?)?);
-                q.compiled
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .insert(memo_key, c.clone());
-                c
-            }
-        };
-        if prep.plan.local > compiled.kernel_wg_limit && !q.caps.workarounds.kernel_wg_size_advisory
-        {
-            return Err(Error::WorkGroupTooLarge {
-                local: prep.plan.local,
-                limit: compiled.kernel_wg_limit,
-                limit_name: "CL_KERNEL_WORK_GROUP_SIZE of this kernel",
-                device: q.device.label(),
-            });
-        }
-        Ok(compiled)
+        self.compile_program(&prep.plan, &prep.names, &prep.params, &prep.body)
     }
 
     /// Enqueues a segmented launch: partials, backup, the main kernel and the finishing pass;
