@@ -12,7 +12,7 @@ use crate::ops::Operator;
 use crate::runtime::buffer::Buffer;
 use crate::runtime::dynbuf::DynBuffer;
 use crate::runtime::queue::Queue;
-use crate::types::{ElemType, HostVec, Value};
+use crate::types::{ElemType, HostVec};
 use std::time::Instant;
 
 /// What one device did with its share, for reports (`clreduce bench --split`, `explain`).
@@ -54,28 +54,6 @@ fn zeros(ty: ElemType, len: usize) -> HostVec {
         ElemType::F64 => HostVec::F64(vec![0.0; len]),
         _ => HostVec::F32(vec![0.0; len]),
     }
-}
-
-/// Every element of a buffer as values.
-pub(crate) fn values_of(b: &DynBuffer) -> Result<Vec<Value>> {
-    Ok(match b {
-        DynBuffer::I32(b) => b.to_vec()?.into_iter().map(Value::I32).collect(),
-        DynBuffer::U32(b) => b.to_vec()?.into_iter().map(Value::U32).collect(),
-        DynBuffer::I64(b) => b.to_vec()?.into_iter().map(Value::I64).collect(),
-        DynBuffer::U64(b) => b.to_vec()?.into_iter().map(Value::U64).collect(),
-        DynBuffer::F32(b) => b.to_vec()?.into_iter().map(Value::F32).collect(),
-        DynBuffer::F64(b) => b.to_vec()?.into_iter().map(Value::F64).collect(),
-        DynBuffer::F16(b) => b
-            .to_vec()?
-            .into_iter()
-            .map(|h| Value::F32(h.to_f32()))
-            .collect(),
-        DynBuffer::BF16(b) => b
-            .to_vec()?
-            .into_iter()
-            .map(|h| Value::F32(h.to_f32()))
-            .collect(),
-    })
 }
 
 /// The share's reduction of user variable `r` into scratch buffers on `q`.
@@ -196,7 +174,7 @@ pub(crate) fn finish_share(
 
 /// One variable's partials from its scratch buffers.
 fn read_partials(r: &Reduction, c: &Combiner, s: &Scratch, first: u64) -> Result<Vec<Partial>> {
-    let vals = values_of(&s.res)?;
+    let vals = s.res.to_values()?;
     Ok(match c.kind() {
         PartialKind::Value => vals.into_iter().map(Partial::Value).collect(),
         PartialKind::Arg => {

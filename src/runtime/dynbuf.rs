@@ -90,6 +90,28 @@ impl DynBuffer {
         })
     }
 
+    /// Every element as typed values (f16 and bf16 widened exactly to f32, as [`Self::value`]).
+    pub fn to_values(&self) -> Result<Vec<Value>> {
+        Ok(match self {
+            DynBuffer::I32(b) => b.to_vec()?.into_iter().map(Value::I32).collect(),
+            DynBuffer::U32(b) => b.to_vec()?.into_iter().map(Value::U32).collect(),
+            DynBuffer::I64(b) => b.to_vec()?.into_iter().map(Value::I64).collect(),
+            DynBuffer::U64(b) => b.to_vec()?.into_iter().map(Value::U64).collect(),
+            DynBuffer::F32(b) => b.to_vec()?.into_iter().map(Value::F32).collect(),
+            DynBuffer::F64(b) => b.to_vec()?.into_iter().map(Value::F64).collect(),
+            DynBuffer::F16(b) => b
+                .to_vec()?
+                .into_iter()
+                .map(|h| Value::F32(h.to_f32()))
+                .collect(),
+            DynBuffer::BF16(b) => b
+                .to_vec()?
+                .into_iter()
+                .map(|h| Value::F32(h.to_f32()))
+                .collect(),
+        })
+    }
+
     /// Element `i` as a typed value.
     pub fn value(&self, i: usize) -> Result<Value> {
         Ok(match self {

@@ -176,25 +176,3 @@ pub fn make_reductions(
         })
         .collect()
 }
-
-/// Every element of a buffer.
-pub fn read_all(b: &DynBuffer) -> Result<Vec<Value>> {
-    Ok(match b {
-        DynBuffer::I32(b) => b.to_vec()?.into_iter().map(Value::I32).collect(),
-        DynBuffer::U32(b) => b.to_vec()?.into_iter().map(Value::U32).collect(),
-        DynBuffer::I64(b) => b.to_vec()?.into_iter().map(Value::I64).collect(),
-        DynBuffer::U64(b) => b.to_vec()?.into_iter().map(Value::U64).collect(),
-        DynBuffer::F32(b) => b.to_vec()?.into_iter().map(Value::F32).collect(),
-        DynBuffer::F64(b) => b.to_vec()?.into_iter().map(Value::F64).collect(),
-        DynBuffer::F16(b) => b
-            .to_vec()?
-            .into_iter()
-            .map(|h| Value::F32(h.to_f32()))
-            .collect(),
-        DynBuffer::BF16(b) => b
-            .to_vec()?
-            .into_iter()
-            .map(|h| Value::F32(h.to_f32()))
-            .collect(),
-    })
-}

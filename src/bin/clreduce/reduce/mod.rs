@@ -20,7 +20,7 @@ pub use data::reduce_body;
 use crate::args::{options, pick_devices, queue_on, AllDevices, Refusal};
 use crate::error::{usage, CliError, CliResult};
 use crate::limits;
-use crate::vars::{make_reductions, make_targets, read_all, Init, Target, VarOp};
+use crate::vars::{make_reductions, make_targets, Init, Target, VarOp};
 use check::{check_var, expected, Expected, Got, Verdict};
 use clreduce::check::reference::HostVec;
 use clreduce::plan::{Determinism, Plan};
@@ -374,7 +374,7 @@ fn reduce_on(d: &Device, a: &ReduceArgs, p: &Prepared) -> Result<(Plan, Vec<Got>
         got.push(match t {
             Target::Scalar(b) => Got::Scalar(b.value(0)?),
             Target::Arg(b, i) => Got::Arg(b.value(0)?, i.get(0)?),
-            Target::Span(b) => Got::Span(read_all(b)?),
+            Target::Span(b) => Got::Span(b.to_values()?),
         });
     }
     // A launch that ran nothing may come without a plan: explain it for the report.

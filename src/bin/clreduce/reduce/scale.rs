@@ -8,7 +8,7 @@ use super::check::{check_var, expected, Got, Verdict};
 use super::{json, Prepared};
 use crate::args::{options, queue_on, split_devices};
 use crate::error::{CliError, CliResult};
-use crate::vars::{make_reductions, make_targets, read_all, Target};
+use crate::vars::{make_reductions, make_targets, Target};
 use clreduce::check::reference::HostVec;
 use clreduce::multi::{units_of, MultiKernel, MultiQueue, MultiReport, ShareReport, Split};
 use clreduce::plan::{Determinism, Plan};
@@ -89,7 +89,7 @@ fn results(targets: &[Target]) -> Result<Vec<Got>> {
             Ok(match t {
                 Target::Scalar(b) => Got::Scalar(b.value(0)?),
                 Target::Arg(b, i) => Got::Arg(b.value(0)?, i.get(0)?),
-                Target::Span(b) => Got::Span(read_all(b)?),
+                Target::Span(b) => Got::Span(b.to_values()?),
             })
         })
         .collect()

@@ -6,7 +6,7 @@
 use super::args::ReduceArgs;
 use crate::args::{options, pick_devices, queue_on};
 use crate::error::{usage, CliResult};
-use crate::vars::{parse_op_list, read_all, VarOp};
+use crate::vars::{parse_op_list, VarOp};
 use clreduce::check::reference::{
     check, random_initial, random_input, reference, reference_arg, HostVec,
 };
@@ -230,7 +230,7 @@ fn run_on(
     let mut lines = Vec::new();
     let mut all_ok = true;
     for (v, op, b, ix, inits) in outs {
-        let got = read_all(&b)?;
+        let got = b.to_values()?;
         let got_ix = ix.to_vec()?;
         let mut bad = Vec::new();
         for k in 0..results {
