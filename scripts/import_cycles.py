@@ -23,7 +23,7 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
 # the tuning table's file (issue 27), and the error enum carries element types and values
 # while types.rs returns errors (found by this script).
 KNOWN = {
-    ("error.rs", "types.rs"),
+    ("error.rs", "types/mod.rs"),
     ("plan/rules.rs", "plan/tuning.rs"),
     # Segmented reductions (issue 26) landed beside the ordinary launch path: the shared
     # checks live in parallel_for.rs and the segment types in segment.rs (to be moved apart).

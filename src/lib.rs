@@ -67,11 +67,12 @@ mod ops;
 pub mod plan;
 mod runtime;
 pub mod tune;
-testkit! { mod tune_cache; }
+testkit! { use tune::cache as tune_cache; }
 mod types;
 
 testkit! { use runtime::device; }
 
+pub use api::dynbuf::DynBuffer;
 pub use api::{
     reduction, reduction_argmax, reduction_argmin, reduction_span, Axis, Form, Kernel, NdRange,
     Options, Range, ReduceEvent, Reduction, Reductions, Segments,
@@ -82,7 +83,6 @@ pub use error::{Error, Result};
 pub use ops::{CustomOp, Op, Operator};
 pub use plan::{CrossAlgo, Determinism, GroupAlgo, Plan, SegmentAlgo, Strategy};
 pub use runtime::buffer::{AnyBuffer, Buffer};
-pub use runtime::dynbuf::DynBuffer;
 testkit! { use runtime::health::Fault; }
 pub use runtime::queue::Queue;
 pub use types::{Bf16, ElemType, Element, Half, HostVec, Value};

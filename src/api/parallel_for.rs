@@ -199,7 +199,7 @@ impl Queue {
             options.determinism,
         )?;
         let table = measured
-            .then(|| crate::tune_cache::table_for(q.device.index(), &q.caps))
+            .then(|| crate::tune::cache::table_for(q.device.index(), &q.caps))
             .flatten();
         let mut plan = match &table {
             Some(t) => plan::plan_tuned(&q.caps, t, &key.req)?,

@@ -3,6 +3,7 @@
 //! plan ([`launch_share`]), and the partials read back ([`finish_share`]).
 
 use super::combine::{Combiner, Partial, PartialKind};
+use crate::api::dynbuf::DynBuffer;
 use crate::api::{
     reduction, reduction_argmax, reduction_argmin, Form, Kernel, Options, Reduction, Reductions,
 };
@@ -10,7 +11,6 @@ use crate::error::Result;
 use crate::exact::{Format, Superacc};
 use crate::ops::Operator;
 use crate::runtime::buffer::Buffer;
-use crate::runtime::dynbuf::DynBuffer;
 use crate::runtime::queue::Queue;
 use crate::types::{ElemType, HostVec};
 use std::time::Instant;

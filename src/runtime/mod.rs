@@ -7,7 +7,6 @@
 pub(crate) mod buffer;
 mod build;
 pub mod device;
-pub(crate) mod dynbuf;
 pub(crate) mod health;
 pub(crate) mod launch;
 pub(crate) mod memory;

@@ -1,6 +1,6 @@
 //! The tuner (`clreduce tune`, issue 19): measures, on one device, which plan is fastest for
 //! each launch class (op family x element type, `cases.rs`) at each size, and returns the
-//! [`TuneTable`] the planner follows (`plan::plan_tuned`); `crate::tune_cache` stores it.
+//! [`TuneTable`] the planner follows (`plan::plan_tuned`); `cache.rs` stores it.
 //!
 //! Per point (case, size), through the public launch API on a profiling queue, every launch
 //! with `Options::ignore_tune_cache` (`measure.rs`):
@@ -17,6 +17,7 @@
 //!
 //! Imports the public API (`Queue`, launches), `plan`, `check` and `tune_cache` (for the key).
 
+testkit! { mod cache; }
 testkit! { mod cases; }
 mod measure;
 
@@ -159,7 +160,7 @@ pub fn tune(
     let seconds = t0.elapsed().as_secs_f64();
     Ok(TuneReport {
         table: TuneTable {
-            key: crate::tune_cache::key_of(&caps),
+            key: cache::key_of(&caps),
             measured: format!(
                 "{} UTC, {} ({} cases, sizes 2^{}..2^{}, {:.0} s)",
                 utc_now(),
