@@ -75,7 +75,7 @@ testkit! { use runtime::device; }
 pub use api::dynbuf::DynBuffer;
 pub use api::{
     reduction, reduction_argmax, reduction_argmin, reduction_span, Axis, Form, Kernel, NdRange,
-    Options, Range, ReduceEvent, Reduction, Reductions, Segments,
+    Options, Queue, Range, ReduceEvent, Reduction, Reductions, Segments,
 };
 pub use caps::{DeviceCaps, Mask};
 pub use device::{devices, Device};
@@ -84,7 +84,6 @@ pub use ops::{CustomOp, Op, Operator};
 pub use plan::{CrossAlgo, Determinism, GroupAlgo, Plan, SegmentAlgo, Strategy};
 pub use runtime::buffer::{AnyBuffer, Buffer};
 testkit! { use runtime::health::Fault; }
-pub use runtime::queue::Queue;
 pub use types::{Bf16, ElemType, Element, Half, HostVec, Value};
 
 /// README.md's code blocks, compiled and run as doctests (`cargo test --doc`) so the front

@@ -1,10 +1,10 @@
 //! Buffers whose element type is known at run time (the CLI, tests and benches pick types from
 //! strings and lists).
 
+use super::queue::Queue;
 use crate::error::Result;
 use crate::runtime::buffer::{AnyBuffer, Buffer};
 use crate::runtime::launch::Mem;
-use crate::runtime::queue::Queue;
 use crate::types::HostVec;
 use crate::types::{Bf16, ElemType, Half, Value};
 use std::sync::Arc;

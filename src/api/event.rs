@@ -4,7 +4,7 @@ use crate::error::{Error, Result};
 use crate::plan::Plan;
 use crate::runtime::health::{LaunchStatus, QueueHealth};
 use crate::runtime::launch::{self, Mem};
-use crate::runtime::queue::QueueInner;
+use crate::runtime::queue::DeviceQueue;
 use opencl3::event::Event;
 use std::sync::Arc;
 
@@ -37,7 +37,7 @@ impl ReduceEvent {
     /// The event of a launch on `q`: its commands' events, the plan that ran and the buffers
     /// its commands use (kept alive until the event is dropped).
     pub(crate) fn new(
-        q: &QueueInner,
+        q: &DeviceQueue,
         events: Vec<Event>,
         plan: Option<Arc<Plan>>,
         keep: Vec<Arc<Mem>>,
@@ -47,7 +47,7 @@ impl ReduceEvent {
 
     /// [`ReduceEvent::new`] with an injected execution status (`Fault::KernelDied`).
     pub(crate) fn with_status(
-        q: &QueueInner,
+        q: &DeviceQueue,
         events: Vec<Event>,
         injected: Option<i32>,
         plan: Option<Arc<Plan>>,

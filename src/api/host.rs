@@ -2,11 +2,10 @@
 //! reductions: each variable's op, type, span, initial value(s) and argmin/argmax index, with the
 //! checks a launch makes of its result buffers.
 
+use super::queue::Queue;
 use super::reduction::Reduction;
 use crate::error::{Error, Result};
 use crate::ops::Operator;
-use crate::runtime::launch;
-use crate::runtime::queue::Queue;
 use crate::types::ElemType;
 
 /// A reduction as the host form of a kernel closure (`crate::closure`) runs it: its op, element
@@ -55,11 +54,11 @@ impl Reduction {
             });
         }
         let mut bytes = vec![0u8; self.elems() * self.target.ty.size()];
-        launch::read_bytes(&q.queue, &self.target.mem, 0, &mut bytes)?;
+        queue.read_bytes(&self.target.mem, 0, &mut bytes)?;
         let index = match &self.index {
             Some(ix) => {
                 let mut b = [0u8; 8];
-                launch::read_bytes(&q.queue, &ix.mem, 0, &mut b)?;
+                queue.read_bytes(&ix.mem, 0, &mut b)?;
                 Some(u64::from_le_bytes(b))
             }
             None => None,

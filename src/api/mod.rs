@@ -10,6 +10,7 @@ pub(crate) mod host;
 mod kernel;
 mod options;
 mod parallel_for;
+pub(crate) mod queue;
 mod range;
 pub(crate) mod reduction;
 mod run;
@@ -20,6 +21,7 @@ mod span_idiom;
 pub use event::ReduceEvent;
 pub use kernel::Kernel;
 pub use options::Options;
+pub use queue::Queue;
 pub use range::{Form, NdRange, Range};
 pub use reduction::{
     reduction, reduction_argmax, reduction_argmin, reduction_span, Reduction, Reductions,

@@ -6,6 +6,7 @@
 use super::event::ReduceEvent;
 use super::kernel::{ArgKind, Kernel};
 use super::options::Options;
+use super::queue::{LaunchKey, Queue};
 use super::range::Form;
 use super::reduction::{Reduction, Reductions};
 use super::run::{fill_identity, result_regions};
@@ -17,7 +18,6 @@ use crate::error::{Error, Result};
 use crate::ops::Operator;
 use crate::plan::{self, Determinism, Plan, Request, VarRequest};
 use crate::runtime::launch::{Compiled, Mem};
-use crate::runtime::queue::{LaunchKey, Queue};
 use crate::types::ElemType;
 use std::sync::Arc;
 
@@ -178,7 +178,8 @@ impl Queue {
             measured,
             raw: reds.0.iter().map(|r| r.raw.is_some()).collect(),
         };
-        if let Some(hit) = q
+        if let Some(hit) = self
+            .cache
             .launches
             .lock()
             .unwrap_or_else(|p| p.into_inner())

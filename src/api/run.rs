@@ -5,16 +5,17 @@
 
 use super::event::ReduceEvent;
 use super::kernel::{ArgKind, Kernel};
+use super::queue::{LaunchKey, Launchable, Queue, LAUNCH_CACHE_MAX};
 use super::range::Form;
 use super::reduction::{Reduction, Reductions};
 use crate::codegen::{self, Generated, ParamKind};
 use crate::error::{Error, Result};
-use crate::plan::{self, CrossAlgo, Plan};
+use crate::plan::{CrossAlgo, Plan, SpanStore, VarPlan};
 use crate::runtime::health::Fault;
 use crate::runtime::launch::{self, Arg, Compiled, Mem};
 use crate::runtime::program;
-use crate::runtime::queue::{LaunchKey, Launchable, Queue, QueueInner, LAUNCH_CACHE_MAX};
-use crate::runtime::scratch::{uses_scratch_state, Scratch};
+use crate::runtime::queue::DeviceQueue;
+use crate::runtime::scratch::Scratch;
 use opencl3::event::Event;
 use std::sync::Arc;
 
@@ -32,7 +33,8 @@ impl Queue {
         let q = &self.inner;
         let options = codegen::options(plan, &q.caps);
         let memo_key = format!("{options}\u{0}{names:?}\u{0}{params:?}\u{0}{body}");
-        let cached = q
+        let cached = self
+            .cache
             .compiled
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -45,7 +47,8 @@ impl Queue {
                 let program = program::get(&q.device, &gen.source, &gen.options)
                     .map_err(|e| body_build_error(e, &gen))?;
                 let c = Arc::new(Compiled::new(program, q.device.id(), q.device.serial()?)?);
-                q.compiled
+                self.cache
+                    .compiled
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
                     .insert(memo_key, c.clone());
@@ -71,9 +74,12 @@ impl Queue {
         key: &LaunchKey,
         source_body: &str,
     ) -> Result<Arc<Compiled>> {
-        let q = &self.inner;
         let compiled = self.compile_program(plan, &key.names, &key.params, source_body)?;
-        let mut launches = q.launches.lock().unwrap_or_else(|p| p.into_inner());
+        let mut launches = self
+            .cache
+            .launches
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         if launches.len() >= LAUNCH_CACHE_MAX {
             launches.clear();
         }
@@ -96,13 +102,14 @@ impl Queue {
         program: &Compiled,
         form: Form,
     ) -> Result<ReduceEvent> {
-        let q: &QueueInner = &self.inner;
+        let q: &DeviceQueue = &self.inner;
         let mut scratch = q.scratch.lock().unwrap_or_else(|p| p.into_inner());
         // After a failed command on this queue the counter and partials are made afresh.
         scratch.check(&q.queue.health, || q.device.label());
         let regions: Vec<(&Arc<Mem>, usize)> = reds.0.iter().flat_map(result_regions).collect();
         let backup_bytes: usize = regions.iter().map(|(_, b)| b.next_multiple_of(8)).sum();
-        scratch.prepare(&q.context, &q.device.label(), plan, backup_bytes)?;
+        let partials: Vec<u64> = plan.vars.iter().map(|v| partial_bytes(plan, v)).collect();
+        scratch.prepare(&q.context, &q.device.label(), &partials, backup_bytes)?;
         let counter = scratch
             .counter
             .as_ref()
@@ -230,7 +237,7 @@ pub(super) fn body_build_error(e: Error, gen: &Generated) -> Error {
 /// After a failed enqueue: lets whatever was enqueued finish, then puts every variable's region
 /// back from `backup` (taken by [`copy_regions`] before the launch). A failure of the restore
 /// itself is logged, since the launch's own error is the one returned.
-pub(super) fn restore_regions(q: &QueueInner, regions: &[(&Arc<Mem>, usize)], backup: &Mem) {
+pub(super) fn restore_regions(q: &DeviceQueue, regions: &[(&Arc<Mem>, usize)], backup: &Mem) {
     let restored = q
         .queue
         .finish()
@@ -243,7 +250,7 @@ pub(super) fn restore_regions(q: &QueueInner, regions: &[(&Arc<Mem>, usize)], ba
 
 /// Copies every result region into the backup buffer (`save`), or back from it.
 pub(super) fn copy_regions(
-    q: &QueueInner,
+    q: &DeviceQueue,
     regions: &[(&Arc<Mem>, usize)],
     backup: &Mem,
     save: bool,
@@ -264,7 +271,7 @@ pub(super) fn copy_regions(
 /// and the extra pass over the partials; with a test's `fault`, the failure it asks for.
 #[allow(clippy::too_many_arguments)]
 fn enqueue(
-    q: &QueueInner,
+    q: &DeviceQueue,
     plan: &Plan,
     reds: &Reductions,
     program: &Compiled,
@@ -321,9 +328,9 @@ fn enqueue(
 /// Sets a reduction variable (every span element; and the index of argmin/argmax, to
 /// u64::MAX) to its op's identity (initialize_to_identity).
 pub(super) fn fill_identity(
-    q: &QueueInner,
+    q: &DeviceQueue,
     r: &Reduction,
-    v: &plan::VarPlan,
+    v: &VarPlan,
     events: &mut Vec<Event>,
 ) -> Result<()> {
     let id = v.identity.ok_or_else(|| Error::NoIdentity {
@@ -359,4 +366,33 @@ pub(super) fn result_regions(r: &Reduction) -> Vec<(&Arc<Mem>, usize)> {
         v.push((&ix.mem, 8));
     }
     v
+}
+
+/// Whether a launch of `plan` leaves state in the counter or the partial slots between its
+/// commands (last-group detection, an extra pass, per-work-item span copies).
+fn uses_scratch_state(plan: &Plan) -> bool {
+    plan.vars.iter().any(|v| {
+        matches!(v.cross, CrossAlgo::LastGroup | CrossAlgo::ExtraPass)
+            || matches!(v.span.map(|s| s.store), Some(SpanStore::GlobalPrivate))
+    })
+}
+
+/// Bytes of variable `v`'s partials: per work-group (last-group, extra pass) or per work-item
+/// (a span in global scratch) copies of its accumulator; an exact sum's superaccumulators (one,
+/// one per element of a span, or one row per work-group).
+fn partial_bytes(plan: &Plan, v: &VarPlan) -> u64 {
+    let elems = v.span.map_or(1, |s| s.len) as u64;
+    if let Some(e) = v.exact {
+        let sacc = (e.limbs() * 8) as u64;
+        return match (v.span, v.cross) {
+            (Some(_), _) | (None, CrossAlgo::Atomic) => elems * sacc,
+            (None, _) => plan.groups * sacc,
+        };
+    }
+    let rows = match v.span.map(|s| s.store) {
+        Some(SpanStore::GlobalPrivate) => plan.groups * plan.local as u64,
+        _ if matches!(v.cross, CrossAlgo::LastGroup | CrossAlgo::ExtraPass) => plan.groups,
+        _ => 0,
+    };
+    rows * elems * v.acc_bytes as u64
 }

@@ -10,6 +10,7 @@ use super::options::Options;
 use super::parallel_for::{
     check_body, check_identities, check_names, check_writers, reducer_names, request,
 };
+use super::queue::Queue;
 use super::range::Form;
 use super::reduction::{Reduction, Reductions, Target};
 use super::run::{copy_regions, restore_regions};
@@ -21,7 +22,6 @@ use crate::plan::{
 };
 use crate::runtime::buffer::Buffer;
 use crate::runtime::launch::{self, Arg, Compiled, Mem};
-use crate::runtime::queue::Queue;
 use opencl3::event::Event;
 use std::sync::Arc;
 

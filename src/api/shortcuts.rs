@@ -4,7 +4,7 @@
 //! need no body.
 //!
 //! They cost what the general path costs (issue 29): the result lands in an 8-byte buffer taken
-//! from the queue's pool (`QueueInner::results`) and given back afterwards, so a call allocates
+//! from the queue's pool (`DeviceQueue::results`) and given back afterwards, so a call allocates
 //! nothing and enqueues no fill; the launch initializes it to the identity; one blocking read
 //! (two for argmin/argmax: value and index) returns it. Measured with
 //! `examples/shortcut_latency.rs` (design/bench/2026-11-24-cpu-shortcut-latency.txt).
@@ -12,13 +12,13 @@
 use super::event::ReduceEvent;
 use super::kernel::Kernel;
 use super::options::Options;
+use super::queue::Queue;
 use super::range::{Form, Range};
 use super::reduction::{reduction, reduction_argmax, reduction_argmin, Reductions};
 use crate::error::{Error, Result};
 use crate::ops::{Op, Operator};
 use crate::runtime::buffer::Buffer;
 use crate::runtime::launch;
-use crate::runtime::queue::Queue;
 use crate::types::Element;
 use std::sync::Arc;
 

@@ -8,8 +8,8 @@
 //! are compute-bound where plain sums are memory-bound, and devices that share cores slow each
 //! other down differently on them. design/scaleout.md, "The split".
 
+use crate::api::queue::Queue;
 use crate::error::Result;
-use crate::runtime::queue::Queue;
 use serde::Serialize;
 use std::time::Instant;
 
@@ -169,7 +169,7 @@ fn together(
         let mut results = Vec::with_capacity(queues.len());
         for ((q, x), &m) in queues.iter().zip(bufs).zip(sizes) {
             let s = launch_sum(q, x, m, o)?;
-            q.inner.queue.flush()?;
+            q.flush()?;
             results.push(s);
         }
         for (best, s) in times.iter_mut().zip(&results) {

@@ -27,11 +27,10 @@ pub use share::ShareReport;
 pub use split::Split;
 testkit! { use split::{share_form, units_of}; }
 
+use crate::api::queue::Queue;
 use crate::api::{Form, Options, Reduction, Reductions};
 use crate::error::{Error, Result};
 use crate::plan::{Determinism, Plan};
-use crate::runtime::launch;
-use crate::runtime::queue::Queue;
 use crate::types::{Element, Value};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -353,7 +352,7 @@ impl MultiQueue {
             return Ok(None);
         };
         let q = &self.queues[k];
-        let id = q.inner.device.index();
+        let id = q.device().index();
         let mine = reds
             .0
             .iter()
@@ -427,7 +426,7 @@ impl MultiQueue {
                 options,
                 first,
             )?;
-            self.queues[k].inner.queue.flush()?;
+            self.queues[k].flush()?;
             launched.push((k, l));
         }
         let mut results: Vec<Option<Result<_>>> = (0..self.queues.len()).map(|_| None).collect();
@@ -459,7 +458,7 @@ impl MultiQueue {
     fn home(&self, t: &crate::api::reduction::Target) -> Result<&Queue> {
         self.queues
             .iter()
-            .find(|q| q.inner.device.index() == t.device)
+            .find(|q| q.device().index() == t.device)
             .ok_or_else(|| Error::ForeignBuffer {
                 name: "a reduction variable".into(),
                 buffer_device: t.device_label.clone(),
@@ -472,11 +471,11 @@ impl MultiQueue {
         let q = self.home(&r.target)?;
         let (ty, size) = (r.target.ty, r.target.ty.size());
         let mut bytes = vec![0u8; r.elems() * size];
-        launch::read_bytes(&q.inner.queue, &r.target.mem, 0, &mut bytes)?;
+        q.read_bytes(&r.target.mem, 0, &mut bytes)?;
         let index0 = match &r.index {
             Some(ix) => {
                 let mut b = [0u8; 8];
-                launch::read_bytes(&self.home(ix)?.inner.queue, &ix.mem, 0, &mut b)?;
+                self.home(ix)?.read_bytes(&ix.mem, 0, &mut b)?;
                 u64::from_le_bytes(b)
             }
             None => u64::MAX,
@@ -525,10 +524,10 @@ impl MultiQueue {
             };
             bytes[e * size..(e + 1) * size].copy_from_slice(&v.to_bytes());
             if let (Some(ixb), Some(i)) = (&r.index, ix) {
-                launch::write_bytes(&self.home(ixb)?.inner.queue, &ixb.mem, 0, &i.to_le_bytes())?;
+                self.home(ixb)?.write_bytes(&ixb.mem, 0, &i.to_le_bytes())?;
             }
         }
-        launch::write_bytes(&q.inner.queue, &r.target.mem, 0, &bytes)
+        q.write_bytes(&r.target.mem, 0, &bytes)
     }
 }
 

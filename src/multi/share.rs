@@ -4,6 +4,7 @@
 
 use super::combine::{Combiner, Partial, PartialKind};
 use crate::api::dynbuf::DynBuffer;
+use crate::api::queue::Queue;
 use crate::api::{
     reduction, reduction_argmax, reduction_argmin, Form, Kernel, Options, Reduction, Reductions,
 };
@@ -11,7 +12,6 @@ use crate::error::Result;
 use crate::exact::{Format, Superacc};
 use crate::ops::Operator;
 use crate::runtime::buffer::Buffer;
-use crate::runtime::queue::Queue;
 use crate::types::{ElemType, HostVec};
 use std::time::Instant;
 

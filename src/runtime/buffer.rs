@@ -1,7 +1,7 @@
 //! Typed device buffers.
 
 use super::launch::{self, Mem};
-use super::queue::{Queue, QueueInner};
+use super::queue::DeviceQueue;
 use crate::error::{Error, Result};
 use crate::types::{ElemType, Element};
 use std::marker::PhantomData;
@@ -39,7 +39,7 @@ use std::sync::Arc;
 pub struct Buffer<T: Element> {
     pub(crate) mem: Arc<Mem>,
     len: usize,
-    pub(crate) queue: Arc<QueueInner>,
+    pub(crate) queue: Arc<DeviceQueue>,
     _t: PhantomData<T>,
 }
 
@@ -80,7 +80,7 @@ pub(crate) fn as_bytes_mut<T: Element>(data: &mut [T]) -> &mut [u8] {
 }
 
 impl<T: Element> Buffer<T> {
-    pub(crate) fn create(queue: &Arc<QueueInner>, data: Option<&[T]>, len: usize) -> Result<Self> {
+    pub(crate) fn create(queue: &Arc<DeviceQueue>, data: Option<&[T]>, len: usize) -> Result<Self> {
         if let Err(missing) = queue.caps.supports_type(T::TYPE) {
             return Err(Error::Unsupported {
                 what: format!("a buffer of {}", T::TYPE),
@@ -114,7 +114,7 @@ impl<T: Element> Buffer<T> {
 
     /// A buffer of `len` elements over existing memory of this queue's device (at least
     /// `len * size_of::<T>()` bytes; its contents are whatever they were).
-    pub(crate) fn over(queue: &Arc<QueueInner>, mem: Arc<Mem>, len: usize) -> Self {
+    pub(crate) fn over(queue: &Arc<DeviceQueue>, mem: Arc<Mem>, len: usize) -> Self {
         debug_assert!(mem.bytes >= len * std::mem::size_of::<T>());
         Buffer {
             mem,
@@ -190,7 +190,7 @@ impl<T: Element> Buffer<T> {
 
     /// The queue reads and writes go through: the queue of the buffer's last command (no wait
     /// needed), else the queue that made it.
-    fn io_queue(&self) -> Arc<launch::DeviceQueue> {
+    fn io_queue(&self) -> Arc<launch::ClQueue> {
         self.mem
             .last_queue()
             .unwrap_or_else(|| self.queue.queue.clone())
@@ -230,31 +230,5 @@ impl<T: Element> AnyBuffer for Buffer<T> {
     }
     fn device_label(&self) -> String {
         self.queue.device.label()
-    }
-}
-
-impl Queue {
-    /// A device buffer holding a copy of `data`.
-    ///
-    /// A type the device lacks (f64 without `cl_khr_fp64`) is
-    /// [`Error::Unsupported`](crate::Error::Unsupported), a size the device cannot hold
-    /// [`Error::AllocTooLarge`](crate::Error::AllocTooLarge). See [`Buffer`].
-    pub fn buffer_from<T: Element>(&self, data: &[T]) -> Result<Buffer<T>> {
-        Buffer::create(&self.inner, Some(data), data.len())
-    }
-
-    /// A device buffer of `len` elements, zero-filled.
-    pub fn buffer<T: Element>(&self, len: usize) -> Result<Buffer<T>> {
-        let b = Buffer::create(&self.inner, None, len)?;
-        if len > 0 {
-            launch::fill(
-                &self.inner.queue,
-                &b.mem,
-                &[0u8; 8][..std::mem::size_of::<T>()],
-                0,
-                b.mem.bytes,
-            )?;
-        }
-        Ok(b)
     }
 }

@@ -79,7 +79,7 @@ impl std::ops::Deref for DeviceContext {
 }
 
 /// An in-order command queue with its device's [`Serial`] lock; released under that lock.
-pub(crate) struct DeviceQueue {
+pub(crate) struct ClQueue {
     queue: ManuallyDrop<CommandQueue>,
     serial: Serial,
     /// `Workarounds::wait_before_read` on a queue without profiling: the last kernel enqueued,
@@ -92,10 +92,10 @@ pub(crate) struct DeviceQueue {
     /// injection of tests (`health.rs`).
     pub(crate) health: Arc<QueueHealth>,
     /// This queue itself, for [`claim`] to record it as a buffer's queue.
-    me: Weak<DeviceQueue>,
+    me: Weak<ClQueue>,
 }
 
-impl DeviceQueue {
+impl ClQueue {
     /// `clFinish`, under the device lock where there is one.
     pub(crate) fn finish(&self) -> Result<()> {
         let _g = self.serial.hold();
@@ -136,7 +136,7 @@ impl DeviceQueue {
     }
 }
 
-impl Drop for DeviceQueue {
+impl Drop for ClQueue {
     fn drop(&mut self) {
         let _g = self.serial.hold();
         // SAFETY: `queue` is dropped exactly once, here, and never used afterwards.
@@ -157,7 +157,7 @@ pub struct Mem {
     pub bytes: usize,
     serial: Serial,
     memory: Arc<DeviceMemory>,
-    user: Mutex<Option<Arc<DeviceQueue>>>,
+    user: Mutex<Option<Arc<ClQueue>>>,
 }
 
 // SAFETY: cl_mem handles may be used from any thread (OpenCL API calls are thread-safe, except
@@ -184,7 +184,7 @@ impl Mem {
 
     /// The queue of the last command enqueued on this buffer, if any: reads and writes go
     /// through it, so they are ordered after that command without a `clFinish`.
-    pub(crate) fn last_queue(&self) -> Option<Arc<DeviceQueue>> {
+    pub(crate) fn last_queue(&self) -> Option<Arc<ClQueue>> {
         self.user.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 }
@@ -198,7 +198,7 @@ impl Mem {
 /// Two threads that enqueue on one buffer through two queues at the same moment are ordered by
 /// whichever claims first; a launch that writes a buffer another thread is using at the same
 /// time is a data race in the caller, as it is on one queue.
-fn claim(q: &DeviceQueue, mem: &Mem) -> Result<()> {
+fn claim(q: &ClQueue, mem: &Mem) -> Result<()> {
     let mut user = mem.user.lock().unwrap_or_else(|p| p.into_inner());
     match &*user {
         Some(prev) if std::ptr::eq(Arc::as_ptr(prev), q) => return Ok(()),
@@ -264,7 +264,7 @@ pub(crate) fn create_queue(
     profiling: bool,
     wait_before_read: bool,
     poll_read: Option<std::time::Duration>,
-) -> Result<Arc<DeviceQueue>> {
+) -> Result<Arc<ClQueue>> {
     const CL_QUEUE_PROFILING_ENABLE: u64 = 1 << 1;
     let _g = ctx.serial.hold();
     let props = if profiling {
@@ -276,7 +276,7 @@ pub(crate) fn create_queue(
     // (deprecated, not removed, since 2.0) and gives an in-order queue.
     let queue = unsafe { CommandQueue::create(ctx, device, props) }
         .map_err(Error::cl("clCreateCommandQueue"))?;
-    Ok(Arc::new_cyclic(|me| DeviceQueue {
+    Ok(Arc::new_cyclic(|me| ClQueue {
         queue: ManuallyDrop::new(queue),
         serial: ctx.serial.clone(),
         last_kernel: (wait_before_read && !profiling).then(|| Mutex::new(None)),
@@ -292,7 +292,7 @@ fn wait_list(events: &[&Event]) -> Vec<cl_event> {
 
 /// Reads `out.len()` bytes from `mem` at `offset`; returns once they are in `out` (a blocking
 /// read, or a polled one with `Workarounds::poll_read`).
-pub(crate) fn read_bytes(q: &DeviceQueue, mem: &Mem, offset: usize, out: &mut [u8]) -> Result<()> {
+pub(crate) fn read_bytes(q: &ClQueue, mem: &Mem, offset: usize, out: &mut [u8]) -> Result<()> {
     if offset + out.len() > mem.bytes {
         return Err(Error::LengthMismatch {
             buffer: mem.bytes,
@@ -396,7 +396,7 @@ fn wait_event_raw(
 }
 
 /// Blocking write of `data` into `mem` at `offset`.
-pub(crate) fn write_bytes(q: &DeviceQueue, mem: &Mem, offset: usize, data: &[u8]) -> Result<()> {
+pub(crate) fn write_bytes(q: &ClQueue, mem: &Mem, offset: usize, data: &[u8]) -> Result<()> {
     if offset + data.len() > mem.bytes {
         return Err(Error::LengthMismatch {
             buffer: mem.bytes,
@@ -428,7 +428,7 @@ pub(crate) fn write_bytes(q: &DeviceQueue, mem: &Mem, offset: usize, data: &[u8]
 
 /// Fills `size` bytes at `offset` with a repeated `pattern`.
 pub(crate) fn fill(
-    q: &DeviceQueue,
+    q: &ClQueue,
     mem: &Mem,
     pattern: &[u8],
     offset: usize,
@@ -463,7 +463,7 @@ pub(crate) fn fill(
 
 /// Device-side copy of `size` bytes.
 pub(crate) fn copy(
-    q: &DeviceQueue,
+    q: &ClQueue,
     src: &Mem,
     src_off: usize,
     dst: &Mem,
@@ -567,7 +567,7 @@ impl Drop for Compiled {
 
 /// Sets a pooled kernel's arguments and enqueues it over `global` with work-groups of `local`.
 pub(crate) fn enqueue_kernel(
-    q: &DeviceQueue,
+    q: &ClQueue,
     compiled: &Compiled,
     name: &'static str,
     args: &[Arg<'_>],

@@ -1,8 +1,9 @@
 //! The runtime: everything that talks to an OpenCL device. Devices (enumeration, selection,
 //! shared contexts, capability queries and probes), programs (build and the process-wide cache),
-//! launching (`launch.rs`: every `unsafe` OpenCL call), queues with their scratch memory and
-//! launch caches, and typed buffers. Imports `caps`, `plan`, `codegen` (types only), `types`,
-//! `error`; never `api`.
+//! launching (`launch.rs`: every `unsafe` OpenCL call), `DeviceQueue` (`queue.rs`: a device's
+//! OpenCL queue with its capabilities, scratch memory and result-buffer pool), and typed
+//! buffers. It is handed sizes and programs: it imports `caps`, `types` and `error`, never
+//! `plan`, `codegen` or `api`.
 
 pub(crate) mod buffer;
 mod build;

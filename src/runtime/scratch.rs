@@ -5,9 +5,8 @@
 //! architecture.md, "Scratch buffers and why reusing them is safe", gives the invariants.
 
 use super::health::{LaunchStatus, QueueHealth};
-use super::launch::{self, DeviceContext, DeviceQueue, Mem};
+use super::launch::{self, ClQueue, DeviceContext, Mem};
 use crate::error::{Error, Result};
-use crate::plan::{CrossAlgo, Plan, SpanStore, VarPlan};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -27,15 +26,6 @@ pub(crate) struct Scratch {
     /// Launches that use the counter or the partial slots and were not yet seen complete,
     /// oldest first (the queue is in order).
     pending: VecDeque<Arc<LaunchStatus>>,
-}
-
-/// Whether a launch of `plan` leaves state in the counter or the partial slots between its
-/// commands (last-group detection, an extra pass, per-work-item span copies).
-pub(crate) fn uses_scratch_state(plan: &Plan) -> bool {
-    plan.vars.iter().any(|v| {
-        matches!(v.cross, CrossAlgo::LastGroup | CrossAlgo::ExtraPass)
-            || matches!(v.span.map(|s| s.store), Some(SpanStore::GlobalPrivate))
-    })
 }
 
 impl Scratch {
@@ -82,7 +72,7 @@ impl Scratch {
     /// counter and every partial slot as a launch that died mid-run leaves them, not 0. The
     /// counter gets a ticket count past any work-group count, so no work-group of a launch
     /// that reuses it would ever see itself as the last one.
-    pub fn poison(&self, q: &DeviceQueue) -> Result<()> {
+    pub fn poison(&self, q: &ClQueue) -> Result<()> {
         if let Some(c) = &self.counter {
             launch::fill(q, c, &0x4000_0000u32.to_le_bytes(), 0, 4)?;
         }
@@ -92,20 +82,21 @@ impl Scratch {
         Ok(())
     }
 
-    /// Grows the scratch buffers to what `plan` needs (they only grow): partials for every
-    /// variable, the counter, and `backup_bytes` of backup.
+    /// Grows the scratch buffers to what a launch needs (they only grow): `partial_bytes[k]`
+    /// (at least 8) of partials for variable slot `k`, the counter, and `backup_bytes` of
+    /// backup.
     pub fn prepare(
         &mut self,
         ctx: &DeviceContext,
         label: &str,
-        plan: &Plan,
+        partial_bytes: &[u64],
         backup_bytes: usize,
     ) -> Result<()> {
-        while self.partials.len() < plan.vars.len() {
+        while self.partials.len() < partial_bytes.len() {
             self.partials.push(None);
         }
-        for (k, v) in plan.vars.iter().enumerate() {
-            let bytes = partial_bytes(plan, v).max(8);
+        for (k, &bytes) in partial_bytes.iter().enumerate() {
+            let bytes = bytes.max(8);
             let ok = self.partials[k]
                 .as_ref()
                 .is_some_and(|m| m.bytes as u64 >= bytes);
@@ -130,24 +121,4 @@ impl Scratch {
         }
         Ok(())
     }
-}
-
-/// Bytes of variable `v`'s partials: per work-group (last-group, extra pass) or per work-item
-/// (a span in global scratch) copies of its accumulator; an exact sum's superaccumulators (one,
-/// one per element of a span, or one row per work-group).
-fn partial_bytes(plan: &Plan, v: &VarPlan) -> u64 {
-    let elems = v.span.map_or(1, |s| s.len) as u64;
-    if let Some(e) = v.exact {
-        let sacc = (e.limbs() * 8) as u64;
-        return match (v.span, v.cross) {
-            (Some(_), _) | (None, CrossAlgo::Atomic) => elems * sacc,
-            (None, _) => plan.groups * sacc,
-        };
-    }
-    let rows = match v.span.map(|s| s.store) {
-        Some(SpanStore::GlobalPrivate) => plan.groups * plan.local as u64,
-        _ if matches!(v.cross, CrossAlgo::LastGroup | CrossAlgo::ExtraPass) => plan.groups,
-        _ => 0,
-    };
-    rows * elems * v.acc_bytes as u64
 }
