@@ -24,6 +24,6 @@ pub use options::Options;
 pub use queue::Queue;
 pub use range::{Form, NdRange, Range};
 pub use reduction::{
-    reduction, reduction_argmax, reduction_argmin, reduction_span, Reduction, Reductions,
+    reduction, reduction_argmax, reduction_argmin, reduction_span, Axis, Reduction, Reductions,
+    Segments,
 };
-pub use segment::{Axis, Segments};

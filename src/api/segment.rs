@@ -12,7 +12,7 @@ use super::parallel_for::{
 };
 use super::queue::Queue;
 use super::range::Form;
-use super::reduction::{Reduction, Reductions, Target};
+use super::reduction::{Axis, Reduction, Reductions, SegSpec, Target};
 use super::run::{copy_regions, restore_regions};
 use crate::codegen::{self, ParamKind};
 use crate::error::{Error, Result};
@@ -20,128 +20,9 @@ use crate::plan::{
     self, CrossAlgo, Determinism, GroupAlgo, Plan, SegmentAlgo, SegmentLayout, SegmentRequest,
     Strategy,
 };
-use crate::runtime::buffer::Buffer;
 use crate::runtime::launch::{self, Arg, Compiled, Mem};
 use opencl3::event::Event;
 use std::sync::Arc;
-
-/// How a segmented reduction cuts the range `0..n` into segments: one result per segment, the
-/// body unchanged (`sum += x[i]` contributes `x[i]` to the segment that holds `i`), result `k`
-/// in `buf[k]`.
-///
-/// ```
-/// use clreduce::{reduction, Kernel, Op, Queue, Range, Segments};
-/// # fn main() -> clreduce::Result<()> {
-/// let queue = Queue::default()?;
-/// let x = queue.buffer_from(&[1i32, 2, 3, 4, 5, 6])?;
-/// let rows = queue.buffer_from(&[0i32; 2])?;
-/// queue.parallel_for_reduce(
-///     Range::new(6),
-///     reduction(&rows, Op::Plus).segments(Segments::uniform(3)),
-///     Kernel::new("sum += x[i];").arg("x", &x),
-/// )?;
-/// assert_eq!(rows.to_vec()?, [6, 15]);
-/// // CSR offsets: segment k is begin[k]..begin[k+1]; empty segments are allowed.
-/// let begin = queue.buffer_from(&[0u64, 1, 1, 6])?;
-/// let parts = queue.buffer_from(&[0i32; 3])?;
-/// queue.parallel_for_reduce(
-///     Range::new(6),
-///     reduction(&parts, Op::Plus).segments(Segments::offsets(&begin)).initialize_to_identity(),
-///     Kernel::new("sum += x[i];").arg("x", &x),
-/// )?;
-/// assert_eq!(parts.to_vec()?, [1, 0, 20]);
-/// # Ok(()) }
-/// ```
-#[derive(Clone)]
-pub struct Segments(SegSpec);
-
-impl Segments {
-    /// Segments of `len` consecutive indices: `n / len` results. `len` 0, or an `n` that is not
-    /// a multiple of `len`, is [`Error::BadSegments`](crate::Error::BadSegments).
-    pub fn uniform(len: u64) -> Segments {
-        Segments(SegSpec::Uniform(len))
-    }
-    /// CSR offsets: `r + 1` ascending `u64` entries; segment `k` is `begin[k]..begin[k+1]`
-    /// (empty when equal), `r` results. Indices outside `begin[0]..begin[r]` belong to no
-    /// segment and are not run. The offsets are read and checked on the host before anything
-    /// runs: fewer than 2 entries, a descending pair or an entry past `n` is
-    /// [`Error::BadSegments`](crate::Error::BadSegments), with nothing written.
-    pub fn offsets(begin: &Buffer<u64>) -> Segments {
-        Segments(SegSpec::Offsets(Target::of(begin)))
-    }
-}
-
-/// Which axis of a 2-D or 3-D [`Range`](crate::Range) an axis reduction removes (row-major,
-/// the last dimension varies fastest; `item` in the body as in any launch).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Axis {
-    /// Reduce along the last dimension: `[r, c]` gives `r` results (row sums), `[a, b, c]`
-    /// gives `a * b`.
-    Last,
-    /// Reduce along the first dimension: `[r, c]` gives `c` results (column sums), `[a, b, c]`
-    /// gives `b * c` (result `j * c + k` for `item.id = [_, j, k]`).
-    First,
-}
-
-/// A reduction's segmentation as given.
-#[derive(Clone)]
-pub(crate) enum SegSpec {
-    Uniform(u64),
-    /// The span idiom's `i / C` (`src/api/span_idiom.rs`): uniform segments of C.
-    Span(u64),
-    Offsets(Target),
-    Axis(Axis),
-}
-
-impl SegSpec {
-    fn same(&self, other: &SegSpec) -> bool {
-        match (self, other) {
-            (SegSpec::Uniform(a), SegSpec::Uniform(b)) | (SegSpec::Span(a), SegSpec::Span(b)) => {
-                a == b
-            }
-            (SegSpec::Offsets(a), SegSpec::Offsets(b)) => Arc::ptr_eq(&a.mem, &b.mem),
-            (SegSpec::Axis(a), SegSpec::Axis(b)) => a == b,
-            _ => false,
-        }
-    }
-}
-
-impl Reduction {
-    /// One result per segment (`buf[k]` for segment `k`) instead of one in all: see
-    /// [`Segments`]. Every variable of the launch must have the same segmentation.
-    pub fn segments(mut self, s: Segments) -> Reduction {
-        self.seg = Some(s.0);
-        self
-    }
-    /// One result per row (`Axis::Last`) or per column (`Axis::First`) of the launch's 2-D or
-    /// 3-D range; see [`Axis`].
-    ///
-    /// ```
-    /// use clreduce::{reduction, Axis, Kernel, Op, Queue, Range};
-    /// # fn main() -> clreduce::Result<()> {
-    /// let queue = Queue::default()?;
-    /// let a = queue.buffer_from(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?; // 2 x 3
-    /// let cols = queue.buffer_from(&[0.0f32; 3])?;
-    /// queue.parallel_for_reduce(
-    ///     Range::new_2d(2, 3),
-    ///     reduction(&cols, Op::Plus).axis(Axis::First).initialize_to_identity(),
-    ///     Kernel::new("sum += a[item.linear_id];").arg("a", &a),
-    /// )?;
-    /// assert_eq!(cols.to_vec()?, [5.0, 7.0, 9.0]);
-    /// # Ok(()) }
-    /// ```
-    pub fn axis(mut self, axis: Axis) -> Reduction {
-        self.seg = Some(SegSpec::Axis(axis));
-        self
-    }
-    /// argmin/argmax of a segmented reduction: the index buffer gets the index within the
-    /// segment (`i - begin(k)`; for `Axis::First` the row) instead of the global index the
-    /// body passed.
-    pub fn index_in_segment(mut self) -> Reduction {
-        self.index_in_segment = true;
-        self
-    }
-}
 
 /// Whether a launch is segmented (any of its variables has a segmentation).
 pub(super) fn is_segmented(reds: &Reductions) -> bool {

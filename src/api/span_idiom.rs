@@ -7,8 +7,7 @@ use super::kernel::{ArgKind, Kernel};
 use super::options::Options;
 use super::parallel_for::reducer_names;
 use super::range::Form;
-use super::reduction::{Reduction, Reductions};
-use super::segment::SegSpec;
+use super::reduction::{Reduction, Reductions, SegSpec};
 use crate::codegen::names::span_divisor;
 use crate::plan::{self, Strategy};
 
