@@ -25,9 +25,6 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
 KNOWN = {
     ("error.rs", "types/mod.rs"),
     ("plan/rules.rs", "plan/tuning.rs"),
-    # Segmented reductions (issue 26) landed beside the ordinary launch path: the shared
-    # checks live in parallel_for.rs and the segment types in segment.rs (to be moved apart).
-    ("api/parallel_for.rs", "api/segment.rs", "api/span_idiom.rs"),
 }
 
 

@@ -4,6 +4,7 @@
 //! enqueue) with the whole-buffer shortcuts (`shortcuts.rs`). Imports `runtime`, `codegen`,
 //! `plan`, `ops`, `types`, `error`; nothing imports it but the crate root.
 
+mod checks;
 pub(crate) mod dynbuf;
 mod event;
 pub(crate) mod host;

@@ -4,12 +4,12 @@
 //! plan (`plan::plan_segments`), compile kernels/segment.cl, run.
 //! design/algorithms.md, "Segmented reductions".
 
+use super::checks::{
+    check_body, check_identities, check_names, check_writers, reducer_names, request,
+};
 use super::event::ReduceEvent;
 use super::kernel::{ArgKind, Kernel};
 use super::options::Options;
-use super::parallel_for::{
-    check_body, check_identities, check_names, check_writers, reducer_names, request,
-};
 use super::queue::Queue;
 use super::range::Form;
 use super::reduction::{Axis, Reduction, Reductions, SegSpec, Target};

@@ -3,9 +3,9 @@
 //! `n == r * C` is a uniform segmented reduction, and runs as one (kernels/segment.cl) instead
 //! of a span plan that keeps a copy of all `r` results per work-group or work-item.
 
+use super::checks::reducer_names;
 use super::kernel::{ArgKind, Kernel};
 use super::options::Options;
-use super::parallel_for::reducer_names;
 use super::range::Form;
 use super::reduction::{Reduction, Reductions, SegSpec};
 use crate::codegen::names::span_divisor;
