@@ -24,7 +24,6 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
 # while types.rs returns errors (found by this script).
 KNOWN = {
     ("error.rs", "types/mod.rs"),
-    ("plan/rules.rs", "plan/tuning.rs"),
 }
 
 

@@ -11,8 +11,9 @@
 //! - spans (`span.rs`): where the copies of a span live;
 //! - geometry (`geometry.rs`): the number and size of work-groups from the device, many indices
 //!   per work-item, grid-stride on GPUs and contiguous chunks on CPUs (TODO #4);
-//! - measured data (`tuning.rs`, [`plan_tuned`]) and the first-use rules (`rules.rs`), which
-//!   correct the capability rules where measurements show them slower.
+//! - measured data (the tuning table, `tuning.rs`, through [`plan_tuned`]) and the first-use
+//!   rules (`rules.rs`), which correct the capability rules where measurements show them
+//!   slower, both as soft hints (`hint.rs`); `planned` below walks them in order.
 //!
 //! This room imports only `caps`, `ops`, `types` and `error`.
 
@@ -21,6 +22,7 @@ mod exact;
 mod explain;
 mod geometry;
 mod group;
+mod hint;
 mod model;
 mod request;
 mod rules;
@@ -68,6 +70,7 @@ use crate::error::{Error, Result};
 use crate::ops::Operator;
 use crate::types::ElemType;
 use geometry::{Geometry, Need};
+use hint::{follow, Hint, Steps};
 
 /// Plans a launch without measured data: the capability rules, corrected by the first-use
 /// rules (`rules.rs`) unless a strategy is forced. Pure: depends only on its arguments.
@@ -102,7 +105,44 @@ use geometry::{Geometry, Need};
 /// # Ok(()) }
 /// ```
 pub fn plan(caps: &DeviceCaps, req: &Request) -> Result<Plan> {
-    tuning::planned(caps, None, req)
+    planned(caps, None, req)
+}
+
+/// The planner's walk, in order of precedence: a forced strategy (`Request::strategy`) wins
+/// over the table and the rules (they are not consulted); an expert geometry
+/// (`Request::tuning`, `CLREDUCE_TUNE`) wins over the table's geometry; then the table, where
+/// it covers the request (range form only: it is measured there); then the first-use rules;
+/// then the capability rules.
+fn planned(caps: &DeviceCaps, table: Option<&TuneTable>, req: &Request) -> Result<Plan> {
+    if req.strategy != Strategy::AUTO {
+        return plan_caps(caps, req);
+    }
+    let entry = table
+        .filter(|t| t.key.is_for(caps))
+        .and_then(|t| t.lookup(req));
+    if let (Some(e), FormRequest::Range { n }) = (entry, req.form) {
+        let why = e.reason(n);
+        let hint = Hint {
+            steps: match e.strategy {
+                Strategy::AUTO => Steps::Rules,
+                s => Steps::Forced(s),
+            },
+            geometry: Some(e.geometry.tuning()),
+            why_group: why.clone(),
+            why_cross: why.clone(),
+            why_geo: why,
+        };
+        if let Some(p) = follow(caps, req, &hint) {
+            return Ok(p);
+        }
+    }
+    let base = plan_caps(caps, req)?;
+    for hint in rules::first_use(caps, req, &base) {
+        if let Some(p) = follow(caps, req, &hint) {
+            return Ok(p);
+        }
+    }
+    Ok(base)
 }
 
 /// The capability rules alone (a forced strategy applied as given).

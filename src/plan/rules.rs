@@ -2,7 +2,7 @@
 //! slower, for a device with no measurements (no tuning cache). Each rule keys on the
 //! capabilities (kind, atomics), the request and the capability rules' own plan, never on hidden
 //! state, and carries beside it the figures that justify it (as CUB's tuning files do). A rule
-//! gives soft hints (`tuning::follow`), tried in order: where a hinted plan does not plan (a
+//! gives soft hints (`hint::follow`), tried in order: where a hinted plan does not plan (a
 //! mask, a determinism), the next one is tried, and in the end the capability rules' plan
 //! stands. A forced strategy skips the rules; an expert geometry (`CLREDUCE_TUNE`) keeps its
 //! geometry.
@@ -12,10 +12,10 @@
 //! 2026-11-23 (design/bench/2026-11-23-cpu-tune-pocl.txt), and the session-4 bench on a 2-core
 //! EPYC (design/bench/2026-11-23-cpu-cases.txt).
 
+use super::hint::{Hint, Steps};
 use super::model::{Plan, SpanStore};
 use super::request::{FormRequest, Request, Tuning};
 use super::strategy::{CrossAlgo, GroupAlgo, Strategy};
-use super::tuning::{Hint, Steps};
 use crate::caps::{DeviceCaps, DeviceKind};
 
 /// Bytes of private span copies per work-group that stay in a CPU core's L1 data cache (half of

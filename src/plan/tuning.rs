@@ -1,20 +1,15 @@
-//! Measured planning (issue 19): the tuning table a device's measurements fill in
-//! ([`TuneTable`]: per launch class and size, the fastest strategy and geometry with the times
-//! that justify it), its lookup, and the planner entry [`plan_tuned`] that follows it where it
-//! covers a request. The first-use rules (`rules.rs`) go through the same soft hint: a plan
-//! built as if the strategy were forced, kept only if it plans, its reasons rewritten.
+//! The tuning table (issue 19), the planner's measured input: per launch class and size, the
+//! fastest strategy and geometry a device's measurements found, with the times that justify it
+//! ([`TuneTable`], [`TuneEntry`]), keyed by device ([`DeviceKey`]), and its lookup. The planner
+//! follows it through a soft hint (`hint.rs`) in [`plan_tuned`] (the precedence is
+//! `planned`'s, in `mod.rs`).
 //!
-//! Precedence: a forced strategy (`Request::strategy`) wins over the table and the rules (they
-//! are not consulted); an expert geometry (`Request::tuning`, `CLREDUCE_TUNE`) wins over the
-//! table's geometry; then the table, where it covers the request (range form only: it is
-//! measured there); then the first-use rules; then the capability rules.
-//!
-//! Pure: no device and no file. The tuner and the per-user cache live in `crate::tune`.
+//! Pure data: no device and no file. The tuner and the per-user cache that fill and keep it
+//! live in `crate::tune` (`tune/mod.rs`, `tune/cache.rs`).
 
 use super::model::{IndexOrder, Plan};
 use super::request::{FormRequest, Request, Tuning};
 use super::strategy::Strategy;
-use super::{plan_caps, rules};
 use crate::caps::DeviceCaps;
 use crate::error::Result;
 use crate::ops::{Op, Operator};
@@ -348,113 +343,12 @@ impl fmt::Display for TuneTable {
     }
 }
 
-/// Where a hint's steps come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Steps {
-    /// The rules' own steps, first-use rules included (a measured entry whose fastest plan was
-    /// the rules' plan, possibly mixed across variables).
-    Rules,
-    /// As if this strategy were forced; its automatic parts are the capability rules'.
-    Forced(Strategy),
-}
-
-/// A soft choice for the planner: plan with `steps` (and `geometry`), keep the plan only if
-/// that plans, and give the reasons of what it decided: `why_group` for the work-group step
-/// (appended to the rules' reason under `Steps::Rules`), `why_cross` for the cross-group step,
-/// `why_geo` for the geometry.
-#[derive(Debug, Clone, Default)]
-pub(super) struct Hint {
-    pub steps: Steps,
-    pub geometry: Option<Tuning>,
-    pub why_group: String,
-    pub why_cross: String,
-    pub why_geo: String,
-}
-
-impl Default for Steps {
-    fn default() -> Steps {
-        Steps::Forced(Strategy::AUTO)
-    }
-}
-
-/// Plans `req` following `hint`; `None` when the hinted plan does not plan (a capability the
-/// queue's mask removed, a determinism the request does not allow, a form it does not fit).
-/// An expert geometry in the request stays; the hint's geometry applies only without one.
-pub(super) fn follow(caps: &DeviceCaps, req: &Request, hint: &Hint) -> Option<Plan> {
-    let mut r = req.clone();
-    let geometry = match (req.tuning, hint.geometry) {
-        (None, Some(g)) => Some(g),
-        _ => None,
-    };
-    if geometry.is_some() {
-        r.tuning = geometry;
-    }
-    let mut p = match hint.steps {
-        Steps::Rules => {
-            let mut p = planned(caps, None, &r).ok()?;
-            for v in &mut p.vars {
-                v.group_reason = format!("{}; {}", v.group_reason, hint.why_group);
-            }
-            p
-        }
-        Steps::Forced(s) => {
-            r.strategy = s;
-            let mut p = plan_caps(caps, &r).ok()?;
-            for v in &mut p.vars {
-                if s.group.is_some() {
-                    v.group_reason = hint.why_group.clone();
-                }
-                if s.cross.is_some() {
-                    v.cross_reason = hint.why_cross.clone();
-                }
-            }
-            p
-        }
-    };
-    if geometry.is_some() {
-        p.geometry_reason = format!("{} ({})", p.geometry_reason, hint.why_geo);
-    }
-    Some(p)
-}
-
 /// Plans with measured data: where `table` covers the request (and was measured on this
 /// device), the plan follows it and its reasons say so with the figures; elsewhere the
-/// first-use rules and the capability rules decide, as in [`super::plan`]. A forced strategy
+/// first-use rules and the capability rules decide, as in [`plan`](super::plan). A forced strategy
 /// wins over both, an expert geometry (`Request::tuning`) over the table's.
 pub fn plan_tuned(caps: &DeviceCaps, table: &TuneTable, req: &Request) -> Result<Plan> {
-    planned(caps, Some(table), req)
-}
-
-pub(super) fn planned(caps: &DeviceCaps, table: Option<&TuneTable>, req: &Request) -> Result<Plan> {
-    if req.strategy != Strategy::AUTO {
-        return plan_caps(caps, req);
-    }
-    let entry = table
-        .filter(|t| t.key.is_for(caps))
-        .and_then(|t| t.lookup(req));
-    if let (Some(e), FormRequest::Range { n }) = (entry, req.form) {
-        let why = e.reason(n);
-        let hint = Hint {
-            steps: match e.strategy {
-                Strategy::AUTO => Steps::Rules,
-                s => Steps::Forced(s),
-            },
-            geometry: Some(e.geometry.tuning()),
-            why_group: why.clone(),
-            why_cross: why.clone(),
-            why_geo: why,
-        };
-        if let Some(p) = follow(caps, req, &hint) {
-            return Ok(p);
-        }
-    }
-    let base = plan_caps(caps, req)?;
-    for hint in rules::first_use(caps, req, &base) {
-        if let Some(p) = follow(caps, req, &hint) {
-            return Ok(p);
-        }
-    }
-    Ok(base)
+    super::planned(caps, Some(table), req)
 }
 
 /// The strategy that gives `plan`'s steps when forced: both parts where every variable has the
