@@ -19,12 +19,9 @@ import sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
 
-# Cycles still open, each as a sorted tuple of files relative to src/: the hint engine sits in
-# the tuning table's file (issue 27), and the error enum carries element types and values
-# while types.rs returns errors (found by this script).
-KNOWN = {
-    ("error.rs", "types/mod.rs"),
-}
+# Cycles still open, each as a sorted tuple of files relative to src/. Empty since issue 27
+# (session 9): any cycle fails. Add one here only with the reason and the fix that removes it.
+KNOWN = set()
 
 
 def files():

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+mod parse;
+
 /// The element types clreduce can reduce and hold in buffers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -96,31 +98,6 @@ impl ElemType {
     /// Whether an element is 8 bytes (i64, u64, f64).
     pub fn is_64bit(self) -> bool {
         self.size() == 8
-    }
-    /// Parses a short name (`i32`, `f64`, `bf16`, ...) or an OpenCL C name (`int`, `double`,
-    /// ...; `bfloat16` for bf16, whose storage name `ushort` is not taken);
-    /// anything else is [`Error::UnknownName`](crate::Error::UnknownName).
-    pub fn parse(s: &str) -> crate::Result<ElemType> {
-        let all = [
-            ElemType::I32,
-            ElemType::U32,
-            ElemType::I64,
-            ElemType::U64,
-            ElemType::F32,
-            ElemType::F64,
-            ElemType::F16,
-            ElemType::BF16,
-        ];
-        all.into_iter()
-            .find(|t| match t {
-                ElemType::BF16 => s == "bf16" || s == "bfloat16",
-                t => t.name() == s || t.cl_name() == s,
-            })
-            .ok_or_else(|| crate::Error::UnknownName {
-                kind: "type",
-                name: s.to_string(),
-                known: all.iter().map(|t| t.name()).collect(),
-            })
     }
 }
 
