@@ -1,8 +1,12 @@
-//! The public reduction API: iteration spaces (`range.rs`), reduction variables
-//! (`reduction.rs`), kernel bodies (`kernel.rs`), options, the launched event, and
-//! `Queue::parallel_for_reduce` (`parallel_for.rs`: prepare and plan; `run.rs`: compile and
-//! enqueue) with the whole-buffer shortcuts (`shortcuts.rs`). Imports `runtime`, `codegen`,
-//! `plan`, `ops`, `types`, `error`; nothing imports it but the crate root.
+//! The public reduction API, and the one home of [`Queue`] (`queue.rs`: the type, its
+//! constructors, buffers and launch cache; every method of it is in this folder). Bottom up:
+//! iteration spaces (`range.rs`), options, kernel bodies (`kernel.rs`), the launched event,
+//! reduction variables with their segmentations (`reduction.rs`), the queue, the checks every
+//! launch makes (`checks.rs`), compile and enqueue (`run.rs`), segmented launches
+//! (`segment.rs`, `span_idiom.rs`), `Queue::parallel_for_reduce` (`parallel_for.rs`) and the
+//! whole-buffer shortcuts (`shortcuts.rs`). Imports `runtime`, `tune/cache.rs`, `codegen`,
+//! `plan`, `check` (the identity check), `caps`, `ops`, `types`, `error`; `closure`, `multi`,
+//! `mpi` and the tuner import it.
 
 mod checks;
 pub(crate) mod dynbuf;

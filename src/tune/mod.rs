@@ -15,7 +15,9 @@
 //!    noise does not change a plan). The entry records both medians, the next-best strategy of
 //!    phase 1 and how many plans were compared.
 //!
-//! Imports the public API (`Queue`, launches), `plan`, `check` and `tune_cache` (for the key).
+//! Imports the public API (`Queue`, launches), `plan`, `check` and `cache.rs` (for the key).
+//! `cache.rs`, the per-user store of the tables, sits below the API (queues read it when they
+//! plan); the table model itself is `plan/tuning.rs`, the planner's input.
 
 testkit! { mod cache; }
 testkit! { mod cases; }
