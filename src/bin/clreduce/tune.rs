@@ -2,7 +2,8 @@
 //! bar, stores them in the per-user tuning cache (`clreduce::tune_cache`) and prints the table;
 //! `--show` prints what the cache holds for each device instead.
 
-use clreduce::tune::{self, TuneCase, TuneConfig};
+use clreduce::cases::Case;
+use clreduce::tune::{self, TuneConfig};
 use clreduce::{devices, tune_cache, Device, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -54,7 +55,10 @@ fn config(a: &TuneArgs) -> Result<TuneConfig> {
     };
     let mut cmd = vec![cfg.command.clone()];
     if let Some(c) = &a.cases {
-        cfg.cases = TuneCase::parse_list(c).map_err(bad)?;
+        cfg.cases = Case::parse_list(c).map_err(bad)?;
+        for case in &cfg.cases {
+            case.class().map_err(bad)?;
+        }
         cmd.push(format!("--cases {c}"));
     }
     if let Some(s) = &a.sizes {
