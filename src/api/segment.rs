@@ -351,7 +351,7 @@ impl Queue {
             },
             _ => sreq,
         };
-        let mut plan = plan::plan_segments(&q.caps, base, &sreq)?;
+        let mut plan = plan::plan_segments(&q.caps, base, &sreq, None)?;
         if let Some(sp) = plan.segment.as_mut() {
             sp.index_in_segment = reds.0.iter().map(|r| r.index_in_segment).collect();
             if let SegSpec::Span(c) = &spec {
