@@ -143,6 +143,7 @@ fn corrupt_stale_and_unwritable_caches() {
         key,
         measured: "test".into(),
         entries: Vec::new(),
+        segments: Vec::new(),
     };
     std::fs::remove_file(&cache).unwrap();
     tune_cache::save_at(&cache, &stale).unwrap();

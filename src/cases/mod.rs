@@ -69,6 +69,11 @@ pub const DEFAULT_CASES: &str =
 /// bitwise op, f64 argmin and two more histogram sizes.
 pub const FULL_CASES: &str = "f32-sum,f64-sum,i32-sum,u32-sum,i64-sum,f32-max,f64-max,i32-max,i64-max,u32-or,f32-sum-min-max,u32-hist16,u32-hist256,u32-hist4096,f32-argmin,f64-argmin";
 
+/// The segmented cases of `clreduce tune --quick` (2^20 elements): a few shapes per layout.
+pub const QUICK_SEGMENT_CASES: &str = "f32-rows-65536x16,f32-rows-4096x256,f32-rows-64x16384,f32-cols-4096x256,f32-cols-64x16384,f32-ragged-16,f32-ragged-256";
+/// The segmented cases of `clreduce tune` (2^22 elements): more shapes, one row shape of i32.
+pub const FULL_SEGMENT_CASES: &str = "f32-rows-262144x16,f32-rows-16384x256,f32-rows-256x16384,f32-rows-1x4194304,f32-cols-262144x16,f32-cols-16384x256,f32-cols-256x16384,f32-ragged-16,f32-ragged-256,f32-ragged-65536,i32-rows-16384x256";
+
 /// Most bins a `u32-histN` case may have.
 const MAX_BINS: usize = 1 << 16;
 
@@ -263,11 +268,12 @@ impl Case {
         self.layout.fixed_n().unwrap_or(n)
     }
 
-    /// The launch class the tuner records this case under; `Err` says why it is not tuned.
+    /// The launch class the tuner records this case under (a segmented case's is its
+    /// variables', beside the layout and mean length); `Err` says why it is not tuned.
     pub fn class(&self) -> std::result::Result<LaunchClass, String> {
-        if self.exact || self.layout.is_segmented() || self.stored != self.ty {
+        if self.exact || self.stored != self.ty {
             return Err(format!(
-                "{}: the tuning table has no class for exact sums, segmented cases or 16-bit input",
+                "{}: the tuning table has no class for exact sums or 16-bit input",
                 self.name
             ));
         }

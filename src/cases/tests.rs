@@ -32,6 +32,11 @@ fn cases_parse() {
     for c in DEFAULT_CASES.split(',').chain(FULL_CASES.split(',')) {
         assert_eq!(Case::parse(c).unwrap().name, c);
     }
+    for c in QUICK_SEGMENT_CASES.split(',').chain(FULL_SEGMENT_CASES.split(',')) {
+        let s = Case::parse(c).unwrap();
+        assert_eq!(s.name, c);
+        assert!(s.layout.is_segmented() && s.class().is_ok(), "{c}");
+    }
 }
 
 #[test]
@@ -69,7 +74,7 @@ fn segmented_cases_parse() {
     for bad in ["u32-hist16-rows-4x4", "f32-sum-exact-ragged-16", "f32-rows-4", "f32-ragged-x"] {
         assert!(Case::parse(bad).is_err(), "{bad}");
     }
-    assert!(r.class().is_err(), "segmented cases are not tuned yet");
+    assert_eq!(r.class(), Case::parse("f32-sum").unwrap().class());
     assert!(r.takes(Force::Segment(SegmentAlgo::Tiles)));
     assert!(!r.takes(Force::Strategy(Strategy::all_forced()[0])));
     let plain = Case::parse("f32-sum").unwrap();

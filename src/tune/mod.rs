@@ -15,13 +15,21 @@
 //!    noise does not change a plan). The entry records both medians, the next-best strategy of
 //!    phase 1 and how many plans were compared.
 //!
+//! Segmented cases (issue 26; rows and columns at their R x C, ragged ones at the largest size)
+//! have one phase: the rules' segment plan against every forced one of the layout, the
+//! decision as in 3, stored as a `SegmentEntry` keyed by class, layout and mean segment length,
+//! which the segmented planner follows (`segments.rs`).
+//!
 //! Every launch is the case's own (`Case::launch`), the one `clreduce bench` reports.
 //!
 //! Imports the public API (`Queue`, launches), `cases`, `plan` and `tune_cache` (for the key).
 
 mod measure;
+mod segments;
 
-use crate::cases::{Case, Expected, Force, Outs, DEFAULT_CASES, FULL_CASES};
+use crate::cases::{
+    Case, Expected, Force, Outs, DEFAULT_CASES, FULL_CASES, FULL_SEGMENT_CASES, QUICK_SEGMENT_CASES,
+};
 
 use crate::caps::Mask;
 use crate::plan::{Plan, Strategy, TuneEntry, TuneTable, TunedGeometry};
@@ -56,7 +64,8 @@ impl TuneConfig {
     /// pass (within 3 minutes per CPU device on the 2-core development machine).
     pub fn quick() -> TuneConfig {
         TuneConfig {
-            cases: Case::parse_list(DEFAULT_CASES).expect("built-in cases"),
+            cases: Case::parse_list(&format!("{DEFAULT_CASES},{QUICK_SEGMENT_CASES}"))
+                .expect("built-in cases"),
             sizes: vec![10, 14, 18, 20, 22, 24],
             warmup: 2,
             rounds: 7,
@@ -71,7 +80,8 @@ impl TuneConfig {
     /// two geometry passes.
     pub fn full() -> TuneConfig {
         TuneConfig {
-            cases: Case::parse_list(FULL_CASES).expect("built-in cases"),
+            cases: Case::parse_list(&format!("{FULL_CASES},{FULL_SEGMENT_CASES}"))
+                .expect("built-in cases"),
             sizes: vec![10, 12, 14, 16, 18, 20, 22, 24, 26],
             warmup: 2,
             rounds: 11,
@@ -123,7 +133,11 @@ pub fn tune(
     let mut skipped = Vec::new();
     let mut details = Vec::new();
     let mut entries = Vec::new();
-    let points: Vec<(&Case, u32)> = cfg
+    let mut segments = Vec::new();
+    let largest = cfg.sizes.iter().max().copied().unwrap_or(20);
+    // Ordinary cases at every size; rows and columns at their own R x C, ragged cases once, at
+    // the largest size (segmented entries are looked up by mean segment length, not by n).
+    let points: Vec<(&Case, u64)> = cfg
         .cases
         .iter()
         .filter(|c| match c.class() {
@@ -133,20 +147,38 @@ pub fn tune(
                 false
             }
         })
-        .flat_map(|c| cfg.sizes.iter().map(move |&l| (c, l)))
+        .flat_map(|c| match (c.layout.is_segmented(), c.layout.fixed_n()) {
+            (true, Some(n)) => vec![(c, n)],
+            (true, None) => vec![(c, 1u64 << largest)],
+            _ => cfg.sizes.iter().map(|&l| (c, 1u64 << l)).collect(),
+        })
         .collect();
-    // Steps: phase 1's rounds and each geometry pass's, per point.
-    let total = (points.len() * cfg.rounds * (1 + cfg.geometry_passes)) as u64;
+    // Steps: phase 1's rounds and each geometry pass's, per point (phase 1 only for segments).
+    let steps = |c: &Case| {
+        (cfg.rounds
+            * if c.layout.is_segmented() {
+                1
+            } else {
+                1 + cfg.geometry_passes
+            }) as u64
+    };
+    let total = points.iter().map(|(c, _)| steps(c)).sum();
     let mut done = 0u64;
-    for (case, l) in points {
-        let n = 1u64 << l;
-        let bytes = n * case.ty.size() as u64;
+    for (case, n) in points {
+        let want = steps(case);
+        let end = done + want;
+        let at = if n.is_power_of_two() {
+            format!("2^{}", n.trailing_zeros())
+        } else {
+            n.to_string()
+        };
+        let bytes = n * case.stored.size() as u64;
         if bytes > caps.max_alloc / 4 {
-            skipped.push(format!("{} 2^{l}: {bytes} bytes > max_alloc/4", case.name));
-            done += (cfg.rounds * (1 + cfg.geometry_passes)) as u64;
+            skipped.push(format!("{} {at}: {bytes} bytes > max_alloc/4", case.name));
+            done = end;
             continue;
         }
-        let what = format!("{} 2^{l}", case.name);
+        let what = format!("{} {at}", case.name);
         let mut tick = |phase: &str| {
             done += 1;
             progress(&Progress {
@@ -155,14 +187,18 @@ pub fn tune(
                 what: format!("{what} {phase}"),
             });
         };
-        let e = tune_point(&q, case, n, cfg, (&mut dropped, &mut details), &mut tick)?;
-        // Phases the point skipped (no geometry pass to run) still count.
-        let want = (cfg.rounds * (1 + cfg.geometry_passes)) as u64;
-        let at = done % want;
-        if at != 0 {
-            done += want - at;
+        let mut log = Log {
+            at: what.clone(),
+            dropped: &mut dropped,
+            details: &mut details,
+        };
+        if case.layout.is_segmented() {
+            segments.extend(segments::tune_point(&q, case, n, cfg, &mut log, &mut tick)?);
+        } else {
+            entries.extend(tune_point(&q, case, n, cfg, &mut log, &mut tick)?);
         }
-        entries.extend(e);
+        // Phases the point skipped (no geometry pass to run) still count.
+        done = done.max(end);
     }
     let seconds = t0.elapsed().as_secs_f64();
     Ok(TuneReport {
@@ -178,6 +214,7 @@ pub fn tune(
                 seconds
             ),
             entries,
+            segments,
         },
         dropped,
         skipped,
@@ -302,14 +339,9 @@ fn tune_point(
     case: &Case,
     n: u64,
     cfg: &TuneConfig,
-    (dropped, details): (&mut Vec<String>, &mut Vec<String>),
+    log: &mut Log,
     tick: &mut dyn FnMut(&str),
 ) -> Result<Option<TuneEntry>> {
-    let mut log = Log {
-        at: format!("{} 2^{}", case.name, n.trailing_zeros()),
-        dropped,
-        details,
-    };
     let data = case.input(n as usize, 0x7e57);
     let want: Vec<Expected> = case.expect(&data);
     let x = DynBuffer::upload(q, &data)?;
@@ -398,10 +430,12 @@ fn rule_options(case: &Case, f: Force) -> Options {
         .ignore_tune_cache()
 }
 
-/// The tuner's first phase at one point without timing anything: each candidate's strategy
+/// The tuner's first phase at one point without timing anything: each candidate's forced plan
 /// and the OpenCL C program it would launch (`Case::launch`), for the test that the bench
 /// launches the same programs.
-pub fn candidate_sources(q: &Queue, case: &Case, n: u64) -> Result<Vec<(Strategy, String)>> {
+#[cfg(feature = "testkit")]
+#[doc(hidden)]
+pub fn candidate_sources(q: &Queue, case: &Case, n: u64) -> Result<Vec<(Force, String)>> {
     let data = case.input(n as usize, 0x7e57);
     let want = case.expect(&data);
     let x = DynBuffer::upload_as(q, &data, case.stored)?;
@@ -414,9 +448,21 @@ pub fn candidate_sources(q: &Queue, case: &Case, n: u64) -> Result<Vec<(Strategy
         outs: &outs,
         want: &want,
     };
-    strategy_candidates(&pt)?
+    let cands = if case.layout.is_segmented() {
+        segments::candidates(&pt)?
+    } else {
+        strategy_candidates(&pt)?
+    };
+    cands
         .into_iter()
-        .map(|c| Ok((c.strategy, case.launch(n, &x, &outs).source(q, c.opts)?)))
+        .map(|c| {
+            let f = match (c.opts.segment, c.opts.strategy) {
+                (Some(a), _) => Force::Segment(a),
+                (None, s) if s == Strategy::AUTO => Force::Auto,
+                (None, s) => Force::Strategy(s),
+            };
+            Ok((f, case.launch(n, &x, &outs).source(q, c.opts)?))
+        })
         .collect()
 }
 

@@ -224,8 +224,6 @@ fn write_outputs(cfg: &Config, report: &Report) -> CliResult<()> {
 mod tests {
     use super::config::{BenchArgs, Config};
     use clap::Parser;
-    use clreduce::cases::Force;
-    use clreduce::plan::Strategy;
     use clreduce::tune::TuneConfig;
     use clreduce::DynBuffer;
 
@@ -238,8 +236,8 @@ mod tests {
     /// Every case the tuner measures (its full and quick sets), named on the bench's command
     /// line, launches the same OpenCL program with the same options for every strategy the
     /// tuner compares: the tuner's candidates (`tune::candidate_sources`) against the bench's
-    /// launch of the same case and strategy, as the sweep builds it (without the tuning table,
-    /// as the tuner plans). Issue 27: u32-or once ran `sum |= x[i]` in the bench and
+    /// launch of the same case and strategy (segment plan), as the sweep builds it (without
+    /// the tuning table, as the tuner plans). Issue 27: u32-or once ran `sum |= x[i]` in the bench and
     /// `combine(sum, x[i])` in the tuner.
     #[test]
     fn the_tuner_times_the_launches_the_bench_reports() {
@@ -259,19 +257,14 @@ mod tests {
             panic!("the tuner's case names are bench cases")
         };
         assert_eq!(cfg.cases.len(), tuned.len());
-        let n = 1 << 12;
         let mut compared = 0;
         for (t, b) in tuned.iter().zip(&cfg.cases) {
             assert_eq!(t.name, b.name);
+            let n = b.n_for(1 << 12);
             let data = b.input(n as usize, 1);
             let x = DynBuffer::upload_as(&q, &data, b.stored).unwrap();
             let outs = b.outs(&q, n).unwrap();
-            for (s, theirs) in clreduce::tune::candidate_sources(&q, t, n).unwrap() {
-                let f = if s == Strategy::AUTO {
-                    Force::Auto
-                } else {
-                    Force::Strategy(s)
-                };
+            for (f, theirs) in clreduce::tune::candidate_sources(&q, t, n).unwrap() {
                 assert!(
                     b.forces().contains(&f),
                     "{}: the bench forces {f} too",
