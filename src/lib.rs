@@ -55,6 +55,7 @@ macro_rules! testkit {
 
 mod api;
 pub mod caps;
+testkit! { mod cases; }
 testkit! { mod check; }
 pub mod closure;
 mod codegen;

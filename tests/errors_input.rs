@@ -375,6 +375,7 @@ fn tuning_cache_that_cannot_be_written() {
         key: clreduce::tune_cache::key_of(&caps),
         measured: "test".into(),
         entries: Vec::new(),
+        segments: Vec::new(),
     };
     let e = clreduce::tune_cache::save_at(&path, &table).unwrap_err();
     match &e {

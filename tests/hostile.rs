@@ -207,6 +207,7 @@ fn bad_cache(name: &str, g: TunedGeometry) -> PathBuf {
         key: clreduce::tune_cache::key_of(&caps),
         measured: "tests/hostile.rs".into(),
         entries: vec![entry],
+        segments: Vec::new(),
     };
     let p = scratch().join(name);
     let _ = std::fs::remove_file(&p);

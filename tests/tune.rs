@@ -3,6 +3,7 @@
 //! - `clreduce tune` on a tiny subset (two cases, two sizes, three rounds) writes a cache whose
 //!   table is keyed for the device, `tune --show` and `devices` report it, and `explain` follows
 //!   it ("measured: ...") while `reduce` still passes its host check;
+//! - segmented cases fill the table's segment entries, which a segmented launch then follows;
 //! - a corrupt cache, a stale table and an unwritable path: launches run as without a cache
 //!   (with a warning on stderr), `devices` and `tune --show` say why, `tune` fails with exit 2
 //!   and one line.
@@ -143,6 +144,7 @@ fn corrupt_stale_and_unwritable_caches() {
         key,
         measured: "test".into(),
         entries: Vec::new(),
+        segments: Vec::new(),
     };
     std::fs::remove_file(&cache).unwrap();
     tune_cache::save_at(&cache, &stale).unwrap();
@@ -173,5 +175,81 @@ fn corrupt_stale_and_unwritable_caches() {
     );
     assert!(errors[0].contains("Not a directory"), "{err}");
     assert!(!err.to_lowercase().contains("panicked"), "{err}");
+    let _ = std::fs::remove_dir_all(cache.parent().unwrap());
+}
+
+/// Issue 26: `clreduce tune` measures segmented cases (rows at their R x C, ragged ones at the
+/// largest size) into the table's segment entries, `tune --show` lists them, and a segmented
+/// launch of the same shape follows the measured plan and still checks against the host; an
+/// exact case is refused before anything runs.
+#[test]
+fn tune_covers_segmented_launches() {
+    let cache = temp("segments");
+    let c = cache.to_str().unwrap();
+    let env = [("CLREDUCE_TUNE_CACHE", c)];
+    for (dev, d) in fast_devices() {
+        let (code, out, err) = cli_with(
+            &[
+                "tune",
+                "--device",
+                &dev,
+                "--cases",
+                "f32-rows-1024x16,f32-ragged-64",
+                "--sizes",
+                "2^14",
+                "--rounds",
+                "3",
+            ],
+            &env,
+        );
+        assert_eq!(code, 0, "{}: exit {code}\n{out}\n{err}", d.label());
+        assert!(out.contains("2 segmented points"), "{out}");
+        let caps = d.caps().unwrap();
+        let t = match tune_cache::status_at(&cache, &caps) {
+            tune_cache::Status::Tuned(t) => t,
+            s => panic!("{}: {s:?}", d.label()),
+        };
+        assert!(t.entries.is_empty(), "{t}");
+        let layouts: Vec<&str> = t.segments.iter().map(|e| e.layout.as_str()).collect();
+        assert_eq!(layouts, ["rows", "offsets"], "{t}");
+        for e in &t.segments {
+            assert!(
+                e.best_ns > 0 && e.best_ns <= e.rule_ns && e.tried >= 2,
+                "{e:?}"
+            );
+            assert!(
+                clreduce::SegmentAlgo::parse(&e.algo).unwrap().is_some(),
+                "{e:?}"
+            );
+        }
+        assert_eq!(
+            (t.segments[0].log2_mean, t.segments[1].log2_mean),
+            (4, 6),
+            "{t}"
+        );
+        let (_, show, _) = cli_with(&["tune", "--show", "--device", &dev], &env);
+        assert!(
+            show.contains("f32 sum rows") && show.contains("f32-ragged-64"),
+            "{show}"
+        );
+        let (code, out, err) = cli_with(
+            &["reduce", "--device", &dev, "--rows", "1024", "--cols", "16"],
+            &env,
+        );
+        assert_eq!(code, 0, "{out}\n{err}");
+        assert!(
+            out.contains(&format!("plan {}\n", t.segments[0].algo)),
+            "{}: the measured plan {}: {out}",
+            d.label(),
+            t.segments[0].algo
+        );
+        assert!(out.contains("ok (1024 results checked)"), "{out}");
+        let (code, _, err) = cli_with(
+            &["tune", "--device", &dev, "--cases", "f32-sum-exact"],
+            &env,
+        );
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("no class for exact sums"), "{err}");
+    }
     let _ = std::fs::remove_dir_all(cache.parent().unwrap());
 }

@@ -16,7 +16,7 @@ Cases (--cases, comma-separated; T is f32, f64 or i32):
                   accelerators include cub, the default)
   T-cols-RxC      one result per column: dim=0 / axis=0
   f32-rowmax-RxC  torch.max(dim=1) values+indices, torch.argmax(dim=1), cupy.argmax(axis=1)
-  f32-ragged-M    CSR segments of mean length M over n elements (heavy-tailed, empty ones
+  T-ragged-M      CSR segments of mean length M over n elements (heavy-tailed, empty ones
                   included; see ragged_lengths): torch.segment_reduce(x, "sum", offsets=...),
                   torch index_add_ by segment id, cupy.add.reduceat where CuPy has it
   u32-keys-B      random keys in [0, B): torch.bincount(minlength=B) / cupy.bincount
@@ -84,9 +84,9 @@ def parse_case(c):
     if m:
         return {"kind": m.group(2), "ty": m.group(1), "r": int(m.group(3)),
                 "c": int(m.group(4))}
-    m = re.fullmatch(r"f32-ragged-(\d+)", c)
+    m = re.fullmatch(r"(f32|f64|i32)-ragged-(\d+)", c)
     if m:
-        return {"kind": "ragged", "ty": "f32", "mean": int(m.group(1))}
+        return {"kind": "ragged", "ty": m.group(1), "mean": int(m.group(2))}
     m = re.fullmatch(r"(u32|f32)-keys-(\d+)", c)
     if m:
         return {"kind": "keys", "ty": m.group(1), "bins": int(m.group(2))}

@@ -207,10 +207,8 @@ impl Queue {
             tuning: None,
             ..options
         };
-        let mut base = plan::plan(
-            &q.caps,
-            &request(form, reds, base_options, !kernel.writes()),
-        )?;
+        let base_req = request(form, reds, base_options, !kernel.writes());
+        let mut base = plan::plan(&q.caps, &base_req)?;
         if options.strategy.group.is_none() {
             for v in &mut base.vars {
                 v.group_reason =
@@ -232,7 +230,18 @@ impl Queue {
             },
             _ => sreq,
         };
-        let mut plan = plan::plan_segments(&q.caps, base, &sreq)?;
+        // The device's measurement (`clreduce tune`'s segmented entries), on unmasked queues
+        // unless the options leave it out, as for the ordinary launch.
+        let measured = (!options.ignore_tune_cache && q.mask.is_empty())
+            .then(|| crate::tune_cache::table_for(q.device.index(), &q.caps))
+            .flatten()
+            .and_then(|t| {
+                let class = plan::LaunchClass::of(&base_req)?;
+                let mean = sreq.elements / sreq.segments.max(1);
+                let (algo, e) = t.segment_lookup(&class, &sreq.layout, mean)?;
+                Some((algo, e.reason()))
+            });
+        let mut plan = plan::plan_segments(&q.caps, base, &sreq, measured)?;
         if let Some(sp) = plan.segment.as_mut() {
             sp.index_in_segment = reds.0.iter().map(|r| r.index_in_segment).collect();
             if let SegSpec::Span(c) = &spec {

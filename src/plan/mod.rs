@@ -48,8 +48,8 @@ pub use strategy::{CrossAlgo, Determinism, GroupAlgo, Strategy};
 testkit! { use request::{FormRequest, Request, Shape, Tuning, VarRequest}; }
 testkit! {
     use tuning::{
-        plan_tuned, strategy_of, DeviceKey, LaunchClass, OpClass, TuneEntry, TuneTable,
-        TunedGeometry, TABLE_FORMAT,
+        plan_tuned, segment_layout_key, strategy_of, DeviceKey, LaunchClass, OpClass,
+        SegmentEntry, TuneEntry, TuneTable, TunedGeometry, TABLE_FORMAT,
     };
 }
 

@@ -18,7 +18,15 @@ pub(crate) const TILE_LONGS: u64 = 256;
 /// Chooses the segment algorithm and geometry, and rewrites `base` (the ordinary plan of the
 /// same variables, forced to an extra pass) into the segmented plan.
 /// Pure. A forced algorithm the layout cannot run is [`Error::Unsupported`].
-pub fn plan_segments(caps: &DeviceCaps, mut base: Plan, req: &SegmentRequest) -> Result<Plan> {
+/// `measured` is the device's measurement for this launch (`clreduce tune`'s segmented entry:
+/// the algorithm and the reason with its figures), followed where nothing is forced and the
+/// layout can run it.
+pub fn plan_segments(
+    caps: &DeviceCaps,
+    mut base: Plan,
+    req: &SegmentRequest,
+    measured: Option<(SegmentAlgo, String)>,
+) -> Result<Plan> {
     let segments = req.segments.max(1);
     let mean = req.elements / segments;
     let gpu = caps.kind == DeviceKind::Gpu;
@@ -26,7 +34,11 @@ pub fn plan_segments(caps: &DeviceCaps, mut base: Plan, req: &SegmentRequest) ->
     // Work-groups that keep the device busy: 8 per compute unit on a GPU, 4 on a CPU (its
     // compute units are threads that take work-groups one after another).
     let fill = cus * if gpu { 8 } else { 4 };
-    let (algo, why) = choose(caps, req, mean, fill)?;
+    let columns = matches!(req.layout, SegmentLayout::Columns { .. });
+    let (algo, why) = match measured {
+        Some((a, why)) if req.force.is_none() && columns == (a == SegmentAlgo::Columns) => (a, why),
+        _ => choose(caps, req, mean, fill)?,
+    };
     let max_local = caps.max_work_group_size.max(1);
     let local = match algo {
         // A full warp per segment at least on a GPU, at least 8 elements per work-item before
@@ -265,7 +277,7 @@ mod tests {
             elements: n,
             force: None,
         };
-        let p = plan_segments(caps, base(caps, n), &req).unwrap();
+        let p = plan_segments(caps, base(caps, n), &req, None).unwrap();
         let s = p.segment.clone().unwrap();
         assert!(!s.reason.is_empty());
         assert!(p.to_string().contains(&format!("plan {}", s.algo)));
@@ -327,10 +339,10 @@ mod tests {
             elements: rows * cols,
             force: None,
         };
-        let few = plan_segments(&c, base(&c, n), &req(n / 4, 4)).unwrap();
+        let few = plan_segments(&c, base(&c, n), &req(n / 4, 4), None).unwrap();
         assert_eq!(few.passes, 2);
         assert!(few.segment.unwrap().tile < n / 4);
-        let many = plan_segments(&c, base(&c, n), &req(16, n / 16)).unwrap();
+        let many = plan_segments(&c, base(&c, n), &req(16, n / 16), None).unwrap();
         assert_eq!(many.passes, 1);
     }
 
@@ -344,7 +356,7 @@ mod tests {
                     elements: n,
                     force: Some(SegmentAlgo::Tiles),
                 };
-                let p = plan_segments(&c, base(&c, n.max(1)), &req).unwrap();
+                let p = plan_segments(&c, base(&c, n.max(1)), &req, None).unwrap();
                 let s = p.segment.unwrap();
                 assert!(s.tile / (s.short + 1) < TILE_LONGS, "{n}: {s:?}");
                 assert_eq!(s.tile % p.local as u64, 0);
@@ -362,14 +374,14 @@ mod tests {
             elements: 16,
             force: Some(SegmentAlgo::Item),
         };
-        let e = plan_segments(&c, base(&c, 16), &req).unwrap_err();
+        let e = plan_segments(&c, base(&c, 16), &req, None).unwrap_err();
         assert!(matches!(e, Error::Unsupported { .. }), "{e}");
         let req = SegmentRequest {
             layout: SegmentLayout::Uniform { len: 4 },
             force: Some(SegmentAlgo::Columns),
             ..req
         };
-        assert!(plan_segments(&c, base(&c, 16), &req).is_err());
+        assert!(plan_segments(&c, base(&c, 16), &req, None).is_err());
         assert_eq!(
             SegmentAlgo::parse("multi").unwrap(),
             Some(SegmentAlgo::Tiles)

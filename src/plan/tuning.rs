@@ -9,6 +9,7 @@
 
 use super::model::{IndexOrder, Plan};
 use super::request::{FormRequest, Request, Tuning};
+use super::segment_model::{SegmentAlgo, SegmentLayout};
 use super::strategy::Strategy;
 use crate::caps::DeviceCaps;
 use crate::error::Result;
@@ -277,6 +278,57 @@ pub struct TuneTable {
     pub measured: String,
     /// The measured points.
     pub entries: Vec<TuneEntry>,
+    /// The measured segmented points (issue 26; absent in tables of earlier tuners).
+    #[serde(default)]
+    pub segments: Vec<SegmentEntry>,
+}
+
+/// One measured segmented point: for a class of variables, a layout and a mean segment length,
+/// the fastest segment plan against the rules' own, timed interleaved (`clreduce tune`). The
+/// segmented planner follows it (`plan_segments`'s `measured`) unless a plan is forced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SegmentEntry {
+    /// The variables' class (ops and type; never a span).
+    pub class: LaunchClass,
+    /// The layout: `rows`, `cols` or `offsets` ([`segment_layout_key`]).
+    pub layout: String,
+    /// log2 of the mean segment length measured (rounded).
+    pub log2_mean: u32,
+    /// The shape measured, as the case names it (`f32-rows-1024x256`).
+    pub shape: String,
+    /// The fastest segment plan (`item`, `group`, `tiles`, `chunks`, `columns`).
+    pub algo: String,
+    /// Its median device time, nanoseconds.
+    pub best_ns: u64,
+    /// The plan the rules choose, and its median device time in the same measurement.
+    pub rule_algo: String,
+    /// The rules' plan's median, nanoseconds.
+    pub rule_ns: u64,
+    /// How many plans were compared.
+    pub tried: u32,
+}
+
+impl SegmentEntry {
+    /// The reason a plan that follows this entry gives.
+    pub fn reason(&self) -> String {
+        format!(
+            "measured on this device ({}): {} {:.1} us against the rules' {} {:.1} us",
+            self.shape,
+            self.algo,
+            self.best_ns as f64 / 1e3,
+            self.rule_algo,
+            self.rule_ns as f64 / 1e3
+        )
+    }
+}
+
+/// The layout's key in [`SegmentEntry::layout`].
+pub fn segment_layout_key(l: &SegmentLayout) -> &'static str {
+    match l {
+        SegmentLayout::Uniform { .. } => "rows",
+        SegmentLayout::Columns { .. } => "cols",
+        SegmentLayout::Offsets => "offsets",
+    }
 }
 
 impl TuneTable {
@@ -299,6 +351,28 @@ impl TuneTable {
                 let db = (b.log2_n as f64 - l).abs();
                 da.total_cmp(&db).then(a.log2_n.cmp(&b.log2_n))
             })
+    }
+    /// The segmented entry that covers a launch of `class` over `layout` with segments of
+    /// mean length `mean`: the nearest mean measured (in log2; the smaller on a tie), and the
+    /// segment plan it found fastest.
+    pub fn segment_lookup(
+        &self,
+        class: &LaunchClass,
+        layout: &SegmentLayout,
+        mean: u64,
+    ) -> Option<(SegmentAlgo, &SegmentEntry)> {
+        let key = segment_layout_key(layout);
+        let l = (mean.max(1) as f64).log2();
+        let e = self
+            .segments
+            .iter()
+            .filter(|e| e.class == *class && e.layout == key)
+            .min_by(|a, b| {
+                let da = (a.log2_mean as f64 - l).abs();
+                let db = (b.log2_mean as f64 - l).abs();
+                da.total_cmp(&db).then(a.log2_mean.cmp(&b.log2_mean))
+            })?;
+        Some((SegmentAlgo::parse(&e.algo).ok()??, e))
     }
     /// The launch classes measured, in order of first appearance.
     pub fn classes(&self) -> Vec<&LaunchClass> {
@@ -335,6 +409,20 @@ impl fmt::Display for TuneTable {
                 e.geometry.to_string(),
                 e.best_ns as f64 / 1e3,
                 e.rule_plan,
+                e.rule_ns as f64 / 1e3,
+                e.rule_ns as f64 / e.best_ns.max(1) as f64
+            )?;
+        }
+        for e in &self.segments {
+            writeln!(
+                f,
+                "{:<28} {:>5}  {:<32} {:<36} {:>10.1}  {:<32} {:>10.1} {:>5.2}x",
+                format!("{} {}", e.class, e.layout),
+                format!("~2^{}", e.log2_mean),
+                format!("segment {}", e.algo),
+                e.shape,
+                e.best_ns as f64 / 1e3,
+                format!("segment {}", e.rule_algo),
                 e.rule_ns as f64 / 1e3,
                 e.rule_ns as f64 / e.best_ns.max(1) as f64
             )?;

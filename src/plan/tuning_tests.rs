@@ -72,6 +72,7 @@ fn table(caps: &DeviceCaps, entries: Vec<TuneEntry>) -> TuneTable {
         key: DeviceKey::new(caps, "test"),
         measured: "synthetic".into(),
         entries,
+        segments: Vec::new(),
     }
 }
 

@@ -340,6 +340,7 @@ mod tests {
             key,
             measured: "test".into(),
             entries: Vec::new(),
+            segments: Vec::new(),
         }
     }
 

@@ -3,9 +3,9 @@
 //! round after round, in a rotating order, so that a slow period of a shared machine falls on
 //! all of them. Device time from profiling events (`ReduceEvent::device_time_ns`), medians.
 
-use super::cases::{Expect, Outs, TuneCase};
+use crate::cases::{Case, Expected, Outs};
 use crate::plan::{Plan, Strategy, TunedGeometry};
-use crate::{DynBuffer, Kernel, Options, Queue, Range, Result};
+use crate::{DynBuffer, Options, Queue, Result};
 
 /// One plan under test.
 pub(super) struct Candidate {
@@ -74,23 +74,21 @@ impl Candidate {
 /// The point's input, results and expected values.
 pub(super) struct Point<'a> {
     pub q: &'a Queue,
-    pub case: &'a TuneCase,
+    pub case: &'a Case,
     pub n: u64,
     pub x: &'a DynBuffer,
     pub outs: &'a Outs,
-    pub want: &'a Expect,
+    pub want: &'a [Expected],
 }
 
 impl Point<'_> {
     /// One launch of `c`, its device time.
     fn launch(&self, opts: Options) -> Result<u64> {
         self.case.reset(self.outs)?;
-        let ev = self.q.parallel_for_reduce_with(
-            Range::new(self.n),
-            self.case.reductions(self.outs),
-            Kernel::new(&self.case.body).arg("x", self.x),
-            opts,
-        )?;
+        let ev = self
+            .case
+            .launch(self.n, self.x, self.outs)
+            .run(self.q, opts)?;
         ev.device_time_ns()
     }
 
@@ -100,7 +98,11 @@ impl Point<'_> {
             for _ in 0..warmup.max(1) {
                 self.launch(c.opts)?;
             }
-            self.case.check(self.outs, self.want, &c.plan)
+            let got = self.case.read(self.outs)?;
+            Ok(match self.case.check(&c.plan, &got, self.want) {
+                ok if ok == "ok" => Ok(()),
+                wrong => Err(wrong),
+            })
         })();
         match r {
             Ok(Ok(())) => {}

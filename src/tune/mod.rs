@@ -1,5 +1,5 @@
 //! The tuner (`clreduce tune`, issue 19): measures, on one device, which plan is fastest for
-//! each launch class (op family x element type, `cases.rs`) at each size, and returns the
+//! each launch class (op family x element type, a case of `crate::cases`) at each size, and returns the
 //! [`TuneTable`] the planner follows (`plan::plan_tuned`); `cache.rs` stores it.
 //!
 //! Per point (case, size), through the public launch API on a profiling queue, every launch
@@ -15,15 +15,24 @@
 //!    noise does not change a plan). The entry records both medians, the next-best strategy of
 //!    phase 1 and how many plans were compared.
 //!
-//! Imports the public API (`Queue`, launches), `plan`, `check` and `cache.rs` (for the key).
+//! Segmented cases (issue 26; rows and columns at their R x C, ragged ones at the largest size)
+//! have one phase: the rules' segment plan against every forced one of the layout, the
+//! decision as in 3, stored as a `SegmentEntry` keyed by class, layout and mean segment length,
+//! which the segmented planner follows (`segments.rs`).
+//!
+//! Every launch is the case's own (`Case::launch`), the one `clreduce bench` reports.
+//!
+//! Imports the public API (`Queue`, launches), `cases`, `plan` and `cache.rs` (for the key).
 //! `cache.rs`, the per-user store of the tables, sits below the API (queues read it when they
 //! plan); the table model itself is `plan/tuning.rs`, the planner's input.
 
 testkit! { mod cache; }
-testkit! { mod cases; }
 mod measure;
+mod segments;
 
-testkit! { use cases::{TuneCase, FULL_CASES, QUICK_CASES}; }
+use crate::cases::{
+    Case, Expected, Force, Outs, DEFAULT_CASES, FULL_CASES, FULL_SEGMENT_CASES, QUICK_SEGMENT_CASES,
+};
 
 use crate::caps::Mask;
 use crate::plan::{Plan, Strategy, TuneEntry, TuneTable, TunedGeometry};
@@ -34,7 +43,7 @@ use measure::{describe, fastest, paired_gain, Candidate, Point};
 #[derive(Debug, Clone)]
 pub struct TuneConfig {
     /// The launch classes to measure.
-    pub cases: Vec<TuneCase>,
+    pub cases: Vec<Case>,
     /// Sizes, log2; those above a quarter of the device's largest allocation are left out.
     pub sizes: Vec<u32>,
     /// Untimed launches per candidate and phase (the first compiles).
@@ -58,7 +67,8 @@ impl TuneConfig {
     /// pass (within 3 minutes per CPU device on the 2-core development machine).
     pub fn quick() -> TuneConfig {
         TuneConfig {
-            cases: TuneCase::parse_list(QUICK_CASES).expect("built-in cases"),
+            cases: Case::parse_list(&format!("{DEFAULT_CASES},{QUICK_SEGMENT_CASES}"))
+                .expect("built-in cases"),
             sizes: vec![10, 14, 18, 20, 22, 24],
             warmup: 2,
             rounds: 7,
@@ -73,7 +83,8 @@ impl TuneConfig {
     /// two geometry passes.
     pub fn full() -> TuneConfig {
         TuneConfig {
-            cases: TuneCase::parse_list(FULL_CASES).expect("built-in cases"),
+            cases: Case::parse_list(&format!("{FULL_CASES},{FULL_SEGMENT_CASES}"))
+                .expect("built-in cases"),
             sizes: vec![10, 12, 14, 16, 18, 20, 22, 24, 26],
             warmup: 2,
             rounds: 11,
@@ -125,23 +136,52 @@ pub fn tune(
     let mut skipped = Vec::new();
     let mut details = Vec::new();
     let mut entries = Vec::new();
-    let points: Vec<(&TuneCase, u32)> = cfg
+    let mut segments = Vec::new();
+    let largest = cfg.sizes.iter().max().copied().unwrap_or(20);
+    // Ordinary cases at every size; rows and columns at their own R x C, ragged cases once, at
+    // the largest size (segmented entries are looked up by mean segment length, not by n).
+    let points: Vec<(&Case, u64)> = cfg
         .cases
         .iter()
-        .flat_map(|c| cfg.sizes.iter().map(move |&l| (c, l)))
+        .filter(|c| match c.class() {
+            Ok(_) => true,
+            Err(why) => {
+                skipped.push(why);
+                false
+            }
+        })
+        .flat_map(|c| match (c.layout.is_segmented(), c.layout.fixed_n()) {
+            (true, Some(n)) => vec![(c, n)],
+            (true, None) => vec![(c, 1u64 << largest)],
+            _ => cfg.sizes.iter().map(|&l| (c, 1u64 << l)).collect(),
+        })
         .collect();
-    // Steps: phase 1's rounds and each geometry pass's, per point.
-    let total = (points.len() * cfg.rounds * (1 + cfg.geometry_passes)) as u64;
+    // Steps: phase 1's rounds and each geometry pass's, per point (phase 1 only for segments).
+    let steps = |c: &Case| {
+        (cfg.rounds
+            * if c.layout.is_segmented() {
+                1
+            } else {
+                1 + cfg.geometry_passes
+            }) as u64
+    };
+    let total = points.iter().map(|(c, _)| steps(c)).sum();
     let mut done = 0u64;
-    for (case, l) in points {
-        let n = 1u64 << l;
-        let bytes = n * case.ty.size() as u64;
+    for (case, n) in points {
+        let want = steps(case);
+        let end = done + want;
+        let at = if n.is_power_of_two() {
+            format!("2^{}", n.trailing_zeros())
+        } else {
+            n.to_string()
+        };
+        let bytes = n * case.stored.size() as u64;
         if bytes > caps.max_alloc / 4 {
-            skipped.push(format!("{} 2^{l}: {bytes} bytes > max_alloc/4", case.name));
-            done += (cfg.rounds * (1 + cfg.geometry_passes)) as u64;
+            skipped.push(format!("{} {at}: {bytes} bytes > max_alloc/4", case.name));
+            done = end;
             continue;
         }
-        let what = format!("{} 2^{l}", case.name);
+        let what = format!("{} {at}", case.name);
         let mut tick = |phase: &str| {
             done += 1;
             progress(&Progress {
@@ -150,14 +190,18 @@ pub fn tune(
                 what: format!("{what} {phase}"),
             });
         };
-        let e = tune_point(&q, case, n, cfg, (&mut dropped, &mut details), &mut tick)?;
-        // Phases the point skipped (no geometry pass to run) still count.
-        let want = (cfg.rounds * (1 + cfg.geometry_passes)) as u64;
-        let at = done % want;
-        if at != 0 {
-            done += want - at;
+        let mut log = Log {
+            at: what.clone(),
+            dropped: &mut dropped,
+            details: &mut details,
+        };
+        if case.layout.is_segmented() {
+            segments.extend(segments::tune_point(&q, case, n, cfg, &mut log, &mut tick)?);
+        } else {
+            entries.extend(tune_point(&q, case, n, cfg, &mut log, &mut tick)?);
         }
-        entries.extend(e);
+        // Phases the point skipped (no geometry pass to run) still count.
+        done = done.max(end);
     }
     let seconds = t0.elapsed().as_secs_f64();
     Ok(TuneReport {
@@ -173,6 +217,7 @@ pub fn tune(
                 seconds
             ),
             entries,
+            segments,
         },
         dropped,
         skipped,
@@ -183,13 +228,7 @@ pub fn tune(
 
 /// The geometry the planner chose for `opts`: the plan's work-group size, accumulators and order,
 /// and its groups per compute unit as planned for a size where that cap binds.
-fn default_geometry(
-    q: &Queue,
-    case: &TuneCase,
-    outs: &cases::Outs,
-    opts: Options,
-    p: &Plan,
-) -> TunedGeometry {
+fn default_geometry(q: &Queue, case: &Case, outs: &Outs, opts: Options, p: &Plan) -> TunedGeometry {
     let cus = q.caps().compute_units.max(1) as u64;
     let groups = q
         .explain(Range::new(1 << 40), case.reductions(outs), opts)
@@ -257,9 +296,7 @@ fn variants(
             tuning: Some(g.tuning()),
             ..base.opts
         };
-        let Ok(p) =
-            pt.q.explain(Range::new(pt.n), pt.case.reductions(pt.outs), opts)
-        else {
+        let Ok(p) = pt.case.launch(pt.n, pt.x, pt.outs).explain(pt.q, opts) else {
             continue;
         };
         if have.iter().chain(&out).any(|c| c.same_launch(&p)) {
@@ -302,22 +339,17 @@ impl Log<'_> {
 /// Measures one point; `None` when the rules' own plan failed (nothing to compare with).
 fn tune_point(
     q: &Queue,
-    case: &TuneCase,
+    case: &Case,
     n: u64,
     cfg: &TuneConfig,
-    (dropped, details): (&mut Vec<String>, &mut Vec<String>),
+    log: &mut Log,
     tick: &mut dyn FnMut(&str),
 ) -> Result<Option<TuneEntry>> {
-    let mut log = Log {
-        at: format!("{} 2^{}", case.name, n.trailing_zeros()),
-        dropped,
-        details,
-    };
-    let data = case.input(n as usize);
-    let want = case.expect(&data);
+    let data = case.input(n as usize, 0x7e57);
+    let want: Vec<Expected> = case.expect(&data);
     let x = DynBuffer::upload(q, &data)?;
     drop(data);
-    let outs = case.outs(q)?;
+    let outs = case.outs(q, n)?;
     let pt = Point {
         q,
         case,
@@ -372,8 +404,8 @@ fn tune_point(
 /// The rules' own plan first, then every forced strategy that launches something else.
 fn strategy_candidates(pt: &Point) -> Result<Vec<Candidate>> {
     let (q, case, n) = (pt.q, pt.case, pt.n);
-    let rule_opts = Options::default().ignore_tune_cache();
-    let rule_plan = q.explain(Range::new(n), case.reductions(pt.outs), rule_opts)?;
+    let rule_opts = rule_options(case, Force::Auto);
+    let rule_plan = case.launch(n, pt.x, pt.outs).explain(q, rule_opts)?;
     let rule_geo = default_geometry(q, case, pt.outs, rule_opts, &rule_plan);
     let mut cands = vec![Candidate::new(
         rule_opts,
@@ -382,8 +414,8 @@ fn strategy_candidates(pt: &Point) -> Result<Vec<Candidate>> {
         rule_plan,
     )];
     for s in Strategy::all_forced() {
-        let opts = rule_opts.strategy(s);
-        let Ok(p) = q.explain(Range::new(n), case.reductions(pt.outs), opts) else {
+        let opts = rule_options(case, Force::Strategy(s));
+        let Ok(p) = case.launch(n, pt.x, pt.outs).explain(q, opts) else {
             continue;
         };
         if cands.iter().any(|c| c.same_launch(&p)) {
@@ -395,11 +427,53 @@ fn strategy_candidates(pt: &Point) -> Result<Vec<Candidate>> {
     Ok(cands)
 }
 
+/// The options of the tuner's launches: the case's own, without the tuning table.
+fn rule_options(case: &Case, f: Force) -> Options {
+    case.options(crate::Determinism::Deterministic, f)
+        .ignore_tune_cache()
+}
+
+/// The tuner's first phase at one point without timing anything: each candidate's forced plan
+/// and the OpenCL C program it would launch (`Case::launch`), for the test that the bench
+/// launches the same programs.
+#[cfg(feature = "testkit")]
+#[doc(hidden)]
+pub fn candidate_sources(q: &Queue, case: &Case, n: u64) -> Result<Vec<(Force, String)>> {
+    let data = case.input(n as usize, 0x7e57);
+    let want = case.expect(&data);
+    let x = DynBuffer::upload_as(q, &data, case.stored)?;
+    let outs = case.outs(q, n)?;
+    let pt = Point {
+        q,
+        case,
+        n,
+        x: &x,
+        outs: &outs,
+        want: &want,
+    };
+    let cands = if case.layout.is_segmented() {
+        segments::candidates(&pt)?
+    } else {
+        strategy_candidates(&pt)?
+    };
+    cands
+        .into_iter()
+        .map(|c| {
+            let f = match (c.opts.segment, c.opts.strategy) {
+                (Some(a), _) => Force::Segment(a),
+                (None, s) if s == Strategy::AUTO => Force::Auto,
+                (None, s) => Force::Strategy(s),
+            };
+            Ok((f, case.launch(n, &x, &outs).source(q, c.opts)?))
+        })
+        .collect()
+}
+
 /// The entry of a point: the fastest of the last phase (`last`, the rules' plan first) unless
 /// its round-by-round speed-up over the rules' plan is below `1 + margin`; the next strategy
 /// from phase 1 (`first`).
 fn decide(
-    case: &TuneCase,
+    case: &Case,
     n: u64,
     last: &[Candidate],
     first: &[Candidate],
@@ -418,7 +492,7 @@ fn decide(
         .min_by_key(|c| c.median())
         .map(|c| (c.plan.summary(), c.median()));
     TuneEntry {
-        class: case.class(),
+        class: case.class().expect("tuned cases have a class"),
         log2_n: n.trailing_zeros(),
         strategy: w.strategy,
         geometry: w.geometry,
@@ -498,16 +572,18 @@ mod tests {
 
     #[test]
     fn case_classes_match_the_planner_s() {
+        use crate::cases::Shape as CaseShape;
         use crate::plan::{FormRequest, LaunchClass, Request, Shape, VarRequest};
-        for c in TuneCase::parse_list(FULL_CASES).unwrap() {
+        for c in Case::parse_list(FULL_CASES).unwrap() {
             let vars = match c.shape {
-                cases::Shape::ArgMin => vec![VarRequest::new(crate::Operator::ArgMin, c.ty)],
-                cases::Shape::Span(len) => vec![VarRequest {
+                CaseShape::ArgMin => vec![VarRequest::new(crate::Operator::ArgMin, c.ty)],
+                CaseShape::Span(len) => vec![VarRequest {
                     span: Some(len),
                     ..VarRequest::new(crate::Op::Plus, c.ty)
                 }],
-                cases::Shape::Scalars => c
+                CaseShape::Scalars => c
                     .class()
+                    .unwrap()
                     .ops
                     .iter()
                     .map(|o| {
@@ -530,10 +606,7 @@ mod tests {
                 tuning: None,
                 pure_body: true,
             };
-            assert_eq!(LaunchClass::of(&req), Some(c.class()), "{}", c.name);
+            assert_eq!(LaunchClass::of(&req), c.class().ok(), "{}", c.name);
         }
-        assert!(TuneCase::parse("f32-and").is_err());
-        assert!(TuneCase::parse("u32-hist100").is_err());
-        assert!(TuneCase::parse("sum").is_err());
     }
 }

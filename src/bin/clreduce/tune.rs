@@ -2,7 +2,8 @@
 //! bar, stores them in the per-user tuning cache (`clreduce::tune_cache`) and prints the table;
 //! `--show` prints what the cache holds for each device instead.
 
-use clreduce::tune::{self, TuneCase, TuneConfig};
+use clreduce::cases::Case;
+use clreduce::tune::{self, TuneConfig};
 use clreduce::{devices, tune_cache, Device, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -21,7 +22,9 @@ pub struct TuneArgs {
     #[arg(long)]
     show: bool,
     /// Cases instead of the set's: a comma list as `clreduce bench` names them (f32-sum,
-    /// i64-max, u32-or, f32-sum-min-max, u32-hist256, f32-argmin, ...).
+    /// i64-max, u32-or, f32-sum-min-max, u32-hist256, f32-argmin, and segmented
+    /// f32-rows-RxC, f32-cols-RxC, f32-ragged-MEAN: rows and columns at their R x C, ragged
+    /// cases at the largest size).
     #[arg(long)]
     cases: Option<String>,
     /// Sizes instead of the set's: a comma list of 2^K (or K).
@@ -54,7 +57,10 @@ fn config(a: &TuneArgs) -> Result<TuneConfig> {
     };
     let mut cmd = vec![cfg.command.clone()];
     if let Some(c) = &a.cases {
-        cfg.cases = TuneCase::parse_list(c).map_err(bad)?;
+        cfg.cases = Case::parse_list(c).map_err(bad)?;
+        for case in &cfg.cases {
+            case.class().map_err(bad)?;
+        }
         cmd.push(format!("--cases {c}"));
     }
     if let Some(s) = &a.sizes {
@@ -136,15 +142,22 @@ pub fn run(a: &TuneArgs) -> Result<bool> {
             .iter()
             .filter(|e| e.changes_rule_plan())
             .count();
+        let seg_changed = r
+            .table
+            .segments
+            .iter()
+            .filter(|e| e.algo != e.rule_algo)
+            .count();
         outln!(
-            "tuned {} in {:.0} s: {} points, {changed} of them change the rules' plan",
+            "tuned {} in {:.0} s: {} points, {changed} of them change the rules' plan; {} segmented points, {seg_changed} of them change the rules' segment plan",
             d.label(),
             r.seconds,
-            r.table.entries.len()
+            r.table.entries.len(),
+            r.table.segments.len()
         );
         out!("{}", r.table);
         for s in &r.skipped {
-            outln!("size left out: {s}");
+            outln!("left out: {s}");
         }
         for x in &r.dropped {
             outln!("candidate dropped: {x}");

@@ -4,11 +4,11 @@
 //! own error: both `clreduce: error: ...`, exit 2 (main.rs).
 
 use super::cache::CacheMode;
-use super::cases::{parse_case, Case, DEFAULT_CASES};
 use super::units::{parse_bytes, parse_n, parse_sizes};
 use crate::error::{CliError, CliResult};
 use clap::Args;
-use clreduce::plan::{Determinism, Strategy};
+use clreduce::cases::{Case, Force, DEFAULT_CASES};
+use clreduce::plan::Determinism;
 use clreduce::Mask;
 use std::path::Path;
 use std::path::PathBuf;
@@ -28,13 +28,17 @@ pub struct BenchArgs {
     pub max_n: Option<String>,
     /// Cases: comma list of TYPE-OP (f32-sum, u32-or, i64-min, ...), f32-sum-min-max (three
     /// variables sum, lo, hi in one launch), u32-histN (a span of N u32 bins, N a power of two
-    /// up to 65536: `hist[(uint)x[i] & (N-1)] += 1u;`) and TYPE-argmin (value and lowest index,
-    /// `combine(best, x[i], i);`). Default:
+    /// up to 65536: `hist[(uint)x[i] & (N-1)] += 1u;`), TYPE-argmin (value and lowest index,
+    /// `combine(best, x[i], i);`), TYPE-sum-exact, and one result per segment:
+    /// PREFIX-rows-RxC (row sums of an R x C array, n = R x C), PREFIX-cols-RxC (column sums)
+    /// and PREFIX-ragged-MEAN (CSR segments of that mean length over each --sizes n), PREFIX a
+    /// TYPE (a sum: f32-rows-16384x16384), TYPE-OP, f32-sum-min-max or TYPE-argmin. Default:
     /// f32-sum,f64-sum,i32-sum,f32-max,f32-sum-min-max,u32-hist256,f32-argmin.
     #[arg(long)]
     pub cases: Option<String>,
-    /// Strategies: comma list of auto and GROUP+CROSS (e.g. tree+last-group), or `all`.
-    /// Default (all): auto plus every forced strategy that plans on the device; the others are
+    /// Strategies: comma list of auto, GROUP+CROSS (e.g. tree+last-group) and segment plans
+    /// (item, group, tiles, chunks, columns: segmented cases), or `all`. Default (all): auto
+    /// plus every forced strategy (segment plan) that plans on the device; the others are
     /// listed with the reason.
     #[arg(long)]
     pub strategies: Option<String>,
@@ -109,8 +113,8 @@ pub struct Config {
     pub max_n: Option<u64>,
     pub sizes: Vec<u64>,
     pub cases: Vec<Case>,
-    /// None: auto plus every forced strategy that plans.
-    pub wanted: Option<Vec<Strategy>>,
+    /// None: auto plus every forced strategy (segment plan) that plans.
+    pub wanted: Option<Vec<Force>>,
     pub mask: Mask,
     pub determinism: Determinism,
     pub llc_override: Option<u64>,
@@ -144,14 +148,15 @@ impl Config {
         }
         .map_err(flag("--sizes"))?;
         let cases = parse_cases(&a)?;
-        let wanted: Option<Vec<Strategy>> = match a.strategies.as_deref() {
-            _ if a.ladder => Some(vec![Strategy::AUTO]),
+        let wanted: Option<Vec<Force>> = match a.strategies.as_deref() {
+            _ if a.ladder => Some(vec![Force::Auto]),
             None | Some("all") => None,
             Some(s) => Some(
                 s.split(',')
                     .filter(|x| !x.trim().is_empty())
-                    .map(Strategy::parse)
-                    .collect::<clreduce::Result<Vec<_>>>()?,
+                    .map(Force::parse)
+                    .collect::<Result<Vec<_>, String>>()
+                    .map_err(flag("--strategies"))?,
             ),
         };
         let mask = match &a.mask {
@@ -186,17 +191,11 @@ impl Config {
 }
 
 /// `--cases` (the default list without it; f32-sum alone for the ladder).
-fn parse_cases(a: &BenchArgs) -> CliResult<Vec<Case>> {
+pub fn parse_cases(a: &BenchArgs) -> CliResult<Vec<Case>> {
     let cases: Result<Vec<Case>, String> = if a.ladder {
-        Ok(vec![parse_case("f32-sum").expect("built-in case")])
+        Ok(vec![Case::parse("f32-sum").expect("built-in case")])
     } else {
-        a.cases
-            .as_deref()
-            .unwrap_or(DEFAULT_CASES)
-            .split(',')
-            .filter(|s| !s.trim().is_empty())
-            .map(parse_case)
-            .collect()
+        Case::parse_list(a.cases.as_deref().unwrap_or(DEFAULT_CASES))
     };
     match cases {
         Ok(c) if !c.is_empty() => Ok(c),

@@ -3,12 +3,11 @@
 //! (those that do not are recorded as skipped, with the planner's reason).
 
 use super::cache::llc_of;
-use super::cases::Case;
 use super::config::Config;
 use super::results::{DevInfo, Skip};
 use super::units::fmt_n;
-use clreduce::plan::Strategy;
-use clreduce::{devices, Device, Queue, Range, Result};
+use clreduce::cases::{Case, Force};
+use clreduce::{devices, Device, Queue, Result};
 use std::collections::BTreeMap;
 
 /// A benched device.
@@ -19,8 +18,8 @@ pub struct Dev {
     /// The default queue, without profiling (as a user gets it): wall times.
     pub wall_queue: Queue,
     pub info: DevInfo,
-    /// Strategies that plan, per case name.
-    pub strategies: BTreeMap<String, Vec<Strategy>>,
+    /// Strategies (segment plans) that plan, per case name.
+    pub strategies: BTreeMap<String, Vec<Force>>,
 }
 
 /// The devices `--device` names; by default every device that is not a simulator.
@@ -108,27 +107,40 @@ pub fn setup(cfg: &Config, skipped: &mut Vec<Skip>) -> Result<Vec<Dev>> {
     Ok(devs)
 }
 
-/// Per case, the strategies asked for (`--strategies`, or auto and every forced one) that plan
-/// on the device at `probe_n`; the others go to `skipped`.
+/// Per case, the strategies asked for (`--strategies`, or auto and every forced one; for a
+/// segmented case its segment plans) that plan on the device at `probe_n` (a rows or columns
+/// case at its own R x C); the others go to `skipped`.
 fn planning_strategies(
     cfg: &Config,
     d: &Device,
     queue: &Queue,
     probe_n: u64,
     skipped: &mut Vec<Skip>,
-) -> BTreeMap<String, Vec<Strategy>> {
+) -> BTreeMap<String, Vec<Force>> {
     let label = queue.caps().label();
     let mut strategies = BTreeMap::new();
     for case in &cfg.cases {
-        let list: Vec<Strategy> = match &cfg.wanted {
+        let list: Vec<Force> = match &cfg.wanted {
             Some(w) => w.clone(),
-            None => std::iter::once(Strategy::AUTO)
-                .chain(Strategy::all_forced())
-                .collect(),
+            None => case.forces(),
         };
         let mut ok = Vec::new();
         for s in list {
-            if let Err(e) = plans(queue, case, probe_n, s, cfg) {
+            if !case.takes(s) {
+                skipped.push(Skip {
+                    device: d.label(),
+                    case: case.name.clone(),
+                    strategy: s.to_string(),
+                    reason: if case.layout.is_segmented() {
+                        "a strategy of the ordinary reductions (segmented cases take segment plans)"
+                    } else {
+                        "a segment plan (for segmented cases)"
+                    }
+                    .into(),
+                });
+                continue;
+            }
+            if let Err(e) = plans(queue, case, case.n_for(probe_n), s, cfg) {
                 skipped.push(Skip {
                     device: d.label(),
                     case: case.name.clone(),
@@ -144,13 +156,9 @@ fn planning_strategies(
     strategies
 }
 
-/// Whether `case` plans with strategy `s` at `n` (the planner's refusal otherwise).
-fn plans(queue: &Queue, case: &Case, n: u64, s: Strategy, cfg: &Config) -> Result<()> {
-    let outs = case.outs(queue)?;
-    queue.explain(
-        Range::new(n),
-        case.reductions(&outs),
-        case.options(cfg.determinism, s),
-    )?;
+/// Whether `case` plans with `s` at `n` (the planner's refusal otherwise).
+fn plans(queue: &Queue, case: &Case, n: u64, s: Force, cfg: &Config) -> Result<()> {
+    let outs = case.outs(queue, n)?;
+    case.explain(queue, n, &outs, case.options(cfg.determinism, s))?;
     Ok(())
 }

@@ -3,9 +3,9 @@
 //! profiling queue, wall time from the launch call to the result read on the host), the untimed
 //! work between repetitions (flush, the interleaved native peer) and the spread of the times.
 
-use super::cases::{Case, Got, Outs};
-use clreduce::plan::{Determinism, Plan, Strategy};
-use clreduce::{Buffer, DynBuffer, HostVec, Kernel, Options, Queue, Range, Result};
+use clreduce::cases::{Case, Force, Got, Outs};
+use clreduce::plan::{Determinism, Plan};
+use clreduce::{Buffer, DynBuffer, HostVec, Options, Queue, Result};
 use serde::Serialize;
 use std::time::Instant;
 
@@ -48,7 +48,7 @@ pub struct Measured {
     pub device_ns: Spread,
     pub wall_ns: Spread,
     pub plan: Plan,
-    pub got: Got,
+    pub got: Vec<Got>,
     /// The interleaved peer's times (`Between::native`), when one ran.
     pub native_ns: Option<Spread>,
 }
@@ -87,10 +87,9 @@ pub fn measure(
             q.sum(f)?;
         }
         case.reset(outs)?;
-        let reds = case.reductions(outs);
-        let kernel = Kernel::new(&case.body).arg("x", &inputs[rep % inputs.len()]);
+        let launch = case.launch(n, &inputs[rep % inputs.len()], outs);
         let t0 = Instant::now();
-        let ev = q.parallel_for_reduce_with(Range::new(n), reds, kernel, opts)?;
+        let ev = launch.run(q, opts)?;
         let g = case.read(outs)?;
         let w = t0.elapsed().as_nanos() as u64;
         if rep >= warmup {
@@ -133,7 +132,7 @@ pub fn point_buffers(
     let inputs = (0..copies)
         .map(|_| DynBuffer::upload_as(q, data, case.stored))
         .collect::<Result<Vec<_>>>()?;
-    let res = case.outs(q)?;
+    let res = case.outs(q, n)?;
     prime(q, case, n, &inputs, &res)?;
     let flush = match flush_words {
         Some(w) => Some(q.buffer_from(&vec![1u32; w])?),
@@ -146,14 +145,9 @@ pub fn point_buffers(
 /// on its first use by a kernel would otherwise charge that to the first strategy timed.
 pub fn prime(q: &Queue, case: &Case, n: u64, inputs: &[DynBuffer], outs: &Outs) -> Result<()> {
     for x in inputs {
-        let kernel = Kernel::new(&case.body).arg("x", x);
-        q.parallel_for_reduce_with(
-            Range::new(n),
-            case.reductions(outs),
-            kernel,
-            case.options(Determinism::Deterministic, Strategy::AUTO),
-        )?
-        .wait()?;
+        case.launch(n, x, outs)
+            .run(q, case.options(Determinism::Deterministic, Force::Auto))?
+            .wait()?;
     }
     Ok(())
 }

@@ -3,12 +3,15 @@
 //! multi-threaded Rust peer (CPU devices), and optionally PyOpenCL and torch/cupy (`--peers`)
 //! and the classic reduction optimization ladder (`--ladder`, benches/ladder/ladder.py).
 //!
-//! Cases: scalar reductions TYPE-OP (`sum += x[i];`, `combine(sum, x[i]);`), three variables in
-//! one launch (f32-sum-min-max), a span histogram u32-histN (`hist[(uint)x[i] & (N-1)] += 1u;`
-//! into `reduction_span` of N u32 counters) and TYPE-argmin (`combine(best, x[i], i);` into
-//! `reduction_argmin`). Every result is checked against a serial host reference: integers,
-//! histograms and argmin exactly (argmin: the lowest index of the minimum), float sums within
-//! the plan's combination-depth bound.
+//! Cases (`clreduce::cases`, the model the tuner shares): scalar reductions TYPE-OP
+//! (`sum += x[i];`, `combine(sum, x[i]);`), three variables in one launch (f32-sum-min-max), a
+//! span histogram u32-histN (`hist[(uint)x[i] & (N-1)] += 1u;` into `reduction_span` of N u32
+//! counters), TYPE-argmin (`combine(best, x[i], i);` into `reduction_argmin`), exact sums, and
+//! one result per segment (TYPE-rows-RxC, TYPE-cols-RxC, TYPE-ragged-MEAN: every segment plan
+//! forced in turn, the plain sum of the same bytes beside them). Every result is checked
+//! against a serial host reference: integers, histograms and argmin exactly (argmin: the
+//! lowest index of the minimum), float sums within the plan's combination-depth bound (per
+//! segment: the segment's length + 40).
 //!
 //! What is measured, per point:
 //! - device time: `ReduceEvent::device_time_ns` (first command's start to last command's end)
@@ -36,14 +39,13 @@
 
 //!
 //! Files: config.rs (the command line and what it resolves to), units.rs (sizes and bytes),
-//! cases.rs (cases, result buffers, host reference), cache.rs (LLC and the rotation rule),
+//! cache.rs (LLC and the rotation rule),
 //! devices.rs (devices, queues, planning strategies), measure.rs (timed repetitions),
 //! stream.rs (the streaming reference), sweep.rs (the points), peers/ (native rayon, PyOpenCL,
 //! torch/cupy), ladder.rs, results.rs (the records), report.rs (tables), plot.rs (SVG),
 //! progress.rs (the bar). This file runs them as named steps.
 
 mod cache;
-mod cases;
 mod config;
 mod devices;
 mod ladder;
@@ -185,7 +187,8 @@ fn steps(cfg: &Config, devs: &[Dev]) -> u64 {
             cfg.cases
                 .iter()
                 .map(|c| {
-                    (d.strategies.get(&c.name).map_or(0, |s| s.len()) * d.info.sizes.len()) as u64
+                    let sizes = c.layout.fixed_n().map_or(d.info.sizes.len(), |_| 1);
+                    (d.strategies.get(&c.name).map_or(0, |s| s.len()) * sizes) as u64
                 })
                 .sum::<u64>()
                 + u64::from(!cfg.a.ladder && !d.info.sizes.is_empty())
@@ -215,4 +218,64 @@ fn write_outputs(cfg: &Config, report: &Report) -> CliResult<()> {
         }
     }
     first.map_or(Ok(()), Err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::config::{BenchArgs, Config};
+    use clap::Parser;
+    use clreduce::tune::TuneConfig;
+    use clreduce::DynBuffer;
+
+    #[derive(Parser)]
+    struct Cmd {
+        #[command(flatten)]
+        a: BenchArgs,
+    }
+
+    /// Every case the tuner measures (its full and quick sets), named on the bench's command
+    /// line, launches the same OpenCL program with the same options for every strategy the
+    /// tuner compares: the tuner's candidates (`tune::candidate_sources`) against the bench's
+    /// launch of the same case and strategy (segment plan), as the sweep builds it (without
+    /// the tuning table, as the tuner plans). Issue 27: u32-or once ran `sum |= x[i]` in the bench and
+    /// `combine(sum, x[i])` in the tuner.
+    #[test]
+    fn the_tuner_times_the_launches_the_bench_reports() {
+        let Some(dev) = clreduce::devices()
+            .ok()
+            .and_then(|ds| ds.iter().find(|d| !d.is_simulator()))
+        else {
+            eprintln!("SKIP the_tuner_times_the_launches_the_bench_reports: no OpenCL device");
+            return;
+        };
+        let q = clreduce::Queue::with_mask(dev, clreduce::Mask::default()).unwrap();
+        let mut tuned = TuneConfig::full().cases;
+        tuned.extend(TuneConfig::quick().cases);
+        let names: Vec<String> = tuned.iter().map(|c| c.name.clone()).collect();
+        let cmd = Cmd::try_parse_from(["bench", "--cases", &names.join(",")]).unwrap();
+        let Ok(cfg) = Config::parse(cmd.a) else {
+            panic!("the tuner's case names are bench cases")
+        };
+        assert_eq!(cfg.cases.len(), tuned.len());
+        let mut compared = 0;
+        for (t, b) in tuned.iter().zip(&cfg.cases) {
+            assert_eq!(t.name, b.name);
+            let n = b.n_for(1 << 12);
+            let data = b.input(n as usize, 1);
+            let x = DynBuffer::upload_as(&q, &data, b.stored).unwrap();
+            let outs = b.outs(&q, n).unwrap();
+            for (f, theirs) in clreduce::tune::candidate_sources(&q, t, n).unwrap() {
+                assert!(
+                    b.forces().contains(&f),
+                    "{}: the bench forces {f} too",
+                    b.name
+                );
+                let opts = b.options(cfg.determinism, f).ignore_tune_cache();
+                let mine = b.launch(n, &x, &outs).source(&q, opts).unwrap();
+                assert_eq!(theirs, mine, "{} with {f}", b.name);
+                compared += 1;
+            }
+        }
+        assert!(compared >= tuned.len(), "{compared} launches compared");
+    }
 }

@@ -38,6 +38,7 @@ pub fn print(
             print_points(d, points);
             print_summary(d, points);
             print_exact_ratios(d, points);
+            print_segmented(d, points);
         }
         print_skipped(&d.label, skipped);
     }
@@ -401,6 +402,73 @@ fn print_exact_ratios(d: &DevInfo, points: &[Point]) {
         "   exact sums against the plain case of the same run (auto plans, median device time)"
     );
     print_table(&["case", ">n", ">exact us", ">plain us", ">x plain"], &rows);
+}
+
+/// Per segmented case and size: the auto plan and the fastest forced segment plan against the
+/// plain sum of the same input (median device times, same run) and the fastest peer.
+fn print_segmented(d: &DevInfo, points: &[Point]) {
+    let mine: Vec<&Point> = points
+        .iter()
+        .filter(|p| p.device_index == d.index && p.plain_ns.is_some())
+        .collect();
+    let mut keys: Vec<(String, u64)> = Vec::new();
+    for p in &mine {
+        if !keys.contains(&(p.case.clone(), p.n)) {
+            keys.push((p.case.clone(), p.n));
+        }
+    }
+    if keys.is_empty() {
+        return;
+    }
+    let mut rows = Vec::new();
+    for (case, n) in keys {
+        let at: Vec<&&Point> = mine.iter().filter(|p| p.case == case && p.n == n).collect();
+        let auto = at.iter().find(|p| p.strategy == "auto");
+        let best = at
+            .iter()
+            .filter(|p| p.strategy != "auto" && p.check == "ok")
+            .min_by_key(|p| p.device_ns.median);
+        let any = auto.or(best).unwrap_or(&at[0]);
+        let peer_us = any.peer_gbps.map(|g| p_us(any.bytes, g));
+        rows.push(vec![
+            case,
+            fmt_n(n),
+            auto.map_or("-".into(), |p| p.plan.clone()),
+            auto.map_or("-".into(), |p| us(p.device_ns.median)),
+            us(any.plain_ns.unwrap_or(0)),
+            opt_f(auto.and_then(|p| p.x_plain), 2),
+            best.map_or("-".into(), |p| p.strategy.clone()),
+            best.map_or("-".into(), |p| us(p.device_ns.median)),
+            opt_f(best.and_then(|p| p.x_plain), 2),
+            any.peer.clone().unwrap_or_else(|| "-".into()),
+            opt_f(peer_us, 1),
+            opt_f(auto.and_then(|p| p.peer_ratio), 2),
+        ]);
+    }
+    outln!();
+    outln!("   per segment: median device times against the plain sum of the same input (auto plan, same run); x peer = clreduce auto GB/s / the fastest peer's");
+    print_table(
+        &[
+            "case",
+            ">n",
+            "auto plan",
+            ">auto us",
+            ">plain us",
+            ">x plain",
+            "best forced",
+            ">its us",
+            ">x plain",
+            "peer",
+            ">peer us",
+            ">x peer",
+        ],
+        &rows,
+    );
+}
+
+/// The time in microseconds of `bytes` read at `gbps`.
+fn p_us(bytes: u64, gbps: f64) -> f64 {
+    bytes as f64 / gbps.max(1e-12) / 1e3
 }
 
 /// The ladder's steps and clreduce's auto plan, per device and size.

@@ -34,6 +34,11 @@ pub struct Point {
     pub peer_gbps: Option<f64>,
     /// clreduce device GB/s / peer device GB/s.
     pub peer_ratio: Option<f64>,
+    /// A segmented case: the median device time of the plain sum of the same input buffers
+    /// (auto plan), measured on the same device in the same run.
+    pub plain_ns: Option<u64>,
+    /// A segmented case: this point's median device time / `plain_ns`.
+    pub x_plain: Option<f64>,
     pub check: String,
 }
 

@@ -4,19 +4,19 @@
 //! an independent roofline.
 
 use super::cache::{rotation, CacheMode, CachePlan};
-use super::cases::{parse_case, Case};
 use super::devices::Dev;
 use super::measure::{measure, prime, Between, Measured};
 use super::progress::Progress;
 use super::results::StreamRef;
 use super::units::fmt_n;
+use clreduce::cases::Case;
 use clreduce::check::reference;
 use clreduce::plan::Strategy;
 use clreduce::{DynBuffer, ElemType, Op, Options, Result};
 
 /// Measures every device's reference (a failure is reported and leaves it without one).
 pub fn measure_all(devs: &mut [Dev], reps: usize, warmup: usize, pb: &Progress) {
-    let sref = parse_case("u32-or").expect("built-in case");
+    let sref = Case::parse("u32-or").expect("built-in case");
     // The best (shortest) time of at least 10: the reference is what the device can do.
     let stream_reps = reps.max(10);
     for d in devs {
@@ -52,7 +52,7 @@ fn one(d: &Dev, sref: &Case, n: u64, warmup: usize, stream_reps: usize) -> Resul
     let inputs = (0..k)
         .map(|_| DynBuffer::upload(&d.queue, &data))
         .collect::<Result<Vec<_>>>()?;
-    let res = sref.outs(&d.queue)?;
+    let res = sref.outs(&d.queue, n)?;
     prime(&d.queue, sref, n, &inputs, &res)?;
     let mut best: Option<Measured> = None;
     let mut tried = 0;

@@ -1,10 +1,11 @@
 //! The sweep of `clreduce bench`: per case and size (host data and references shared by the
 //! devices), per device (input copies by the cache rule, on both queues), per strategy: the
 //! device time on the profiling queue, then the wall time on the default queue with the native
-//! peer interleaved on CPU devices, both checked against the host; one `Point` each.
+//! peer interleaved on CPU devices, both checked against the host; one `Point` each. A
+//! segmented case (`f32-rows-RxC`, ...) runs at its own R x C or over each size (ragged), with
+//! the plain sum of the same input buffers timed once per device beside its points.
 
 use super::cache::{rotation, sysfs_llc, CachePlan};
-use super::cases::{check_all, expect, Case, Expect, Outs};
 use super::config::Config;
 use super::devices::{short_reason, Dev};
 use super::measure::{measure, point_buffers, reps_for, Between, Measured, Spread};
@@ -12,7 +13,8 @@ use super::peers::native::native;
 use super::progress::Progress;
 use super::results::{Point, Skip};
 use super::units::fmt_n;
-use clreduce::plan::Strategy;
+use clreduce::cases::{Case, Expected, Force, Outs};
+use clreduce::plan::Determinism;
 use clreduce::{Buffer, DynBuffer, HostVec, Result};
 use std::time::Instant;
 
@@ -39,7 +41,7 @@ struct At<'a> {
     case: &'a Case,
     n: u64,
     data: &'a HostVec,
-    want: &'a Expect,
+    want: &'a [Expected],
     bytes: u64,
     reps: usize,
 }
@@ -96,11 +98,15 @@ impl Sweep<'_> {
     pub fn run(&mut self, devs: &[Dev], all_sizes: &[u64]) {
         for case in &self.cfg.cases {
             let esz = case.stored.size() as u64;
-            for &n in all_sizes {
+            // Rows and columns run at their own R x C (where the device takes it).
+            let fixed = case.layout.fixed_n();
+            let sizes = fixed.map_or_else(|| all_sizes.to_vec(), |n| vec![n]);
+            for n in sizes {
                 let users: Vec<&Dev> = devs
                     .iter()
                     .filter(|d| {
-                        d.info.sizes.contains(&n)
+                        (d.info.sizes.contains(&n)
+                            || fixed.is_some() && self.cfg.max_n.is_none_or(|m| n <= m))
                             && n * esz <= d.info.max_alloc
                             && d.strategies.get(&case.name).is_some_and(|s| !s.is_empty())
                     })
@@ -117,8 +123,8 @@ impl Sweep<'_> {
         self.pb.note(format!("{} at {}", case.name, fmt_n(n)));
         self.pb
             .set_message(format!("{} {}: input", case.name, fmt_n(n)));
-        let data = super::cases::input(case, n as usize, 1);
-        let want = expect(case, &data);
+        let data = case.input(n as usize, 1);
+        let want = case.expect(&data);
         let bytes = n * case.stored.size() as u64;
         let at = At {
             case,
@@ -166,6 +172,7 @@ impl Sweep<'_> {
             }
         };
         let mut dev_native: Option<Spread> = None;
+        let plain = self.plain_sum(d, at, &prof);
         for &s in strategies {
             // On a CPU device the native peer runs interleaved with the auto plan's
             // repetitions (or the first strategy's, if auto is not benched), and every strategy
@@ -188,7 +195,11 @@ impl Sweep<'_> {
                         dev_native = w.native_ns;
                     }
                     let native_for_dev = dev_native.filter(|_| cpu);
-                    let p = point(d, at, s, &cache, m, w, native_for_dev);
+                    let mut p = point(d, at, s, &cache, m, w, native_for_dev);
+                    if let Some(t) = plain {
+                        p.plain_ns = Some(t.median);
+                        p.x_plain = Some(p.device_ns.median as f64 / t.median.max(1) as f64);
+                    }
                     self.points.push(p);
                 }
                 Err(e) => {
@@ -212,6 +223,56 @@ impl Sweep<'_> {
         }
     }
 
+    /// A segmented case's plain sum over the same input buffers (auto plan, the same
+    /// repetitions), on the profiling queue: `None` for the other cases or where it failed
+    /// (warned). Its result is checked like any point's.
+    fn plain_sum(&self, d: &Dev, at: &At, prof: &Bufs) -> Option<Spread> {
+        if !at.case.layout.is_segmented() {
+            return None;
+        }
+        let plain = at.case.plain_sum();
+        let r = (|| -> Result<(Spread, String)> {
+            let outs = plain.outs(&d.queue, at.n)?;
+            let opts = plain.options(Determinism::Deterministic, Force::Auto);
+            let (warmup, reps) = (self.cfg.a.warmup, at.reps);
+            let m = measure(
+                &d.queue,
+                &plain,
+                at.n,
+                &prof.0,
+                &outs,
+                opts,
+                warmup,
+                reps,
+                &mut Between::default(),
+            )?;
+            let want = plain.expect(at.data);
+            Ok((m.device_ns, plain.check(&m.plan, &m.got, &want)))
+        })();
+        match r {
+            Ok((t, check)) if check == "ok" => Some(t),
+            Ok((_, check)) => {
+                self.pb.warn(format!(
+                    "bench: {}: {} at {}: the plain sum beside it: {check}",
+                    d.info.label,
+                    at.case.name,
+                    fmt_n(at.n)
+                ));
+                None
+            }
+            Err(e) => {
+                self.pb.warn(format!(
+                    "bench: {}: {} at {}: the plain sum beside it failed: {}",
+                    d.info.label,
+                    at.case.name,
+                    fmt_n(at.n),
+                    e.to_string().lines().next().unwrap_or("")
+                ));
+                None
+            }
+        }
+    }
+
     /// Device time on the profiling queue, then wall time on the default queue (a profiling
     /// queue's enqueue costs more: decisions.md), each repetition checked; the native peer
     /// timed after each wall-time repetition when given.
@@ -219,7 +280,7 @@ impl Sweep<'_> {
         &self,
         d: &Dev,
         at: &At,
-        s: Strategy,
+        s: Force,
         prof: &Bufs,
         wall: &Bufs,
         peer: Option<&mut NativePeer>,
@@ -267,20 +328,29 @@ impl Sweep<'_> {
     }
 }
 
+/// The plan as the tables show it: the segment plan of a segmented launch (`segment tiles`),
+/// else the strategy's summary.
+fn plan_label(p: &clreduce::Plan) -> String {
+    match &p.segment {
+        Some(s) => format!("segment {}", s.algo),
+        None => p.summary(),
+    }
+}
+
 /// The point of one strategy: device time and plan from the profiling queue, wall time from
 /// the default queue, the check of both, and the native peer's comparison on a CPU device.
 fn point(
     d: &Dev,
     at: &At,
-    s: Strategy,
+    s: Force,
     cache: &str,
     m: Measured,
     w: Measured,
     native_for_dev: Option<Spread>,
 ) -> Point {
     let check = match (
-        check_all(at.case, &m.got, &m.plan, at.want),
-        check_all(at.case, &w.got, &w.plan, at.want),
+        at.case.check(&m.plan, &m.got, at.want),
+        at.case.check(&w.plan, &w.got, at.want),
     ) {
         (a, b) if a == b => a,
         (a, b) => format!("{a} (profiling queue); {b} (default queue)"),
@@ -298,7 +368,7 @@ fn point(
         device_index: d.info.index,
         case: at.case.name.clone(),
         strategy: s.to_string(),
-        plan: m.plan.summary(),
+        plan: plan_label(&m.plan),
         n: at.n,
         bytes,
         cache: cache.to_string(),
@@ -314,5 +384,7 @@ fn point(
         peer: None,
         peer_gbps: None,
         peer_ratio: None,
+        plain_ns: None,
+        x_plain: None,
     }
 }

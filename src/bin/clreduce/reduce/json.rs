@@ -91,6 +91,16 @@ fn var(r: &Ran, k: usize, v: &VarOp, got: &Got, verdict: &Verdict) -> Json {
             o.insert("result".into(), ds.into());
             o.insert("bits".into(), bs.into());
         }
+        // Per-segment results (the case model's; this command's segmented form writes its own).
+        Got::Segments(xs) | Got::ArgSegments(xs, _) => {
+            let (ds, bs): (Vec<String>, Vec<String>) =
+                (0..xs.len()).map(|k| value_text(xs.value(k))).unzip();
+            o.insert("result".into(), ds.into());
+            o.insert("bits".into(), bs.into());
+            if let Got::ArgSegments(_, ix) = got {
+                o.insert("index".into(), ix.clone().into());
+            }
+        }
     }
     o.insert("reference".into(), verdict.reference.clone().into());
     let (check, detail) = if verdict.ok {

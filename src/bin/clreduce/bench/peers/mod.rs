@@ -1,7 +1,8 @@
 //! The peers of `clreduce bench --peers`: PyOpenCL's ReductionKernel (f32 sum,
 //! benches/peers/pyopencl_reduction.py) on the CPU devices, torch and cupy
-//! (benches/peers/torch_cupy_sum.py) on an NVIDIA GPU, run after the sweep over the sizes it
-//! measured, and attached to the points they stand beside. The native rayon peer, which runs
+//! (benches/peers/torch_cupy_sum.py) on an NVIDIA GPU, and for the segmented cases
+//! torch.sum(dim) / cupy.sum(axis) / segment_reduce (benches/peers/torch_cupy_segment.py), run
+//! after the sweep over the sizes it measured, and attached to the points they stand beside. The native rayon peer, which runs
 //! interleaved with the sweep, is in native.rs; starting Python in python.rs; where the
 //! scripts are, in locate.rs.
 
@@ -9,8 +10,9 @@ pub mod locate;
 pub mod native;
 pub mod python;
 
-use super::cases::{Case, Shape};
 use super::results::{peer_case, same_device, DevInfo, PeerPoint, Point};
+use clreduce::cases::{Case, Shape};
+use clreduce::Op;
 use std::path::Path;
 
 /// What the sweep measured, for the peers to run beside.
@@ -67,6 +69,7 @@ pub fn run(root: &Path, dir: &Path, s: &Sweep) -> (Vec<PeerPoint>, Vec<String>) 
     let mut notes = Vec::new();
     run_pyopencl(root, dir, s, &mut peers, &mut notes);
     run_torch_cupy(root, dir, s, &mut peers, &mut notes);
+    run_torch_cupy_segment(root, dir, s, &mut peers, &mut notes);
     (peers, notes)
 }
 
@@ -145,6 +148,64 @@ fn run_torch_cupy(
     }
 }
 
+/// torch and cupy per segment on an NVIDIA GPU: one run of the script per element count (rows
+/// and columns at their R x C, ragged cases at each size), for the cases it has.
+fn run_torch_cupy_segment(
+    root: &Path,
+    dir: &Path,
+    s: &Sweep,
+    peers: &mut Vec<PeerPoint>,
+    notes: &mut Vec<String>,
+) {
+    let mut by_n: std::collections::BTreeMap<u64, Vec<String>> = Default::default();
+    for c in s.cases.iter().filter(|c| has_segment_peer(c)) {
+        for p in s.points.iter().filter(|p| p.case == c.name) {
+            let nvidia = s.devs.iter().any(|d| d.index == p.device_index && d.nvidia);
+            let at = by_n.entry(p.n).or_default();
+            if nvidia && !at.contains(&c.name) {
+                at.push(c.name.clone());
+            }
+        }
+    }
+    by_n.retain(|_, cases| !cases.is_empty());
+    let script = dir.join("torch_cupy_segment.py");
+    for (n, cases) in by_n {
+        let args = vec![
+            "--n".to_string(),
+            n.to_string(),
+            "--cases".into(),
+            cases.join(","),
+            "--reps".into(),
+            s.reps.to_string(),
+            "--warmup".into(),
+            s.warmup.to_string(),
+        ];
+        errln!("bench: running {} --n {n}", script.display());
+        match python::run_jsonl::<PeerPoint>(root, &script.to_string_lossy(), &args) {
+            Ok(v) if v.is_empty() => {
+                outln!("peers: torch/cupy per segment gave no result at n = {n}");
+                notes.push(format!("torch/cupy segment n={n}: no result"));
+            }
+            Ok(v) => peers.extend(v),
+            Err(e) => {
+                outln!("peers: torch/cupy per segment failed: {e}");
+                notes.push(format!("torch/cupy segment: {e}"));
+            }
+        }
+    }
+}
+
+/// Whether benches/peers/torch_cupy_segment.py has a peer for the case: sums per row, column
+/// or CSR segment of f32, f64 or i32.
+fn has_segment_peer(c: &Case) -> bool {
+    c.layout.is_segmented()
+        && c.shape == Shape::Scalars
+        && c.vars.len() == 1
+        && c.vars[0].0 == Op::Plus
+        && c.stored == c.ty
+        && matches!(c.ty.name(), "f32" | "f64" | "i32")
+}
+
 /// Whether benches/peers/torch_cupy_sum.py has a peer for the case.
 fn has_gpu_peer(c: &Case) -> bool {
     matches!(
@@ -169,6 +230,11 @@ pub fn attach(points: &mut [Point], devs: &[DevInfo], peers: &[PeerPoint]) {
             (c, _) if info.nvidia && c.starts_with("u32-hist") => Some(("torch", "bincount")),
             _ => None,
         };
+        let segmented = Case::parse(&p.case).is_ok_and(|c| c.layout.is_segmented());
+        if segmented && info.nvidia {
+            attach_fastest(p, peers);
+            continue;
+        }
         let Some((lib, op)) = want else { continue };
         let found = peers.iter().find(|x| {
             x.lib == lib
@@ -190,10 +256,27 @@ pub fn attach(points: &mut [Point], devs: &[DevInfo], peers: &[PeerPoint]) {
     }
 }
 
+/// A segmented point's peer: the fastest torch or cupy call for its case and size.
+fn attach_fastest(p: &mut Point, peers: &[PeerPoint]) {
+    let best = peers
+        .iter()
+        .filter(|x| {
+            matches!(x.lib.as_str(), "torch" | "cupy")
+                && x.n == p.n
+                && peer_case(x) == p.case
+                && p.device.ends_with(x.device.trim())
+        })
+        .max_by(|a, b| a.gbps.total_cmp(&b.gbps));
+    if let Some(x) = best {
+        p.peer = Some(format!("{} {}", x.lib, x.op.as_deref().unwrap_or("")));
+        p.peer_gbps = Some(x.gbps);
+        p.peer_ratio = Some(p.gbps / x.gbps.max(1e-12));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::cases::parse_case;
 
     #[test]
     fn peer_cases() {
@@ -213,7 +296,18 @@ mod tests {
             peer_case(&p(Some("u32-hist1024"), Some("bincount"))),
             "u32-hist1024"
         );
-        assert!(has_gpu_peer(&parse_case("u32-hist256").unwrap()));
-        assert!(!has_gpu_peer(&parse_case("f64-sum").unwrap()));
+        assert!(has_gpu_peer(&Case::parse("u32-hist256").unwrap()));
+        assert!(!has_gpu_peer(&Case::parse("f64-sum").unwrap()));
+        for (c, want) in [
+            ("f32-rows-16384x16384", true),
+            ("i32-cols-4x4", true),
+            ("f64-ragged-16", true),
+            ("f32-max-rows-4x4", false),
+            ("f16-rows-4x4", false),
+            ("u32-ragged-16", false),
+            ("f32-sum", false),
+        ] {
+            assert_eq!(has_segment_peer(&Case::parse(c).unwrap()), want, "{c}");
+        }
     }
 }
