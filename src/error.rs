@@ -312,7 +312,7 @@ pub enum Error {
 
     /// A custom combiner's declared identity is not neutral: the combiner over `a` and `b`,
     /// one of them the identity and the other `want`, a sample value of the type, gives `got`
-    /// instead of `want` (checked with the host evaluator, `clreduce::check::expr`).
+    /// instead of `want` (checked with the host evaluator, `clreduce::expr`).
     #[error("{identity} is not an identity of the combiner `{expr}` on {ty}: with a = {a}, b = {b} it gives {got}, not {want}")]
     NotAnIdentity {
         /// The combiner, as given to [`CustomOp::new`](crate::CustomOp::new).

@@ -72,6 +72,7 @@ testkit! { use tune::cache as tune_cache; }
 mod types;
 
 testkit! { use runtime::device; }
+testkit! { use ops::expr; }
 
 pub use api::dynbuf::DynBuffer;
 pub use api::{

@@ -306,7 +306,7 @@ fn custom_case(q: &Queue, form: Form) -> Outcome {
     let prod = CustomOp::new("a * b").identity(1i64);
     let k = kernel!(|i, p| p.combine(x[i]));
     let (_, host) = tri!(both(q, form, &[reduction(&res, prod.clone())], &k));
-    let expr = clreduce::check::expr::Expr::parse("a * b").expect("parses");
+    let expr = clreduce::expr::Expr::parse("a * b").expect("parses");
     let op = HostOp::Custom {
         expr: &expr,
         identity: Some(Value::I64(1)),

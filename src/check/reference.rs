@@ -304,7 +304,7 @@ mod tests {
 // `crate::expr`), span reductions (per-bin folds) and the float bounds their checks use. The CLI
 // (`clreduce reduce --op argmin`, `--custom`, `--span`) and tests use them.
 
-use crate::check::expr::Expr;
+use crate::ops::expr::Expr;
 
 impl HostVec {
     /// Element `i` as a typed value.

@@ -9,7 +9,7 @@
 use super::host::{ClosureElem, Num, Sink};
 use super::RedKind;
 use crate::api::host::HostReduction;
-use crate::check::expr::Expr as CombExpr;
+use crate::ops::expr::Expr as CombExpr;
 use crate::check::reference::Reference;
 use crate::{ElemType, Error, Op, Operator, Result, Value};
 use std::marker::PhantomData;

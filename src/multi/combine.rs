@@ -3,10 +3,10 @@
 //! partials combine ([`Combiner::combine`]) and how the total meets the variable's initial
 //! value ([`Combiner::finish`]). The arithmetic is the device's, operation for operation:
 //! integers wrap, min/max and argmin/argmax use the kernels' comparisons (kernels/var.cl),
-//! custom combiners are evaluated by `check::expr` (OpenCL C semantics), and exact sums merge
+//! custom combiners are evaluated by `ops::expr` (OpenCL C semantics), and exact sums merge
 //! superaccumulators (`exact::Superacc`), so the result is bit-identical to one device's.
 
-use crate::check::expr::Expr;
+use crate::ops::expr::Expr;
 use crate::error::{Error, Result};
 use crate::exact::{Format, Superacc};
 use crate::ops::{Op, Operator};
@@ -52,7 +52,7 @@ pub struct Combiner {
 
 impl Combiner {
     /// The combiner of a variable with `op` on `ty` under `det`. A custom combiner must be in
-    /// `check::expr`'s subset of OpenCL C (`Unsupported` otherwise: the host could not combine
+    /// `ops::expr`'s subset of OpenCL C (`Unsupported` otherwise: the host could not combine
     /// the shares with the device's semantics).
     pub fn new(op: &Operator, ty: ElemType, det: Determinism) -> Result<Combiner> {
         let kind = if plan::exact_sum(op, ty, det) {
@@ -68,7 +68,7 @@ impl Combiner {
             Operator::Custom(c) => Some(Expr::parse(c.expr()).map_err(|e| Error::Unsupported {
                 what: format!("combining the partials of custom({}) on the host", c.expr()),
                 missing: format!(
-                    "a combiner in the host evaluator's subset of OpenCL C (clreduce::check::expr): {e}"
+                    "a combiner in the host evaluator's subset of OpenCL C (clreduce::expr): {e}"
                 ),
                 device: "host".into(),
             })?),

@@ -2,7 +2,7 @@
 //! (`VarOp`, parsed from the `--op` list), its initial value (`Init`), its result buffers on the
 //! device (`Target`) and its `Reduction`, named `r0`, `r1`, ... as the kernel body calls them.
 
-use clreduce::check::expr::Expr;
+use clreduce::expr::Expr;
 use clreduce::check::reference::{HostOp, HostVec};
 use clreduce::{
     reduction, reduction_argmax, reduction_argmin, reduction_span, AnyBuffer, Buffer, CustomOp,

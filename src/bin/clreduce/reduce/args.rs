@@ -5,7 +5,7 @@
 use crate::args::Common;
 use crate::error::{usage, CliError, CliResult};
 use crate::vars::{parse_op_list, VarOp};
-use clreduce::check::expr::Expr;
+use clreduce::expr::Expr;
 use clreduce::check::reference;
 use clreduce::{CustomOp, ElemType, Op, Value};
 use std::fmt;

@@ -2,6 +2,8 @@
 //! (SYCL 2020 §4.9.2, `known_identity`), which reducer shorthands they allow, and how they map to
 //! OpenCL C atomics and group functions.
 
+pub mod expr;
+
 use crate::types::{ElemType, Value};
 use std::fmt;
 
