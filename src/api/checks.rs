@@ -10,7 +10,7 @@ use super::queue::Queue;
 use super::range::Form;
 use super::reduction::{Reduction, Reductions};
 use crate::ops::expr::Expr;
-use crate::check::reference::{identity_counterexample, identity_samples};
+use crate::ops::{identity_counterexample, identity_samples};
 use crate::codegen::names::{check_shorthands, is_ident, rewrite_exact, rewrite_spans};
 use crate::codegen::ParamKind;
 use crate::error::{Error, Result};
@@ -240,7 +240,7 @@ pub(super) fn check_names(names: &[String], params: &[(String, ParamKind)]) -> R
 }
 
 /// Every declared identity of a custom combiner is neutral on sample values of its type
-/// (`check::reference::identity_samples`, evaluated on the host by `ops::expr`, the
+/// (`ops::identity_samples`, evaluated on the host by `ops::expr`, the
 /// evaluator the CLI's `--identity` check uses): a value that is not would be combined into
 /// every partial result. A combiner outside the evaluator's subset of OpenCL C is not
 /// checked, nor are the samples the evaluator cannot compute (a division by zero).

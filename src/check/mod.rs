@@ -5,6 +5,8 @@
 //! Imports only the vocabulary layers (`ops`, `types`, `plan`), never the runtime.
 
 pub mod adversarial;
+pub mod bounds;
+pub mod inputs;
 #[cfg(test)]
 mod nan_tests;
 pub mod overflow;

@@ -28,12 +28,6 @@ impl Num {
             Value::F64(x) => Num::Float(x),
         }
     }
-    pub(crate) fn int(self) -> i128 {
-        match self {
-            Num::Int(x) => x,
-            Num::Float(f) => f as i128,
-        }
-    }
     /// The value in type `ty` (integers wrap, f32 rounds).
     pub(crate) fn value(self, ty: ElemType) -> Value {
         match (self, ty) {

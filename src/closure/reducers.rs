@@ -1,86 +1,52 @@
 //! The host form's reducers: what a kernel closure's reducer parameters are when rustc
 //! type-checks it and when it runs on the host. `Reducer<T>` (`*sum += v`, `sum.combine(v)`),
 //! `ArgReducer<T>` (`best.combine(v, i)`) and `SpanReducer<T>` (`hist[k] += v`). They fold
-//! exactly as the host references do (`clreduce::reference`): integers exactly with wrapping,
-//! floats in float64 with the sum of magnitudes kept for error bounds, custom combiners through
-//! the expression evaluator. Misuse the device would refuse (an operator the op does not allow,
+//! with the ops' host combine, as the host references do (`ops::host`'s `Fold` and
+//! `arg_wins`): integers exactly with wrapping, floats in float64 with the sum of magnitudes
+//! kept for error bounds, custom combiners through the expression evaluator. Misuse the device would refuse (an operator the op does not allow,
 //! a span index out of range) is recorded as a typed error that `run_on_host` returns.
 
 use super::host::{ClosureElem, Num, Sink};
 use super::RedKind;
 use crate::api::host::HostReduction;
-use crate::ops::expr::Expr as CombExpr;
-use crate::check::reference::Reference;
+use crate::ops::host::{arg_wins, int_value, Fold, HostOp, ParsedOp, Reference};
 use crate::{ElemType, Error, Op, Operator, Result, Value};
 use std::marker::PhantomData;
 use std::rc::Rc;
 
 /// The combiner of one reduction on the host.
 struct Comb {
-    op: Operator,
-    custom: Option<CombExpr>,
-    ty: ElemType,
+    op: ParsedOp,
     name: String,
 }
 
 impl Comb {
     fn new(r: &HostReduction, name: &str) -> Result<Comb> {
-        let custom = match &r.op {
-            Operator::Custom(c) => {
-                Some(CombExpr::parse(c.expr()).map_err(|e| Error::BadArgument {
-                    name: name.to_string(),
-                    problem: format!(
+        let op = ParsedOp::new(&r.op).map_err(|e| Error::BadArgument {
+            name: name.to_string(),
+            problem: match &r.op {
+                Operator::Custom(c) => {
+                    format!(
                         "the host cannot evaluate the custom combiner {:?}: {e}",
                         c.expr()
-                    ),
-                })?)
-            }
-            _ => None,
-        };
+                    )
+                }
+                op => format!("the host cannot combine {op}: {e}"),
+            },
+        })?;
         Ok(Comb {
-            op: r.op.clone(),
-            custom,
-            ty: r.ty,
+            op,
             name: name.to_string(),
         })
     }
-    fn int(&self, a: i128, b: i128) -> std::result::Result<i128, String> {
-        match (&self.op, &self.custom) {
-            (Operator::Builtin(op), _) => Ok(op.combine_int(self.ty, a, b)),
-            (_, Some(e)) => e
-                .eval(self.ty, int_value(self.ty, a), int_value(self.ty, b))
-                .map(|v| Num::of(v).int()),
-            _ => Err(format!("{} is not a plain combiner", self.op)),
-        }
-    }
-    fn float(&self, a: f64, b: f64) -> std::result::Result<f64, String> {
-        match (&self.op, &self.custom) {
-            (Operator::Builtin(op), _) => Ok(op.combine_f64(a, b)),
-            (_, Some(e)) => e
-                .eval(ElemType::F64, Value::F64(a), Value::F64(b))
-                .map(|v| v.to_f64()),
-            _ => Err(format!("{} is not a plain combiner", self.op)),
-        }
+    fn host(&self) -> std::result::Result<HostOp<'_>, String> {
+        self.op
+            .host()
+            .ok_or_else(|| format!("{} is not a plain combiner", self.op.op()))
     }
     fn allows(&self, shorthand: &str) -> bool {
-        self.op.shorthands().contains(&shorthand)
+        self.op.op().shorthands().contains(&shorthand)
     }
-}
-
-fn int_value(ty: ElemType, v: i128) -> Value {
-    match ty {
-        ElemType::I32 => Value::I32(v as i32),
-        ElemType::U32 => Value::U32(v as u32),
-        ElemType::I64 => Value::I64(v as i64),
-        _ => Value::U64(v as u64),
-    }
-}
-
-/// A folded value: exact for integers, float64 for floats.
-#[derive(Debug, Clone, Copy)]
-enum Acc {
-    Int(Option<i128>),
-    Float { v: Option<f64>, sum_abs: f64 },
 }
 
 /// A reducer of a plain (not span, not argmin/argmax) reduction, as a kernel closure's
@@ -88,27 +54,16 @@ enum Acc {
 /// `sum.combine(v)` for every op.
 pub struct Reducer<T: ClosureElem> {
     comb: Rc<Comb>,
-    acc: Acc,
-    n: usize,
+    fold: Fold,
     sink: Sink,
     _t: PhantomData<T>,
 }
 
 impl<T: ClosureElem> Reducer<T> {
     fn start(comb: Rc<Comb>, init: Option<Value>, sink: Sink) -> Reducer<T> {
-        let acc = if T::TYPE.is_float() {
-            let v = init.map(|v| v.to_f64());
-            Acc::Float {
-                v,
-                sum_abs: v.map_or(0.0, f64::abs),
-            }
-        } else {
-            Acc::Int(init.map(|v| Num::of(v).int()))
-        };
         Reducer {
             comb,
-            acc,
-            n: 0,
+            fold: Fold::start(T::TYPE, init),
             sink,
             _t: PhantomData,
         }
@@ -116,25 +71,15 @@ impl<T: ClosureElem> Reducer<T> {
 
     /// Combines `v` into the reducer with the reduction's op (SYCL's `combine`).
     pub fn combine(&mut self, v: T) {
-        self.n += 1;
-        let folded = match (self.acc, v.num()) {
-            (Acc::Int(a), Num::Int(x)) => a
-                .map_or(Ok(x), |a| self.comb.int(a, x))
-                .map(|r| Acc::Int(Some(r))),
-            (Acc::Float { v: a, sum_abs }, Num::Float(x)) => a
-                .map_or(Ok(x), |a| self.comb.float(a, x))
-                .map(|r| Acc::Float {
-                    v: Some(r),
-                    sum_abs: sum_abs + x.abs(),
-                }),
-            _ => Err("an integer and a float accumulator mixed".to_string()),
-        };
-        match folded {
-            Ok(a) => self.acc = a,
-            Err(e) => self.sink.fail(Error::BadArgument {
+        let pushed = self
+            .comb
+            .host()
+            .and_then(|op| self.fold.push(op, v.value()));
+        if let Err(e) = pushed {
+            self.sink.fail(Error::BadArgument {
                 name: self.comb.name.clone(),
                 problem: format!("combining on the host: {e}"),
-            }),
+            });
         }
     }
 
@@ -145,33 +90,16 @@ impl<T: ClosureElem> Reducer<T> {
             self.sink.fail(Error::ReducerOperator {
                 name: self.comb.name.clone(),
                 operator: s.to_string(),
-                op: self.comb.op.to_string(),
+                op: self.comb.op.op().to_string(),
             });
         }
     }
 
     fn result(&self) -> Result<Reference> {
-        let none = || Error::NoIdentity {
-            op: self.comb.op.to_string(),
+        self.fold.finish().ok_or_else(|| Error::NoIdentity {
+            op: self.comb.op.op().to_string(),
             ty: T::TYPE,
             needed_for: "a value for an identity-less reduction that combined nothing",
-        };
-        Ok(match self.acc {
-            Acc::Int(a) => {
-                let a = crate::ops::wrap_to(T::TYPE, a.ok_or_else(none)?);
-                Reference {
-                    exact: Some(a),
-                    value: a as f64,
-                    sum_abs: 0.0,
-                    n: self.n,
-                }
-            }
-            Acc::Float { v, sum_abs } => Reference {
-                exact: None,
-                value: v.ok_or_else(none)?,
-                sum_abs,
-                n: self.n,
-            },
         })
     }
 }
@@ -195,7 +123,7 @@ shorthand!(BitXorAssign, bitxor_assign, "^=");
 /// (largest) value and, among equal values, the lowest index.
 pub struct ArgReducer<T: ClosureElem> {
     max: bool,
-    best: (Num, u64),
+    best: (Value, u64),
     _t: PhantomData<T>,
 }
 
@@ -203,12 +131,9 @@ impl<T: ClosureElem> ArgReducer<T> {
     /// Combines the pair (`value`, `index`).
     pub fn combine(&mut self, value: T, index: usize) {
         let (b, bi) = self.best;
-        let x = value.num();
-        let ord = x.partial_cmp(&b).unwrap_or(std::cmp::Ordering::Equal);
-        let wins = if self.max { ord.is_gt() } else { ord.is_lt() };
-        let index = index as u64;
-        if wins || (ord.is_eq() && index < bi) {
-            self.best = (x, index);
+        let x = value.value();
+        if arg_wins(self.max, x, index as u64, b, bi) {
+            self.best = (x, index as u64);
         }
     }
 }
@@ -401,13 +326,13 @@ impl<T: ClosureElem> HostRed for ArgReducer<T> {
                 ty: T::TYPE,
                 needed_for: "initialize_to_identity",
             })?;
-            (Num::of(id), u64::MAX)
+            (id, u64::MAX)
         } else {
             let v = start::<T>(r, 0, name)?.ok_or_else(|| Error::BadArgument {
                 name: name.to_string(),
                 problem: "no initial value".into(),
             })?;
-            (Num::of(v), r.index.unwrap_or(u64::MAX))
+            (Num::of(v).value(T::TYPE), r.index.unwrap_or(u64::MAX))
         };
         Ok(ArgReducer {
             max,
@@ -417,7 +342,7 @@ impl<T: ClosureElem> HostRed for ArgReducer<T> {
     }
     fn finish(self) -> Result<HostResult> {
         Ok(HostResult::Arg {
-            value: self.best.0.value(T::TYPE),
+            value: self.best.0,
             index: self.best.1,
         })
     }

@@ -2,14 +2,15 @@
 //! of a multi-device launch (and an MPI rank, `src/mpi/`) hands back ([`Partial`]), how two
 //! partials combine ([`Combiner::combine`]) and how the total meets the variable's initial
 //! value ([`Combiner::finish`]). The arithmetic is the device's, operation for operation:
-//! integers wrap, min/max and argmin/argmax use the kernels' comparisons (kernels/var.cl),
-//! custom combiners are evaluated by `ops::expr` (OpenCL C semantics), and exact sums merge
-//! superaccumulators (`exact::Superacc`), so the result is bit-identical to one device's.
+//! the ops' host combine (`ops::host`: integers wrap, min/max and argmin/argmax use the kernels'
+//! comparisons, custom combiners are evaluated by `ops::expr` with OpenCL C semantics), and
+//! exact sums merge superaccumulators (`exact::Superacc`), so the result is bit-identical to
+//! one device's.
 
-use crate::ops::expr::Expr;
 use crate::error::{Error, Result};
 use crate::exact::{Format, Superacc};
-use crate::ops::{Op, Operator};
+use crate::ops::host::{arg_wins, ParsedOp};
+use crate::ops::Operator;
 use crate::plan::{self, Determinism};
 use crate::types::{ElemType, Value};
 
@@ -44,10 +45,9 @@ pub enum PartialKind {
 /// parsed once.
 #[derive(Debug, Clone)]
 pub struct Combiner {
-    op: Operator,
+    op: ParsedOp,
     ty: ElemType,
     kind: PartialKind,
-    expr: Option<Expr>,
 }
 
 impl Combiner {
@@ -64,22 +64,15 @@ impl Combiner {
         } else {
             PartialKind::Value
         };
-        let expr = match op {
-            Operator::Custom(c) => Some(Expr::parse(c.expr()).map_err(|e| Error::Unsupported {
-                what: format!("combining the partials of custom({}) on the host", c.expr()),
-                missing: format!(
-                    "a combiner in the host evaluator's subset of OpenCL C (clreduce::expr): {e}"
-                ),
-                device: "host".into(),
-            })?),
-            _ => None,
-        };
-        Ok(Combiner {
-            op: op.clone(),
-            ty,
-            kind,
-            expr,
-        })
+        let op = ParsedOp::new(op).map_err(|e| Error::Unsupported {
+            what: match op {
+                Operator::Custom(c) => format!("combining the partials of custom({}) on the host", c.expr()),
+                _ => format!("combining the partials of {op} on the host"),
+            },
+            missing: format!("a combiner in the host evaluator's subset of OpenCL C (ops::expr): {e}"),
+            device: "host".into(),
+        })?;
+        Ok(Combiner { op, ty, kind })
     }
 
     /// The kind of partial the variable hands back.
@@ -92,7 +85,7 @@ impl Combiner {
     }
     /// The variable's operator.
     pub fn op(&self) -> &Operator {
-        &self.op
+        self.op.op()
     }
 
     /// The partial of a share that saw nothing (an empty share, an empty rank).
@@ -106,8 +99,8 @@ impl Combiner {
     }
 
     fn identity(&self) -> Result<Value> {
-        self.op.identity(self.ty).ok_or_else(|| Error::NoIdentity {
-            op: self.op.to_string(),
+        self.op().identity(self.ty).ok_or_else(|| Error::NoIdentity {
+            op: self.op().to_string(),
             ty: self.ty,
             needed_for: "an empty share",
         })
@@ -119,13 +112,7 @@ impl Combiner {
         Ok(match (a, b) {
             (Partial::Value(x), Partial::Value(y)) => Partial::Value(self.values(*x, *y)?),
             (Partial::Arg(x, i), Partial::Arg(y, j)) => {
-                let (x, y) = (x.cmp_val(), y.cmp_val());
-                let b_wins = if self.op == Operator::ArgMin {
-                    y.lt(&x) || (y.eq(&x) && j < i)
-                } else {
-                    x.lt(&y) || (y.eq(&x) && j < i)
-                };
-                if b_wins {
+                if arg_wins(*self.op() == Operator::ArgMax, *y, *j, *x, *i) {
                     b.clone()
                 } else {
                     a.clone()
@@ -143,7 +130,7 @@ impl Combiner {
             }
             _ => {
                 return Err(Error::BadArgument {
-                    name: self.op.to_string(),
+                    name: self.op().to_string(),
                     problem: "partials of different kinds cannot be combined".into(),
                 })
             }
@@ -193,130 +180,22 @@ impl Combiner {
         })
     }
 
-    /// Two values combined with the op, with the device's semantics.
+    /// Two values combined with the op, with the device's semantics (`ops::host`).
     fn values(&self, a: Value, b: Value) -> Result<Value> {
-        match &self.op {
-            Operator::Builtin(op) => builtin(*op, a, b),
-            Operator::Custom(c) => {
-                let expr = self
-                    .expr
-                    .as_ref()
-                    .expect("custom combiners are parsed in new");
-                expr.eval(self.ty, a, b).map_err(|e| Error::BadArgument {
-                    name: format!("custom({})", c.expr()),
-                    problem: format!("the host cannot combine {a} and {b}: {e}"),
-                })
-            }
-            _ => Err(Error::BadArgument {
-                name: self.op.to_string(),
+        match self.op.host() {
+            Some(host) => host.combine(a, b),
+            None => Err(Error::BadArgument {
+                name: self.op().to_string(),
                 problem: "argmin/argmax values combine as pairs".into(),
             }),
         }
     }
 }
 
-trait Comparable {
-    fn cmp_val(self) -> CmpVal;
-}
-
-/// A value compared as the kernels compare it: integers as integers, floats as floats (NaN
-/// compares false both ways).
-#[derive(PartialEq, PartialOrd)]
-enum CmpVal {
-    Int(i128),
-    Float(f64),
-}
-
-impl Comparable for Value {
-    fn cmp_val(self) -> CmpVal {
-        match self.as_int() {
-            Some(i) => CmpVal::Int(i),
-            None => CmpVal::Float(self.to_f64()),
-        }
-    }
-}
-
-/// A built-in op on two values of one type, as kernels/var.cl `clr_eop` computes it.
-pub(crate) fn builtin(op: Op, a: Value, b: Value) -> Result<Value> {
-    macro_rules! int {
-        ($x:expr, $y:expr, $V:ident, $t:ty) => {
-            Value::$V(match op {
-                Op::Plus => $x.wrapping_add($y),
-                Op::Multiplies => $x.wrapping_mul($y),
-                Op::Minimum => {
-                    if $y < $x {
-                        $y
-                    } else {
-                        $x
-                    }
-                }
-                Op::Maximum => {
-                    if $x < $y {
-                        $y
-                    } else {
-                        $x
-                    }
-                }
-                Op::BitAnd => $x & $y,
-                Op::BitOr => $x | $y,
-                Op::BitXor => $x ^ $y,
-                Op::LogicalAnd => ($x != 0 && $y != 0) as $t,
-                Op::LogicalOr => ($x != 0 || $y != 0) as $t,
-            })
-        };
-    }
-    macro_rules! float {
-        ($x:expr, $y:expr, $V:ident, $t:ty) => {
-            Value::$V(match op {
-                Op::Plus => $x + $y,
-                Op::Multiplies => $x * $y,
-                Op::Minimum => {
-                    if $y < $x {
-                        $y
-                    } else {
-                        $x
-                    }
-                }
-                Op::Maximum => {
-                    if $x < $y {
-                        $y
-                    } else {
-                        $x
-                    }
-                }
-                Op::LogicalAnd => ($x != 0.0 && $y != 0.0) as u8 as $t,
-                Op::LogicalOr => ($x != 0.0 || $y != 0.0) as u8 as $t,
-                Op::BitAnd | Op::BitOr | Op::BitXor => {
-                    return Err(Error::Unsupported {
-                        what: format!("{op:?} on {}", a.ty()),
-                        missing: "SYCL defines bitwise ops for integer types only".into(),
-                        device: "host".into(),
-                    })
-                }
-            })
-        };
-    }
-    Ok(match (a, b) {
-        (Value::I32(x), Value::I32(y)) => int!(x, y, I32, i32),
-        (Value::U32(x), Value::U32(y)) => int!(x, y, U32, u32),
-        (Value::I64(x), Value::I64(y)) => int!(x, y, I64, i64),
-        (Value::U64(x), Value::U64(y)) => int!(x, y, U64, u64),
-        (Value::F32(x), Value::F32(y)) => float!(x, y, F32, f32),
-        (Value::F64(x), Value::F64(y)) => float!(x, y, F64, f64),
-        (a, b) => {
-            return Err(Error::TypeMismatch {
-                name: format!("{op:?} of two partials"),
-                expected: a.ty(),
-                found: b.ty(),
-            })
-        }
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::CustomOp;
+    use crate::ops::{CustomOp, Op};
 
     fn c(op: impl Into<Operator>, ty: ElemType) -> Combiner {
         Combiner::new(&op.into(), ty, Determinism::Deterministic).unwrap()

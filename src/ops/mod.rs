@@ -1,8 +1,16 @@
-//! Reduction operations: SYCL 2020's built-in function objects, their known identities per type
-//! (SYCL 2020 §4.9.2, `known_identity`), which reducer shorthands they allow, and how they map to
-//! OpenCL C atomics and group functions.
+//! Reduction operations, each defined once: SYCL 2020's built-in function objects ([`Op`]), their
+//! known identities per type (SYCL 2020 §4.9.2, `known_identity`), which reducer shorthands they
+//! allow, their OpenCL C spelling (`CLR_OP_*`), and what they compute on the host (`host`: the
+//! one host combine that multi, MPI, the closures' host form and the references use). Custom
+//! combiners sit beside them (`custom`: [`CustomOp`] and the check of its identity; `expr`: the
+//! evaluator of its OpenCL C expression). Which atomics and group functions a device has for an
+//! op is the capabilities' question (`caps`). Imports only `types` and `error`.
 
+mod custom;
 pub mod expr;
+pub mod host;
+
+pub use custom::{identity_counterexample, identity_samples, CustomOp};
 
 use crate::types::{ElemType, Value};
 use std::fmt;
@@ -147,131 +155,6 @@ impl Op {
     pub fn order_sensitive(self, ty: ElemType) -> bool {
         ty.is_float() && matches!(self, Plus | Multiplies)
     }
-
-    /// Host-side combine, in float64 for floats (the reference uses this).
-    pub fn combine_f64(self, a: f64, b: f64) -> f64 {
-        match self {
-            Plus => a + b,
-            Multiplies => a * b,
-            Minimum => {
-                if b < a {
-                    b
-                } else {
-                    a
-                }
-            }
-            Maximum => {
-                if a < b {
-                    b
-                } else {
-                    a
-                }
-            }
-            LogicalAnd => ((a != 0.0) && (b != 0.0)) as i32 as f64,
-            LogicalOr => ((a != 0.0) || (b != 0.0)) as i32 as f64,
-            BitAnd | BitOr | BitXor => unreachable!("bitwise ops are integer-only"),
-        }
-    }
-
-    /// Host-side exact integer combine with wrapping, in the type's own width.
-    pub fn combine_int(self, ty: ElemType, a: i128, b: i128) -> i128 {
-        let r = match self {
-            Plus => a.wrapping_add(b),
-            Multiplies => a.wrapping_mul(b),
-            Minimum => a.min(b),
-            Maximum => a.max(b),
-            BitAnd => a & b,
-            BitOr => a | b,
-            BitXor => a ^ b,
-            LogicalAnd => ((a != 0) && (b != 0)) as i128,
-            LogicalOr => ((a != 0) || (b != 0)) as i128,
-        };
-        wrap_to(ty, r)
-    }
-}
-
-/// A user-defined combiner: an OpenCL C expression over the operands `a` and `b`, with an
-/// identity or without one (an identity-less reduction, seed 003 missing feature 5).
-///
-/// Its plan never uses atomics or group functions (clreduce cannot know what the expression
-/// computes) unless [`CustomOp::atomic`] declares that it equals a built-in op.
-///
-/// A declared identity is checked on sample values before the launch: one that is not neutral
-/// is [`Error::NotAnIdentity`](crate::Error::NotAnIdentity). Without an identity,
-/// `initialize_to_identity` is [`Error::NoIdentity`](crate::Error::NoIdentity).
-///
-/// ```
-/// use clreduce::{reduction, CustomOp, Error, Kernel, Queue, Range};
-/// # fn main() -> clreduce::Result<()> {
-/// let queue = Queue::default()?;
-/// let x = queue.buffer_from(&[3.0f32, -7.5, 2.0])?;
-/// let m = queue.buffer_from(&[0.0f32])?;
-/// let absmax = CustomOp::new("fabs(a) < fabs(b) ? b : a").identity(0.0f32);
-/// let k = Kernel::new("combine(sum, x[i]);").arg("x", &x);
-/// queue.parallel_for_reduce(Range::new(3), reduction(&m, absmax), k.clone())?;
-/// assert_eq!(m.get(0)?, -7.5);
-///
-/// let wrong = CustomOp::new("a + b").identity(1.0f32);
-/// let r = queue.parallel_for_reduce(Range::new(3), reduction(&m, wrong), k);
-/// assert!(matches!(r, Err(Error::NotAnIdentity { .. })));
-/// # Ok(()) }
-/// ```
-#[derive(Debug, Clone)]
-pub struct CustomOp {
-    expr: String,
-    identity: Option<Value>,
-    atomic: Option<Op>,
-}
-
-impl CustomOp {
-    /// `expr` combines `a` and `b`, e.g. `a * b`, `max(a, b)`, `fabs(a) < fabs(b) ? a : b`.
-    pub fn new(expr: &str) -> CustomOp {
-        CustomOp {
-            expr: expr.trim().to_string(),
-            identity: None,
-            atomic: None,
-        }
-    }
-    /// The identity: `expr(identity, x) == x` for every x (its type must be the reduction's).
-    pub fn identity(mut self, v: impl Into<Value>) -> CustomOp {
-        self.identity = Some(v.into());
-        self
-    }
-    /// Declares that the combiner computes exactly the built-in `op`, so the plan may use that
-    /// op's atomics. clreduce cannot check the claim: a wrong one gives wrong results.
-    pub fn atomic(mut self, op: Op) -> CustomOp {
-        self.atomic = Some(op);
-        self
-    }
-    /// The combiner expression, as given to [`CustomOp::new`] (trimmed).
-    pub fn expr(&self) -> &str {
-        &self.expr
-    }
-    /// The declared identity; `None` for an identity-less combiner.
-    pub fn identity_value(&self) -> Option<Value> {
-        self.identity
-    }
-    /// The built-in op declared with [`CustomOp::atomic`]; `None` when none was.
-    pub fn declared_atomic(&self) -> Option<Op> {
-        self.atomic
-    }
-}
-
-impl PartialEq for CustomOp {
-    fn eq(&self, o: &Self) -> bool {
-        self.expr == o.expr
-            && self.atomic == o.atomic
-            && self.identity.map(|v| (v.ty(), v.to_bytes()))
-                == o.identity.map(|v| (v.ty(), v.to_bytes()))
-    }
-}
-impl Eq for CustomOp {}
-impl std::hash::Hash for CustomOp {
-    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        self.expr.hash(h);
-        self.atomic.hash(h);
-        self.identity.map(|v| (v.ty(), v.to_bytes())).hash(h);
-    }
 }
 
 /// What a reduction variable combines with: a built-in op, argmin/argmax over (value, index)
@@ -311,7 +194,7 @@ impl Operator {
     pub fn atomic_op(&self) -> Option<Op> {
         match self {
             Operator::Builtin(op) => Some(*op),
-            Operator::Custom(c) => c.atomic,
+            Operator::Custom(c) => c.declared_atomic(),
             _ => None,
         }
     }
@@ -326,7 +209,7 @@ impl Operator {
             Operator::Builtin(op) => op.identity(ty),
             Operator::ArgMin => Op::Minimum.identity(ty),
             Operator::ArgMax => Op::Maximum.identity(ty),
-            Operator::Custom(c) => c.identity,
+            Operator::Custom(c) => c.identity_value(),
         }
     }
     /// Whether the operator is defined for `ty` (bitwise ops are integer-only; no operator
@@ -351,7 +234,7 @@ impl Operator {
         match self {
             Operator::Builtin(op) => op.order_sensitive(ty),
             Operator::Custom(c) => {
-                ty.is_float() && c.atomic.is_none_or(|op| op.order_sensitive(ty))
+                ty.is_float() && c.declared_atomic().is_none_or(|op| op.order_sensitive(ty))
             }
             _ => false,
         }
@@ -373,8 +256,8 @@ impl Operator {
             Operator::ArgMax => "argmax".into(),
             Operator::Custom(c) => format!(
                 "custom({}{})",
-                c.expr,
-                if c.identity.is_none() {
+                c.expr(),
+                if c.identity_value().is_none() {
                     ", no identity"
                 } else {
                     ""
@@ -393,17 +276,6 @@ impl fmt::Display for Operator {
 impl serde::Serialize for Operator {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&self.name())
-    }
-}
-
-/// Wraps an integer to the range of `ty` as two's complement arithmetic would.
-pub fn wrap_to(ty: ElemType, v: i128) -> i128 {
-    match ty {
-        ElemType::I32 => v as i32 as i128,
-        ElemType::U32 => v as u32 as i128,
-        ElemType::I64 => v as i64 as i128,
-        ElemType::U64 => v as u64 as i128,
-        _ => v,
     }
 }
 
@@ -437,43 +309,6 @@ impl fmt::Display for Op {
 #[cfg(test)]
 mod tests {
     use super::*;
-    #[test]
-    fn identities_are_neutral() {
-        for op in Op::ALL {
-            for ty in ElemType::REDUCIBLE {
-                let Some(id) = op.identity(ty) else {
-                    assert!(!op.valid_for(ty), "{op} {ty} lacks an identity");
-                    continue;
-                };
-                if ty.is_float() {
-                    for x in [-3.5, 0.0, 7.25] {
-                        let x = if matches!(op, LogicalAnd | LogicalOr) {
-                            (x != 0.0) as i32 as f64
-                        } else {
-                            x
-                        };
-                        assert_eq!(op.combine_f64(id.to_f64(), x), x, "{op} {ty}");
-                    }
-                } else {
-                    let idv: i128 = match id {
-                        Value::I32(v) => v as i128,
-                        Value::U32(v) => v as i128,
-                        Value::I64(v) => v as i128,
-                        Value::U64(v) => v as i128,
-                        _ => unreachable!(),
-                    };
-                    for x in [0i128, 1, 5, 77] {
-                        let x = if matches!(op, LogicalAnd | LogicalOr) {
-                            (x != 0) as i128
-                        } else {
-                            x
-                        };
-                        assert_eq!(op.combine_int(ty, idv, x), x, "{op} {ty}");
-                    }
-                }
-            }
-        }
-    }
     #[test]
     fn parse_names_and_aliases() {
         assert_eq!(Op::parse("sum").unwrap(), Plus);

@@ -2,8 +2,8 @@
 //! (`VarOp`, parsed from the `--op` list), its initial value (`Init`), its result buffers on the
 //! device (`Target`) and its `Reduction`, named `r0`, `r1`, ... as the kernel body calls them.
 
-use clreduce::expr::Expr;
 use clreduce::check::reference::{HostOp, HostVec};
+use clreduce::expr::Expr;
 use clreduce::{
     reduction, reduction_argmax, reduction_argmin, reduction_span, AnyBuffer, Buffer, CustomOp,
     DynBuffer, ElemType, Error, Op, Queue, Result, Value,

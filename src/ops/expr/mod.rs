@@ -73,6 +73,11 @@ impl Expr {
         })
     }
 
+    /// The expression as parsed.
+    pub fn src(&self) -> &str {
+        &self.src
+    }
+
     /// Evaluates with OpenCL C semantics for `ty` (crate::types::ElemType: I32, U32, I64, U64
     /// integers wrap in their width; F32 rounds every operation to f32; F64 in f64).
     pub fn eval(&self, ty: ElemType, a: Value, b: Value) -> Result<Value, String> {

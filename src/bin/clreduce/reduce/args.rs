@@ -5,8 +5,8 @@
 use crate::args::Common;
 use crate::error::{usage, CliError, CliResult};
 use crate::vars::{parse_op_list, VarOp};
-use clreduce::expr::Expr;
 use clreduce::check::reference;
+use clreduce::expr::Expr;
 use clreduce::{CustomOp, ElemType, Op, Value};
 use std::fmt;
 use std::path::PathBuf;
