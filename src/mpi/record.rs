@@ -5,7 +5,9 @@
 //! ```text
 //! word 0   status: 0, or set by the operation (1: the ranks' headers differ, 2: a combine failed)
 //! word 1   V, the number of variables
-//! V words  per variable: kind (bits 0-7), element type (8-15), op (16-23), elements (32-63)
+//! V words  per variable: kind (bits 0-7), element type (8-15), op (16-23), elements (32-63);
+//!          the type is its position in `ElemType::REDUCIBLE`, the op its position in
+//!          `Op::ALL` (then argmin, argmax, custom), so both lists only grow at the end
 //! custom   per custom variable: its combiner's length in bytes, then the bytes in words
 //! data     per variable and element: Value 1 word (the value's bits), Arg 2 (bits, global
 //!          index), Flagged 2 (has, bits), Exact L (the superaccumulator's limbs, i64)
@@ -29,28 +31,12 @@ const KINDS: [PartialKind; 4] = [
     PartialKind::Flagged,
     PartialKind::Exact,
 ];
-const TYPES: [ElemType; 6] = [
-    ElemType::I32,
-    ElemType::U32,
-    ElemType::I64,
-    ElemType::U64,
-    ElemType::F32,
-    ElemType::F64,
-];
-const OPS: [Op; 9] = [
-    Op::Plus,
-    Op::Multiplies,
-    Op::Minimum,
-    Op::Maximum,
-    Op::BitAnd,
-    Op::BitOr,
-    Op::BitXor,
-    Op::LogicalAnd,
-    Op::LogicalOr,
-];
-const OP_ARGMIN: u64 = 9;
-const OP_ARGMAX: u64 = 10;
-const OP_CUSTOM: u64 = 11;
+/// The element types by wire id, and the built-in ops (the ops' own lists: one definition).
+const TYPES: [ElemType; 6] = ElemType::REDUCIBLE;
+const OPS: [Op; 9] = Op::ALL;
+const OP_ARGMIN: u64 = OPS.len() as u64;
+const OP_ARGMAX: u64 = OP_ARGMIN + 1;
+const OP_CUSTOM: u64 = OP_ARGMIN + 2;
 
 /// One variable of a record: its combiner and element count.
 pub(crate) struct VarLayout {
@@ -399,6 +385,34 @@ mod tests {
             )
         };
         assert_eq!(c, b);
+    }
+
+    #[test]
+    fn every_op_and_type_round_trips_through_the_header() {
+        let mut ops: Vec<Operator> = OPS.iter().map(|&o| o.into()).collect();
+        ops.extend([Operator::ArgMin, Operator::ArgMax]);
+        ops.push(CustomOp::new("a + b").identity(0i32).into());
+        let mut n = 0;
+        for op in &ops {
+            for ty in TYPES.into_iter().filter(|&t| op.valid_for(t)) {
+                let op = match op {
+                    // A custom op's identity is of its variable's type.
+                    Operator::Custom(c) => Operator::Custom(
+                        CustomOp::new(c.expr()).identity(Op::Plus.identity(ty).unwrap()),
+                    ),
+                    op => op.clone(),
+                };
+                let vars = vec![layout(op.clone(), ty, Determinism::Deterministic, 3)];
+                let h = header(&vars);
+                let (back, hlen) = parse_header(&h).unwrap();
+                assert_eq!(hlen, h.len(), "{op} {ty}");
+                assert_eq!((back[0].combiner.op(), back[0].combiner.ty()), (&op, ty));
+                assert_eq!(back[0].elems, 3);
+                n += 1;
+            }
+        }
+        // 9 ops on 4 integer types and 6 on 2 float types; argmin, argmax and custom on all 6.
+        assert_eq!(n, 9 * 4 + 6 * 2 + 3 * 6);
     }
 
     #[test]
