@@ -14,7 +14,7 @@ mod translate;
 pub use mask::Mask;
 testkit! { use translate::{translate, RawDeviceInfo}; }
 
-use crate::ops::Op;
+use crate::ops::{Atomic, Op};
 use crate::types::ElemType;
 use serde::Serialize;
 
@@ -310,45 +310,30 @@ impl DeviceCaps {
         self.vendor_id == 0x10de || self.platform.contains("NVIDIA")
     }
 
-    /// Whether the device has a hardware atomic for `op` on `ty` in `space`.
-    /// Logical and/or map to and/or on values normalised to 0/1 (integers only);
-    /// multiplies has no atomic anywhere.
+    /// Whether the device has a hardware atomic for `op` on `ty` in `space`: the family the op
+    /// needs is the op's (`Op::atomic`: logical and/or map to and/or on values normalised to
+    /// 0/1, integers only; multiplies has no atomic anywhere), its presence the device's.
     pub fn fast_atomic(&self, op: Op, ty: ElemType, space: Space) -> bool {
         let a = &self.atomics;
         let local = space == Space::Local;
-        match ty {
-            ElemType::I32 | ElemType::U32 => {
-                let (base, ext) = if local {
-                    (a.int32_local_base, a.int32_local_ext)
-                } else {
-                    (a.int32_global_base, a.int32_global_ext)
-                };
-                match op {
-                    Op::Plus => base,
-                    Op::Multiplies => false,
-                    _ => ext,
-                }
-            }
-            ElemType::I64 | ElemType::U64 => match op {
-                Op::Plus => a.int64_base,
-                Op::Multiplies => false,
-                _ => a.int64_ext,
-            },
-            ElemType::F32 => match (op, local) {
-                (Op::Plus, false) => a.f32_global_add,
-                (Op::Plus, true) => a.f32_local_add,
-                (Op::Minimum | Op::Maximum, false) => a.f32_global_minmax,
-                (Op::Minimum | Op::Maximum, true) => a.f32_local_minmax,
-                _ => false,
-            },
-            ElemType::F64 => match (op, local) {
-                (Op::Plus, false) => a.f64_global_add,
-                (Op::Plus, true) => a.f64_local_add,
-                (Op::Minimum | Op::Maximum, false) => a.f64_global_minmax,
-                (Op::Minimum | Op::Maximum, true) => a.f64_local_minmax,
-                _ => false,
-            },
-            ElemType::F16 | ElemType::BF16 => false,
+        let Some(kind) = op.atomic(ty) else {
+            return false;
+        };
+        match (kind, ty) {
+            (Atomic::IntAdd, ElemType::I64 | ElemType::U64) => a.int64_base,
+            (Atomic::IntExtended, ElemType::I64 | ElemType::U64) => a.int64_ext,
+            (Atomic::IntAdd, _) if local => a.int32_local_base,
+            (Atomic::IntAdd, _) => a.int32_global_base,
+            (Atomic::IntExtended, _) if local => a.int32_local_ext,
+            (Atomic::IntExtended, _) => a.int32_global_ext,
+            (Atomic::FloatAdd, ElemType::F64) if local => a.f64_local_add,
+            (Atomic::FloatAdd, ElemType::F64) => a.f64_global_add,
+            (Atomic::FloatMinMax, ElemType::F64) if local => a.f64_local_minmax,
+            (Atomic::FloatMinMax, ElemType::F64) => a.f64_global_minmax,
+            (Atomic::FloatAdd, _) if local => a.f32_local_add,
+            (Atomic::FloatAdd, _) => a.f32_global_add,
+            (Atomic::FloatMinMax, _) if local => a.f32_local_minmax,
+            (Atomic::FloatMinMax, _) => a.f32_global_minmax,
         }
     }
 

@@ -105,6 +105,22 @@ impl Op {
         }
     }
 
+    /// The atomic that implements the op on `ty`, if one can (the kernels' `atomic_*` calls
+    /// for `CLR_OP_*`): whether a device has it is the capabilities' question
+    /// (`DeviceCaps::fast_atomic`). Logical and/or use the integer and/or on values normalised
+    /// to 0/1; multiplies has no atomic anywhere, nor do the 16-bit storage types.
+    pub(crate) fn atomic(self, ty: ElemType) -> Option<Atomic> {
+        use ElemType::*;
+        Some(match (self, ty) {
+            (Multiplies, _) | (_, F16 | BF16) => return None,
+            (Plus, I32 | U32 | I64 | U64) => Atomic::IntAdd,
+            (_, I32 | U32 | I64 | U64) => Atomic::IntExtended,
+            (Plus, F32 | F64) => Atomic::FloatAdd,
+            (Minimum | Maximum, F32 | F64) => Atomic::FloatMinMax,
+            (_, F32 | F64) => return None,
+        })
+    }
+
     /// Whether SYCL defines the op for this type (bitwise ops are integer-only).
     pub fn valid_for(self, ty: ElemType) -> bool {
         let bitwise_on_float = matches!(self, BitAnd | BitOr | BitXor) && ty.is_float();
@@ -155,6 +171,17 @@ impl Op {
     pub fn order_sensitive(self, ty: ElemType) -> bool {
         ty.is_float() && matches!(self, Plus | Multiplies)
     }
+}
+
+/// The family of device atomics an op needs on a type ([`Op::atomic`]), each a separate
+/// capability: integer add (base atomics), integer min/max/and/or/xor (extended atomics),
+/// float add and float min/max (`cl_ext_float_atomics`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Atomic {
+    IntAdd,
+    IntExtended,
+    FloatAdd,
+    FloatMinMax,
 }
 
 /// What a reduction variable combines with: a built-in op, argmin/argmax over (value, index)
@@ -309,6 +336,26 @@ impl fmt::Display for Op {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[test]
+    fn atomics_exist_only_where_the_op_is_defined() {
+        for op in Op::ALL {
+            for ty in ElemType::REDUCIBLE
+                .into_iter()
+                .chain([ElemType::F16, ElemType::BF16])
+            {
+                let a = op.atomic(ty);
+                assert!(a.is_none() || op.valid_for(ty), "{op} {ty}");
+                let float_family = matches!(a, Some(Atomic::FloatAdd | Atomic::FloatMinMax));
+                assert!(a.is_none() || float_family == ty.is_float(), "{op} {ty}");
+                if op == Multiplies || ty.is_storage() {
+                    assert_eq!(a, None, "{op} {ty}");
+                }
+            }
+        }
+        assert_eq!(LogicalOr.atomic(ElemType::U64), Some(Atomic::IntExtended));
+        assert_eq!(LogicalOr.atomic(ElemType::F32), None);
+        assert_eq!(Maximum.atomic(ElemType::F64), Some(Atomic::FloatMinMax));
+    }
     #[test]
     fn parse_names_and_aliases() {
         assert_eq!(Op::parse("sum").unwrap(), Plus);
