@@ -75,7 +75,7 @@ pub fn custom_behaves_as(expr: &Expr, ty: ElemType) -> Option<Op> {
 /// times, so a value that is not neutral gives a wrong result. The error says which operands
 /// show it, or why the host could not evaluate the combiner on a sample. The CLI checks
 /// `--identity` with this on its input; the library checks every declared identity with
-/// [`identity_counterexample`] on [`identity_samples`] at plan time.
+/// `identity_counterexample` on `identity_samples` (`ops::custom`) at plan time.
 pub fn check_custom_identity(
     expr: &Expr,
     identity: Value,

@@ -287,7 +287,7 @@ impl ParsedOp {
     }
 }
 
-/// The host's answer for one reduction: a [`Fold`]'s result.
+/// The host's answer for one reduction: the result of a fold (`ops::host::Fold`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Reference {
     /// Exact result for integer types.
