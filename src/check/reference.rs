@@ -9,7 +9,7 @@ pub use super::bounds::{check, check_within, combination_depth, float_bound, uni
 pub use super::inputs::{random_initial, random_input, random_input_ties, value_of, Rng};
 pub use crate::ops::host::{HostOp, Reference};
 use crate::ops::expr::Expr;
-use crate::ops::host::{arg_wins, compare, int_value, wrap_to, Fold};
+use crate::ops::host::{arg_wins, compare, int_value, Fold};
 use crate::ops::{identity_counterexample, Op};
 pub use crate::types::HostVec;
 use crate::types::{ElemType, Value};
@@ -21,7 +21,7 @@ pub fn reference(op: Op, data: &HostVec, init: Option<Value>) -> Reference {
 }
 
 /// The built-in op a custom combiner computes on sample operand pairs of `ty` (evaluated in
-/// `ty` with [`Expr::eval`]), if any: `a*b` is prod, `max(a,b)` and `a > b ? a : b` are max.
+/// `ty` with [`Expr::eval`], against [`Op::combine`]), if any: `a*b` is prod, `max(a,b)` and `a > b ? a : b` are max.
 /// Used to pick test data and the float error bound of a custom reduction; it is a sample, not
 /// a proof.
 pub fn custom_behaves_as(expr: &Expr, ty: ElemType) -> Option<Op> {
@@ -45,28 +45,23 @@ pub fn custom_behaves_as(expr: &Expr, ty: ElemType) -> Option<Op> {
         (1.0, 0.0),
         (0.125, 64.0),
     ];
-    let typed = |x: f64| match ty {
-        ElemType::F32 => Value::F32(x as f32),
-        _ => Value::F64(x),
+    let pairs: Vec<(Value, Value)> = if ty.is_float() {
+        let typed = |x: f64| match ty {
+            ElemType::F32 => Value::F32(x as f32),
+            _ => Value::F64(x),
+        };
+        floats.map(|(a, b)| (typed(a), typed(b))).to_vec()
+    } else {
+        ints.map(|(a, b)| (int_value(ty, a as i128), int_value(ty, b as i128)))
+            .to_vec()
     };
     Op::ALL
         .into_iter()
         .filter(|op| op.valid_for(ty))
         .find(|&op| {
-            if ty.is_float() {
-                floats.iter().all(|&(a, b)| {
-                    let want = typed(op.combine_f64(a, b));
-                    expr.eval(ty, typed(a), typed(b))
-                        .is_ok_and(|got| got == want)
-                })
-            } else {
-                ints.iter().all(|&(a, b)| {
-                    let (a, b) = (wrap_to(ty, a as i128), wrap_to(ty, b as i128));
-                    let want = int_value(ty, op.combine_int(ty, a, b));
-                    expr.eval(ty, int_value(ty, a), int_value(ty, b))
-                        .is_ok_and(|got| got == want)
-                })
-            }
+            pairs.iter().all(|&(a, b)| {
+                matches!((op.combine(a, b), expr.eval(ty, a, b)), (Ok(want), Ok(got)) if got == want)
+            })
         })
 }
 
