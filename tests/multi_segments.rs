@@ -190,8 +190,14 @@ enum V {
     Arg(bool, bool, bool),
 }
 
-fn make_var(q: &Queue, shape: &Shape, v: V, k: usize, off: Option<&Buffer<u64>>, seed: u64)
--> (Reduction, Buffer<i32>, Buffer<u64>) {
+fn make_var(
+    q: &Queue,
+    shape: &Shape,
+    v: V,
+    k: usize,
+    off: Option<&Buffer<u64>>,
+    seed: u64,
+) -> (Reduction, Buffer<i32>, Buffer<u64>) {
     let segs = shape.segments();
     let inits: Vec<i32> = (0..segs as u64)
         .map(|j| ((seed + j * 31 + k as u64 * 7) % 19) as i32 - 9)
@@ -321,8 +327,16 @@ fn integer_ops_and_argmin_equal_one_device() {
     let mut rng = Rng(0x5e65_0001);
     let sets: [&[V]; 3] = [
         &[V::Op(Op::Plus, false), V::Op(Op::Maximum, true)],
-        &[V::Op(Op::BitXor, true), V::Arg(false, true, false), V::Arg(true, false, true)],
-        &[V::Op(Op::Minimum, false), V::Op(Op::Multiplies, true), V::Arg(true, true, false)],
+        &[
+            V::Op(Op::BitXor, true),
+            V::Arg(false, true, false),
+            V::Arg(true, false, true),
+        ],
+        &[
+            V::Op(Op::Minimum, false),
+            V::Op(Op::Multiplies, true),
+            V::Arg(true, true, false),
+        ],
     ];
     for (name, mq) in configs() {
         let mut cases = 0;
@@ -349,7 +363,9 @@ fn integer_ops_and_argmin_equal_one_device() {
                 }
             }
         }
-        println!("PASS {name}: {cases} segmented launches equal one device (integers, argmin/argmax)");
+        println!(
+            "PASS {name}: {cases} segmented launches equal one device (integers, argmin/argmax)"
+        );
     }
 }
 
@@ -442,9 +458,7 @@ fn errors_are_typed() {
     for (name, mq) in configs() {
         let q0 = mq.queue(0);
         let data = vec![1i32; 64];
-        let x = mq
-            .scatter_with(&data, &splits(64, mq.len())[0], 1)
-            .unwrap();
+        let x = mq.scatter_with(&data, &splits(64, mq.len())[0], 1).unwrap();
         let out = q0.buffer_from(&[0i32; 8]).unwrap();
         let run = |r: Vec<Reduction>| {
             mq.parallel_for_reduce_with(
@@ -456,20 +470,37 @@ fn errors_are_typed() {
         };
         // Identity-less ops cannot be split per segment (no per-segment flag yet).
         let r = reduction(&out, CustomOp::new("max(a, b)")).segments(Segments::uniform(8));
-        assert!(matches!(run(vec![r]), Err(Error::Unsupported { .. })), "{name}");
+        assert!(
+            matches!(run(vec![r]), Err(Error::Unsupported { .. })),
+            "{name}"
+        );
         // Mixed segmentations, a scalar beside a segmented variable.
         let out2 = q0.buffer_from(&[0i32; 8]).unwrap();
         let a = reduction(&out, Op::Plus).segments(Segments::uniform(8));
-        let b = reduction(&out2, Op::Plus).segments(Segments::uniform(16)).name("sum1");
-        assert!(matches!(run(vec![a, b]), Err(Error::BadArgument { .. })), "{name}");
+        let b = reduction(&out2, Op::Plus)
+            .segments(Segments::uniform(16))
+            .name("sum1");
+        assert!(
+            matches!(run(vec![a, b]), Err(Error::BadArgument { .. })),
+            "{name}"
+        );
         // n not a multiple of the length; a result buffer too short; descending offsets.
         let r = reduction(&out, Op::Plus).segments(Segments::uniform(7));
-        assert!(matches!(run(vec![r]), Err(Error::BadSegments { .. })), "{name}");
+        assert!(
+            matches!(run(vec![r]), Err(Error::BadSegments { .. })),
+            "{name}"
+        );
         let r = reduction(&out, Op::Plus).segments(Segments::uniform(4));
-        assert!(matches!(run(vec![r]), Err(Error::BufferTooShort { .. })), "{name}");
+        assert!(
+            matches!(run(vec![r]), Err(Error::BufferTooShort { .. })),
+            "{name}"
+        );
         let off = q0.buffer_from(&[0u64, 40, 30, 64]).unwrap();
         let r = reduction(&out, Op::Plus).segments(Segments::offsets(&off));
-        assert!(matches!(run(vec![r]), Err(Error::BadSegments { .. })), "{name}");
+        assert!(
+            matches!(run(vec![r]), Err(Error::BadSegments { .. })),
+            "{name}"
+        );
         assert_eq!(out.to_vec().unwrap(), vec![0; 8], "{name}: nothing written");
         println!("PASS {name}: segmented split errors typed, nothing written");
     }

@@ -288,6 +288,29 @@ impl MultiQueue {
         self.split_segments(*form, Reductions(reds.0.clone()), det)
     }
 
+    /// The split of a segmented launch whose first index is global index `base` (an MPI
+    /// rank's block): the scattered arguments', else by throughput moved onto segment
+    /// boundaries.
+    pub(crate) fn rank_split(
+        &self,
+        form: &Form,
+        kernel: &MultiKernel,
+        l: &segments::SegLaunch,
+        det: Determinism,
+        base: u64,
+    ) -> Result<Split> {
+        if kernel.split(self.queues.len())?.is_some() {
+            return self.split_for(form, kernel, det);
+        }
+        let (units, per) = units_of(form)?;
+        Ok(segments::snap(
+            &self.split_with(units, per, det)?,
+            per,
+            base,
+            &l.geo,
+        ))
+    }
+
     /// The split of a segmented launch (`reductions` with [`Segments`](crate::Segments) or an
     /// [`Axis`](crate::Axis)) by measured throughput, each boundary moved to the nearest
     /// segment boundary where that moves it by at most 1/16 of an even share: whole segments
@@ -307,10 +330,15 @@ impl MultiQueue {
         if !segments::is_segmented(&reds.0) {
             return Ok(split);
         }
-        let l = self.seg_launch(&reds.0, seg_extents(&form, &reds)?, form.size(), Options {
-            determinism: det,
-            ..Options::default()
-        })?;
+        let l = self.seg_launch(
+            &reds.0,
+            seg_extents(&form, &reds)?,
+            form.size(),
+            Options {
+                determinism: det,
+                ..Options::default()
+            },
+        )?;
         Ok(segments::snap(&split, per, 0, &l.geo))
     }
 
@@ -375,7 +403,10 @@ impl MultiQueue {
             }
             false => None,
         };
-        let split = self.launch_split(&form, &reds, &kernel, options.determinism)?;
+        let split = match &seg {
+            Some(l) => self.rank_split(&form, &kernel, l, options.determinism, 0)?,
+            None => self.split_for(&form, &kernel, options.determinism)?,
+        };
         if let Some(report) = self.one_device(&form, &reds, &kernel, &split, options)? {
             return Ok(report);
         }

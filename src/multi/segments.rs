@@ -195,9 +195,7 @@ fn common_spec(reds: &[Reduction], combiners: &[Combiner]) -> Result<SegSpec> {
 
 fn same(a: &SegSpec, b: &SegSpec) -> bool {
     match (a, b) {
-        (SegSpec::Uniform(x), SegSpec::Uniform(y)) | (SegSpec::Span(x), SegSpec::Span(y)) => {
-            x == y
-        }
+        (SegSpec::Uniform(x), SegSpec::Uniform(y)) | (SegSpec::Span(x), SegSpec::Span(y)) => x == y,
         (SegSpec::Offsets(x), SegSpec::Offsets(y)) => std::sync::Arc::ptr_eq(&x.mem, &y.mem),
         (SegSpec::Axis(x), SegSpec::Axis(y)) => x == y,
         _ => false,
@@ -241,9 +239,14 @@ impl MultiQueue {
                 segments: 1,
             }),
             // Rows of length 0: every segment empty.
-            SegSpec::Axis(Axis::Last) if extents[extents.len() - 1] == 0 => Ok(Geometry::Offsets(
-                vec![0; extents[..extents.len() - 1].iter().product::<u64>() as usize + 1],
-            )),
+            SegSpec::Axis(Axis::Last) if extents[extents.len() - 1] == 0 => {
+                Ok(Geometry::Offsets(vec![
+                    0;
+                    extents[..extents.len() - 1].iter().product::<u64>()
+                        as usize
+                        + 1
+                ]))
+            }
             SegSpec::Axis(Axis::Last) => uniform(extents[extents.len() - 1]),
             SegSpec::Axis(Axis::First) => Ok(Geometry::Columns {
                 cols: extents[1..].iter().product(),
@@ -539,7 +542,11 @@ impl MultiQueue {
         for s in launched {
             let q = &self.queues[s.k];
             s.ev.wait()?;
-            for (((r, c), sc), t) in reds.iter().zip(&l.combiners).zip(&s.scratch).zip(&mut totals)
+            for (((r, c), sc), t) in reds
+                .iter()
+                .zip(&l.combiners)
+                .zip(&s.scratch)
+                .zip(&mut totals)
             {
                 let vals = sc.res.to_values()?;
                 let ix = sc.index.as_ref().map(|b| b.to_vec()).transpose()?;
@@ -588,7 +595,8 @@ impl MultiQueue {
     pub(crate) fn seg_initial(&self, r: &Reduction, segments: usize) -> Result<Vec<(Value, u64)>> {
         let (ty, size) = (r.target.ty, r.target.ty.size());
         let mut bytes = vec![0u8; segments * size];
-        self.home(&r.target)?.read_bytes(&r.target.mem, 0, &mut bytes)?;
+        self.home(&r.target)?
+            .read_bytes(&r.target.mem, 0, &mut bytes)?;
         let mut ix = vec![u64::MAX; segments];
         if let Some(t) = &r.index {
             let mut b = vec![0u8; segments * 8];
@@ -649,7 +657,8 @@ impl MultiQueue {
             bytes[k * size..(k + 1) * size].copy_from_slice(&v.to_bytes());
             ix[k * 8..(k + 1) * 8].copy_from_slice(&i.to_le_bytes());
         }
-        self.home(&r.target)?.write_bytes(&r.target.mem, 0, &bytes)?;
+        self.home(&r.target)?
+            .write_bytes(&r.target.mem, 0, &bytes)?;
         if let Some(t) = &r.index {
             self.home(t)?.write_bytes(&t.mem, 0, &ix)?;
         }
