@@ -78,7 +78,7 @@ fn cli_reduce_mpi() {
     // CLREDUCE_BIN (scripts/gpu.sh sets it where the binary travels), else cargo's.
     let exe = std::env::var("CLREDUCE_BIN").unwrap_or(env!("CARGO_BIN_EXE_clreduce").into());
     let exe = exe.as_str();
-    let runs: [(usize, &[&str]); 5] = [
+    let runs: [(usize, &[&str]); 7] = [
         (
             2,
             &["--op", "sum,min,argmax", "--type", "f32", "--n", "100003"],
@@ -116,6 +116,26 @@ fn cli_reduce_mpi() {
             3,
             &[
                 "--op", "sum", "--type", "u32", "--span", "16", "--n", "70001",
+            ],
+        ),
+        // Segmented (issue 26): rows cut into the ranks' blocks, and CSR segments cut by them.
+        (
+            3,
+            &[
+                "--rows",
+                "101",
+                "--cols",
+                "7",
+                "--op",
+                "sum,argmax",
+                "--type",
+                "i64",
+            ],
+        ),
+        (
+            2,
+            &[
+                "--ragged", "30", "--n", "5003", "--op", "sum,min", "--type", "f32",
             ],
         ),
     ];
