@@ -380,7 +380,7 @@ fn the_split_moves_onto_segment_boundaries() {
         .unwrap()
         .with_throughput(Throughput::given(&[1e9, 1e9], &[0.0, 0.0]))
         .unwrap();
-    let out = qs[0].buffer_from(&[0i32; 8]).unwrap();
+    let out = qs[0].buffer_from(&[0i32; 1024]).unwrap();
     // Rows of 1000 over 8 rows (1-D uniform): the even cut at 4000 is a boundary.
     let r = reduction(&out, Op::Plus).segments(Segments::uniform(1000));
     let s = mq
