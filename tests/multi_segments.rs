@@ -393,7 +393,7 @@ fn the_split_moves_onto_segment_boundaries() {
     let s = mq
         .split_segments(Range::new(7007), r, Determinism::Deterministic)
         .unwrap();
-    assert!(s.counts()[0] % 7 == 0, "{:?}", s.counts());
+    assert!(s.counts()[0].is_multiple_of(7), "{:?}", s.counts());
     let r = reduction(&out, Op::Plus).segments(Segments::uniform(1001));
     let s = mq
         .split_segments(Range::new(7007), r, Determinism::Deterministic)

@@ -148,7 +148,7 @@ fn local_phase(
     let l = mq.seg_launch(&reds.0, global, total, options)?;
     let split = mq.rank_split(form, kernel, &l, options.determinism, offset)?;
     let (totals, shares) =
-        mq.run_segment_shares(form, &reds.0, kernel, &split, &l, options, offset)?;
+        mq.run_segment_shares(form, &reds.0, kernel, (&split, offset), &l, options)?;
     let segments = l.geo.segments() as usize;
     let mut partials = Vec::with_capacity(reds.0.len());
     let mut initial = Vec::with_capacity(reds.0.len());

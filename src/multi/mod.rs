@@ -414,7 +414,7 @@ impl MultiQueue {
         let shares;
         if let Some(l) = &seg {
             let (totals, s) =
-                self.run_segment_shares(&form, &reds.0, &kernel, &split, l, options, 0)?;
+                self.run_segment_shares(&form, &reds.0, &kernel, (&split, 0), l, options)?;
             (t1, shares) = (Instant::now(), s);
             for ((r, c), t) in reds.0.iter().zip(&l.combiners).zip(totals) {
                 self.write_segments(r, c, t, true)?;

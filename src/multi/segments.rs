@@ -93,7 +93,7 @@ impl Geometry {
                     // of a 2-D or 3-D range holds whole rows, and a 1-D range's one segment is
                     // the share's one segment.
                     SegSpec::Axis(_) => spec.clone(),
-                    _ if a % len == 0 && b % len == 0 => SegSpec::Uniform(*len),
+                    _ if a.is_multiple_of(*len) && b.is_multiple_of(*len) => SegSpec::Uniform(*len),
                     _ => {
                         return Some(ShareSegs {
                             first: k0,
@@ -304,7 +304,8 @@ pub(crate) fn snap(split: &Split, per: u64, base: u64, geo: &Geometry) -> Split 
     for u in bounds.iter_mut() {
         let x = base + *u * per;
         if let Some((lo, hi)) = geo.around(x) {
-            let unit = |g: u64| (g >= base && (g - base) % per == 0).then(|| (g - base) / per);
+            let unit =
+                |g: u64| (g >= base && (g - base).is_multiple_of(per)).then(|| (g - base) / per);
             let best = [unit(lo), unit(hi)]
                 .into_iter()
                 .flatten()
@@ -494,10 +495,9 @@ impl MultiQueue {
         form: &Form,
         reds: &[Reduction],
         kernel: &MultiKernel,
-        split: &Split,
+        (split, base): (&Split, u64),
         l: &SegLaunch,
         options: Options,
-        base: u64,
     ) -> Result<(Vec<SegTotals>, Vec<ShareReport>)> {
         form.validate()?;
         let (_, per) = units_of(form)?;
