@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Issue 18 on a machine with two GPUs (nvidia-h200-x2), called by `scripts/gpu.sh run scaleout`
 # with NVIDIA's OpenCL registered alone. Writes under OUT (default /tmp/out/scaleout):
-#   tests.txt         tests/multi.rs (the split across both GPUs) and tests/mpi.rs (mpirun -np
-#                     2 and 3, one GPU per rank, through the carried OpenMPI)
+#   tests.txt         tests/multi.rs and tests/multi_segments.rs (the split across both GPUs),
+#                     tests/mpi.rs (mpirun -np 2 and 3, one GPU per rank, through the carried
+#                     OpenMPI), and segmented `reduce --split` runs (rows, columns, one row, CSR)
 #   families.txt      every op family reduced on GPU 0 alone, split across both GPUs
 #                     (`reduce --split --device all`, equal shares and measured shares) and
 #                     through `mpirun -np 2 reduce --mpi --device rank`: the result bits side by
@@ -37,10 +38,21 @@ step() { echo "== $(date +%T) $*" | tee -a "$out/steps.txt"; }
 
 step tests
 : > "$out/tests.txt"
-for t in multi mpi; do
+for t in multi multi_segments mpi; do
   rc=0
   timeout 240 ".gpu/test-$t" --test-threads=4 > "$out/test-$t.log" 2>&1 || rc=$?
   { echo "test-$t: exit $rc"; grep -E "^SUMMARY|^SKIP|^FAIL|test result|panicked" "$out/test-$t.log" | head -n 40; } | tee -a "$out/tests.txt"
+done
+
+step segments
+# Segmented reductions split across both GPUs (issue 26): every result checked on the host.
+for c in "--rows 16384 --cols 16384 --op sum,argmax --type f32" \
+         "--rows 1048576 --cols 256 --axis 0 --op sum,min --type i32" \
+         "--rows 1 --cols 268435456 --op sum,max --type f32" \
+         "--ragged 256 --n 268435456 --op sum,argmin --type f32"; do
+  rc=0
+  timeout 300 .gpu/clreduce reduce --split --device all --json $c > "$out/segments.json" 2>&1 || rc=$?
+  echo "reduce --split $c: exit $rc, pass $(grep -c '"pass": true' "$out/segments.json"), split $(tr -d ' \n' < "$out/segments.json" | grep -o '"split":\[[0-9,]*\]')" | tee -a "$out/tests.txt"
 done
 
 step families

@@ -181,6 +181,14 @@ fn raw_f32(name: &str, xs: &[f32]) -> PathBuf {
     p
 }
 
+/// A `.npy` of `n` f32 values 1..=n with `shape`, in the scratch folder.
+fn npy_file(name: &str, shape: &str, n: usize) -> PathBuf {
+    let p = scratch().join(name);
+    let data: Vec<u8> = (1..=n).flat_map(|v| (v as f32).to_le_bytes()).collect();
+    std::fs::write(&p, npy("<f4", shape, &data)).unwrap();
+    p
+}
+
 /// A tuning cache with a valid key for device 0 and one entry (f32 sum at 2^10, what
 /// `reduce --n 1024` looks up) whose geometry is `g`.
 fn bad_cache(name: &str, g: TunedGeometry) -> PathBuf {
@@ -245,6 +253,10 @@ fn placeholders() -> HashMap<&'static str, PathBuf> {
             raw_f32("nan-mid.bin", &[2.0, nan, -1.0, nan, 7.0, -1.0]),
         ),
         ("{overflow}", raw_f32("overflow.bin", &[3e38, 3e38, -3e38])),
+        // 2-D .npy files for --axis (issue 26): 3 x 4 f32, a 3-D array, no columns.
+        ("{npy2d}", npy_file("m2d.npy", "(3, 4)", 12)),
+        ("{npy3d}", npy_file("m3d.npy", "(2, 3, 2)", 12)),
+        ("{npy_nocols}", npy_file("m0.npy", "(3, 0)", 0)),
         ("{cache_unroll3}", bad_cache("unroll3.json", geo(16, 4, 3))),
         ("{cache_unroll0}", bad_cache("unroll0.json", geo(16, 4, 0))),
         ("{cache_local0}", bad_cache("local0.json", geo(0, 4, 8))),

@@ -15,8 +15,8 @@ use clreduce::mpi::rsmpi::topology::Communicator;
 use clreduce::mpi::{parallel_for_reduce, Deliver};
 use clreduce::multi::{MultiKernel, MultiQueue};
 use clreduce::{
-    devices, reduction, reduction_argmax, reduction_argmin, reduction_span, CustomOp, Error, Op,
-    Options, Queue, Range,
+    devices, reduction, reduction_argmax, reduction_argmin, reduction_span, Axis, CustomOp, Error,
+    Op, Options, Queue, Range, Segments,
 };
 use std::process::Command;
 
@@ -78,7 +78,7 @@ fn cli_reduce_mpi() {
     // CLREDUCE_BIN (scripts/gpu.sh sets it where the binary travels), else cargo's.
     let exe = std::env::var("CLREDUCE_BIN").unwrap_or(env!("CARGO_BIN_EXE_clreduce").into());
     let exe = exe.as_str();
-    let runs: [(usize, &[&str]); 5] = [
+    let runs: [(usize, &[&str]); 7] = [
         (
             2,
             &["--op", "sum,min,argmax", "--type", "f32", "--n", "100003"],
@@ -116,6 +116,26 @@ fn cli_reduce_mpi() {
             3,
             &[
                 "--op", "sum", "--type", "u32", "--span", "16", "--n", "70001",
+            ],
+        ),
+        // Segmented (issue 26): rows cut into the ranks' blocks, and CSR segments cut by them.
+        (
+            3,
+            &[
+                "--rows",
+                "101",
+                "--cols",
+                "7",
+                "--op",
+                "sum,argmax",
+                "--type",
+                "i64",
+            ],
+        ),
+        (
+            2,
+            &[
+                "--ragged", "30", "--n", "5003", "--op", "sum,min", "--type", "f32",
             ],
         ),
     ];
@@ -228,7 +248,9 @@ fn rank_worker() {
         exact_sums(&c);
         mixed_ops(&c);
         root_delivery(&c);
+        segmented(&c);
     }
+    segmented_2d(&world, &q, &mq, rank, size);
 
     // A rank with bad input (a body that does not build) makes every rank return an error.
     let xs = mq
@@ -264,6 +286,25 @@ fn rank_worker() {
         Range::new(3),
         reduction(&v, op),
         MultiKernel::new("combine(sum, x[i]);").arg("x", &xs),
+        Options::default(),
+        Deliver::All,
+    )
+    .unwrap_err();
+    assert!(matches!(e, Error::Mpi { .. }), "{e}");
+    // Rank 0 segmented, the others not: every rank returns an error (the segmented launch's
+    // first gather meets the plain one's status), none waits.
+    let vs = q.buffer_from(&[0i32; 3]).unwrap();
+    let r = if rank == 0 {
+        reduction(&vs, Op::Plus).segments(Segments::uniform(1))
+    } else {
+        reduction(&vs, Op::Plus)
+    };
+    let e = parallel_for_reduce(
+        &world,
+        &mq,
+        Range::new(3),
+        r,
+        MultiKernel::new("sum += x[i];").arg("x", &xs),
         Options::default(),
         Deliver::All,
     )
@@ -598,5 +639,145 @@ fn cli_rank_failure_ends_every_rank() {
             "ranks {first}/{second}: {stderr}"
         );
         println!("PASS cli --mpi devices {first} and {second}: every rank ended, {code:?}");
+    }
+}
+
+/// CSR offsets over the ranks' uneven blocks (segments cut by rank boundaries, empty segments,
+/// a gap before the first offset): a sum with rank 0's initial values, argmin with the index
+/// within the segment and a max, under initialize_to_identity for the last two.
+fn segmented(c: &Ctx) {
+    let &Ctx {
+        world,
+        q,
+        mq,
+        rank,
+        n,
+        m,
+        ..
+    } = c;
+    let global = &c.global;
+    let mut off = vec![n.min(1), n / 7, n / 7, n / 3, n / 2 + 1, n - n / 9, n];
+    off.sort_unstable();
+    let segs = off.len() - 1;
+    let ob = q.buffer_from(&off).unwrap();
+    let v0 = q.buffer_from(&vec![5i32 + rank as i32; segs]).unwrap();
+    let (v1, i1) = (
+        q.buffer_from(&vec![0i32; segs]).unwrap(),
+        q.buffer_from(&vec![0u64; segs]).unwrap(),
+    );
+    let v2 = q.buffer_from(&vec![0i32; segs]).unwrap();
+    let x = c.scatter(global);
+    parallel_for_reduce(
+        world,
+        mq,
+        Range::new(m),
+        vec![
+            reduction(&v0, Op::Plus).segments(Segments::offsets(&ob)),
+            reduction_argmin(&v1, &i1)
+                .name("sum1")
+                .segments(Segments::offsets(&ob))
+                .index_in_segment()
+                .initialize_to_identity(),
+            reduction(&v2, Op::Maximum)
+                .name("sum2")
+                .segments(Segments::offsets(&ob))
+                .initialize_to_identity(),
+        ],
+        MultiKernel::new("combine(sum, x[i]); combine(sum1, x[i], i); combine(sum2, x[i]);")
+            .arg("x", &x),
+        Options::default(),
+        Deliver::All,
+    )
+    .unwrap();
+    let (g0, g1, gi, g2) = (
+        v0.to_vec().unwrap(),
+        v1.to_vec().unwrap(),
+        i1.to_vec().unwrap(),
+        v2.to_vec().unwrap(),
+    );
+    for k in 0..segs {
+        let seg = &global[off[k] as usize..off[k + 1] as usize];
+        let sum = seg.iter().fold(5i32, |a, &b| a.wrapping_add(b));
+        assert_eq!(g0[k], sum, "rank {rank} n {n} segment {k} sum");
+        let (mut best, mut at) = (i32::MAX, u64::MAX);
+        for (j, &v) in seg.iter().enumerate() {
+            if v < best {
+                (best, at) = (v, j as u64);
+            }
+        }
+        assert_eq!(
+            (g1[k], gi[k]),
+            (best, at),
+            "rank {rank} n {n} segment {k} argmin"
+        );
+        let max = seg.iter().copied().max().unwrap_or(i32::MIN);
+        assert_eq!(g2[k], max, "rank {rank} n {n} segment {k} max");
+    }
+}
+
+/// Rows and columns of a 1001 x 7 array whose rows are cut into the ranks' uneven blocks.
+fn segmented_2d(
+    world: &clreduce::mpi::rsmpi::topology::SimpleCommunicator,
+    q: &Queue,
+    mq: &MultiQueue,
+    rank: usize,
+    size: usize,
+) {
+    let (r, cols) = (1001u64, 7u64);
+    let data: Vec<i64> = (0..(r * cols) as i64)
+        .map(|i| (i * 7919 + 5) % 1013 - 500)
+        .collect();
+    let (lo, hi) = block(rank, size, r);
+    let mine = &data[(lo * cols) as usize..(hi * cols) as usize];
+    let x = mq
+        .scatter_with(mine, &clreduce::multi::Split::from_counts(&[hi - lo]), cols)
+        .unwrap();
+    for axis in [Axis::Last, Axis::First] {
+        let segs = if axis == Axis::Last { r } else { cols } as usize;
+        let v = q.buffer_from(&vec![0i64; segs]).unwrap();
+        let (a, ai) = (
+            q.buffer_from(&vec![0i64; segs]).unwrap(),
+            q.buffer_from(&vec![0u64; segs]).unwrap(),
+        );
+        parallel_for_reduce(
+            world,
+            mq,
+            Range::new_2d(hi - lo, cols),
+            vec![
+                reduction(&v, Op::Plus).axis(axis).initialize_to_identity(),
+                reduction_argmax(&a, &ai)
+                    .name("sum1")
+                    .axis(axis)
+                    .initialize_to_identity(),
+            ],
+            MultiKernel::new("sum += x[i]; combine(sum1, x[i], i);").arg("x", &x),
+            Options::default(),
+            Deliver::All,
+        )
+        .unwrap();
+        let (gv, ga, gi) = (
+            v.to_vec().unwrap(),
+            a.to_vec().unwrap(),
+            ai.to_vec().unwrap(),
+        );
+        for k in 0..segs {
+            let members: Vec<usize> = if axis == Axis::Last {
+                (k * cols as usize..(k + 1) * cols as usize).collect()
+            } else {
+                (0..r as usize).map(|row| row * cols as usize + k).collect()
+            };
+            let sum: i64 = members.iter().map(|&i| data[i]).sum();
+            assert_eq!(gv[k], sum, "rank {rank} {axis:?} segment {k}");
+            let best = members
+                .iter()
+                .copied()
+                .max_by(|&a, &b| data[a].cmp(&data[b]).then(b.cmp(&a)))
+                .unwrap();
+            assert_eq!(
+                (ga[k], gi[k]),
+                (data[best], best as u64),
+                "rank {rank} {axis:?} segment {k} argmax"
+            );
+        }
     }
 }

@@ -20,11 +20,15 @@
 //!   counters non-negative counts), so adding them across fewer than 2^31 ranks cannot
 //!   overflow, and integer addition is exact in any order; the merged limbs are carry-save,
 //!   which `Superacc::from_limbs` takes as they are.
+//! - **Segmented launches** (`segments.rs`): a first status gather gives each rank its block's
+//!   place in the whole index space before it runs; each rank's record holds one partial per
+//!   segment, a segment cut by a rank boundary combining like any other partial.
 //! - **The initial value** of the delivering rank (rank 0 for `All`, the root for `Root`) is
 //!   combined once; other ranks' initial values are not used (under `initialize_to_identity`
 //!   none is).
 
 mod record;
+mod segments;
 
 use crate::api::{Form, Options, Reductions};
 use crate::error::{Error, Result};
@@ -235,6 +239,9 @@ pub fn parallel_for_reduce<C: Communicator>(
     deliver: Deliver,
 ) -> Result<MpiReport> {
     let (form, reds) = (range.into(), reductions.into());
+    if reds.0.iter().any(|r| r.seg.is_some()) {
+        return segments::parallel_for_segments(comm, mq, form, reds, kernel, options, deliver);
+    }
     let t0 = Instant::now();
     let home = match deliver {
         Deliver::All => 0,

@@ -10,12 +10,15 @@
 //!
 //! Files: `split.rs` (the cut), `calibrate.rs` (measured throughput and the split it gives),
 //! `buffer.rs` ([`MultiBuffer`]), `kernel.rs` ([`MultiKernel`]), `share.rs` (one share on its
-//! device), `combine.rs` (partials), this file (the queue and the launch).
+//! device), `combine.rs` (partials), `segments.rs` (segmented reductions: the split on segment
+//! boundaries, each share's segments, one partial per segment), this file (the queue and the
+//! launch).
 
 mod buffer;
 mod calibrate;
 testkit! { mod combine; }
 mod kernel;
+mod segments;
 mod share;
 mod split;
 
@@ -269,6 +272,76 @@ impl MultiQueue {
         }
     }
 
+    /// The split of a launch: the scattered arguments', else by throughput, with a segmented
+    /// launch's boundaries moved onto segment boundaries where that costs little
+    /// (`segments::snap`).
+    fn launch_split(
+        &self,
+        form: &Form,
+        reds: &Reductions,
+        kernel: &MultiKernel,
+        det: Determinism,
+    ) -> Result<Split> {
+        if !segments::is_segmented(&reds.0) || kernel.split(self.queues.len())?.is_some() {
+            return self.split_for(form, kernel, det);
+        }
+        self.split_segments(*form, Reductions(reds.0.clone()), det)
+    }
+
+    /// The split of a segmented launch whose first index is global index `base` (an MPI
+    /// rank's block): the scattered arguments', else by throughput moved onto segment
+    /// boundaries.
+    pub(crate) fn rank_split(
+        &self,
+        form: &Form,
+        kernel: &MultiKernel,
+        l: &segments::SegLaunch,
+        det: Determinism,
+        base: u64,
+    ) -> Result<Split> {
+        if kernel.split(self.queues.len())?.is_some() {
+            return self.split_for(form, kernel, det);
+        }
+        let (units, per) = units_of(form)?;
+        Ok(segments::snap(
+            &self.split_with(units, per, det)?,
+            per,
+            base,
+            &l.geo,
+        ))
+    }
+
+    /// The split of a segmented launch (`reductions` with [`Segments`](crate::Segments) or an
+    /// [`Axis`](crate::Axis)) by measured throughput, each boundary moved to the nearest
+    /// segment boundary where that moves it by at most 1/16 of an even share: whole segments
+    /// per device where segments are short; a long segment is cut, each side reducing its
+    /// piece, and the pieces combine on the host. Scatter the data with it
+    /// ([`scatter_with`](Self::scatter_with)) so the launch keeps it. A launch without segments
+    /// gets [`split_with`](Self::split_with)'s split.
+    pub fn split_segments(
+        &self,
+        range: impl Into<Form>,
+        reductions: impl Into<Reductions>,
+        det: Determinism,
+    ) -> Result<Split> {
+        let (form, reds) = (range.into(), reductions.into());
+        let (units, per) = units_of(&form)?;
+        let split = self.split_with(units, per, det)?;
+        if !segments::is_segmented(&reds.0) {
+            return Ok(split);
+        }
+        let l = self.seg_launch(
+            &reds.0,
+            seg_extents(&form, &reds)?,
+            form.size(),
+            Options {
+                determinism: det,
+                ..Options::default()
+            },
+        )?;
+        Ok(segments::snap(&split, per, 0, &l.geo))
+    }
+
     /// Each device's plan for its share (devices without a share: `None`), nothing run; the
     /// split is the one the launch would use.
     pub fn explain(
@@ -278,9 +351,9 @@ impl MultiQueue {
         kernel: &MultiKernel,
         options: Options,
     ) -> Result<(Split, Vec<Option<Plan>>)> {
-        let form = range.into();
-        let split = self.split_for(&form, kernel, options.determinism)?;
-        let plans = self.explain_split(form, reductions, &split, options)?;
+        let (form, reds) = (range.into(), reductions.into());
+        let split = self.launch_split(&form, &reds, kernel, options.determinism)?;
+        let plans = self.explain_split(form, reds, &split, options)?;
         Ok((split, plans))
     }
 
@@ -293,6 +366,10 @@ impl MultiQueue {
         options: Options,
     ) -> Result<Vec<Option<Plan>>> {
         let (form, reds) = (range.into(), reductions.into());
+        if segments::is_segmented(&reds.0) {
+            let l = self.seg_launch(&reds.0, seg_extents(&form, &reds)?, form.size(), options)?;
+            return self.explain_segments(&form, &reds.0, split, &l, options);
+        }
         let mut plans = Vec::new();
         for (q, &c) in self.queues.iter().zip(split.counts()) {
             if c == 0 {
@@ -318,15 +395,37 @@ impl MultiQueue {
     ) -> Result<MultiReport> {
         let t0 = Instant::now();
         let (form, reds) = (range.into(), reductions.into());
-        let split = self.split_for(&form, &kernel, options.determinism)?;
+        let seg = match segments::is_segmented(&reds.0) {
+            true => {
+                form.validate()?;
+                let e = seg_extents(&form, &reds)?;
+                Some(self.seg_launch(&reds.0, e, form.size(), options)?)
+            }
+            false => None,
+        };
+        let split = match &seg {
+            Some(l) => self.rank_split(&form, &kernel, l, options.determinism, 0)?,
+            None => self.split_for(&form, &kernel, options.determinism)?,
+        };
         if let Some(report) = self.one_device(&form, &reds, &kernel, &split, options)? {
             return Ok(report);
         }
-        let (partials, shares) = self.run_shares(&form, &reds.0, &kernel, &split, options)?;
-        let t1 = Instant::now();
-        let combiners = combiners(&reds.0, options)?;
-        for ((r, c), p) in reds.0.iter().zip(&combiners).zip(partials) {
-            self.write_var(r, c, p, true)?;
+        let t1;
+        let shares;
+        if let Some(l) = &seg {
+            let (totals, s) =
+                self.run_segment_shares(&form, &reds.0, &kernel, (&split, 0), l, options)?;
+            (t1, shares) = (Instant::now(), s);
+            for ((r, c), t) in reds.0.iter().zip(&l.combiners).zip(totals) {
+                self.write_segments(r, c, t, true)?;
+            }
+        } else {
+            let (partials, s) = self.run_shares(&form, &reds.0, &kernel, &split, options)?;
+            (t1, shares) = (Instant::now(), s);
+            let combiners = combiners(&reds.0, options)?;
+            for ((r, c), p) in reds.0.iter().zip(&combiners).zip(partials) {
+                self.write_var(r, c, p, true)?;
+            }
         }
         Ok(MultiReport {
             split,
@@ -356,7 +455,11 @@ impl MultiQueue {
         let mine = reds
             .0
             .iter()
-            .all(|r| r.target.device == id && r.index.as_ref().is_none_or(|i| i.device == id));
+            .all(|r| r.target.device == id && r.index.as_ref().is_none_or(|i| i.device == id))
+            && reds.0.iter().all(|r| match &r.seg {
+                Some(crate::api::reduction::SegSpec::Offsets(t)) => t.device == id,
+                _ => true,
+            });
         if !mine {
             return Ok(None);
         }
@@ -563,6 +666,17 @@ pub(crate) fn value_from(ty: crate::ElemType, b: &[u8]) -> Result<Value> {
             })
         }
     })
+}
+
+/// The extents of a segmented launch's range (an nd_range is refused, as on one device).
+pub(crate) fn seg_extents<'a>(form: &'a Form, reds: &Reductions) -> Result<&'a [u64]> {
+    match form {
+        Form::Range(r) => Ok(r.extents()),
+        Form::NdRange(_) => Err(Error::BadArgument {
+            name: reds.0[0].name.clone().unwrap_or_else(|| "sum".into()),
+            problem: "segmented and axis reductions take a Range (clreduce picks the geometry), not an NdRange".into(),
+        }),
+    }
 }
 
 /// The reductions of a share for `explain`: scratch variables on `q` in the share's mode.

@@ -45,7 +45,7 @@ pub(super) struct Scratch {
     raw_flag: Option<Buffer<u64>>,
 }
 
-fn zeros(ty: ElemType, len: usize) -> HostVec {
+pub(super) fn zeros(ty: ElemType, len: usize) -> HostVec {
     match ty {
         ElemType::I32 => HostVec::I32(vec![0; len]),
         ElemType::U32 => HostVec::U32(vec![0; len]),

@@ -7,7 +7,10 @@ use crate::args::{
 use crate::error::{usage, CliResult};
 use crate::vars::{check_types, make_reductions, make_targets, parse_op_list, Init, VarOp};
 use clreduce::multi::{units_of, MultiQueue, Split};
-use clreduce::{Device, ElemType, Kernel, NdRange, Op, Range, Result};
+use clreduce::{
+    reduction, reduction_argmax, reduction_argmin, Axis, Buffer, Device, DynBuffer, ElemType,
+    Error, HostVec, Kernel, NdRange, Op, Range, Reduction, Result, Segments,
+};
 
 /// Options of `clreduce explain`.
 #[derive(clap::Args)]
@@ -39,6 +42,18 @@ pub struct ExplainArgs {
     /// Weights of the devices' shares with --split (e.g. 1,3).
     #[arg(long, value_name = "W,W,...")]
     shares: Option<String>,
+    /// Segmented: the rows of an R x C row-major array (with --cols; --n is R x C).
+    #[arg(long, value_name = "R")]
+    rows: Option<u64>,
+    /// Segmented: the columns of the R x C array (with --rows).
+    #[arg(long, value_name = "C")]
+    cols: Option<u64>,
+    /// With --rows/--cols: 1 (the default) one result per row, 0 one per column.
+    #[arg(long, value_name = "1|0")]
+    axis: Option<u8>,
+    /// Segmented: CSR segments of seeded heavy-tailed lengths of this mean over --n elements.
+    #[arg(long, value_name = "MEAN")]
+    ragged: Option<u64>,
     #[command(flatten)]
     common: Common,
 }
@@ -79,6 +94,10 @@ pub fn run(a: &ExplainArgs) -> CliResult<bool> {
 fn explain_on(a: &ExplainArgs, d: &Device, ty: ElemType, ops: &[VarOp]) -> Result<String> {
     let c = &a.common;
     let q = queue_on(d, c)?;
+    if let Some(seg) = segmented(a)? {
+        let (range, reds) = seg_reductions(&q, ops, ty, &seg, a.init_identity)?;
+        return Ok(q.explain(range, reds, options(c)?)?.to_string());
+    }
     let targets = make_targets(&q, ty, &identity_inits(ops, ty))?;
     let reds = make_reductions(ops, &targets, a.init_identity);
     let form: clreduce::Form = if a.nd_range {
@@ -111,11 +130,19 @@ fn explain_split(a: &ExplainArgs, ty: ElemType, ops: &[VarOp]) -> Result<bool> {
         .collect::<Result<Vec<_>>>()?;
     let mq = MultiQueue::new(&queues)?;
     let targets = make_targets(mq.queue(0), ty, &identity_inits(ops, ty))?;
-    let reds = make_reductions(ops, &targets, a.init_identity);
-    let form: clreduce::Form = if a.nd_range {
-        NdRange::new(a.n, a.local).into()
-    } else {
-        Range::new(a.n).into()
+    let (form, reds): (clreduce::Form, Vec<Reduction>) = match segmented(a)? {
+        Some(seg) => {
+            let (range, reds) = seg_reductions(mq.queue(0), ops, ty, &seg, a.init_identity)?;
+            (range.into(), reds)
+        }
+        None if a.nd_range => (
+            NdRange::new(a.n, a.local).into(),
+            make_reductions(ops, &targets, a.init_identity),
+        ),
+        None => (
+            Range::new(a.n).into(),
+            make_reductions(ops, &targets, a.init_identity),
+        ),
     };
     let (units, per) = units_of(&form)?;
     let split = match &a.shares {
@@ -150,13 +177,15 @@ fn explain_split(a: &ExplainArgs, ty: ElemType, ops: &[VarOp]) -> Result<bool> {
                 "throughput: a split launch costs {:.1} us beyond its slowest share",
                 t.split_overhead_s * 1e6
             );
-            mq.split_with(units, per, det)?
+            mq.split_segments(form, reds.clone(), det)?
         }
     };
     outln!(
         "split: {units} unit(s) of {per} index(es) ({}) over {} device(s): {:?}",
         if a.nd_range {
             "work-groups"
+        } else if per > 1 {
+            "rows"
         } else {
             "elements"
         },
@@ -191,4 +220,102 @@ fn identity_inits(ops: &[VarOp], ty: ElemType) -> Vec<Init> {
             VarOp::Custom { .. } => unreachable!("explain parses no custom ops"),
         })
         .collect()
+}
+
+/// The segments `explain` was asked for.
+enum Seg {
+    Rows(u64, u64),
+    Cols(u64, u64),
+    Ragged(Vec<u64>),
+}
+
+/// `--rows/--cols/--axis` or `--ragged`, checked as `reduce` checks them.
+fn segmented(a: &ExplainArgs) -> Result<Option<Seg>> {
+    let bad = |problem: String| Error::BadArgument {
+        name: "--rows/--cols/--axis/--ragged".into(),
+        problem,
+    };
+    if a.rows.is_none() && a.cols.is_none() && a.axis.is_none() && a.ragged.is_none() {
+        return Ok(None);
+    }
+    if a.nd_range {
+        return Err(bad(
+            "segmented reductions take a range, not --nd-range".into()
+        ));
+    }
+    if let Some(mean) = a.ragged {
+        if a.rows.is_some() || a.cols.is_some() || a.axis.is_some() || mean == 0 {
+            return Err(bad(
+                "--ragged MEAN (at least 1) takes --n, not --rows/--cols/--axis".into(),
+            ));
+        }
+        let off = clreduce::check::ragged::ragged_offsets(a.n, mean, 1 ^ 0x5E6);
+        return Ok(Some(Seg::Ragged(off)));
+    }
+    let (Some(r), Some(c)) = (a.rows, a.cols) else {
+        return Err(bad("--rows R and --cols C go together".into()));
+    };
+    if r == 0 || c == 0 || r.checked_mul(c).is_none() {
+        return Err(bad(format!(
+            "--rows {r} --cols {c}: both at least 1, R x C within 64 bits"
+        )));
+    }
+    match a.axis.unwrap_or(1) {
+        1 => Ok(Some(Seg::Rows(r, c))),
+        0 => Ok(Some(Seg::Cols(r, c))),
+        x => Err(bad(format!("--axis {x}: 1 (rows) or 0 (columns)"))),
+    }
+}
+
+/// The range and segmented variables (identity initial values, on `q`) of `seg`.
+fn seg_reductions(
+    q: &clreduce::Queue,
+    ops: &[VarOp],
+    ty: ElemType,
+    seg: &Seg,
+    init_identity: bool,
+) -> Result<(Range, Vec<Reduction>)> {
+    let (range, segments, offsets) = match seg {
+        Seg::Rows(r, c) => (Range::new_2d(*r, *c), *r, None),
+        Seg::Cols(r, c) => (Range::new_2d(*r, *c), *c, None),
+        Seg::Ragged(off) => (
+            Range::new(*off.last().expect("offsets")),
+            off.len() as u64 - 1,
+            Some(q.buffer_from(off)?),
+        ),
+    };
+    let mut reds = Vec::new();
+    for (k, v) in ops.iter().enumerate() {
+        let (op, arg) = match v {
+            VarOp::Builtin(op) => (*op, None),
+            VarOp::Arg { max } => (if *max { Op::Maximum } else { Op::Minimum }, Some(*max)),
+            VarOp::Custom { .. } => unreachable!("explain parses no custom ops"),
+        };
+        let id = vec![op_identity(op, ty); segments as usize];
+        let b = DynBuffer::upload(q, &HostVec::from_values(ty, &id).expect("values of ty"))?;
+        let r = match arg {
+            None => reduction(&b, op),
+            Some(max) => {
+                let ix: Buffer<u64> = q.buffer_from(&vec![u64::MAX; segments as usize])?;
+                if max {
+                    reduction_argmax(&b, &ix)
+                } else {
+                    reduction_argmin(&b, &ix)
+                }
+            }
+        };
+        let r = r.name(&format!("v{k}"));
+        let r = if init_identity {
+            r.initialize_to_identity()
+        } else {
+            r
+        };
+        reds.push(match (seg, &offsets) {
+            (Seg::Rows(..), _) => r.axis(Axis::Last),
+            (Seg::Cols(..), _) => r.axis(Axis::First),
+            (_, Some(o)) => r.segments(Segments::offsets(o)),
+            _ => unreachable!("offsets made for ragged"),
+        });
+    }
+    Ok((range, reds))
 }

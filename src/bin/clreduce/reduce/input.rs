@@ -1,4 +1,5 @@
-//! `clreduce reduce --input FILE`: the user's own data. A `.npy` file (NumPy, 1-D, dtype
+//! `clreduce reduce --input FILE`: the user's own data. A `.npy` file (NumPy, 1-D, or 2-D for
+//! the segmented `--axis` form, in C or Fortran order; dtype
 //! int32, uint32, int64, uint64, float16, float32 or float64 in either byte order) is read with
 //! the `npyz` crate; any other file is raw little-endian binary of the `--type` given (bfloat16,
 //! which NumPy has no dtype for, comes this way: `--type bf16`). The element type and count
@@ -26,6 +27,10 @@ pub struct FileInput {
     pub stored: ElemType,
     /// How many elements.
     pub n: u64,
+    /// The array's shape (`[n]` for raw binary).
+    pub shape: Vec<u64>,
+    /// A 2-D `.npy` in Fortran (column-major) order: transposed to row-major when read.
+    fortran: bool,
     /// For the `input:` line: the file and its format.
     pub note: String,
 }
@@ -54,8 +59,13 @@ fn io_problem(e: &io::Error) -> String {
 }
 
 /// Opens `path` and checks its header (`.npy`) or size (raw) against `--type` and `--n` when
-/// they were given.
-pub fn open(path: &Path, ty: Option<ElemType>, n: Option<u64>) -> CliResult<FileInput> {
+/// they were given; a 2-D `.npy` only where `two_d` (the segmented `--axis` form).
+pub fn open(
+    path: &Path,
+    ty: Option<ElemType>,
+    n: Option<u64>,
+    two_d: bool,
+) -> CliResult<FileInput> {
     let file = open_regular(path)?;
     let meta = file.metadata().map_err(|e| bad(path, io_problem(&e)))?;
     let len = meta.len();
@@ -66,7 +76,7 @@ pub fn open(path: &Path, ty: Option<ElemType>, n: Option<u64>) -> CliResult<File
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("npy"));
     let input = if is_npy {
-        open_npy(path, file, len)?
+        open_npy(path, file, len, two_d)?
     } else {
         open_raw(path, ty, len)?
     };
@@ -167,7 +177,7 @@ fn npy_type(dtype: &DType) -> Result<ElemType, String> {
     })
 }
 
-fn open_npy(path: &Path, file: File, len: u64) -> CliResult<FileInput> {
+fn open_npy(path: &Path, file: File, len: u64, two_d: bool) -> CliResult<FileInput> {
     let mut r = BufReader::new(file);
     let header = NpyHeader::from_reader(&mut r).map_err(|e| {
         bad(
@@ -177,20 +187,42 @@ fn open_npy(path: &Path, file: File, len: u64) -> CliResult<FileInput> {
     })?;
     let offset = r.stream_position().map_err(|e| bad(path, io_problem(&e)))?;
     let stored = npy_type(&header.dtype()).map_err(|m| bad(path, m))?;
-    let shape = header.shape();
-    if shape.len() != 1 {
-        let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    let shape = header.shape().to_vec();
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    let dims = dims.join(", ");
+    if shape.len() != 1 && !(two_d && shape.len() == 2) {
+        return Err(bad(
+            path,
+            if two_d {
+                format!(
+                    "shape ({dims}) has {} dimensions; --axis reduces 2-D arrays (reshape it to rows x columns)",
+                    shape.len()
+                )
+            } else {
+                format!(
+                    "shape ({dims}) has {} dimensions; clreduce reduces 1-D arrays (flatten it with a.ravel()), or 2-D ones per row or column with --axis 1|0",
+                    shape.len()
+                )
+            },
+        ));
+    }
+    if shape.len() == 2 && shape.contains(&0) {
         return Err(bad(
             path,
             format!(
-                "shape ({}) has {} dimensions; clreduce reduces 1-D arrays (flatten it with a.ravel())",
-                dims.join(", "),
-                shape.len()
+                "shape ({dims}) has no {}",
+                if shape[0] == 0 { "rows" } else { "columns" }
             ),
         ));
     }
-    let n = shape[0];
-    let need = u128::from(n) * stored.size() as u128;
+    let n128: u128 = shape.iter().map(|&d| u128::from(d)).product();
+    let Ok(n) = u64::try_from(n128) else {
+        return Err(bad(
+            path,
+            format!("shape ({dims}) has more than 2^64 elements"),
+        ));
+    };
+    let need = n128 * stored.size() as u128;
     let have = len - offset;
     if need > u128::from(have) {
         return Err(bad(
@@ -200,10 +232,17 @@ fn open_npy(path: &Path, file: File, len: u64) -> CliResult<FileInput> {
             ),
         ));
     }
+    let fortran = shape.len() == 2 && header.order() == npyz::Order::Fortran;
     let note = format!(
-        "from {} (NumPy {}, {n} elements{})",
+        "from {} (NumPy {}, {}{}{})",
         path.display(),
         header.dtype().descr(),
+        if shape.len() == 2 {
+            format!("{} x {}", shape[0], shape[1])
+        } else {
+            format!("{n} elements")
+        },
+        if fortran { ", Fortran order" } else { "" },
         if stored.is_storage() {
             ", read as f32 on the device"
         } else {
@@ -215,6 +254,8 @@ fn open_npy(path: &Path, file: File, len: u64) -> CliResult<FileInput> {
         npy: Some((header, offset)),
         stored,
         n,
+        shape,
+        fortran,
         note,
     })
 }
@@ -250,6 +291,8 @@ fn open_raw(path: &Path, ty: Option<ElemType>, len: u64) -> CliResult<FileInput>
         npy: None,
         stored,
         n,
+        shape: vec![n],
+        fortran: false,
         note,
     })
 }
@@ -263,7 +306,15 @@ impl FileInput {
             Some((header, offset)) => self.read_npy(f, header, *offset),
             None => self.read_raw(f),
         };
-        let data = r.map_err(|e| self.err(format!("reading the data: {}", io_problem(&e))))?;
+        let mut data = r.map_err(|e| self.err(format!("reading the data: {}", io_problem(&e))))?;
+        if self.fortran {
+            // Column-major in the file: element (i, j) at j·R + i; row-major here.
+            let (r, c) = (self.shape[0] as usize, self.shape[1] as usize);
+            data = match data {
+                Loaded::Values(v) => Loaded::Values(v.transposed(c, r)),
+                Loaded::Bits(b) => Loaded::Bits(transpose(&b, c, r)),
+            };
+        }
         Ok(match data {
             Loaded::Values(v) => (v, None),
             Loaded::Bits(bits) => (widen(self.stored, &bits), Some(bits)),
@@ -313,6 +364,32 @@ impl FileInput {
 enum Loaded {
     Values(HostVec),
     Bits(Vec<u16>),
+}
+
+/// The row-major `cols x rows` transpose of a row-major `rows x cols` array.
+fn transpose<T: Copy>(v: &[T], rows: usize, cols: usize) -> Vec<T> {
+    let mut out = Vec::with_capacity(v.len());
+    for j in 0..cols {
+        out.extend((0..rows).map(|i| v[i * cols + j]));
+    }
+    out
+}
+
+trait Transposed {
+    fn transposed(self, rows: usize, cols: usize) -> Self;
+}
+
+impl Transposed for HostVec {
+    fn transposed(self, rows: usize, cols: usize) -> HostVec {
+        match self {
+            HostVec::I32(d) => HostVec::I32(transpose(&d, rows, cols)),
+            HostVec::U32(d) => HostVec::U32(transpose(&d, rows, cols)),
+            HostVec::I64(d) => HostVec::I64(transpose(&d, rows, cols)),
+            HostVec::U64(d) => HostVec::U64(transpose(&d, rows, cols)),
+            HostVec::F32(d) => HostVec::F32(transpose(&d, rows, cols)),
+            HostVec::F64(d) => HostVec::F64(transpose(&d, rows, cols)),
+        }
+    }
 }
 
 /// 16-bit storage values widened exactly to f32 (the host's reference data).

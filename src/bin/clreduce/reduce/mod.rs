@@ -12,6 +12,7 @@ mod data;
 mod input;
 mod json;
 mod scale;
+mod seg_scale;
 mod segments;
 
 pub use args::ReduceArgs;
@@ -164,7 +165,7 @@ pub fn run(a: &ReduceArgs) -> CliResult<bool> {
 fn spec(a: &ReduceArgs) -> CliResult<Spec> {
     let given_ty = a.ty.as_deref().map(ElemType::parse).transpose()?;
     let file = match &a.input {
-        Some(path) => Some(input::open(path, given_ty, a.n)?),
+        Some(path) => Some(input::open(path, given_ty, a.n, false)?),
         None => None,
     };
     let (stored, n) = match &file {

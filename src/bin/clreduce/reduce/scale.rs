@@ -46,7 +46,7 @@ pub(crate) fn split_of(
 
 /// Elements `lo..hi` of a host vector.
 #[cfg(feature = "mpi")]
-fn slice(v: &HostVec, lo: usize, hi: usize) -> HostVec {
+pub(super) fn slice(v: &HostVec, lo: usize, hi: usize) -> HostVec {
     match v {
         HostVec::I32(d) => HostVec::I32(d[lo..hi].to_vec()),
         HostVec::U32(d) => HostVec::U32(d[lo..hi].to_vec()),
@@ -111,7 +111,7 @@ fn bound_plan(plans: &[Plan], extra: u64) -> Plan {
 }
 
 /// The multi-device queue of the selected devices (profiling queues with the mask).
-fn multi_queue(a: &super::ReduceArgs) -> CliResult<MultiQueue> {
+pub(super) fn multi_queue(a: &super::ReduceArgs) -> CliResult<MultiQueue> {
     let devs = split_devices(a.common.device.as_deref())?;
     let queues = devs
         .iter()

@@ -1,9 +1,12 @@
-//! `clreduce reduce --rows R --cols C [--axis 1|0]` and `--ragged MEAN`: segmented and axis
-//! reductions (issue 26) of seeded random data, every result checked on the host (integers
-//! exactly, floats within (len + 40)·u·Σ|x| of a float64 reference), with `--json` one entry
-//! per variable (the count of results, a checksum, the check).
+//! `clreduce reduce --rows R --cols C [--axis 1|0]`, `--ragged MEAN` and `--input FILE.npy
+//! --axis 1|0` (a 2-D array, its shape from the file): segmented and axis reductions (issue
+//! 26) of seeded random data or the file's, every result checked on the host (integers
+//! exactly, floats within (len + combinations + 40)·u·Σ|x| of a float64 reference), with
+//! `--json` one entry per variable (the count of results, a checksum, the check). With
+//! `--split` or `--mpi` the same launch runs across devices or ranks (seg_scale.rs).
 
 use super::args::ReduceArgs;
+use super::{data, input};
 use crate::args::{options, pick_devices, queue_on};
 use crate::error::{usage, CliResult};
 use crate::vars::{parse_op_list, VarOp};
@@ -11,8 +14,8 @@ use clreduce::check::reference::{
     check, random_initial, random_input, reference, reference_arg, HostVec,
 };
 use clreduce::{
-    reduction, reduction_argmax, reduction_argmin, Axis, DynBuffer, ElemType, Kernel, Op, Queue,
-    Range, Reduction, Segments, Value,
+    reduction, reduction_argmax, reduction_argmin, Axis, Buffer, DynBuffer, ElemType, Kernel, Op,
+    Queue, Range, Reduction, Segments, Value,
 };
 
 /// Whether the command line asks for a segmented reduction.
@@ -21,24 +24,38 @@ pub fn wanted(a: &ReduceArgs) -> bool {
 }
 
 /// The segments: `Rows`/`Cols` of an R x C array, or CSR offsets.
-enum Layout {
+pub(super) enum Layout {
     Rows(u64, u64),
     Cols(u64, u64),
     Ragged(Vec<u64>),
 }
 
 impl Layout {
-    fn n(&self) -> u64 {
+    pub(super) fn n(&self) -> u64 {
         match self {
             Layout::Rows(r, c) | Layout::Cols(r, c) => r * c,
             Layout::Ragged(off) => *off.last().expect("offsets"),
         }
     }
-    fn results(&self) -> usize {
+    pub(super) fn results(&self) -> usize {
         match self {
             Layout::Rows(r, _) => *r as usize,
             Layout::Cols(_, c) => *c as usize,
             Layout::Ragged(off) => off.len() - 1,
+        }
+    }
+    /// The units a split or MPI cuts (rows, or elements) and the elements per unit.
+    pub(super) fn units(&self) -> (u64, u64) {
+        match self {
+            Layout::Rows(r, c) | Layout::Cols(r, c) => (*r, *c),
+            Layout::Ragged(_) => (self.n(), 1),
+        }
+    }
+    /// The range of `units` units (a block of rows, or of elements).
+    pub(super) fn range(&self, units: u64) -> Range {
+        match self {
+            Layout::Rows(_, c) | Layout::Cols(_, c) => Range::new_2d(units, *c),
+            Layout::Ragged(_) => Range::new(units),
         }
     }
     /// The indices of result `k`.
@@ -51,11 +68,49 @@ impl Layout {
     }
 }
 
-fn layout(a: &ReduceArgs) -> CliResult<Layout> {
+/// A segmented run, prepared once for every device (or the split, or the ranks).
+pub(super) struct SegRun {
+    pub(super) l: Layout,
+    /// The type the variables reduce in (f32 for f16 and bf16 data).
+    pub(super) ty: ElemType,
+    /// The data's type on the device.
+    pub(super) stored: ElemType,
+    pub(super) vars: Vec<VarOp>,
+    /// The values (f16 and bf16 widened exactly to f32).
+    pub(super) data: HostVec,
+    /// initialize_to_identity: `--init-identity`, or always with `--input`.
+    pub(super) init_identity: bool,
+    pub(super) note: String,
+}
+
+/// The shape of `--rows`/`--cols`/`--axis` given a file's shape `(r, c)`: flags that
+/// contradict the file are errors.
+fn file_shape(a: &ReduceArgs, f: &input::FileInput) -> CliResult<(u64, u64)> {
+    let (r, c) = match f.shape[..] {
+        [r, c] => (r, c),
+        [n] => match (a.rows, a.cols) {
+            (Some(r), Some(c)) if r.checked_mul(c) == Some(n) => (r, c),
+            _ => {
+                return usage(format!(
+                    "{}: a 1-D file has no rows or columns; give --rows R --cols C with R x C = {n}, or save it as a 2-D array",
+                    f.path_display()
+                ))
+            }
+        },
+        _ => unreachable!("input::open allows 1-D and 2-D files here"),
+    };
+    for (flag, given, have) in [("--rows", a.rows, r), ("--cols", a.cols, c)] {
+        if let Some(g) = given.filter(|&g| g != have) {
+            return usage(format!(
+                "{flag} {g} conflicts with the file's {r} x {c} array; leave {flag} out"
+            ));
+        }
+    }
+    Ok((r, c))
+}
+
+fn layout(a: &ReduceArgs, file: Option<&input::FileInput>) -> CliResult<Layout> {
     for (flag, given) in [
-        ("--input", a.input.is_some()),
-        ("--split", a.split),
-        ("--mpi", a.mpi),
         ("--span", a.span.is_some()),
         ("--custom", a.custom.is_some()),
     ] {
@@ -81,18 +136,24 @@ fn layout(a: &ReduceArgs) -> CliResult<Layout> {
             a.seed ^ 0x5E6,
         )));
     }
-    let (Some(r), Some(c)) = (a.rows, a.cols) else {
-        return usage("--rows R and --cols C go together (an R x C row-major array)");
+    let (r, c) = match file {
+        Some(f) => file_shape(a, f)?,
+        None => {
+            let (Some(r), Some(c)) = (a.rows, a.cols) else {
+                return usage("--rows R and --cols C go together (an R x C row-major array)");
+            };
+            if r == 0 || c == 0 {
+                return usage(format!("--rows {r} --cols {c}: both must be at least 1"));
+            }
+            if r.checked_mul(c).is_none() {
+                return usage(format!("--rows {r} x --cols {c} overflows 64 bits"));
+            }
+            if a.n.is_some_and(|n| n != r * c) {
+                return usage(format!("--n must be R x C = {} or left out", r * c));
+            }
+            (r, c)
+        }
     };
-    if r == 0 || c == 0 {
-        return usage(format!("--rows {r} --cols {c}: both must be at least 1"));
-    }
-    if r.checked_mul(c).is_none() {
-        return usage(format!("--rows {r} x --cols {c} overflows 64 bits"));
-    }
-    if a.n.is_some_and(|n| n != r * c) {
-        return usage(format!("--n must be R x C = {} or left out", r * c));
-    }
     match a.axis.unwrap_or(1) {
         1 => Ok(Layout::Rows(r, c)),
         0 => Ok(Layout::Cols(r, c)),
@@ -102,15 +163,41 @@ fn layout(a: &ReduceArgs) -> CliResult<Layout> {
     }
 }
 
-/// `clreduce reduce` for a segmented layout: Ok(false) when a result did not match.
-pub fn run(a: &ReduceArgs) -> CliResult<bool> {
-    let l = layout(a)?;
-    let ty =
-        a.ty.as_deref()
-            .map(ElemType::parse)
-            .transpose()?
-            .unwrap_or(ElemType::F32);
+/// The layout, variables and data of a segmented run.
+pub(super) fn setup(a: &ReduceArgs) -> CliResult<SegRun> {
+    let given = a.ty.as_deref().map(ElemType::parse).transpose()?;
+    if let Some(mean) = a.ragged.filter(|_| a.input.is_some()) {
+        return usage(format!("--ragged {mean} makes its own segments over seeded data: leave --input out, or give a 2-D file with --axis"));
+    }
+    let file = match &a.input {
+        Some(p) => Some(input::open(p, given, a.n, true)?),
+        None => None,
+    };
+    let l = layout(a, file.as_ref())?;
     let vars = parse_op_list(a.op.as_deref().unwrap_or("sum"))?;
+    if let Some(f) = file {
+        let (values, _) = f.read()?;
+        let stored = f.stored;
+        return Ok(SegRun {
+            l,
+            ty: if stored.is_storage() {
+                ElemType::F32
+            } else {
+                stored
+            },
+            stored,
+            vars,
+            data: values,
+            init_identity: true,
+            note: f.note.clone(),
+        });
+    }
+    let stored = given.unwrap_or(ElemType::F32);
+    let ty = if stored.is_storage() {
+        ElemType::F32
+    } else {
+        stored
+    };
     let data_op = vars
         .iter()
         .find_map(|v| match v {
@@ -118,36 +205,45 @@ pub fn run(a: &ReduceArgs) -> CliResult<bool> {
             _ => None,
         })
         .unwrap_or(Op::Minimum);
-    let n = l.n();
-    let data = random_input(data_op, ty, n as usize, a.seed);
+    let d = random_input(data_op, ty, l.n() as usize, a.seed);
+    let data = match data::round_to(stored, &d) {
+        Some(bits) => input::widen(stored, &bits),
+        None => d,
+    };
+    Ok(SegRun {
+        l,
+        ty,
+        stored,
+        vars,
+        data,
+        init_identity: a.init_identity,
+        note: format!("seed {}", a.seed),
+    })
+}
+
+/// `clreduce reduce` for a segmented layout: Ok(false) when a result did not match.
+pub fn run(a: &ReduceArgs) -> CliResult<bool> {
+    let s = setup(a)?;
+    if (a.split || a.mpi) && s.stored.is_storage() {
+        return usage(format!(
+            "--type {} with --split or --mpi: 16-bit input runs on one device at a time here; leave --split/--mpi out",
+            s.stored
+        ));
+    }
+    if a.mpi {
+        return super::seg_scale::run_mpi(a, &s);
+    }
+    if a.split {
+        return super::seg_scale::run_split(a, &s);
+    }
     let opts = options(&a.common)?;
     let mut all_ok = true;
     let mut js = Vec::new();
     for d in pick_devices(a.common.device.as_deref())? {
         let q = queue_on(&d, &a.common)?;
-        let (plan, lines, ok) = run_on(&q, a, &l, &vars, ty, &data, opts)?;
+        let (plan, lines, ok) = run_on(&q, a, &s, opts)?;
         all_ok &= ok;
-        if a.json {
-            js.push(serde_json::json!({
-                "device": d.label(),
-                "type": ty.to_string(),
-                "n": n,
-                "results": l.results(),
-                "plan": plan,
-                "vars": lines.iter().map(|(op, count, sum, check)| serde_json::json!({
-                    "op": op, "results": count, "checksum": sum, "check": check,
-                })).collect::<Vec<_>>(),
-            }));
-        } else {
-            println!(
-                "{}: n {n} {ty}, {} results per variable, plan {plan}",
-                d.label(),
-                l.results()
-            );
-            for (op, _, sum, check) in &lines {
-                println!("  {op}: checksum {sum}, {check}");
-            }
-        }
+        report(a, &s, &d.label(), &plan, &lines, &mut js);
     }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&js).expect("JSON"));
@@ -155,44 +251,92 @@ pub fn run(a: &ReduceArgs) -> CliResult<bool> {
     Ok(all_ok)
 }
 
-type Lines = Vec<(String, usize, String, String)>;
+/// Per variable: (op, results, checksum, verdict).
+pub(super) type Lines = Vec<(String, usize, String, String)>;
 
-/// One launch on one queue and its check: (plan, per variable (op, results, checksum,
-/// verdict), all correct).
-fn run_on(
+/// One run's report: a line per variable, or (`--json`) an entry added to `js`.
+pub(super) fn report(
+    a: &ReduceArgs,
+    s: &SegRun,
+    label: &str,
+    plan: &str,
+    lines: &Lines,
+    js: &mut Vec<serde_json::Value>,
+) {
+    let n = s.l.n();
+    if a.json {
+        js.push(serde_json::json!({
+            "device": label,
+            "type": s.ty.to_string(),
+            "n": n,
+            "results": s.l.results(),
+            "plan": plan,
+            "pass": lines.iter().all(|(_, _, _, c)| c.starts_with("ok")),
+            "vars": lines.iter().map(|(op, count, sum, check)| serde_json::json!({
+                "op": op, "results": count, "checksum": sum, "check": check,
+            })).collect::<Vec<_>>(),
+        }));
+        return;
+    }
+    println!(
+        "{label}: n {n} {}{}, {} results per variable, input {}, plan {plan}",
+        s.ty,
+        if s.stored == s.ty {
+            String::new()
+        } else {
+            format!(" (stored {})", s.stored)
+        },
+        s.l.results(),
+        s.note
+    );
+    for (op, _, sum, check) in lines {
+        println!("  {op}: checksum {sum}, {check}");
+    }
+}
+
+/// A variable's result buffers and initial values.
+pub(super) struct Out {
+    var: usize,
+    op: Op,
+    b: DynBuffer,
+    ix: Buffer<u64>,
+    inits: Vec<Value>,
+}
+
+/// The variables of a run, on `q` (the offsets, for ragged segments, on `q` too).
+pub(super) struct Made {
+    pub(super) reds: Vec<Reduction>,
+    pub(super) outs: Vec<Out>,
+    pub(super) body: String,
+}
+
+/// The variables of `s` with their result buffers on `q`, initial values and the body.
+pub(super) fn make_vars(
     q: &Queue,
     a: &ReduceArgs,
-    l: &Layout,
-    vars: &[VarOp],
-    ty: ElemType,
-    data: &HostVec,
-    opts: clreduce::Options,
-) -> CliResult<(String, Lines, bool)> {
-    let results = l.results();
-    let x = DynBuffer::upload(q, data)?;
-    let offsets = match l {
-        Layout::Ragged(off) => Some(q.buffer_from(off)?),
-        _ => None,
+    s: &SegRun,
+    offsets: Option<&Buffer<u64>>,
+) -> CliResult<Made> {
+    let results = s.l.results();
+    let mut m = Made {
+        reds: Vec::new(),
+        outs: Vec::new(),
+        body: String::new(),
     };
-    let mut outs = Vec::new();
-    let mut reds: Vec<Reduction> = Vec::new();
-    let mut body = String::new();
-    for (k, v) in vars.iter().enumerate() {
+    for (k, v) in s.vars.iter().enumerate() {
         let op = match v {
             VarOp::Builtin(op) => *op,
-            VarOp::Arg { max } => {
-                if *max {
-                    Op::Maximum
-                } else {
-                    Op::Minimum
-                }
-            }
+            VarOp::Arg { max: true } => Op::Maximum,
+            VarOp::Arg { max: false } => Op::Minimum,
             VarOp::Custom { .. } => return usage("--custom does not combine with segments (yet)"),
         };
         let inits: Vec<Value> = (0..results)
-            .map(|j| random_initial(op, ty, a.seed + (k * results + j) as u64))
+            .map(|j| random_initial(op, s.ty, a.seed + (k * results + j) as u64))
             .collect();
-        let b = DynBuffer::upload(q, &HostVec::from_values(ty, &inits).expect("values of ty"))?;
+        let b = DynBuffer::upload(
+            q,
+            &HostVec::from_values(s.ty, &inits).expect("values of ty"),
+        )?;
         let ix = q.buffer_from(&vec![0u64; results])?;
         let name = format!("v{k}");
         let mut r = match v {
@@ -201,37 +345,71 @@ fn run_on(
             _ => reduction(&b, op),
         }
         .name(&name);
-        body.push_str(&match v {
+        m.body.push_str(&match v {
             VarOp::Arg { .. } => format!("combine({name}, x[i], i); "),
             _ => format!("combine({name}, x[i]); "),
         });
-        if a.init_identity || matches!(v, VarOp::Arg { .. }) {
+        if s.init_identity || matches!(v, VarOp::Arg { .. }) {
             r = r.initialize_to_identity();
         }
-        r = match (l, &offsets) {
+        r = match (&s.l, offsets) {
             (Layout::Rows(..), _) => r.axis(Axis::Last),
             (Layout::Cols(..), _) => r.axis(Axis::First),
             (Layout::Ragged(_), Some(o)) => r.segments(Segments::offsets(o)),
             _ => unreachable!("offsets made for ragged"),
         };
-        reds.push(r);
-        outs.push((v, op, b, ix, inits));
+        m.reds.push(r);
+        m.outs.push(Out {
+            var: k,
+            op,
+            b,
+            ix,
+            inits,
+        });
     }
-    let range = match l {
-        Layout::Rows(r, c) | Layout::Cols(r, c) => Range::new_2d(*r, *c),
-        Layout::Ragged(off) => Range::new(*off.last().expect("offsets")),
+    Ok(m)
+}
+
+/// One launch on one queue and its check: (plan, lines, all correct).
+fn run_on(
+    q: &Queue,
+    a: &ReduceArgs,
+    s: &SegRun,
+    opts: clreduce::Options,
+) -> CliResult<(String, Lines, bool)> {
+    let x = DynBuffer::upload_as(q, &s.data, s.stored)?;
+    let offsets = match &s.l {
+        Layout::Ragged(off) => Some(q.buffer_from(off)?),
+        _ => None,
     };
-    let ev = q.parallel_for_reduce_with(range, reds, Kernel::new(&body).arg("x", &x), opts)?;
+    let m = make_vars(q, a, s, offsets.as_ref())?;
+    let (units, _) = s.l.units();
+    let ev = q.parallel_for_reduce_with(
+        s.l.range(units),
+        m.reds,
+        Kernel::new(&m.body).arg("x", &x),
+        opts,
+    )?;
     ev.wait()?;
     let plan = ev
         .plan()
         .and_then(|p| p.segment.as_ref().map(|s| s.algo.to_string()))
         .unwrap_or_default();
+    let (lines, ok) = check_vars(s, &m.outs, 0.0)?;
+    Ok((plan, lines, ok))
+}
+
+/// Every result of every variable against the host: `extra` host combinations (shares,
+/// ranks) added to the float bound's depth.
+pub(super) fn check_vars(s: &SegRun, outs: &[Out], extra: f64) -> CliResult<(Lines, bool)> {
+    let results = s.l.results();
+    let (l, data, ty) = (&s.l, &s.data, s.ty);
     let mut lines = Vec::new();
     let mut all_ok = true;
-    for (v, op, b, ix, inits) in outs {
-        let got = b.to_values()?;
-        let got_ix = ix.to_vec()?;
+    for o in outs {
+        let v = &s.vars[o.var];
+        let got = o.b.to_values()?;
+        let got_ix = o.ix.to_vec()?;
         let mut bad = Vec::new();
         for k in 0..results {
             let idx = l.members(k);
@@ -256,15 +434,15 @@ fn run_on(
                     }
                 }
                 _ => {
-                    let init = (!a.init_identity).then_some(inits[k]);
-                    let rf = reference(op, &seg, init);
+                    let init = (!s.init_identity).then_some(o.inits[k]);
+                    let rf = reference(o.op, &seg, init);
                     check(
-                        op,
+                        o.op,
                         ty,
                         got[k].to_f64(),
                         got[k].as_int(),
                         &rf,
-                        idx.len() as f64 + 40.0,
+                        idx.len() as f64 + 40.0 + extra,
                     )
                 }
             };
@@ -286,9 +464,9 @@ fn run_on(
         let name = match v {
             VarOp::Arg { max: true } => "argmax".to_string(),
             VarOp::Arg { max: false } => "argmin".to_string(),
-            _ => op.to_string(),
+            _ => o.op.to_string(),
         };
         lines.push((name, results, format!("{sum:e}"), check));
     }
-    Ok((plan, lines, all_ok))
+    Ok((lines, all_ok))
 }

@@ -1,0 +1,240 @@
+//! The command line's segmented reductions across devices and from 2-D files (issue 26):
+//! `reduce --split` with `--rows/--cols/--axis` and `--ragged` (measured split and `--shares`
+//! that cut rows and segments), and `reduce --input FILE.npy --axis 1|0` with 2-D arrays of
+//! every dtype the 1-D input takes, C and Fortran order, and 1-D files read as R x C. Every
+//! run checks its results on the host (exit 0 only when all match); the files' results are
+//! also compared with values computed here. The refusals (3-D, no columns, flags that
+//! contradict the file) are in tests/hostile/corpus.txt.
+
+#[path = "common/cli.rs"]
+mod cli_run;
+#[path = "common/files.rs"]
+mod files;
+
+use cli_run::cli;
+use files::{f16_bits, npy, scratch};
+
+/// The JSON array of a run that passed.
+fn passed(args: &[&str]) -> serde_json::Value {
+    let (code, out, err) = cli(args);
+    assert_eq!(code, 0, "{args:?}: {out}\n{err}");
+    let j: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    for e in j.as_array().expect("an array") {
+        assert_eq!(e["pass"], true, "{args:?}: {e}");
+    }
+    j
+}
+
+/// Whether PoCL and Intel's CPU runtime are both here (the `--shares W,W` cases name two).
+fn two_devices() -> bool {
+    let (code, out, _) = cli(&["devices"]);
+    assert_eq!(code, 0);
+    out.contains("Intel(R) OpenCL") && out.contains("Portable")
+}
+
+#[test]
+fn split_rows_columns_and_ragged() {
+    if !two_devices() {
+        println!("SKIP reduce --split with segments: PoCL and Intel's runtime are not both here");
+        return;
+    }
+    let cases: &[&[&str]] = &[
+        &[
+            "--rows",
+            "97",
+            "--cols",
+            "31",
+            "--op",
+            "sum,argmax,min",
+            "--type",
+            "i32",
+        ],
+        &[
+            "--rows",
+            "1",
+            "--cols",
+            "4099",
+            "--op",
+            "sum,argmin",
+            "--type",
+            "i64",
+            "--shares",
+            "1,1",
+        ],
+        &[
+            "--rows", "1009", "--cols", "1", "--op", "max,xor", "--type", "u32", "--shares", "2,3",
+        ],
+        &[
+            "--rows",
+            "89",
+            "--cols",
+            "13",
+            "--axis",
+            "0",
+            "--op",
+            "sum,argmin",
+            "--type",
+            "f32",
+            "--shares",
+            "1,3",
+        ],
+        &[
+            "--ragged",
+            "50",
+            "--n",
+            "10007",
+            "--op",
+            "sum,max,argmax",
+            "--type",
+            "f64",
+            "--shares",
+            "3,2",
+        ],
+        &[
+            "--ragged",
+            "7",
+            "--n",
+            "5003",
+            "--op",
+            "prod,and",
+            "--type",
+            "i32",
+            "--init-identity",
+        ],
+    ];
+    for c in cases {
+        let mut args = vec!["reduce", "--split", "--json"];
+        args.extend_from_slice(c);
+        let j = passed(&args);
+        assert_eq!(j.as_array().unwrap().len(), 1, "{args:?}");
+        assert!(
+            j[0]["device"].as_str().unwrap().starts_with("split:"),
+            "{j}"
+        );
+        println!("PASS reduce --split {c:?}: split {}", j[0]["split"]);
+    }
+}
+
+/// A .npy of `shape` (C order unless `fortran`) with `data`.
+fn write_npy(name: &str, descr: &str, shape: &str, fortran: bool, data: &[u8]) -> String {
+    let mut bytes = npy(descr, shape, data);
+    if fortran {
+        let (from, to) = (b"'fortran_order': False", b"'fortran_order': True ");
+        let at = bytes.windows(from.len()).position(|w| w == from).unwrap();
+        bytes[at..at + from.len()].copy_from_slice(to);
+    }
+    let p = scratch("segsplit").join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p.display().to_string()
+}
+
+/// The checksum (sum of the finite results) of variable `k` of one device's entry.
+fn checksum(j: &serde_json::Value, k: usize) -> f64 {
+    j[0]["vars"][k]["checksum"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn two_d_npy_with_axis() {
+    // 3 x 4: rows [1..4], [5..8], [9..12].
+    let m: Vec<f64> = (1..=12).map(f64::from).collect();
+    let col_major: Vec<f64> = (0..12).map(|k| m[(k % 3) * 4 + k / 3]).collect();
+    let enc = |ty: &str, v: &[f64]| -> Vec<u8> {
+        v.iter()
+            .flat_map(|&x| match ty {
+                "<i4" => (x as i32).to_le_bytes().to_vec(),
+                "<u4" => (x as u32).to_le_bytes().to_vec(),
+                "<i8" => (x as i64).to_le_bytes().to_vec(),
+                ">u8" => (x as u64).to_be_bytes().to_vec(),
+                "<f2" => f16_bits(x as f32).to_le_bytes().to_vec(),
+                "<f4" => (x as f32).to_le_bytes().to_vec(),
+                _ => x.to_le_bytes().to_vec(),
+            })
+            .collect()
+    };
+    for ty in ["<i4", "<u4", "<i8", ">u8", "<f2", "<f4", "<f8"] {
+        for fortran in [false, true] {
+            let data = enc(ty, if fortran { &col_major } else { &m });
+            let name = format!("m-{}-{fortran}.npy", &ty[1..]);
+            let f = write_npy(&name, ty, "(3, 4)", fortran, &data);
+            // Rows: max per row 4, 8, 12 (a file read in the wrong order gives other maxima).
+            let j = passed(&[
+                "reduce",
+                "--device",
+                "0",
+                "--json",
+                "--input",
+                &f,
+                "--axis",
+                "1",
+                "--op",
+                "max,sum,argmax",
+            ]);
+            assert_eq!(j[0]["results"], 3, "{ty} {fortran}");
+            assert_eq!(checksum(&j, 0), 24.0, "{ty} fortran={fortran} row maxima");
+            assert_eq!(checksum(&j, 1), 78.0, "{ty} fortran={fortran} row sums");
+            // Columns: min per column 1, 2, 3, 4.
+            let j = passed(&[
+                "reduce",
+                "--device",
+                "0",
+                "--json",
+                "--input",
+                &f,
+                "--axis",
+                "0",
+                "--op",
+                "min,argmin",
+            ]);
+            assert_eq!(j[0]["results"], 4, "{ty} {fortran}");
+            assert_eq!(
+                checksum(&j, 0),
+                10.0,
+                "{ty} fortran={fortran} column minima"
+            );
+        }
+        println!("PASS --input 2-D {ty}, C and Fortran order, --axis 1 and 0");
+    }
+    // A 1-D file read as R x C (raw bf16 comes this way), and 2-D with --rows/--cols that agree.
+    let bf: Vec<u8> = m
+        .iter()
+        .flat_map(|&x| ((x as f32).to_bits() >> 16).to_le_bytes()[..2].to_vec())
+        .collect();
+    let p = scratch("segsplit").join("m.bf16");
+    std::fs::write(&p, bf).unwrap();
+    let p = p.display().to_string();
+    let j = passed(&[
+        "reduce", "--device", "0", "--json", "--input", &p, "--type", "bf16", "--rows", "3",
+        "--cols", "4", "--op", "max",
+    ]);
+    assert_eq!(checksum(&j, 0), 24.0);
+    let f = write_npy("m-agree.npy", "<f4", "(3, 4)", false, &enc("<f4", &m));
+    let j = passed(&[
+        "reduce", "--device", "0", "--json", "--input", &f, "--rows", "3", "--cols", "4", "--axis",
+        "0", "--op", "max",
+    ]);
+    assert_eq!(checksum(&j, 0), 9.0 + 10.0 + 11.0 + 12.0);
+    // --split across devices from a 2-D file.
+    if !two_devices() {
+        println!("SKIP --split from a file: PoCL and Intel's runtime are not both here");
+        return;
+    }
+    let j = passed(&[
+        "reduce",
+        "--split",
+        "--json",
+        "--input",
+        &f,
+        "--axis",
+        "1",
+        "--op",
+        "sum,argmax",
+        "--shares",
+        "1,2",
+    ]);
+    assert_eq!(checksum(&j, 0), 78.0);
+    println!("PASS --input 1-D as R x C (bf16), agreeing --rows/--cols, --split from a file");
+}
