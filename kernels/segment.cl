@@ -8,6 +8,9 @@
 //   CLR_SEG_ALGO     CLR_SEG_ITEM, CLR_SEG_GROUP, CLR_SEG_TILES, CLR_SEG_COLUMNS or CLR_SEG_CHUNKS
 //   CLR_SEG_OFFSETS  1: segment k is off[k]..off[k+1] (CSR); 0: k*c..(k+1)*c (uniform)
 //   CLR_SEG_LONGS    tiles: room for the longer segments of one tile (>= tile / (short + 1))
+//   CLR_SEG_E        staged: elements per work-item in a stage (1 otherwise)
+//   CLR_SEG_STAGE    staged: local slots of a stage, CLR_WG * CLR_SEG_E plus the skew
+//   CLR_SEG_S        lanes: work-items per segment, a power of two dividing CLR_WG (1 otherwise)
 // Arguments after the variables: the offsets (any buffer for uniform segments), the number of
 // segments (columns), the uniform length (the number of columns), the first index of the
 // first segment and one past the last one's end (the number of rows), the tile (elements per
@@ -21,6 +24,13 @@
 #define CLR_SEG_TILES 3
 #define CLR_SEG_COLUMNS 4
 #define CLR_SEG_CHUNKS 5
+#define CLR_SEG_STAGED 6
+#define CLR_SEG_LANES 7
+#define CLR_SEG_STRIPES 8
+
+// Staged: element p of a stage lives in slot p + p / 32, so the work-items of a warp each
+// reading their own row (rows of c apart) fall on different banks.
+#define CLR_SKEW(p) ((p) + ((p) >> 5))
 
 // The first index of segment k (k == nseg: one past the last segment's end).
 static inline ulong clr_seg_begin(ulong k, ulong c, __global const ulong* off) {
@@ -69,6 +79,32 @@ static inline ulong clr_seg_lower(ulong p, ulong nseg, ulong c, __global const u
 #define CLR_SPART(k) clr_part_##k[clr_slot] = clr_a##k[0];
 #define CLR_SFOLD(k) clr_a##k[0] = clr_op_##k(clr_a##k[0], clr_part_##k[clr_slot]);
 #define CLR_SFIRST(k) clr_a##k[0] = clr_op_##k(clr_part_##k[clr_slot], clr_a##k[0]);
+
+// Staged: the stage's slots per variable; one element's accumulator in, one row's fold.
+#define CLR_STDECL(k) __local R##k##_A clr_st##k[CLR_SEG_STAGE];
+#define CLR_STPUT(k) clr_st##k[CLR_SKEW(clr_p)] = clr_a##k[0];
+#define CLR_STGET(k) clr_a##k[0] = clr_st##k[CLR_SKEW(clr_p)];
+#define CLR_STFOLD(k) clr_a##k[0] = clr_op_##k(clr_a##k[0], clr_st##k[CLR_SKEW(clr_p)]);
+// Lanes: the tree over the CLR_SEG_S lanes of each segment (lane 0 ends with the value).
+#define CLR_SLANES(k)                                                                     \
+    clr_lm##k[clr_lid] = clr_a##k[0];                                                     \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                         \
+    for (uint clr_s = CLR_SEG_S / 2; clr_s > 0; clr_s >>= 1) {                            \
+        if (clr_lane < clr_s)                                                             \
+            clr_lm##k[clr_lid] = clr_op_##k(clr_lm##k[clr_lid], clr_lm##k[clr_lid + clr_s]); \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                     \
+    }                                                                                     \
+    clr_a##k[0] = clr_lm##k[clr_lid];
+// Stripes: the work-group's partial of each column (work-items clr_col, clr_col + cols, ...
+// in order) to slot group * cols + column.
+#define CLR_SSTRIPE(k)                                                                 \
+    clr_lm##k[clr_lid] = clr_a##k[0];                                                  \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                      \
+    if (clr_lid < clr_cols) {                                                          \
+        for (uint clr_j = clr_lid + (uint)clr_cols; clr_j < clr_act; clr_j += (uint)clr_cols) \
+            clr_a##k[0] = clr_op_##k(clr_a##k[0], clr_lm##k[clr_j]);                   \
+        clr_part_##k[get_group_id(0) * clr_cols + clr_lid] = clr_a##k[0];              \
+    }
 
 // Chunks: the current segment (clr_cur, clr_cb..clr_ce) ends: a head piece to its slot, or
 // the segment's value (an empty one's identity) to the variables.
@@ -237,6 +273,87 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
             CLR_FOR_VARS(CLR_SPART)
         }
     }
+#elif CLR_SEG_ALGO == CLR_SEG_STAGED
+    // Uniform rows of clr_c, clr_tile whole rows per stage (clr_tile * clr_c <= CLR_WG *
+    // CLR_SEG_E): the work-group reads the stage with consecutive work-items on consecutive
+    // indices, one accumulator per element into local memory, then a work-item per row
+    // combines the row's accumulators in index order and stores (consecutive rows from
+    // consecutive work-items).
+    CLR_FOR_VARS(CLR_STDECL)
+    const ulong clr_nst = (clr_nseg + clr_tile - 1) / clr_tile;
+    for (ulong clr_t = get_group_id(0); clr_t < clr_nst; clr_t += get_num_groups(0)) {
+        const ulong clr_r0 = clr_t * clr_tile;
+        const uint clr_rows = (uint)(clr_nseg - clr_r0 < clr_tile ? clr_nseg - clr_r0 : clr_tile);
+        const uint clr_cnt = clr_rows * (uint)clr_c;
+        const ulong clr_base = clr_r0 * clr_c;
+#pragma unroll
+        for (uint clr_q = 0; clr_q < CLR_SEG_E; ++clr_q) {
+            const uint clr_p = clr_q * CLR_WG + clr_lid;
+            if (clr_p < clr_cnt) {
+                CLR_FOR_VARS(CLR_SRESET)
+                CLR_CALL((CLR_IDX)(clr_base + clr_p), 0);
+                CLR_FOR_VARS(CLR_STPUT)
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint clr_r = clr_lid; clr_r < clr_rows; clr_r += CLR_WG) {
+            const uint clr_p0 = clr_r * (uint)clr_c;
+            {
+                const uint clr_p = clr_p0;
+                CLR_FOR_VARS(CLR_STGET)
+            }
+            for (uint clr_p = clr_p0 + 1; clr_p < clr_p0 + (uint)clr_c; ++clr_p) {
+                CLR_FOR_VARS(CLR_STFOLD)
+            }
+            const ulong clr_e = clr_r0 + clr_r;
+            const ulong clr_sb = clr_base + clr_p0;
+            CLR_FOR_VARS(CLR_SSTORE)
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+#elif CLR_SEG_ALGO == CLR_SEG_LANES
+    // CLR_SEG_S consecutive work-items per segment, CLR_WG / CLR_SEG_S segments per work-group
+    // at a time: lane j reads j, j + S, ... of its segment (consecutive lanes on consecutive
+    // indices), then a tree over the lanes. Every work-item of a group runs the same rounds
+    // (the barriers are uniform).
+    const uint clr_lane = clr_lid % CLR_SEG_S;
+    const ulong clr_per = CLR_WG / CLR_SEG_S;
+    for (ulong clr_b = get_group_id(0) * clr_per; clr_b < clr_nseg; clr_b += get_num_groups(0) * clr_per) {
+        const ulong clr_e = clr_b + clr_lid / CLR_SEG_S;
+        ulong clr_sb = 0, clr_se = 0;
+        if (clr_e < clr_nseg) {
+            clr_sb = clr_seg_begin(clr_e, clr_c, clr_off);
+            clr_se = clr_seg_begin(clr_e + 1, clr_c, clr_off);
+        }
+        CLR_FOR_VARS(CLR_SRESET)
+        for (ulong clr_j = clr_sb + clr_lane; clr_j < clr_se; clr_j += CLR_SEG_S) CLR_CALL((CLR_IDX)clr_j, 0);
+        CLR_FOR_VARS(CLR_SLANES)
+        if (clr_lane == 0 && clr_e < clr_nseg) {
+            if (clr_sb == clr_se) {
+                CLR_FOR_VARS(CLR_SEMPTY)
+            } else {
+                CLR_FOR_VARS(CLR_SSTORE)
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+#elif CLR_SEG_ALGO == CLR_SEG_STRIPES
+    // Axis::First with clr_nseg <= CLR_WG columns: the first clr_act = (CLR_WG / cols) * cols
+    // work-items of each group take row slots group * (act / cols) + lid / cols with a stride
+    // of all groups' slots, so work-item lid always reads column lid % cols and consecutive
+    // work-items read consecutive indices. The group's partial of each column goes to
+    // slot group * cols + column; clr_finish combines them.
+    const ulong clr_cols = clr_nseg, clr_rows = clr_hi;
+    const uint clr_act = (uint)((CLR_WG / clr_cols) * clr_cols);
+    const ulong clr_rpg = clr_act / clr_cols;
+    CLR_FOR_VARS(CLR_SRESET)
+    if (clr_lid < clr_act) {
+        const ulong clr_step = clr_rpg * get_num_groups(0) * clr_cols;
+        const ulong clr_end = clr_rows * clr_cols;
+        for (ulong clr_j = get_group_id(0) * clr_act + clr_lid; clr_j < clr_end; clr_j += clr_step)
+            CLR_CALL((CLR_IDX)clr_j, 0);
+    }
+    CLR_FOR_VARS(CLR_SSTRIPE)
 #else
     // Columns (Axis::First): clr_c columns of clr_nseg... here clr_nseg is the number of
     // columns and clr_hi the number of rows; each work-item owns one column of a chunk of
@@ -313,6 +430,23 @@ void clr_finish(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_
         const ulong clr_sb = clr_e;
         const ulong clr_ss = clr_cols;
         CLR_FOR_VARS(CLR_SSTORE)
+    }
+#elif CLR_SEG_ALGO == CLR_SEG_STRIPES
+    // A work-group per column combines the first pass's clr_tile work-groups' partials.
+    const ulong clr_cols = clr_nseg;
+    for (ulong clr_e = get_group_id(0); clr_e < clr_cols; clr_e += get_num_groups(0)) {
+        CLR_FOR_VARS(CLR_SRESET)
+        for (ulong clr_u = clr_lid; clr_u < clr_tile; clr_u += CLR_WG) {
+            const ulong clr_slot = clr_u * clr_cols + clr_e;
+            CLR_FOR_VARS(CLR_SFOLD)
+        }
+        CLR_FOR_VARS(CLR_SGROUP)
+        if (clr_lid == 0) {
+            const ulong clr_sb = clr_e;
+            const ulong clr_ss = clr_cols;
+            CLR_FOR_VARS(CLR_SSTORE)
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
     }
 #endif
 }

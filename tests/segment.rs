@@ -197,6 +197,8 @@ fn plans_ops_types_shapes() {
         Some(SegmentAlgo::Group),
         Some(SegmentAlgo::Tiles),
         Some(SegmentAlgo::Chunks),
+        Some(SegmentAlgo::Staged),
+        Some(SegmentAlgo::Lanes),
     ];
     for q in queues() {
         let d = q.device();
@@ -213,6 +215,10 @@ fn plans_ops_types_shapes() {
                 let init = p % 2 == 1;
                 for (li, l) in ls.iter().enumerate() {
                     if sim && li % 2 == p % 2 {
+                        continue;
+                    }
+                    // staged runs uniform rows only (CSR offsets are refused when planning).
+                    if *algo == Some(SegmentAlgo::Staged) && l.uniform.is_none() {
                         continue;
                     }
                     let case = format!(
@@ -252,6 +258,7 @@ fn several_variables_arg_and_repeat() {
             SegmentAlgo::Group,
             SegmentAlgo::Tiles,
             SegmentAlgo::Chunks,
+            SegmentAlgo::Lanes,
         ];
         for algo in algos {
             let off = ragged(&mut rng, 37, 50, 0);
@@ -394,6 +401,7 @@ fn custom_ops_and_empty_segments() {
             SegmentAlgo::Group,
             SegmentAlgo::Tiles,
             SegmentAlgo::Chunks,
+            SegmentAlgo::Lanes,
         ] {
             let off = ragged(&mut rng, 29, 40, 0);
             let r = off.len() - 1;
@@ -660,6 +668,26 @@ fn errors_write_nothing() {
                     reduction(&out, Op::Plus).segments(Segments::uniform(3)),
                     k(),
                     Options::default().segment(SegmentAlgo::Columns),
+                ),
+                |e| matches!(e, Error::Unsupported { .. }),
+            ),
+            (
+                "forced stripes on rows",
+                q.parallel_for_reduce_with(
+                    Range::new(12),
+                    reduction(&out, Op::Plus).segments(Segments::uniform(3)),
+                    k(),
+                    Options::default().segment(SegmentAlgo::Stripes),
+                ),
+                |e| matches!(e, Error::Unsupported { .. }),
+            ),
+            (
+                "forced staged on CSR offsets",
+                q.parallel_for_reduce_with(
+                    Range::new(12),
+                    reduction(&out, Op::Plus).segments(Segments::offsets(&asc_bad)),
+                    k(),
+                    Options::default().segment(SegmentAlgo::Staged),
                 ),
                 |e| matches!(e, Error::Unsupported { .. }),
             ),

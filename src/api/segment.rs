@@ -343,6 +343,8 @@ impl Queue {
             segments: found.segments,
             elements: found.hi - found.lo,
             force: options.segment,
+            // Expert geometry for tuning runs, read here like CLREDUCE_EXTRA_OPTIONS at build.
+            tune: plan::SegmentTune::from_env()?,
         };
         let sreq = match found.layout {
             SegmentLayout::Columns { rows, cols } => SegmentRequest {
@@ -500,6 +502,7 @@ impl Queue {
             (SegmentAlgo::Columns, SegmentLayout::Columns { rows, cols }) if plan.passes > 1 => {
                 rows.div_ceil(sp.tile) * cols
             }
+            (SegmentAlgo::Stripes, _) => plan.groups * f.segments,
             _ => 0,
         };
         let mut partials = Vec::new();
@@ -562,6 +565,7 @@ impl Queue {
             if plan.passes > 1 {
                 let groups = match sp.algo {
                     SegmentAlgo::Columns => f.segments.div_ceil(local as u64).min(1 << 16),
+                    SegmentAlgo::Stripes => f.segments.min(1 << 16),
                     _ => plan.groups,
                 };
                 let global = groups.max(1) as usize * local;

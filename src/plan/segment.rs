@@ -25,95 +25,22 @@ pub fn plan_segments(caps: &DeviceCaps, mut base: Plan, req: &SegmentRequest) ->
     let cus = caps.compute_units.max(1) as u64;
     // Work-groups that keep the device busy: 8 per compute unit on a GPU, 4 on a CPU (its
     // compute units are threads that take work-groups one after another).
-    let fill = cus * if gpu { 8 } else { 4 };
+    let fill = cus * req.tune.groups_per_cu.unwrap_or(if gpu { 8 } else { 4 });
     let (algo, why) = choose(caps, req, mean, fill)?;
     let max_local = caps.max_work_group_size.max(1);
-    let local = match algo {
+    let local = match (algo, req.tune.local) {
+        (_, Some(l)) => l,
         // A full warp per segment at least on a GPU, at least 8 elements per work-item before
         // the tree (fewer barriers per element); more work-items only for longer segments.
-        SegmentAlgo::Group if gpu => (mean / 8).next_power_of_two().clamp(32, 256) as usize,
-        SegmentAlgo::Group => (mean / 8).next_power_of_two().clamp(8, 64) as usize,
+        (SegmentAlgo::Group, _) if gpu => (mean / 8).next_power_of_two().clamp(32, 256) as usize,
+        (SegmentAlgo::Group, _) => (mean / 8).next_power_of_two().clamp(8, 64) as usize,
         _ if gpu => 256,
         _ => 64,
     }
     .min(max_local);
-    let (tile, short, groups, passes, geo) = match algo {
-        SegmentAlgo::Item => {
-            let groups = segments.div_ceil(local as u64).max(1);
-            (
-                0,
-                0,
-                groups,
-                1,
-                format!("{groups} work-groups of {local}, one segment per work-item"),
-            )
-        }
-        SegmentAlgo::Group => {
-            let groups = segments.min(fill * 4).max(1);
-            (
-                0,
-                0,
-                groups,
-                1,
-                format!("{groups} work-groups of {local} taking segments in turn"),
-            )
-        }
-        SegmentAlgo::Tiles => {
-            // Tiles: at least 16 elements per work-item, and no more tiles than 4 rounds of
-            // the device's work-groups need; each tile lists at most TILE_LONGS long segments.
-            let per_group = req.elements.div_ceil(fill * 4).max(1);
-            let tile = per_group
-                .next_multiple_of(local as u64)
-                .max(16 * local as u64);
-            let short = (tile / TILE_LONGS).max(32);
-            let tiles = req.elements.div_ceil(tile).max(1);
-            let groups = tiles.min(fill).max(1);
-            (
-                tile,
-                short,
-                groups,
-                2,
-                format!("{tiles} tiles of {tile} elements on {groups} work-groups of {local}; segments up to {short} long to one work-item, longer ones to the work-group, tile-crossing pieces finished by a second pass"),
-            )
-        }
-        SegmentAlgo::Chunks => {
-            // One chunk per work-item of `fill` work-groups, at least 16 elements each.
-            let items = fill * local as u64;
-            let tile = req.elements.div_ceil(items).max(16);
-            let tiles = req.elements.div_ceil(tile).max(1);
-            let groups = tiles.div_ceil(local as u64).max(1);
-            (
-                tile,
-                0,
-                groups,
-                2,
-                format!("{tiles} chunks of {tile} elements, one per work-item of {groups} work-groups of {local}; chunk-crossing pieces finished by a second pass"),
-            )
-        }
-        SegmentAlgo::Columns => {
-            let SegmentLayout::Columns { rows, cols } = req.layout else {
-                unreachable!("choose() gives columns for the columns layout only")
-            };
-            let blocks = cols.div_ceil(local as u64).max(1);
-            // Split the rows only when the columns alone leave the device idle.
-            let chunks = if blocks >= fill {
-                1
-            } else {
-                fill.div_ceil(blocks).min(rows.div_ceil(16)).max(1)
-            };
-            let chunk_rows = rows.div_ceil(chunks).max(1);
-            let chunks = rows.div_ceil(chunk_rows).max(1);
-            let groups = (blocks * chunks).min(fill * 4).max(1);
-            let passes = if chunks > 1 { 2 } else { 1 };
-            (
-                chunk_rows,
-                0,
-                groups,
-                passes,
-                format!("{blocks} blocks of {local} columns x {chunks} chunks of {chunk_rows} rows on {groups} work-groups{}", if passes > 1 { ", chunks combined in order by a second pass" } else { "" }),
-            )
-        }
-    };
+    let acc_bytes: usize = base.vars.iter().map(|v| v.acc_bytes).sum();
+    let g = geometry(caps, req, algo, (local, acc_bytes), segments, fill)?;
+    let passes = g.passes;
     for v in &mut base.vars {
         // The work-group step is the ordinary plan's (every one of them runs with any of the
         // segment plans' work-group sizes); one more local slot than work-items covers each.
@@ -121,7 +48,11 @@ pub fn plan_segments(caps: &DeviceCaps, mut base: Plan, req: &SegmentRequest) ->
         v.local_slots = local + 1;
         v.group_reason = format!("per segment: {}", v.group_reason);
         v.cross_reason = match algo {
-            SegmentAlgo::Tiles | SegmentAlgo::Columns if passes > 1 => {
+            SegmentAlgo::Tiles
+            | SegmentAlgo::Columns
+            | SegmentAlgo::Chunks
+            | SegmentAlgo::Stripes
+                if passes > 1 => {
                 "segmented: partials per piece, combined in a fixed order by a second pass".into()
             }
             _ => "segmented: each segment written by the work-item or work-group that reduces it"
@@ -130,11 +61,13 @@ pub fn plan_segments(caps: &DeviceCaps, mut base: Plan, req: &SegmentRequest) ->
         v.deterministic = true;
     }
     let acc: usize = base.vars.iter().map(|v| v.acc_bytes * (local + 1)).sum();
+    let stage: usize = base.vars.iter().map(|v| v.acc_bytes).sum::<usize>()
+        * stage_slots(local, g.per_item) as usize;
     base.local_bytes = acc as u64
-        + if algo == SegmentAlgo::Tiles {
-            TILE_LONGS * 8 + 4
-        } else {
-            0
+        + match algo {
+            SegmentAlgo::Tiles => TILE_LONGS * 8 + 4,
+            SegmentAlgo::Staged => stage as u64,
+            _ => 0,
         };
     if base.local_bytes > caps.local_mem_size {
         return Err(Error::LocalMemory {
@@ -146,27 +79,179 @@ pub fn plan_segments(caps: &DeviceCaps, mut base: Plan, req: &SegmentRequest) ->
         });
     }
     base.local = local;
-    base.groups = groups;
+    base.groups = g.groups;
     base.passes = passes;
     base.unroll = 1;
     base.deterministic = true;
     base.items_per_work_item = match algo {
         SegmentAlgo::Item => mean.max(1),
-        _ => (req.elements.div_ceil(groups * local as u64)).max(1),
+        _ => (req.elements.div_ceil(g.groups * local as u64)).max(1),
     };
-    base.geometry_reason = geo;
+    base.geometry_reason = g.reason;
     base.segment = Some(SegmentPlan {
         layout: req.layout,
         segments: req.segments,
         mean_len: mean,
         algo,
-        tile,
-        short,
+        tile: g.tile,
+        short: g.short,
+        per_item: g.per_item,
+        lanes: g.lanes,
         index_in_segment: vec![false; base.vars.len()],
         span_idiom: false,
         reason: why,
     });
     Ok(base)
+}
+
+/// The geometry of one segment plan: what `plan_segments` writes into the plan.
+struct Geometry {
+    groups: u64,
+    passes: usize,
+    /// Tiles and chunks: elements per tile; columns: rows per chunk; staged: rows per stage;
+    /// stripes: the first pass's work-groups.
+    tile: u64,
+    short: u64,
+    per_item: u64,
+    lanes: u64,
+    reason: String,
+}
+
+impl Geometry {
+    fn new(groups: u64, passes: usize, tile: u64, reason: String) -> Geometry {
+        Geometry {
+            groups: groups.max(1),
+            passes,
+            tile,
+            short: 0,
+            per_item: 0,
+            lanes: 0,
+            reason,
+        }
+    }
+}
+
+/// Local slots of a `staged` stage of `local * per_item` elements: one more every 32 (the
+/// skew that keeps a work-item per row off a single bank), and one spare.
+pub(crate) fn stage_slots(local: usize, per_item: u64) -> u64 {
+    let e = local as u64 * per_item;
+    e + e / 32 + 1
+}
+
+/// The work-groups, passes, tile and reason of `algo` with work-groups of `local`.
+fn geometry(
+    caps: &DeviceCaps,
+    req: &SegmentRequest,
+    algo: SegmentAlgo,
+    (local, acc_bytes): (usize, usize),
+    segments: u64,
+    fill: u64,
+) -> Result<Geometry> {
+    let l = local as u64;
+    let unsupported = |missing: String| Error::Unsupported {
+        what: format!("segment plan {algo}"),
+        missing,
+        device: caps.label(),
+    };
+    Ok(match algo {
+        SegmentAlgo::Item => {
+            let groups = segments.div_ceil(l);
+            Geometry::new(groups, 1, 0, format!("{groups} work-groups of {local}, one segment per work-item"))
+        }
+        SegmentAlgo::Group => {
+            let groups = segments.min(fill * 4);
+            Geometry::new(groups, 1, 0, format!("{groups} work-groups of {local} taking segments in turn"))
+        }
+        SegmentAlgo::Staged => {
+            let SegmentLayout::Uniform { len } = req.layout else {
+                return Err(unsupported("staged runs uniform segments (rows) only".into()));
+            };
+            // Enough elements per work-item that a stage holds whole rows; 8 by default (a
+            // stage of 2048 elements with 256 work-items), fewer where the variables'
+            // accumulators would not fit the local memory beside their trees.
+            let tree = (acc_bytes * (local + 1)) as u64;
+            let room = caps.local_mem_size.saturating_sub(tree);
+            let fits = (1..=64u64)
+                .rev()
+                .find(|&e| stage_slots(local, e) * acc_bytes as u64 <= room)
+                .unwrap_or(0);
+            let per_item = req.tune.per_item.unwrap_or(8).min(fits).max(len.div_ceil(l));
+            if per_item > 64 || per_item > fits {
+                return Err(unsupported(format!("rows of {len} do not fit a stage of {local} x {} elements", fits.min(64))));
+            }
+            let rows = l * per_item / len;
+            let stages = segments.div_ceil(rows);
+            let groups = stages.min(fill * 4);
+            let mut g = Geometry::new(groups, 1, rows, format!("{stages} stages of {rows} rows ({per_item} elements per work-item, read coalesced into local memory) on {groups} work-groups of {local}; a work-item per row combines it in index order"));
+            g.per_item = per_item;
+            g
+        }
+        SegmentAlgo::Lanes => {
+            if matches!(req.layout, SegmentLayout::Columns { .. }) {
+                return Err(unsupported("lanes runs rows and CSR segments, not columns".into()));
+            }
+            let mean = req.elements / segments;
+            let lanes = req
+                .tune
+                .lanes
+                .unwrap_or((mean / 8).next_power_of_two().clamp(1, 32))
+                .min(l);
+            let per = l / lanes;
+            let rounds = segments.div_ceil(per);
+            let groups = rounds.min(fill * 4);
+            let mut g = Geometry::new(groups, 1, 0, format!("{lanes} work-items per segment, {per} segments per work-group of {local} at a time, {groups} work-groups"));
+            g.lanes = lanes;
+            g
+        }
+        SegmentAlgo::Stripes => {
+            let SegmentLayout::Columns { rows, cols } = req.layout else {
+                return Err(unsupported("stripes runs Axis::First (columns) only".into()));
+            };
+            if cols > l {
+                return Err(unsupported(format!("{cols} columns: stripes needs at most a work-group ({local}) of them")));
+            }
+            let act = l / cols * cols;
+            // At least 16 rows per work-item.
+            let groups = fill.min(rows.div_ceil(16 * (act / cols)));
+            Geometry::new(groups, 2, groups.max(1), format!("{groups} work-groups of {local}, {act} of them active: work-item t keeps column t % {cols} over a grid stride that is a multiple of {cols} (coalesced); the work-group combines each column, a second pass the work-groups"))
+        }
+        SegmentAlgo::Tiles => {
+            // Tiles: at least 16 elements per work-item, and no more tiles than 4 rounds of
+            // the device's work-groups need; each tile lists at most TILE_LONGS long segments.
+            let per_group = req.elements.div_ceil(fill * 4).max(1);
+            let tile = per_group.next_multiple_of(l).max(16 * l);
+            let short = (tile / TILE_LONGS).max(32);
+            let tiles = req.elements.div_ceil(tile).max(1);
+            let groups = tiles.min(fill);
+            let mut g = Geometry::new(groups, 2, tile, format!("{tiles} tiles of {tile} elements on {groups} work-groups of {local}; segments up to {short} long to one work-item, longer ones to the work-group, tile-crossing pieces finished by a second pass"));
+            g.short = short;
+            g
+        }
+        SegmentAlgo::Chunks => {
+            // One chunk per work-item of `fill` work-groups, at least 16 elements each.
+            let tile = req.elements.div_ceil(fill * l).max(16);
+            let tiles = req.elements.div_ceil(tile).max(1);
+            let groups = tiles.div_ceil(l);
+            Geometry::new(groups, 2, tile, format!("{tiles} chunks of {tile} elements, one per work-item of {groups} work-groups of {local}; chunk-crossing pieces finished by a second pass"))
+        }
+        SegmentAlgo::Columns => {
+            let SegmentLayout::Columns { rows, cols } = req.layout else {
+                unreachable!("choose() gives columns for the columns layout only")
+            };
+            let blocks = cols.div_ceil(l).max(1);
+            // Split the rows only when the columns alone leave the device idle.
+            let chunks = if blocks >= fill {
+                1
+            } else {
+                fill.div_ceil(blocks).min(rows.div_ceil(16)).max(1)
+            };
+            let chunk_rows = rows.div_ceil(chunks).max(1);
+            let chunks = rows.div_ceil(chunk_rows).max(1);
+            let groups = (blocks * chunks).min(fill * 4);
+            let passes = if chunks > 1 { 2 } else { 1 };
+            Geometry::new(groups, passes, chunk_rows, format!("{blocks} blocks of {local} columns x {chunks} chunks of {chunk_rows} rows on {groups} work-groups{}", if passes > 1 { ", chunks combined in order by a second pass" } else { "" }))
+        }
+    })
 }
 
 /// The algorithm for a request, and why.
@@ -177,28 +262,37 @@ fn choose(
     fill: u64,
 ) -> Result<(SegmentAlgo, String)> {
     let columns = matches!(req.layout, SegmentLayout::Columns { .. });
+    let gpu = caps.kind == DeviceKind::Gpu;
     if let Some(a) = req.force {
-        if columns != (a == SegmentAlgo::Columns) {
+        let for_columns = matches!(a, SegmentAlgo::Columns | SegmentAlgo::Stripes);
+        if columns != for_columns {
             return Err(Error::Unsupported {
                 what: format!("segment plan {a}"),
                 missing: if columns {
-                    "Axis::First (column sums) runs only the columns plan".into()
+                    "Axis::First (column sums) runs only the columns and stripes plans".into()
                 } else {
-                    "the columns plan runs only Axis::First".into()
+                    "the columns and stripes plans run only Axis::First".into()
                 },
                 device: caps.label(),
             });
         }
         return Ok((a, format!("forced (mean segment length {mean})")));
     }
-    if columns {
-        return Ok((
-            SegmentAlgo::Columns,
-            "Axis::First: a work-item per column keeps reads coalesced".into(),
-        ));
+    if let SegmentLayout::Columns { cols, .. } = req.layout {
+        return Ok(if gpu && cols <= 64 {
+            (
+                SegmentAlgo::Stripes,
+                format!("Axis::First with {cols} <= 64 columns on a GPU: a work-item per column would leave most of a work-group idle, so every work-item keeps one column of a grid stride"),
+            )
+        } else {
+            (
+                SegmentAlgo::Columns,
+                "Axis::First: a work-item per column keeps reads coalesced".into(),
+            )
+        });
     }
-    let gpu = caps.kind == DeviceKind::Gpu;
     let offsets = req.layout == SegmentLayout::Offsets;
+    let uniform = matches!(req.layout, SegmentLayout::Uniform { .. });
     Ok(if offsets && gpu {
         // H200, 2^28 f32, CSR of mean 16 (heavy-tailed): tiles 1428 us, a work-item per
         // segment 2863 us (design/bench/2026-11-24-h200-segment-first.txt).
@@ -210,6 +304,11 @@ fn choose(
         (
             SegmentAlgo::Tiles,
             format!("CSR offsets of mean length {mean} > 16: lengths live on the device and may be heavy-tailed, so fixed tiles keep the work balanced"),
+        )
+    } else if gpu && uniform && mean <= 32 && req.segments >= fill {
+        (
+            SegmentAlgo::Staged,
+            format!("{} rows of {mean} <= 32 on a GPU: a work-item per row would read {mean} elements apart, so work-groups stage whole rows in local memory with coalesced reads", req.segments),
         )
     } else if mean <= 16 && req.segments >= fill {
         (
@@ -223,6 +322,11 @@ fn choose(
         (
             SegmentAlgo::Item,
             format!("CPU with {} segments >= {fill} work-groups' worth: a work-item per segment streams it contiguously", req.segments),
+        )
+    } else if gpu && req.segments >= fill && mean <= 1024 {
+        (
+            SegmentAlgo::Lanes,
+            format!("{} segments of mean length {mean} <= 1024 on a GPU: a few work-items per segment and several segments per work-group (a work-group per segment would be too small to fill the device)", req.segments),
         )
     } else if gpu && req.segments >= fill && mean <= 1 << 16 {
         (
@@ -264,6 +368,7 @@ mod tests {
             segments,
             elements: n,
             force: None,
+            tune: Default::default(),
         };
         let p = plan_segments(caps, base(caps, n), &req).unwrap();
         let s = p.segment.clone().unwrap();
@@ -277,9 +382,9 @@ mod tests {
         let c = fixtures::nvidia_h200();
         let n = 1 << 28;
         let u = |len| SegmentLayout::Uniform { len };
-        assert_eq!(algo(&c, u(4), n / 4, n), SegmentAlgo::Item);
-        assert_eq!(algo(&c, u(16), n / 16, n), SegmentAlgo::Item);
-        assert_eq!(algo(&c, u(256), n / 256, n), SegmentAlgo::Group);
+        assert_eq!(algo(&c, u(4), n / 4, n), SegmentAlgo::Staged);
+        assert_eq!(algo(&c, u(16), n / 16, n), SegmentAlgo::Staged);
+        assert_eq!(algo(&c, u(256), n / 256, n), SegmentAlgo::Lanes);
         assert_eq!(algo(&c, u(16384), n / 16384, n), SegmentAlgo::Group);
         assert_eq!(algo(&c, u(1 << 20), 256, n), SegmentAlgo::Tiles);
         assert_eq!(algo(&c, u(n), 1, n), SegmentAlgo::Tiles);
@@ -296,6 +401,11 @@ mod tests {
             cols: 1 << 20,
         };
         assert_eq!(algo(&c, cols, 1 << 20, n), SegmentAlgo::Columns);
+        let few = SegmentLayout::Columns {
+            rows: n / 16,
+            cols: 16,
+        };
+        assert_eq!(algo(&c, few, 16, n), SegmentAlgo::Stripes);
     }
 
     #[test]
@@ -326,6 +436,7 @@ mod tests {
             segments: cols,
             elements: rows * cols,
             force: None,
+            tune: Default::default(),
         };
         let few = plan_segments(&c, base(&c, n), &req(n / 4, 4)).unwrap();
         assert_eq!(few.passes, 2);
@@ -343,6 +454,7 @@ mod tests {
                     segments: 3,
                     elements: n,
                     force: Some(SegmentAlgo::Tiles),
+                    tune: Default::default(),
                 };
                 let p = plan_segments(&c, base(&c, n.max(1)), &req).unwrap();
                 let s = p.segment.unwrap();
@@ -361,12 +473,26 @@ mod tests {
             segments: 4,
             elements: 16,
             force: Some(SegmentAlgo::Item),
+            tune: Default::default(),
         };
         let e = plan_segments(&c, base(&c, 16), &req).unwrap_err();
         assert!(matches!(e, Error::Unsupported { .. }), "{e}");
         let req = SegmentRequest {
             layout: SegmentLayout::Uniform { len: 4 },
+            force: Some(SegmentAlgo::Stripes),
+            ..req
+        };
+        assert!(plan_segments(&c, base(&c, 16), &req).is_err());
+        let req = SegmentRequest {
+            layout: SegmentLayout::Offsets,
+            force: Some(SegmentAlgo::Staged),
+            ..req
+        };
+        assert!(plan_segments(&c, base(&c, 16), &req).is_err());
+        let req = SegmentRequest {
+            layout: SegmentLayout::Uniform { len: 4 },
             force: Some(SegmentAlgo::Columns),
+            tune: Default::default(),
             ..req
         };
         assert!(plan_segments(&c, base(&c, 16), &req).is_err());
