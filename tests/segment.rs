@@ -217,10 +217,6 @@ fn plans_ops_types_shapes() {
                     if sim && li % 2 == p % 2 {
                         continue;
                     }
-                    // staged runs uniform rows only (CSR offsets are refused when planning).
-                    if *algo == Some(SegmentAlgo::Staged) && l.uniform.is_none() {
-                        continue;
-                    }
                     let case = format!(
                         "{} {op} {ty} n={} r={}{}",
                         algo.map_or("auto".into(), |a| a.to_string()),
@@ -259,6 +255,7 @@ fn several_variables_arg_and_repeat() {
             SegmentAlgo::Tiles,
             SegmentAlgo::Chunks,
             SegmentAlgo::Lanes,
+            SegmentAlgo::Staged,
         ];
         for algo in algos {
             let off = ragged(&mut rng, 37, 50, 0);
@@ -402,6 +399,7 @@ fn custom_ops_and_empty_segments() {
             SegmentAlgo::Tiles,
             SegmentAlgo::Chunks,
             SegmentAlgo::Lanes,
+            SegmentAlgo::Staged,
         ] {
             let off = ragged(&mut rng, 29, 40, 0);
             let r = off.len() - 1;
@@ -678,16 +676,6 @@ fn errors_write_nothing() {
                     reduction(&out, Op::Plus).segments(Segments::uniform(3)),
                     k(),
                     Options::default().segment(SegmentAlgo::Stripes),
-                ),
-                |e| matches!(e, Error::Unsupported { .. }),
-            ),
-            (
-                "forced staged on CSR offsets",
-                q.parallel_for_reduce_with(
-                    Range::new(12),
-                    reduction(&out, Op::Plus).segments(Segments::offsets(&asc_bad)),
-                    k(),
-                    Options::default().segment(SegmentAlgo::Staged),
                 ),
                 |e| matches!(e, Error::Unsupported { .. }),
             ),

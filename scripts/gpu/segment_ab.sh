@@ -41,12 +41,16 @@ v base-short SEGBENCH_PLANS=auto,item,tiles,staged,lanes -- $ROWS_SHORT
 v base-mid SEGBENCH_PLANS=auto,group,lanes,staged -- $ROWS_MID
 v base-long SEGBENCH_PLANS=auto,tiles,group -- $ROWS_LONG
 v base-cols SEGBENCH_PLANS=auto,columns,stripes -- $COLS
-v base-ragged SEGBENCH_PLANS=auto,tiles,lanes -- $RAGGED
+v base-ragged SEGBENCH_PLANS=auto,tiles,lanes,staged -- $RAGGED
 
 # 2. staged: elements per work-item, work-group size, work-groups per compute unit.
 for e in 4 16 32; do v staged-e$e SEGBENCH_PLANS=staged CLREDUCE_SEGMENT_TUNE=per_item=$e -- $ROWS_SHORT; done
 for l in 512; do v staged-l$l SEGBENCH_PLANS=staged CLREDUCE_SEGMENT_TUNE=local=$l -- $ROWS_SHORT; done
 for g in 2 4 16; do v staged-g$g SEGBENCH_PLANS=staged CLREDUCE_SEGMENT_TUNE=groups_per_cu=$g -- $ROWS_SHORT; done
+# staged over CSR offsets (stages of local x per_item elements, a second pass for the pieces).
+for e in 4 16 32; do v staged-csr-e$e SEGBENCH_PLANS=staged CLREDUCE_SEGMENT_TUNE=per_item=$e -- ragged-16 ragged-256; done
+for g in 2 4 16; do v staged-csr-g$g SEGBENCH_PLANS=staged CLREDUCE_SEGMENT_TUNE=groups_per_cu=$g -- ragged-16 ragged-256; done
+v staged-csr-l512 SEGBENCH_PLANS=staged CLREDUCE_SEGMENT_TUNE=local=512 -- ragged-16 ragged-256
 
 # 3. lanes: work-items per segment, work-groups per compute unit (rows of 256, CSR).
 for s in 8 16 64 128; do v lanes-s$s SEGBENCH_PLANS=lanes CLREDUCE_SEGMENT_TUNE=lanes=$s -- rows-2^20x2^8 ragged-256; done
@@ -63,4 +67,8 @@ v columns-l128 SEGBENCH_PLANS=columns CLREDUCE_SEGMENT_TUNE=local=128 -- cols-2^
 # 5. group (rows of 16384) and tiles (long rows, CSR): work-groups per compute unit.
 v group-g16 SEGBENCH_PLANS=group CLREDUCE_SEGMENT_TUNE=groups_per_cu=16 -- rows-2^14x2^14
 for g in 4 16 32; do v tiles-g$g SEGBENCH_PLANS=tiles CLREDUCE_SEGMENT_TUNE=groups_per_cu=$g -- rows-2^8x2^20 ragged-16 ragged-256; done
+# 6. Accumulators per work-item in the strided loops (second run: unroll; CSR staged).
+for u in 1 4 8 16; do v unroll-u$u SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=unroll=$u -- rows-2^20x2^8 rows-2^14x2^14 rows-2^8x2^20 cols-2^14x2^14 cols-2^20x2^8 cols-2^24x2^4; done
+for u in 4 8; do v unroll-stripes-u$u SEGBENCH_PLANS=stripes,columns CLREDUCE_SEGMENT_TUNE=unroll=$u -- cols-2^20x2^8 cols-2^24x2^4; done
+for u in 1 8; do v unroll-columns-g16-u$u SEGBENCH_PLANS=columns CLREDUCE_SEGMENT_TUNE=groups_per_cu=16,unroll=$u -- cols-2^14x2^14 cols-2^20x2^8; done
 echo "written: $out"

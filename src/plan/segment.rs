@@ -66,6 +66,9 @@ pub fn plan_segments(caps: &DeviceCaps, mut base: Plan, req: &SegmentRequest) ->
     base.local_bytes = acc as u64
         + match algo {
             SegmentAlgo::Tiles => TILE_LONGS * 8 + 4,
+            SegmentAlgo::Staged if req.layout == SegmentLayout::Offsets => {
+                stage as u64 + 4 * (local as u64) * (g.per_item + 1) + 4
+            }
             SegmentAlgo::Staged => stage as u64,
             _ => 0,
         };
@@ -78,6 +81,13 @@ pub fn plan_segments(caps: &DeviceCaps, mut base: Plan, req: &SegmentRequest) ->
             device: caps.label(),
         });
     }
+    // Loads in flight per work-item in the strided loops: the plain plan's unroll on a GPU
+    // (a strided loop with one accumulator waits for each load before the next), 1 on CPUs,
+    // whose rules were measured that way.
+    let unroll = req
+        .tune
+        .unroll
+        .unwrap_or(if gpu { base.unroll.max(1) as u64 } else { 1 });
     base.local = local;
     base.groups = g.groups;
     base.passes = passes;
@@ -97,6 +107,7 @@ pub fn plan_segments(caps: &DeviceCaps, mut base: Plan, req: &SegmentRequest) ->
         short: g.short,
         per_item: g.per_item,
         lanes: g.lanes,
+        unroll,
         index_in_segment: vec![false; base.vars.len()],
         span_idiom: false,
         reason: why,
@@ -162,30 +173,7 @@ fn geometry(
             let groups = segments.min(fill * 4);
             Geometry::new(groups, 1, 0, format!("{groups} work-groups of {local} taking segments in turn"))
         }
-        SegmentAlgo::Staged => {
-            let SegmentLayout::Uniform { len } = req.layout else {
-                return Err(unsupported("staged runs uniform segments (rows) only".into()));
-            };
-            // Enough elements per work-item that a stage holds whole rows; 8 by default (a
-            // stage of 2048 elements with 256 work-items), fewer where the variables'
-            // accumulators would not fit the local memory beside their trees.
-            let tree = (acc_bytes * (local + 1)) as u64;
-            let room = caps.local_mem_size.saturating_sub(tree);
-            let fits = (1..=64u64)
-                .rev()
-                .find(|&e| stage_slots(local, e) * acc_bytes as u64 <= room)
-                .unwrap_or(0);
-            let per_item = req.tune.per_item.unwrap_or(8).min(fits).max(len.div_ceil(l));
-            if per_item > 64 || per_item > fits {
-                return Err(unsupported(format!("rows of {len} do not fit a stage of {local} x {} elements", fits.min(64))));
-            }
-            let rows = l * per_item / len;
-            let stages = segments.div_ceil(rows);
-            let groups = stages.min(fill * 4);
-            let mut g = Geometry::new(groups, 1, rows, format!("{stages} stages of {rows} rows ({per_item} elements per work-item, read coalesced into local memory) on {groups} work-groups of {local}; a work-item per row combines it in index order"));
-            g.per_item = per_item;
-            g
-        }
+        SegmentAlgo::Staged => staged(caps, req, (local, acc_bytes), segments, fill)?,
         SegmentAlgo::Lanes => {
             if matches!(req.layout, SegmentLayout::Columns { .. }) {
                 return Err(unsupported("lanes runs rows and CSR segments, not columns".into()));
@@ -194,7 +182,10 @@ fn geometry(
             let lanes = req
                 .tune
                 .lanes
-                .unwrap_or((mean / 8).next_power_of_two().clamp(1, 32))
+                // At least 16 elements per lane: H200, rows 2^20 x 256 (2^28 f32): 16 lanes
+                // 273 us, 8 lanes 274 us, 32 lanes 306 us, 64 lanes 428 us
+                // (design/bench/2026-11-24-h200-segperf.txt).
+                .unwrap_or((mean / 16).next_power_of_two().clamp(1, 32))
                 .min(l);
             let per = l / lanes;
             let rounds = segments.div_ceil(per);
@@ -252,6 +243,63 @@ fn geometry(
             Geometry::new(groups, passes, chunk_rows, format!("{blocks} blocks of {local} columns x {chunks} chunks of {chunk_rows} rows on {groups} work-groups{}", if passes > 1 { ", chunks combined in order by a second pass" } else { "" }))
         }
     })
+}
+
+/// `staged`: uniform rows (a stage of whole rows) or CSR offsets (stages of `local *
+/// per_item` elements, pieces cut by stage boundaries finished by a second pass).
+fn staged(
+    caps: &DeviceCaps,
+    req: &SegmentRequest,
+    (local, acc_bytes): (usize, usize),
+    segments: u64,
+    fill: u64,
+) -> Result<Geometry> {
+    let l = local as u64;
+    let unsupported = |missing: String| Error::Unsupported {
+        what: "segment plan staged".into(),
+        missing,
+        device: caps.label(),
+    };
+    let len = match req.layout {
+        SegmentLayout::Uniform { len } => len,
+        SegmentLayout::Offsets if segments < u32::MAX as u64 => 1,
+        SegmentLayout::Offsets => {
+            return Err(unsupported("2^32 or more CSR segments".into()));
+        }
+        SegmentLayout::Columns { .. } => {
+            return Err(unsupported("staged runs rows and CSR segments, not columns".into()));
+        }
+    };
+    let offsets = req.layout == SegmentLayout::Offsets;
+    // Enough elements per work-item that a stage holds whole rows; 8 by default (a stage of
+    // 2048 elements with 256 work-items), fewer where the variables' accumulators (and for
+    // CSR the segment marks) would not fit the local memory beside their trees.
+    let tree = (acc_bytes * (local + 1)) as u64;
+    let room = caps.local_mem_size.saturating_sub(tree);
+    let need = |e: u64| {
+        stage_slots(local, e) * acc_bytes as u64 + if offsets { 4 * l * e + 4 * l + 4 } else { 0 }
+    };
+    let fits = (1..=64u64).rev().find(|&e| need(e) <= room).unwrap_or(0);
+    let per_item = req.tune.per_item.unwrap_or(8).min(fits).max(len.div_ceil(l));
+    if per_item > 64 || per_item > fits {
+        return Err(unsupported(format!(
+            "rows of {len} do not fit a stage of {local} x {} elements",
+            fits.min(64)
+        )));
+    }
+    let mut g = if offsets {
+        let tile = l * per_item;
+        let tiles = req.elements.div_ceil(tile).max(1);
+        let groups = tiles.min(fill * 4);
+        Geometry::new(groups, 2, tile, format!("{tiles} stages of {tile} elements ({per_item} per work-item, read coalesced into local memory), consecutive stages per work-group on {groups} work-groups of {local}; each work-item combines {per_item} consecutive elements of the stage, segments that cross work-items are folded by the work-item where they start, those that cross stages by a second pass"))
+    } else {
+        let rows = l * per_item / len;
+        let stages = segments.div_ceil(rows);
+        let groups = stages.min(fill * 4);
+        Geometry::new(groups, 1, rows, format!("{stages} stages of {rows} rows ({per_item} elements per work-item, read coalesced into local memory) on {groups} work-groups of {local}; a work-item per row combines it in index order"))
+    };
+    g.per_item = per_item;
+    Ok(g)
 }
 
 /// The algorithm for a request, and why.
@@ -369,6 +417,7 @@ mod tests {
             elements: n,
             force: None,
             tune: Default::default(),
+            longest: 0,
         };
         let p = plan_segments(caps, base(caps, n), &req).unwrap();
         let s = p.segment.clone().unwrap();
@@ -437,6 +486,7 @@ mod tests {
             elements: rows * cols,
             force: None,
             tune: Default::default(),
+            longest: 0,
         };
         let few = plan_segments(&c, base(&c, n), &req(n / 4, 4)).unwrap();
         assert_eq!(few.passes, 2);
@@ -455,6 +505,7 @@ mod tests {
                     elements: n,
                     force: Some(SegmentAlgo::Tiles),
                     tune: Default::default(),
+                    longest: 0,
                 };
                 let p = plan_segments(&c, base(&c, n.max(1)), &req).unwrap();
                 let s = p.segment.unwrap();
@@ -474,6 +525,7 @@ mod tests {
             elements: 16,
             force: Some(SegmentAlgo::Item),
             tune: Default::default(),
+            longest: 0,
         };
         let e = plan_segments(&c, base(&c, 16), &req).unwrap_err();
         assert!(matches!(e, Error::Unsupported { .. }), "{e}");
@@ -484,7 +536,7 @@ mod tests {
         };
         assert!(plan_segments(&c, base(&c, 16), &req).is_err());
         let req = SegmentRequest {
-            layout: SegmentLayout::Offsets,
+            layout: SegmentLayout::Columns { rows: 4, cols: 4 },
             force: Some(SegmentAlgo::Staged),
             ..req
         };
@@ -493,6 +545,7 @@ mod tests {
             layout: SegmentLayout::Uniform { len: 4 },
             force: Some(SegmentAlgo::Columns),
             tune: Default::default(),
+            longest: 0,
             ..req
         };
         assert!(plan_segments(&c, base(&c, 16), &req).is_err());

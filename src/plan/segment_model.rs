@@ -51,10 +51,12 @@ pub enum SegmentAlgo {
     /// its lanes gather from chunks far apart (4.8-11x the plain sum at 2^22, against 0.9-1.3x
     /// for `item` on uniform rows; examples/segment_bench.rs, a shared 2-core machine).
     Chunks,
-    /// Uniform short rows: a work-group stages `local * per_item` consecutive elements (whole
-    /// rows) in local memory, consecutive work-items taking consecutive indices (coalesced
-    /// reads), then one work-item per row combines its values from local memory in index
-    /// order and stores (coalesced writes).
+    /// A work-group stages `local * per_item` consecutive elements in local memory,
+    /// consecutive work-items taking consecutive indices (coalesced reads). Uniform rows: a
+    /// stage holds whole rows and one work-item per row combines them in index order. CSR
+    /// offsets: each work-item combines `per_item` consecutive elements of the stage, a segment
+    /// that crosses work-items is folded by the one where it starts, one that crosses stages
+    /// by a second pass.
     Staged,
     /// `lanes` consecutive work-items per segment (a warp's worth or less), several segments
     /// per work-group: strided coalesced reads within the segment, then a tree over the
@@ -160,10 +162,12 @@ pub struct SegmentRequest {
     pub force: Option<SegmentAlgo>,
     /// Expert geometry overrides (`CLREDUCE_SEGMENT_TUNE`); the default is automatic.
     pub tune: SegmentTune,
+    /// The longest segment (CSR offsets are read on the host anyway); 0 where unknown.
+    pub longest: u64,
 }
 
 /// Geometry overrides of the segmented plans, for tuning experiments:
-/// `CLREDUCE_SEGMENT_TUNE=local=256,groups_per_cu=8,per_item=8,lanes=32` (any subset). Values
+/// `CLREDUCE_SEGMENT_TUNE=local=256,groups_per_cu=8,per_item=8,lanes=32,unroll=8` (any subset). Values
 /// out of range are refused, never clamped; a value a plan does not use is ignored by it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct SegmentTune {
@@ -175,6 +179,8 @@ pub struct SegmentTune {
     pub per_item: Option<u64>,
     /// `lanes`: work-items per segment (`lanes=N`, a power of two 1..=1024).
     pub lanes: Option<u64>,
+    /// Accumulators per work-item in the strided loops (`unroll=N`, 1, 2, 4, 8 or 16).
+    pub unroll: Option<u64>,
 }
 
 impl SegmentTune {
@@ -191,6 +197,7 @@ impl SegmentTune {
                     "groups_per_cu=1..1024",
                     "per_item=1..64",
                     "lanes=1|2|4..1024 (a power of two)",
+                    "unroll=1|2|4|8|16",
                 ],
             };
             let (k, v) = part.split_once('=').ok_or_else(bad)?;
@@ -201,6 +208,7 @@ impl SegmentTune {
                 "groups_per_cu" if (1..=1024).contains(&v) => t.groups_per_cu = Some(v),
                 "per_item" if (1..=64).contains(&v) => t.per_item = Some(v),
                 "lanes" if pow2 => t.lanes = Some(v),
+                "unroll" if pow2 && v <= 16 => t.unroll = Some(v),
                 _ => return Err(bad()),
             }
         }
@@ -235,6 +243,8 @@ pub struct SegmentPlan {
     pub per_item: u64,
     /// `lanes`: work-items per segment; 0 otherwise.
     pub lanes: u64,
+    /// Accumulators per work-item in the strided loops (loads in flight).
+    pub unroll: u64,
     /// Per variable: argmin/argmax indices within the segment instead of global ones.
     pub index_in_segment: Vec<bool>,
     /// Whether the launch was a span reduction whose subscript is `i / C` (the span idiom),
