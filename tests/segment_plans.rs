@@ -116,14 +116,14 @@ fn run(
         imax.to_vec().unwrap(),
     );
     let mut bad = Vec::new();
-    for k in 0..results {
+    for (k, &start) in starts.iter().enumerate() {
         let idx: Vec<usize> = (0..len)
             .map(|j| match axis {
                 Axis::Last => k * len + j,
                 Axis::First => j * results + k,
             })
             .collect();
-        let (s, m, lo, hi) = expect(&xs, &idx, starts[k]);
+        let (s, m, lo, hi) = expect(&xs, &idx, start);
         let g = (
             got.0[k],
             got.1[k],
