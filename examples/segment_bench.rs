@@ -194,7 +194,8 @@ fn main() -> clreduce::Result<()> {
                     let got = out.to_vec()?;
                     let c = range.extents().last().copied().unwrap_or(1);
                     let bad = wrong(kind, &data, &got, &off, c, n);
-                    let bytes = 4 * (n + results as u64) + 8 * off.len() as u64 * (kind == "ragged") as u64;
+                    let bytes =
+                        4 * (n + results as u64) + 8 * off.len() as u64 * (kind == "ragged") as u64;
                     println!(
                         "{case:<24} {name:<10} {us:>10.1} us  {:.2}x  plan {plan}  results {results}  {:.0} GB/s in+out  wrong {bad}{}",
                         us / plain,

@@ -80,7 +80,9 @@ fn run(
         q.parallel_for_reduce_with(
             Range::new_2d(rows, cols),
             vec![
-                reduction(&sum, Op::Plus).axis(axis).initialize_to_identity(),
+                reduction(&sum, Op::Plus)
+                    .axis(axis)
+                    .initialize_to_identity(),
                 reduction(&mx, Op::Maximum).name("mx").axis(axis),
                 reduction_argmin(&vmin, &imin)
                     .name("lo")
@@ -181,11 +183,7 @@ fn staged_lanes_stripes_on_odd_shapes() {
             Some(SegmentAlgo::Lanes),
             Some(SegmentAlgo::Item),
         ];
-        let cols_plans = [
-            None,
-            Some(SegmentAlgo::Stripes),
-            Some(SegmentAlgo::Columns),
-        ];
+        let cols_plans = [None, Some(SegmentAlgo::Stripes), Some(SegmentAlgo::Columns)];
         for (rows, cols) in shapes {
             for axis in [Axis::Last, Axis::First] {
                 let plans: &[Option<SegmentAlgo>] = match axis {

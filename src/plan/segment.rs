@@ -52,7 +52,8 @@ pub fn plan_segments(caps: &DeviceCaps, mut base: Plan, req: &SegmentRequest) ->
             | SegmentAlgo::Columns
             | SegmentAlgo::Chunks
             | SegmentAlgo::Stripes
-                if passes > 1 => {
+                if passes > 1 =>
+            {
                 "segmented: partials per piece, combined in a fixed order by a second pass".into()
             }
             _ => "segmented: each segment written by the work-item or work-group that reduces it"
@@ -167,16 +168,28 @@ fn geometry(
     Ok(match algo {
         SegmentAlgo::Item => {
             let groups = segments.div_ceil(l);
-            Geometry::new(groups, 1, 0, format!("{groups} work-groups of {local}, one segment per work-item"))
+            Geometry::new(
+                groups,
+                1,
+                0,
+                format!("{groups} work-groups of {local}, one segment per work-item"),
+            )
         }
         SegmentAlgo::Group => {
             let groups = segments.min(fill * 4);
-            Geometry::new(groups, 1, 0, format!("{groups} work-groups of {local} taking segments in turn"))
+            Geometry::new(
+                groups,
+                1,
+                0,
+                format!("{groups} work-groups of {local} taking segments in turn"),
+            )
         }
         SegmentAlgo::Staged => staged(caps, req, (local, acc_bytes), segments, fill)?,
         SegmentAlgo::Lanes => {
             if matches!(req.layout, SegmentLayout::Columns { .. }) {
-                return Err(unsupported("lanes runs rows and CSR segments, not columns".into()));
+                return Err(unsupported(
+                    "lanes runs rows and CSR segments, not columns".into(),
+                ));
             }
             let mean = req.elements / segments;
             let lanes = req
@@ -196,10 +209,14 @@ fn geometry(
         }
         SegmentAlgo::Stripes => {
             let SegmentLayout::Columns { rows, cols } = req.layout else {
-                return Err(unsupported("stripes runs Axis::First (columns) only".into()));
+                return Err(unsupported(
+                    "stripes runs Axis::First (columns) only".into(),
+                ));
             };
             if cols > l {
-                return Err(unsupported(format!("{cols} columns: stripes needs at most a work-group ({local}) of them")));
+                return Err(unsupported(format!(
+                    "{cols} columns: stripes needs at most a work-group ({local}) of them"
+                )));
             }
             let act = l / cols * cols;
             // At least 16 rows per work-item.
@@ -267,7 +284,9 @@ fn staged(
             return Err(unsupported("2^32 or more CSR segments".into()));
         }
         SegmentLayout::Columns { .. } => {
-            return Err(unsupported("staged runs rows and CSR segments, not columns".into()));
+            return Err(unsupported(
+                "staged runs rows and CSR segments, not columns".into(),
+            ));
         }
     };
     let offsets = req.layout == SegmentLayout::Offsets;
@@ -280,7 +299,12 @@ fn staged(
         stage_slots(local, e) * acc_bytes as u64 + if offsets { 4 * l * e + 4 * l + 4 } else { 0 }
     };
     let fits = (1..=64u64).rev().find(|&e| need(e) <= room).unwrap_or(0);
-    let per_item = req.tune.per_item.unwrap_or(8).min(fits).max(len.div_ceil(l));
+    let per_item = req
+        .tune
+        .per_item
+        .unwrap_or(8)
+        .min(fits)
+        .max(len.div_ceil(l));
     if per_item > 64 || per_item > fits {
         return Err(unsupported(format!(
             "rows of {len} do not fit a stage of {local} x {} elements",
@@ -394,7 +418,9 @@ mod tests {
     use super::*;
     use crate::caps::fixtures;
     use crate::ops::Op;
-    use crate::plan::{plan, FormRequest, GroupAlgo, Request, Shape, Strategy, VarRequest};
+    use crate::plan::{
+        plan, FormRequest, GroupAlgo, Request, SegmentTune, Shape, Strategy, VarRequest,
+    };
     use crate::types::ElemType;
 
     fn base(caps: &DeviceCaps, n: u64) -> Plan {
@@ -555,5 +581,91 @@ mod tests {
         );
         assert_eq!(SegmentAlgo::parse("auto").unwrap(), None);
         assert!(SegmentAlgo::parse("warp").is_err());
+    }
+
+    #[test]
+    fn segment_tune_parses_and_refuses() {
+        let t =
+            SegmentTune::parse("local=512, groups_per_cu=16,per_item=4,lanes=8,unroll=2").unwrap();
+        assert_eq!(
+            (t.local, t.groups_per_cu, t.per_item, t.lanes, t.unroll),
+            (Some(512), Some(16), Some(4), Some(8), Some(2))
+        );
+        assert_eq!(SegmentTune::parse("").unwrap(), SegmentTune::default());
+        for bad in [
+            "local=300",
+            "lanes=0",
+            "per_item=65",
+            "unroll=32",
+            "groups_per_cu=0",
+            "wg=256",
+            "local",
+        ] {
+            assert!(SegmentTune::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn new_plans_geometry() {
+        let c = fixtures::nvidia_h200();
+        let n = 1u64 << 28;
+        let plan = |layout, segments, tune: SegmentTune| {
+            let req = SegmentRequest {
+                layout,
+                segments,
+                elements: n,
+                force: None,
+                tune,
+                longest: 0,
+            };
+            plan_segments(&c, base(&c, n), &req).unwrap()
+        };
+        // staged: whole rows per stage, the stage in the local memory budget.
+        let p = plan(
+            SegmentLayout::Uniform { len: 16 },
+            n / 16,
+            SegmentTune::default(),
+        );
+        let s = p.segment.clone().unwrap();
+        assert_eq!(
+            (s.algo, s.per_item, s.tile),
+            (SegmentAlgo::Staged, 8, 256 * 8 / 16)
+        );
+        assert!(p.local_bytes <= c.local_mem_size);
+        // lanes: 16 elements per lane, a tuned count wins.
+        let rows = SegmentLayout::Uniform { len: 256 };
+        let s = plan(rows, n / 256, SegmentTune::default()).segment.unwrap();
+        assert_eq!((s.algo, s.lanes), (SegmentAlgo::Lanes, 16));
+        let tune = SegmentTune {
+            lanes: Some(4),
+            unroll: Some(2),
+            ..Default::default()
+        };
+        let s = plan(rows, n / 256, tune).segment.unwrap();
+        assert_eq!((s.lanes, s.unroll), (4, 2));
+        // stripes: two passes, the first pass's work-groups in `tile`.
+        let cols = SegmentLayout::Columns {
+            rows: n / 16,
+            cols: 16,
+        };
+        let p = plan(cols, 16, SegmentTune::default());
+        let s = p.segment.clone().unwrap();
+        assert_eq!(
+            (s.algo, p.passes, s.tile),
+            (SegmentAlgo::Stripes, 2, p.groups)
+        );
+        // staged over CSR offsets when forced: stages of local x per_item, two passes.
+        let req = SegmentRequest {
+            layout: SegmentLayout::Offsets,
+            segments: n / 16,
+            elements: n,
+            force: Some(SegmentAlgo::Staged),
+            tune: SegmentTune::default(),
+            longest: 400,
+        };
+        let p = plan_segments(&c, base(&c, n), &req).unwrap();
+        let s = p.segment.unwrap();
+        assert_eq!((s.tile, p.passes), (256 * s.per_item, 2));
+        assert!(p.local_bytes <= c.local_mem_size);
     }
 }
