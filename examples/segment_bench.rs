@@ -9,6 +9,10 @@
 //! CASE is `rows-RxC` (R x C row sums, `Axis::Last`), `cols-RxC` (column sums, `Axis::First`)
 //! or `ragged-MEAN` (CSR offsets of seeded heavy-tailed lengths of that mean, a quarter of them
 //! empty); R or C may be written `2^K`. Without cases: the shapes for 2^LOG2N elements.
+//! `SEGBENCH_PLANS=auto,staged,...` limits the plans run per case (default: auto and every
+//! plan the case's layout runs); `CLREDUCE_SEGMENT_TUNE` sets their geometry. Each line ends
+//! with the bytes read and written (input plus results) per microsecond and the count of wrong
+//! results.
 use clreduce::check::reference::unit_roundoff;
 use clreduce::{
     reduction, Axis, ElemType, Kernel, Op, Options, Queue, Range, Reduction, SegmentAlgo, Segments,
@@ -23,17 +27,26 @@ fn parse_num(s: &str) -> u64 {
 
 /// How many results are outside (len + 40)·u·Σ|x| of the float64 sum of their elements.
 fn wrong(kind: &str, data: &[f32], got: &[f32], off: &[u64], c: u64, n: u64) -> usize {
+    let u = unit_roundoff(ElemType::F32);
+    let out = |k: usize, len: usize, (want, abs): (f64, f64)| {
+        let bound = (len as f64 + 40.0) * u * abs + 1e-30;
+        (got[k] as f64 - want).abs() > bound
+    };
+    let add = |(s, a): (f64, f64), &v: &f32| (s + v as f64, a + (v as f64).abs());
+    if kind == "cols" {
+        let mut acc = vec![(0.0f64, 0.0f64); got.len()];
+        for row in data[..n as usize].chunks_exact(c as usize) {
+            for (a, v) in acc.iter_mut().zip(row) {
+                *a = add(*a, v);
+            }
+        }
+        let rows = (n / c) as usize;
+        return (0..got.len()).filter(|&k| out(k, rows, acc[k])).count();
+    }
     (0..got.len())
         .filter(|&k| {
-            let idx: Vec<usize> = match kind {
-                "cols" => (0..n / c).map(|row| (row * c) as usize + k).collect(),
-                _ => (off[k] as usize..off[k + 1] as usize).collect(),
-            };
-            let (want, abs) = idx.iter().fold((0.0f64, 0.0f64), |(s, a), &i| {
-                (s + data[i] as f64, a + (data[i] as f64).abs())
-            });
-            let bound = (idx.len() as f64 + 40.0) * unit_roundoff(ElemType::F32) * abs + 1e-30;
-            (got[k] as f64 - want).abs() > bound
+            let seg = &data[off[k] as usize..off[k + 1] as usize];
+            out(k, seg.len(), seg.iter().fold((0.0, 0.0), add))
         })
         .count()
 }
@@ -153,15 +166,24 @@ fn main() -> clreduce::Result<()> {
         };
         let mut forced: Vec<Option<SegmentAlgo>> = vec![None];
         forced.extend(if kind == "cols" {
-            vec![Some(SegmentAlgo::Columns)]
+            vec![Some(SegmentAlgo::Columns), Some(SegmentAlgo::Stripes)]
         } else {
             vec![
                 Some(SegmentAlgo::Item),
                 Some(SegmentAlgo::Group),
                 Some(SegmentAlgo::Tiles),
                 Some(SegmentAlgo::Chunks),
+                Some(SegmentAlgo::Staged),
+                Some(SegmentAlgo::Lanes),
             ]
         });
+        if let Ok(only) = std::env::var("SEGBENCH_PLANS") {
+            let only: Vec<Option<SegmentAlgo>> = only
+                .split(',')
+                .map(|s| SegmentAlgo::parse(s).expect("SEGBENCH_PLANS"))
+                .collect();
+            forced.retain(|f| only.contains(f));
+        }
         for f in forced {
             let opts = Options {
                 segment: f,
@@ -174,10 +196,13 @@ fn main() -> clreduce::Result<()> {
                     let got = out.to_vec()?;
                     let c = range.extents().last().copied().unwrap_or(1);
                     let bad = wrong(kind, &data, &got, &off, c, n);
+                    let bytes =
+                        4 * (n + results as u64) + 8 * off.len() as u64 * (kind == "ragged") as u64;
                     println!(
-                        "{case:<24} {name:<10} {us:>10.1} us  {:.2}x  plan {plan}  results {results}{}",
+                        "{case:<24} {name:<10} {us:>10.1} us  {:.2}x  plan {plan}  results {results}  {:.0} GB/s in+out  wrong {bad}{}",
                         us / plain,
-                        if bad == 0 { String::new() } else { format!("  WRONG: {bad} results out of bound") }
+                        bytes as f64 / us / 1e3,
+                        if bad == 0 { "" } else { "  WRONG" }
                     );
                 }
             }

@@ -8,6 +8,11 @@
 //   CLR_SEG_ALGO     CLR_SEG_ITEM, CLR_SEG_GROUP, CLR_SEG_TILES, CLR_SEG_COLUMNS or CLR_SEG_CHUNKS
 //   CLR_SEG_OFFSETS  1: segment k is off[k]..off[k+1] (CSR); 0: k*c..(k+1)*c (uniform)
 //   CLR_SEG_LONGS    tiles: room for the longer segments of one tile (>= tile / (short + 1))
+//   CLR_SEG_E        staged: elements per work-item in a stage (1 otherwise)
+//   CLR_SEG_STAGE    staged: local slots of a stage, CLR_WG * CLR_SEG_E plus the skew
+//   CLR_SEG_S        lanes: work-items per segment, a power of two dividing CLR_WG (1 otherwise)
+//   CLR_SEG_U        accumulators per work-item in the strided loops (group, lanes, tiles'
+//                    work-group pieces, columns, stripes)
 // Arguments after the variables: the offsets (any buffer for uniform segments), the number of
 // segments (columns), the uniform length (the number of columns), the first index of the
 // first segment and one past the last one's end (the number of rows), the tile (elements per
@@ -21,6 +26,13 @@
 #define CLR_SEG_TILES 3
 #define CLR_SEG_COLUMNS 4
 #define CLR_SEG_CHUNKS 5
+#define CLR_SEG_STAGED 6
+#define CLR_SEG_LANES 7
+#define CLR_SEG_STRIPES 8
+
+// Staged: element p of a stage lives in slot p + p / 32, so the work-items of a warp each
+// reading their own row (rows of c apart) fall on different banks.
+#define CLR_SKEW(p) ((p) + ((p) >> 5))
 
 // The first index of segment k (k == nseg: one past the last segment's end).
 static inline ulong clr_seg_begin(ulong k, ulong c, __global const ulong* off) {
@@ -49,8 +61,8 @@ static inline ulong clr_seg_lower(ulong p, ulong nseg, ulong c, __global const u
 #endif
 }
 
-#define CLR_SDECL(k)          \
-    R##k##_A clr_a##k[1];     \
+#define CLR_SDECL(k)                 \
+    R##k##_A clr_a##k[CLR_SEG_U];    \
     __local R##k##_A clr_lm##k[R##k##_LSLOTS];
 #define CLR_SRESET(k) clr_a##k[0] = clr_identity_##k();
 #define CLR_SGROUP(k) clr_a##k[0] = clr_group_##k(clr_a##k[0], clr_lm##k);
@@ -67,8 +79,61 @@ static inline ulong clr_seg_lower(ulong p, ulong nseg, ulong c, __global const u
 #define CLR_SEMPTY(k) \
     if (!R##k##_INIT) clr_store_##k(clr_res_##k, clr_aux_##k, clr_e, clr_identity_##k());
 #define CLR_SPART(k) clr_part_##k[clr_slot] = clr_a##k[0];
+#define CLR_SGETP(k) clr_a##k[0] = clr_part_##k[clr_slot];
+#define CLR_SFOLDU(k) clr_a##k[clr_u] = clr_op_##k(clr_a##k[clr_u], clr_part_##k[clr_slot]);
 #define CLR_SFOLD(k) clr_a##k[0] = clr_op_##k(clr_a##k[0], clr_part_##k[clr_slot]);
 #define CLR_SFIRST(k) clr_a##k[0] = clr_op_##k(clr_part_##k[clr_slot], clr_a##k[0]);
+
+// Staged: the stage's slots per variable; one element's accumulator in, one row's fold.
+#define CLR_STDECL(k) __local R##k##_A clr_st##k[CLR_SEG_STAGE];
+#define CLR_STPUT(k) clr_st##k[CLR_SKEW(clr_p)] = clr_a##k[0];
+#define CLR_STGET(k) clr_a##k[0] = clr_st##k[CLR_SKEW(clr_p)];
+#define CLR_STFOLD(k) clr_a##k[0] = clr_op_##k(clr_a##k[0], clr_st##k[CLR_SKEW(clr_p)]);
+// Lanes: the tree over the CLR_SEG_S lanes of each segment (lane 0 ends with the value).
+#define CLR_SLANES(k)                                                                     \
+    clr_lm##k[clr_lid] = clr_a##k[0];                                                     \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                         \
+    for (uint clr_s = CLR_SEG_S / 2; clr_s > 0; clr_s >>= 1) {                            \
+        if (clr_lane < clr_s)                                                             \
+            clr_lm##k[clr_lid] = clr_op_##k(clr_lm##k[clr_lid], clr_lm##k[clr_lid + clr_s]); \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                     \
+    }                                                                                     \
+    clr_a##k[0] = clr_lm##k[clr_lid];
+// Stripes: the work-group's partial of each column (work-items clr_col, clr_col + cols, ...
+// in order) to slot group * cols + column.
+#define CLR_SSTRIPE(k)                                                                 \
+    clr_lm##k[clr_lid] = clr_a##k[0];                                                  \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                      \
+    if (clr_lid < clr_cols) {                                                          \
+        for (uint clr_j = clr_lid + (uint)clr_cols; clr_j < clr_act; clr_j += (uint)clr_cols) \
+            clr_a##k[0] = clr_op_##k(clr_a##k[0], clr_lm##k[clr_j]);                   \
+        clr_part_##k[get_group_id(0) * clr_cols + clr_lid] = clr_a##k[0];              \
+    }
+
+// Staged CSR: a piece ends (clr_cur is the segment's number relative to clr_ka, 0 for the
+// piece of a segment that began before the work-item's chunk): a head piece to clr_lm (its
+// owner combines it), a whole segment stored.
+#define CLR_SHEAD(k) clr_lm##k[clr_lid] = clr_a##k[0];
+#define CLR_SHEAD0(k) clr_lm##k[clr_lid] = clr_identity_##k();
+#define CLR_SHEADGET(k) clr_a##k[0] = clr_lm##k[0];
+#define CLR_SPIECE_END                                   \
+    if (clr_cur == 0) {                                  \
+        CLR_FOR_VARS(CLR_SHEAD)                          \
+        clr_hend[clr_lid] = 1u;                          \
+        clr_hset = 1;                                    \
+    } else {                                             \
+        const ulong clr_e = clr_ka + clr_cur - 1;        \
+        const ulong clr_sb = clr_ts + clr_cs;            \
+        CLR_FOR_VARS(CLR_SSTORE)                         \
+    }
+// Folds the head pieces of the chunks after clr_lid into clr_a* up to the chunk where the
+// segment ends (clr_j == CLR_WG: it goes on past the stage).
+#define CLR_SFOLDH(k) clr_a##k[0] = clr_op_##k(clr_a##k[0], clr_lm##k[clr_j]);
+#define CLR_SSCAN                                               \
+    for (clr_j = clr_lid + 1; clr_j < CLR_WG; ++clr_j) {        \
+        CLR_FOR_VARS(CLR_SFOLDH)                                \
+        if (clr_hend[clr_j]) break;                             \
+    }
 
 // Chunks: the current segment (clr_cur, clr_cb..clr_ce) ends: a head piece to its slot, or
 // the segment's value (an empty one's identity) to the variables.
@@ -85,11 +150,26 @@ static inline ulong clr_seg_lower(ulong p, ulong nseg, ulong c, __global const u
         CLR_FOR_VARS(CLR_SSTORE)                           \
     }
 
+// A strided loop over clr_j = b, b + s, ... < e into clr_a*[0], with CLR_SEG_U accumulators
+// so that CLR_SEG_U loads are in flight (one accumulator serializes the loop on its load's
+// latency); the accumulators are combined in order at the end (a fixed order: deterministic).
+#define CLR_SRESETU(k) for (uint clr_u = 0; clr_u < CLR_SEG_U; ++clr_u) clr_a##k[clr_u] = clr_identity_##k();
+#define CLR_SMERGEU(k) for (uint clr_u = 1; clr_u < CLR_SEG_U; ++clr_u) clr_a##k[0] = clr_op_##k(clr_a##k[0], clr_a##k[clr_u]);
+#define CLR_STRIDED(clr_b, clr_e2, clr_s)                                                   \
+    {                                                                                       \
+        const ulong clr_se2 = (clr_e2), clr_ss2 = (clr_s);                                  \
+        ulong clr_j = (clr_b);                                                              \
+        CLR_FOR_VARS(CLR_SRESETU)                                                           \
+        for (; clr_j + (CLR_SEG_U - 1) * clr_ss2 < clr_se2; clr_j += CLR_SEG_U * clr_ss2)   \
+            for (uint clr_u = 0; clr_u < CLR_SEG_U; ++clr_u)                                \
+                CLR_CALL((CLR_IDX)(clr_j + clr_u * clr_ss2), clr_u);                        \
+        for (; clr_j < clr_se2; clr_j += clr_ss2) CLR_CALL((CLR_IDX)clr_j, 0);              \
+        CLR_FOR_VARS(CLR_SMERGEU)                                                           \
+    }
+
 // Reduces indices [clr_b, clr_e2) with the whole work-group into clr_a*[0] of every work-item.
-#define CLR_GROUP_RANGE(clr_b, clr_e2)                                       \
-    CLR_FOR_VARS(CLR_SRESET)                                                 \
-    for (ulong clr_j = (clr_b) + clr_lid; clr_j < (clr_e2); clr_j += CLR_WG) \
-        CLR_CALL((CLR_IDX)clr_j, 0);                                         \
+#define CLR_GROUP_RANGE(clr_b, clr_e2)                  \
+    CLR_STRIDED((clr_b) + clr_lid, (clr_e2), CLR_WG)    \
     CLR_FOR_VARS(CLR_SGROUP)
 
 __kernel __attribute__((reqd_work_group_size(CLR_WG, 1, 1)))
@@ -237,6 +317,220 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
             CLR_FOR_VARS(CLR_SPART)
         }
     }
+#elif CLR_SEG_ALGO == CLR_SEG_STAGED && CLR_SEG_OFFSETS
+    // CSR offsets through stages of clr_tile = CLR_WG * CLR_SEG_E elements; work-group g takes
+    // the consecutive tiles g*m .. g*m + m - 1, so a tile's first segment is the previous
+    // tile's end (one binary search per work-group). Per tile:
+    // 1. values: each element's accumulator into the stage, read coalesced; segments starting
+    //    in the tile (clr_ka + lid, + CLR_WG, ...): an empty one is stored, a non-empty one
+    //    marks its start (clr_sat[p] = its number relative to clr_ka, plus 1); the first one
+    //    starting at or past the tile's end gives clr_kb (a local atomic_min of integers).
+    // 2. walk: work-item lid combines its chunk lid*E .. lid*E+E-1 from the stage in index
+    //    order, storing the segments that start and end in it; the piece before its chunk's
+    //    first start (a head piece) goes to clr_lm[lid], clr_hend[lid] saying whether that
+    //    segment ends in the chunk.
+    // 3. owners: the work-item where a segment starts folds the head pieces of the following
+    //    chunks up to the one where it ends and stores; a segment that goes on past the tile
+    //    is the tile's tail (slot 2t+1), and work-item 0 folds the tile's own head piece (the
+    //    segment that began before it) into slot 2t. clr_finish combines them as for tiles.
+    CLR_FOR_VARS(CLR_STDECL)
+    __local uint clr_sat[CLR_WG * CLR_SEG_E];
+    __local uint clr_hend[CLR_WG];
+    __local uint clr_kbd;
+    const ulong clr_ntiles = (clr_hi - clr_lo + clr_tile - 1) / clr_tile;
+    const ulong clr_m = (clr_ntiles + get_num_groups(0) - 1) / get_num_groups(0);
+    const ulong clr_t0 = get_group_id(0) * clr_m;
+    const ulong clr_tend = clr_t0 + clr_m < clr_ntiles ? clr_t0 + clr_m : clr_ntiles;
+    ulong clr_ka = clr_t0 < clr_tend ? clr_seg_lower(clr_lo + clr_t0 * clr_tile, clr_nseg, clr_c, clr_off) : 0;
+    for (uint clr_q = 0; clr_q < CLR_SEG_E; ++clr_q) clr_sat[clr_q * CLR_WG + clr_lid] = 0u;
+    for (ulong clr_t = clr_t0; clr_t < clr_tend; ++clr_t) {
+        const ulong clr_ts = clr_lo + clr_t * clr_tile;
+        const ulong clr_te = clr_hi - clr_ts < clr_tile ? clr_hi : clr_ts + clr_tile;
+        const uint clr_cnt = (uint)(clr_te - clr_ts);
+        if (clr_lid == 0) clr_kbd = UINT_MAX;
+        barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+        for (uint clr_q = 0; clr_q < CLR_SEG_E; ++clr_q) {
+            const uint clr_p = clr_q * CLR_WG + clr_lid;
+            if (clr_p < clr_cnt) {
+                CLR_FOR_VARS(CLR_SRESET)
+                CLR_CALL((CLR_IDX)(clr_ts + clr_p), 0);
+                CLR_FOR_VARS(CLR_STPUT)
+            }
+        }
+        ulong clr_kb = clr_nseg;
+        for (ulong clr_r = clr_ka;; clr_r += CLR_WG) {
+            const ulong clr_e = clr_r + clr_lid;
+            if (clr_e < clr_nseg) {
+                const ulong clr_b = clr_off[clr_e];
+                // The last tile also owns the empty segments that begin at its end.
+                if (clr_b < clr_te || clr_te == clr_hi) {
+                    if (clr_off[clr_e + 1] == clr_b) {
+                        CLR_FOR_VARS(CLR_SEMPTY)
+                    } else {
+                        clr_sat[clr_b - clr_ts] = (uint)(clr_e - clr_ka) + 1u;
+                    }
+                } else {
+                    atomic_min(&clr_kbd, (uint)(clr_e - clr_ka));
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            const uint clr_d = clr_kbd;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (clr_d != UINT_MAX) {
+                clr_kb = clr_ka + clr_d;
+                break;
+            }
+            if (clr_r + CLR_WG >= clr_nseg) break;
+        }
+        // Whether the tile's end closes a segment (none goes on past it).
+        const int clr_closes = clr_te == clr_hi || clr_off[clr_kb] == clr_te;
+        // 2. walk
+        const uint clr_p0 = clr_lid * CLR_SEG_E;
+        ulong clr_cur = 0;
+        uint clr_cs = 0;
+        int clr_hset = 0;
+        CLR_FOR_VARS(CLR_SRESET)
+        for (uint clr_q = 0; clr_q < CLR_SEG_E; ++clr_q) {
+            const uint clr_p = clr_p0 + clr_q;
+            if (clr_p >= clr_cnt) break;
+            const uint clr_s = clr_sat[clr_p];
+            if (clr_s != 0u) {
+                if (clr_q > 0) {
+                    CLR_SPIECE_END
+                }
+                clr_cur = clr_s;
+                clr_cs = clr_p;
+                CLR_FOR_VARS(CLR_SRESET)
+            }
+            CLR_FOR_VARS(CLR_STFOLD)
+        }
+        // The chunk's last piece: ends at the chunk's end, or goes on (open).
+        const uint clr_pe = clr_p0 + CLR_SEG_E;
+        const int clr_ends = clr_p0 >= clr_cnt || (clr_pe < clr_cnt ? clr_sat[clr_pe] != 0u : clr_closes);
+        int clr_open = 0;
+        if (clr_ends) {
+            if (clr_p0 < clr_cnt) {
+                CLR_SPIECE_END
+            }
+        } else if (clr_cur == 0) {
+            CLR_FOR_VARS(CLR_SHEAD)
+            clr_hend[clr_lid] = 0u;
+            clr_hset = 1;
+        } else {
+            clr_open = 1;
+        }
+        if (!clr_hset) {
+            // No head piece in this chunk (it starts a segment, or lies past the tile's end).
+            CLR_FOR_VARS(CLR_SHEAD0)
+            clr_hend[clr_lid] = 1u;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        // 3. owners
+        uint clr_j;
+        if (clr_open) {
+            CLR_SSCAN
+            if (clr_j == CLR_WG) {
+                const ulong clr_slot = 2 * clr_t + 1;
+                CLR_FOR_VARS(CLR_SPART)
+            } else {
+                const ulong clr_e = clr_ka + clr_cur - 1;
+                const ulong clr_sb = clr_ts + clr_cs;
+                CLR_FOR_VARS(CLR_SSTORE)
+            }
+        }
+        if (clr_lid == 0 && clr_sat[0] == 0u && clr_cnt > 0) {
+            // The tile's head piece: chunk 0's, then the following chunks' up to its end.
+            CLR_FOR_VARS(CLR_SHEADGET)
+            if (!clr_hend[0]) {
+                CLR_SSCAN
+            }
+            const ulong clr_slot = 2 * clr_t;
+            CLR_FOR_VARS(CLR_SPART)
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint clr_q = 0; clr_q < CLR_SEG_E; ++clr_q) clr_sat[clr_q * CLR_WG + clr_lid] = 0u;
+        clr_ka = clr_kb;
+    }
+#elif CLR_SEG_ALGO == CLR_SEG_STAGED
+    // Uniform rows of clr_c, clr_tile whole rows per stage (clr_tile * clr_c <= CLR_WG *
+    // CLR_SEG_E): the work-group reads the stage with consecutive work-items on consecutive
+    // indices, one accumulator per element into local memory, then a work-item per row
+    // combines the row's accumulators in index order and stores (consecutive rows from
+    // consecutive work-items).
+    CLR_FOR_VARS(CLR_STDECL)
+    const ulong clr_nst = (clr_nseg + clr_tile - 1) / clr_tile;
+    for (ulong clr_t = get_group_id(0); clr_t < clr_nst; clr_t += get_num_groups(0)) {
+        const ulong clr_r0 = clr_t * clr_tile;
+        const uint clr_rows = (uint)(clr_nseg - clr_r0 < clr_tile ? clr_nseg - clr_r0 : clr_tile);
+        const uint clr_cnt = clr_rows * (uint)clr_c;
+        const ulong clr_base = clr_r0 * clr_c;
+#pragma unroll
+        for (uint clr_q = 0; clr_q < CLR_SEG_E; ++clr_q) {
+            const uint clr_p = clr_q * CLR_WG + clr_lid;
+            if (clr_p < clr_cnt) {
+                CLR_FOR_VARS(CLR_SRESET)
+                CLR_CALL((CLR_IDX)(clr_base + clr_p), 0);
+                CLR_FOR_VARS(CLR_STPUT)
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint clr_r = clr_lid; clr_r < clr_rows; clr_r += CLR_WG) {
+            const uint clr_p0 = clr_r * (uint)clr_c;
+            {
+                const uint clr_p = clr_p0;
+                CLR_FOR_VARS(CLR_STGET)
+            }
+            for (uint clr_p = clr_p0 + 1; clr_p < clr_p0 + (uint)clr_c; ++clr_p) {
+                CLR_FOR_VARS(CLR_STFOLD)
+            }
+            const ulong clr_e = clr_r0 + clr_r;
+            const ulong clr_sb = clr_base + clr_p0;
+            CLR_FOR_VARS(CLR_SSTORE)
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+#elif CLR_SEG_ALGO == CLR_SEG_LANES
+    // CLR_SEG_S consecutive work-items per segment, CLR_WG / CLR_SEG_S segments per work-group
+    // at a time: lane j reads j, j + S, ... of its segment (consecutive lanes on consecutive
+    // indices), then a tree over the lanes. Every work-item of a group runs the same rounds
+    // (the barriers are uniform).
+    const uint clr_lane = clr_lid % CLR_SEG_S;
+    const ulong clr_per = CLR_WG / CLR_SEG_S;
+    for (ulong clr_b = get_group_id(0) * clr_per; clr_b < clr_nseg; clr_b += get_num_groups(0) * clr_per) {
+        const ulong clr_e = clr_b + clr_lid / CLR_SEG_S;
+        ulong clr_sb = 0, clr_se = 0;
+        if (clr_e < clr_nseg) {
+            clr_sb = clr_seg_begin(clr_e, clr_c, clr_off);
+            clr_se = clr_seg_begin(clr_e + 1, clr_c, clr_off);
+        }
+        CLR_STRIDED(clr_sb + clr_lane, clr_se, CLR_SEG_S)
+        CLR_FOR_VARS(CLR_SLANES)
+        if (clr_lane == 0 && clr_e < clr_nseg) {
+            if (clr_sb == clr_se) {
+                CLR_FOR_VARS(CLR_SEMPTY)
+            } else {
+                CLR_FOR_VARS(CLR_SSTORE)
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+#elif CLR_SEG_ALGO == CLR_SEG_STRIPES
+    // Axis::First with clr_nseg <= CLR_WG columns: the first clr_act = (CLR_WG / cols) * cols
+    // work-items of each group take row slots group * (act / cols) + lid / cols with a stride
+    // of all groups' slots, so work-item lid always reads column lid % cols and consecutive
+    // work-items read consecutive indices. The group's partial of each column goes to
+    // slot group * cols + column; clr_finish combines them.
+    const ulong clr_cols = clr_nseg, clr_rows = clr_hi;
+    const uint clr_act = (uint)((CLR_WG / clr_cols) * clr_cols);
+    const ulong clr_rpg = clr_act / clr_cols;
+    {
+        const ulong clr_step = clr_rpg * get_num_groups(0) * clr_cols;
+        // Idle work-items (lid >= act) run an empty loop and keep the identity.
+        const ulong clr_end = clr_lid < clr_act ? clr_rows * clr_cols : 0;
+        CLR_STRIDED(get_group_id(0) * clr_act + clr_lid, clr_end, clr_step)
+    }
+    CLR_FOR_VARS(CLR_SSTRIPE)
 #else
     // Columns (Axis::First): clr_c columns of clr_nseg... here clr_nseg is the number of
     // columns and clr_hi the number of rows; each work-item owns one column of a chunk of
@@ -250,8 +544,7 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
         if (clr_e >= clr_cols) continue;
         const ulong clr_r0 = clr_chunk * clr_tile;
         const ulong clr_r1 = clr_rows - clr_r0 < clr_tile ? clr_rows : clr_r0 + clr_tile;
-        CLR_FOR_VARS(CLR_SRESET)
-        for (ulong clr_r = clr_r0; clr_r < clr_r1; ++clr_r) CLR_CALL((CLR_IDX)(clr_r * clr_cols + clr_e), 0);
+        CLR_STRIDED(clr_r0 * clr_cols + clr_e, clr_r1 * clr_cols, clr_cols)
         if (clr_chunks == 1) {
             const ulong clr_sb = clr_e;
             const ulong clr_ss = clr_cols;
@@ -300,19 +593,68 @@ void clr_finish(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
+#elif CLR_SEG_ALGO == CLR_SEG_STAGED && CLR_SEG_OFFSETS
+    // A work-item per tile whose tail segment goes on: the tail (slot 2t+1), then the heads
+    // (slots 2u) of the tiles u = t+1..t1 the segment covers, in tile order.
+    const ulong clr_ntiles = (clr_hi - clr_lo + clr_tile - 1) / clr_tile;
+    for (ulong clr_t = get_global_id(0); clr_t < clr_ntiles; clr_t += get_global_size(0)) {
+        const ulong clr_ts = clr_lo + clr_t * clr_tile;
+        const ulong clr_te = clr_hi - clr_ts < clr_tile ? clr_hi : clr_ts + clr_tile;
+        if (clr_te == clr_hi) continue;
+        const ulong clr_kb = clr_seg_lower(clr_te, clr_nseg, clr_c, clr_off);
+        if (clr_kb == 0) continue;
+        const ulong clr_e = clr_kb - 1;
+        const ulong clr_sb = clr_off[clr_e];
+        const ulong clr_end = clr_off[clr_kb];
+        if (clr_sb < clr_ts || clr_end <= clr_te) continue;
+        const ulong clr_t1 = (clr_end - 1 - clr_lo) / clr_tile;
+        {
+            const ulong clr_slot = 2 * clr_t + 1;
+            CLR_FOR_VARS(CLR_SGETP)
+        }
+        for (ulong clr_u = clr_t + 1; clr_u <= clr_t1; ++clr_u) {
+            const ulong clr_slot = 2 * clr_u;
+            CLR_FOR_VARS(CLR_SFOLD)
+        }
+        CLR_FOR_VARS(CLR_SSTORE)
+    }
 #elif CLR_SEG_ALGO == CLR_SEG_COLUMNS
     // A work-item per column combines its chunks' partials in chunk order.
     const ulong clr_cols = clr_nseg, clr_rows = clr_hi;
     const ulong clr_chunks = (clr_rows + clr_tile - 1) / clr_tile;
     for (ulong clr_e = get_global_id(0); clr_e < clr_cols; clr_e += get_global_size(0)) {
-        CLR_FOR_VARS(CLR_SRESET)
-        for (ulong clr_chunk = 0; clr_chunk < clr_chunks; ++clr_chunk) {
+        CLR_FOR_VARS(CLR_SRESETU)
+        ulong clr_chunk = 0;
+        for (; clr_chunk + CLR_SEG_U <= clr_chunks; clr_chunk += CLR_SEG_U)
+            for (uint clr_u = 0; clr_u < CLR_SEG_U; ++clr_u) {
+                const ulong clr_slot = (clr_chunk + clr_u) * clr_cols + clr_e;
+                CLR_FOR_VARS(CLR_SFOLDU)
+            }
+        for (; clr_chunk < clr_chunks; ++clr_chunk) {
             const ulong clr_slot = clr_chunk * clr_cols + clr_e;
             CLR_FOR_VARS(CLR_SFOLD)
         }
+        CLR_FOR_VARS(CLR_SMERGEU)
         const ulong clr_sb = clr_e;
         const ulong clr_ss = clr_cols;
         CLR_FOR_VARS(CLR_SSTORE)
+    }
+#elif CLR_SEG_ALGO == CLR_SEG_STRIPES
+    // A work-group per column combines the first pass's clr_tile work-groups' partials.
+    const ulong clr_cols = clr_nseg;
+    for (ulong clr_e = get_group_id(0); clr_e < clr_cols; clr_e += get_num_groups(0)) {
+        CLR_FOR_VARS(CLR_SRESET)
+        for (ulong clr_u = clr_lid; clr_u < clr_tile; clr_u += CLR_WG) {
+            const ulong clr_slot = clr_u * clr_cols + clr_e;
+            CLR_FOR_VARS(CLR_SFOLD)
+        }
+        CLR_FOR_VARS(CLR_SGROUP)
+        if (clr_lid == 0) {
+            const ulong clr_sb = clr_e;
+            const ulong clr_ss = clr_cols;
+            CLR_FOR_VARS(CLR_SSTORE)
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
     }
 #endif
 }

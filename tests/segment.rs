@@ -197,6 +197,8 @@ fn plans_ops_types_shapes() {
         Some(SegmentAlgo::Group),
         Some(SegmentAlgo::Tiles),
         Some(SegmentAlgo::Chunks),
+        Some(SegmentAlgo::Staged),
+        Some(SegmentAlgo::Lanes),
     ];
     for q in queues() {
         let d = q.device();
@@ -252,6 +254,8 @@ fn several_variables_arg_and_repeat() {
             SegmentAlgo::Group,
             SegmentAlgo::Tiles,
             SegmentAlgo::Chunks,
+            SegmentAlgo::Lanes,
+            SegmentAlgo::Staged,
         ];
         for algo in algos {
             let off = ragged(&mut rng, 37, 50, 0);
@@ -394,6 +398,8 @@ fn custom_ops_and_empty_segments() {
             SegmentAlgo::Group,
             SegmentAlgo::Tiles,
             SegmentAlgo::Chunks,
+            SegmentAlgo::Lanes,
+            SegmentAlgo::Staged,
         ] {
             let off = ragged(&mut rng, 29, 40, 0);
             let r = off.len() - 1;
@@ -660,6 +666,16 @@ fn errors_write_nothing() {
                     reduction(&out, Op::Plus).segments(Segments::uniform(3)),
                     k(),
                     Options::default().segment(SegmentAlgo::Columns),
+                ),
+                |e| matches!(e, Error::Unsupported { .. }),
+            ),
+            (
+                "forced stripes on rows",
+                q.parallel_for_reduce_with(
+                    Range::new(12),
+                    reduction(&out, Op::Plus).segments(Segments::uniform(3)),
+                    k(),
+                    Options::default().segment(SegmentAlgo::Stripes),
                 ),
                 |e| matches!(e, Error::Unsupported { .. }),
             ),

@@ -38,6 +38,8 @@ struct Found {
     lo: u64,
     hi: u64,
     offsets: Option<Target>,
+    /// The longest segment.
+    longest: u64,
 }
 
 /// A prepared segmented launch.
@@ -222,6 +224,9 @@ impl Queue {
             segments: found.segments,
             elements: found.hi - found.lo,
             force: options.segment,
+            // Expert geometry for tuning runs, read here like CLREDUCE_EXTRA_OPTIONS at build.
+            tune: plan::SegmentTune::from_env()?,
+            longest: found.longest,
         };
         let sreq = match found.layout {
             SegmentLayout::Columns { rows, cols } => SegmentRequest {
@@ -283,6 +288,7 @@ impl Queue {
             lo: 0,
             hi: n,
             offsets: None,
+            longest: len,
         };
         Ok(match spec {
             SegSpec::Uniform(0) | SegSpec::Span(0) => return Err(bad("segment length 0".into())),
@@ -315,6 +321,7 @@ impl Queue {
                         lo: 0,
                         hi: if cols == 0 { 0 } else { *rows },
                         offsets: None,
+                        longest: *rows,
                     }
                 }
                 (_, []) => return Err(bad("a range of rank 0".into())),
@@ -359,6 +366,7 @@ impl Queue {
                     lo: off[0],
                     hi: last,
                     offsets: Some(t.clone()),
+                    longest: off.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0),
                 }
             }
         })
@@ -386,10 +394,12 @@ impl Queue {
         let label = q.device.label();
         // Partial slots per variable: two per tile, or one per (row chunk, column).
         let slots = match (sp.algo, f.layout) {
-            (SegmentAlgo::Tiles | SegmentAlgo::Chunks, _) => 2 * (f.hi - f.lo).div_ceil(sp.tile),
+            (SegmentAlgo::Tiles | SegmentAlgo::Chunks, _)
+            | (SegmentAlgo::Staged, SegmentLayout::Offsets) => 2 * (f.hi - f.lo).div_ceil(sp.tile),
             (SegmentAlgo::Columns, SegmentLayout::Columns { rows, cols }) if plan.passes > 1 => {
                 rows.div_ceil(sp.tile) * cols
             }
+            (SegmentAlgo::Stripes, _) => plan.groups * f.segments,
             _ => 0,
         };
         let mut partials = Vec::new();
@@ -452,6 +462,12 @@ impl Queue {
             if plan.passes > 1 {
                 let groups = match sp.algo {
                     SegmentAlgo::Columns => f.segments.div_ceil(local as u64).min(1 << 16),
+                    SegmentAlgo::Stripes => f.segments.min(1 << 16),
+                    // A work-item per stage.
+                    SegmentAlgo::Staged => (f.hi - f.lo)
+                        .div_ceil(sp.tile)
+                        .div_ceil(local as u64)
+                        .min(1 << 16),
                     _ => plan.groups,
                 };
                 let global = groups.max(1) as usize * local;

@@ -131,12 +131,14 @@ impl Layout {
     pub fn algos(&self) -> Vec<SegmentAlgo> {
         match self {
             Layout::Flat => Vec::new(),
-            Layout::Cols { .. } => vec![SegmentAlgo::Columns],
+            Layout::Cols { .. } => vec![SegmentAlgo::Columns, SegmentAlgo::Stripes],
             _ => vec![
                 SegmentAlgo::Item,
                 SegmentAlgo::Group,
                 SegmentAlgo::Tiles,
                 SegmentAlgo::Chunks,
+                SegmentAlgo::Staged,
+                SegmentAlgo::Lanes,
             ],
         }
     }

@@ -65,7 +65,14 @@ fn segmented_cases_parse() {
     assert_eq!(r.n_for(7), 1 << 18, "rows x cols fixes n");
     let c = Case::parse("i32-max-cols-3x5").unwrap();
     assert_eq!(c.name, "i32-max-cols-3x5");
-    assert_eq!(c.forces(), vec![Force::Auto, Force::Segment(SegmentAlgo::Columns)]);
+    assert_eq!(
+        c.forces(),
+        vec![
+            Force::Auto,
+            Force::Segment(SegmentAlgo::Columns),
+            Force::Segment(SegmentAlgo::Stripes)
+        ]
+    );
     let g = Case::parse("f64-argmin-ragged-16").unwrap();
     assert_eq!((g.shape, g.name.as_str()), (Shape::ArgMin, "f64-argmin-ragged-16"));
     assert_eq!(g.n_for(1000), 1000);

@@ -128,7 +128,7 @@ pub(crate) fn options(plan: &Plan, caps: &DeviceCaps) -> String {
         (caps.workarounds.serial_last_group_tree as u8).to_string(),
     );
     if let Some(sp) = &plan.segment {
-        super::segment::defines(sp, &mut d);
+        super::segment::defines(sp, plan.local, &mut d);
     }
     for (k, v) in plan.vars.iter().enumerate() {
         d(&format!("R{k}_T"), v.ty.cl_name().into());

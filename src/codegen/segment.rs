@@ -1,18 +1,23 @@
 //! The segmented launch's part of code generation: kernels/segment.cl in place of
 //! kernels/reduce.cl, its `-D` defines and the per-variable index-in-segment macros.
 
-use crate::plan::{AccShape, Plan, SegmentLayout, SegmentPlan, TILE_LONGS};
+use crate::plan::{stage_slots, AccShape, Plan, SegmentLayout, SegmentPlan, TILE_LONGS};
 
 pub(crate) const SEGMENT_CL: &str = include_str!("../../kernels/segment.cl");
 
 /// The segment defines of kernels/segment.cl.
-pub(super) fn defines(sp: &SegmentPlan, d: &mut impl FnMut(&str, String)) {
+pub(super) fn defines(sp: &SegmentPlan, local: usize, d: &mut impl FnMut(&str, String)) {
     d("CLR_SEG_ALGO", sp.algo.cl_id().into());
     d(
         "CLR_SEG_OFFSETS",
         ((sp.layout == SegmentLayout::Offsets) as u8).to_string(),
     );
     d("CLR_SEG_LONGS", TILE_LONGS.to_string());
+    let e = sp.per_item.max(1);
+    d("CLR_SEG_E", e.to_string());
+    d("CLR_SEG_STAGE", stage_slots(local, e).to_string());
+    d("CLR_SEG_S", sp.lanes.max(1).to_string());
+    d("CLR_SEG_U", sp.unroll.max(1).to_string());
 }
 
 /// `CLR_INSEG_k(g)` per variable: an argmin/argmax index made relative to its segment

@@ -40,10 +40,11 @@ pub use model::{
     AccShape, ExactFormat, ExactPlan, Expansion, IndexOrder, Plan, SaccStore, SpanPlan, SpanStore,
     VarPlan,
 };
-pub(crate) use segment::TILE_LONGS;
+pub(crate) use segment::{stage_slots, TILE_LONGS};
 pub use segment_model::{SegmentAlgo, SegmentLayout, SegmentPlan};
 testkit! { use segment::plan_segments; }
 testkit! { use segment_model::SegmentRequest; }
+pub use segment_model::SegmentTune;
 pub use strategy::{CrossAlgo, Determinism, GroupAlgo, Strategy};
 testkit! { use request::{FormRequest, Request, Shape, Tuning, VarRequest}; }
 testkit! {

@@ -33,99 +33,34 @@ pub fn plan_segments(
     let cus = caps.compute_units.max(1) as u64;
     // Work-groups that keep the device busy: 8 per compute unit on a GPU, 4 on a CPU (its
     // compute units are threads that take work-groups one after another).
-    let fill = cus * if gpu { 8 } else { 4 };
-    let columns = matches!(req.layout, SegmentLayout::Columns { .. });
+    let fill = cus * req.tune.groups_per_cu.unwrap_or(if gpu { 8 } else { 4 });
+    // The device's measurement is followed where this layout can run the measured plan (a
+    // forced plan, or one the layout cannot run, falls back to the rules).
+    let runnable = |a: SegmentAlgo| {
+        let forced = SegmentRequest {
+            force: Some(a),
+            ..*req
+        };
+        choose(caps, &forced, mean, fill).is_ok()
+    };
     let (algo, why) = match measured {
-        Some((a, why)) if req.force.is_none() && columns == (a == SegmentAlgo::Columns) => (a, why),
+        Some((a, why)) if req.force.is_none() && runnable(a) => (a, why),
         _ => choose(caps, req, mean, fill)?,
     };
     let max_local = caps.max_work_group_size.max(1);
-    let local = match algo {
+    let local = match (algo, req.tune.local) {
+        (_, Some(l)) => l,
         // A full warp per segment at least on a GPU, at least 8 elements per work-item before
         // the tree (fewer barriers per element); more work-items only for longer segments.
-        SegmentAlgo::Group if gpu => (mean / 8).next_power_of_two().clamp(32, 256) as usize,
-        SegmentAlgo::Group => (mean / 8).next_power_of_two().clamp(8, 64) as usize,
+        (SegmentAlgo::Group, _) if gpu => (mean / 8).next_power_of_two().clamp(32, 256) as usize,
+        (SegmentAlgo::Group, _) => (mean / 8).next_power_of_two().clamp(8, 64) as usize,
         _ if gpu => 256,
         _ => 64,
     }
     .min(max_local);
-    let (tile, short, groups, passes, geo) = match algo {
-        SegmentAlgo::Item => {
-            let groups = segments.div_ceil(local as u64).max(1);
-            (
-                0,
-                0,
-                groups,
-                1,
-                format!("{groups} work-groups of {local}, one segment per work-item"),
-            )
-        }
-        SegmentAlgo::Group => {
-            let groups = segments.min(fill * 4).max(1);
-            (
-                0,
-                0,
-                groups,
-                1,
-                format!("{groups} work-groups of {local} taking segments in turn"),
-            )
-        }
-        SegmentAlgo::Tiles => {
-            // Tiles: at least 16 elements per work-item, and no more tiles than 4 rounds of
-            // the device's work-groups need; each tile lists at most TILE_LONGS long segments.
-            let per_group = req.elements.div_ceil(fill * 4).max(1);
-            let tile = per_group
-                .next_multiple_of(local as u64)
-                .max(16 * local as u64);
-            let short = (tile / TILE_LONGS).max(32);
-            let tiles = req.elements.div_ceil(tile).max(1);
-            let groups = tiles.min(fill).max(1);
-            (
-                tile,
-                short,
-                groups,
-                2,
-                format!("{tiles} tiles of {tile} elements on {groups} work-groups of {local}; segments up to {short} long to one work-item, longer ones to the work-group, tile-crossing pieces finished by a second pass"),
-            )
-        }
-        SegmentAlgo::Chunks => {
-            // One chunk per work-item of `fill` work-groups, at least 16 elements each.
-            let items = fill * local as u64;
-            let tile = req.elements.div_ceil(items).max(16);
-            let tiles = req.elements.div_ceil(tile).max(1);
-            let groups = tiles.div_ceil(local as u64).max(1);
-            (
-                tile,
-                0,
-                groups,
-                2,
-                format!("{tiles} chunks of {tile} elements, one per work-item of {groups} work-groups of {local}; chunk-crossing pieces finished by a second pass"),
-            )
-        }
-        SegmentAlgo::Columns => {
-            let SegmentLayout::Columns { rows, cols } = req.layout else {
-                unreachable!("choose() gives columns for the columns layout only")
-            };
-            let blocks = cols.div_ceil(local as u64).max(1);
-            // Split the rows only when the columns alone leave the device idle.
-            let chunks = if blocks >= fill {
-                1
-            } else {
-                fill.div_ceil(blocks).min(rows.div_ceil(16)).max(1)
-            };
-            let chunk_rows = rows.div_ceil(chunks).max(1);
-            let chunks = rows.div_ceil(chunk_rows).max(1);
-            let groups = (blocks * chunks).min(fill * 4).max(1);
-            let passes = if chunks > 1 { 2 } else { 1 };
-            (
-                chunk_rows,
-                0,
-                groups,
-                passes,
-                format!("{blocks} blocks of {local} columns x {chunks} chunks of {chunk_rows} rows on {groups} work-groups{}", if passes > 1 { ", chunks combined in order by a second pass" } else { "" }),
-            )
-        }
-    };
+    let acc_bytes: usize = base.vars.iter().map(|v| v.acc_bytes).sum();
+    let g = geometry(caps, req, algo, (local, acc_bytes), segments, fill)?;
+    let passes = g.passes;
     for v in &mut base.vars {
         // The work-group step is the ordinary plan's (every one of them runs with any of the
         // segment plans' work-group sizes); one more local slot than work-items covers each.
@@ -133,7 +68,12 @@ pub fn plan_segments(
         v.local_slots = local + 1;
         v.group_reason = format!("per segment: {}", v.group_reason);
         v.cross_reason = match algo {
-            SegmentAlgo::Tiles | SegmentAlgo::Columns if passes > 1 => {
+            SegmentAlgo::Tiles
+            | SegmentAlgo::Columns
+            | SegmentAlgo::Chunks
+            | SegmentAlgo::Stripes
+                if passes > 1 =>
+            {
                 "segmented: partials per piece, combined in a fixed order by a second pass".into()
             }
             _ => "segmented: each segment written by the work-item or work-group that reduces it"
@@ -142,11 +82,16 @@ pub fn plan_segments(
         v.deterministic = true;
     }
     let acc: usize = base.vars.iter().map(|v| v.acc_bytes * (local + 1)).sum();
+    let stage: usize = base.vars.iter().map(|v| v.acc_bytes).sum::<usize>()
+        * stage_slots(local, g.per_item) as usize;
     base.local_bytes = acc as u64
-        + if algo == SegmentAlgo::Tiles {
-            TILE_LONGS * 8 + 4
-        } else {
-            0
+        + match algo {
+            SegmentAlgo::Tiles => TILE_LONGS * 8 + 4,
+            SegmentAlgo::Staged if req.layout == SegmentLayout::Offsets => {
+                stage as u64 + 4 * (local as u64) * (g.per_item + 1) + 4
+            }
+            SegmentAlgo::Staged => stage as u64,
+            _ => 0,
         };
     if base.local_bytes > caps.local_mem_size {
         return Err(Error::LocalMemory {
@@ -157,28 +102,248 @@ pub fn plan_segments(
             device: caps.label(),
         });
     }
+    // Loads in flight per work-item in the strided loops: the plain plan's unroll on a GPU
+    // (a strided loop with one accumulator waits for each load before the next), 1 on CPUs,
+    // whose rules were measured that way.
+    let unroll = req
+        .tune
+        .unroll
+        .unwrap_or(if gpu { base.unroll.max(1) as u64 } else { 1 });
     base.local = local;
-    base.groups = groups;
+    base.groups = g.groups;
     base.passes = passes;
     base.unroll = 1;
     base.deterministic = true;
     base.items_per_work_item = match algo {
         SegmentAlgo::Item => mean.max(1),
-        _ => (req.elements.div_ceil(groups * local as u64)).max(1),
+        _ => (req.elements.div_ceil(g.groups * local as u64)).max(1),
     };
-    base.geometry_reason = geo;
+    base.geometry_reason = g.reason;
     base.segment = Some(SegmentPlan {
         layout: req.layout,
         segments: req.segments,
         mean_len: mean,
         algo,
-        tile,
-        short,
+        tile: g.tile,
+        short: g.short,
+        per_item: g.per_item,
+        lanes: g.lanes,
+        unroll,
         index_in_segment: vec![false; base.vars.len()],
         span_idiom: false,
         reason: why,
     });
     Ok(base)
+}
+
+/// The geometry of one segment plan: what `plan_segments` writes into the plan.
+struct Geometry {
+    groups: u64,
+    passes: usize,
+    /// Tiles and chunks: elements per tile; columns: rows per chunk; staged: rows per stage;
+    /// stripes: the first pass's work-groups.
+    tile: u64,
+    short: u64,
+    per_item: u64,
+    lanes: u64,
+    reason: String,
+}
+
+impl Geometry {
+    fn new(groups: u64, passes: usize, tile: u64, reason: String) -> Geometry {
+        Geometry {
+            groups: groups.max(1),
+            passes,
+            tile,
+            short: 0,
+            per_item: 0,
+            lanes: 0,
+            reason,
+        }
+    }
+}
+
+/// Local slots of a `staged` stage of `local * per_item` elements: one more every 32 (the
+/// skew that keeps a work-item per row off a single bank), and one spare.
+pub(crate) fn stage_slots(local: usize, per_item: u64) -> u64 {
+    let e = local as u64 * per_item;
+    e + e / 32 + 1
+}
+
+/// The work-groups, passes, tile and reason of `algo` with work-groups of `local`.
+fn geometry(
+    caps: &DeviceCaps,
+    req: &SegmentRequest,
+    algo: SegmentAlgo,
+    (local, acc_bytes): (usize, usize),
+    segments: u64,
+    fill: u64,
+) -> Result<Geometry> {
+    let l = local as u64;
+    let unsupported = |missing: String| Error::Unsupported {
+        what: format!("segment plan {algo}"),
+        missing,
+        device: caps.label(),
+    };
+    Ok(match algo {
+        SegmentAlgo::Item => {
+            let groups = segments.div_ceil(l);
+            Geometry::new(
+                groups,
+                1,
+                0,
+                format!("{groups} work-groups of {local}, one segment per work-item"),
+            )
+        }
+        SegmentAlgo::Group => {
+            let groups = segments.min(fill * 4);
+            Geometry::new(
+                groups,
+                1,
+                0,
+                format!("{groups} work-groups of {local} taking segments in turn"),
+            )
+        }
+        SegmentAlgo::Staged => staged(caps, req, (local, acc_bytes), segments, fill)?,
+        SegmentAlgo::Lanes => {
+            if matches!(req.layout, SegmentLayout::Columns { .. }) {
+                return Err(unsupported(
+                    "lanes runs rows and CSR segments, not columns".into(),
+                ));
+            }
+            let mean = req.elements / segments;
+            let lanes = req
+                .tune
+                .lanes
+                // At least 16 elements per lane: H200, rows 2^20 x 256 (2^28 f32): 16 lanes
+                // 273 us, 8 lanes 274 us, 32 lanes 306 us, 64 lanes 428 us
+                // (design/bench/2026-11-24-h200-segperf.txt).
+                .unwrap_or((mean / 16).next_power_of_two().clamp(1, 32))
+                .min(l);
+            let per = l / lanes;
+            let rounds = segments.div_ceil(per);
+            let groups = rounds.min(fill * 4);
+            let mut g = Geometry::new(groups, 1, 0, format!("{lanes} work-items per segment, {per} segments per work-group of {local} at a time, {groups} work-groups"));
+            g.lanes = lanes;
+            g
+        }
+        SegmentAlgo::Stripes => {
+            let SegmentLayout::Columns { rows, cols } = req.layout else {
+                return Err(unsupported(
+                    "stripes runs Axis::First (columns) only".into(),
+                ));
+            };
+            if cols > l {
+                return Err(unsupported(format!(
+                    "{cols} columns: stripes needs at most a work-group ({local}) of them"
+                )));
+            }
+            let act = l / cols * cols;
+            // At least 16 rows per work-item.
+            let groups = fill.min(rows.div_ceil(16 * (act / cols)));
+            Geometry::new(groups, 2, groups.max(1), format!("{groups} work-groups of {local}, {act} of them active: work-item t keeps column t % {cols} over a grid stride that is a multiple of {cols} (coalesced); the work-group combines each column, a second pass the work-groups"))
+        }
+        SegmentAlgo::Tiles => {
+            // Tiles: at least 16 elements per work-item, and no more tiles than 4 rounds of
+            // the device's work-groups need; each tile lists at most TILE_LONGS long segments.
+            let per_group = req.elements.div_ceil(fill * 4).max(1);
+            let tile = per_group.next_multiple_of(l).max(16 * l);
+            let short = (tile / TILE_LONGS).max(32);
+            let tiles = req.elements.div_ceil(tile).max(1);
+            let groups = tiles.min(fill);
+            let mut g = Geometry::new(groups, 2, tile, format!("{tiles} tiles of {tile} elements on {groups} work-groups of {local}; segments up to {short} long to one work-item, longer ones to the work-group, tile-crossing pieces finished by a second pass"));
+            g.short = short;
+            g
+        }
+        SegmentAlgo::Chunks => {
+            // One chunk per work-item of `fill` work-groups, at least 16 elements each.
+            let tile = req.elements.div_ceil(fill * l).max(16);
+            let tiles = req.elements.div_ceil(tile).max(1);
+            let groups = tiles.div_ceil(l);
+            Geometry::new(groups, 2, tile, format!("{tiles} chunks of {tile} elements, one per work-item of {groups} work-groups of {local}; chunk-crossing pieces finished by a second pass"))
+        }
+        SegmentAlgo::Columns => {
+            let SegmentLayout::Columns { rows, cols } = req.layout else {
+                unreachable!("choose() gives columns for the columns layout only")
+            };
+            let blocks = cols.div_ceil(l).max(1);
+            // Split the rows only when the columns alone leave the device idle.
+            let chunks = if blocks >= fill {
+                1
+            } else {
+                fill.div_ceil(blocks).min(rows.div_ceil(16)).max(1)
+            };
+            let chunk_rows = rows.div_ceil(chunks).max(1);
+            let chunks = rows.div_ceil(chunk_rows).max(1);
+            let groups = (blocks * chunks).min(fill * 4);
+            let passes = if chunks > 1 { 2 } else { 1 };
+            Geometry::new(groups, passes, chunk_rows, format!("{blocks} blocks of {local} columns x {chunks} chunks of {chunk_rows} rows on {groups} work-groups{}", if passes > 1 { ", chunks combined in order by a second pass" } else { "" }))
+        }
+    })
+}
+
+/// `staged`: uniform rows (a stage of whole rows) or CSR offsets (stages of `local *
+/// per_item` elements, pieces cut by stage boundaries finished by a second pass).
+fn staged(
+    caps: &DeviceCaps,
+    req: &SegmentRequest,
+    (local, acc_bytes): (usize, usize),
+    segments: u64,
+    fill: u64,
+) -> Result<Geometry> {
+    let l = local as u64;
+    let unsupported = |missing: String| Error::Unsupported {
+        what: "segment plan staged".into(),
+        missing,
+        device: caps.label(),
+    };
+    let len = match req.layout {
+        SegmentLayout::Uniform { len } => len,
+        SegmentLayout::Offsets if segments < u32::MAX as u64 => 1,
+        SegmentLayout::Offsets => {
+            return Err(unsupported("2^32 or more CSR segments".into()));
+        }
+        SegmentLayout::Columns { .. } => {
+            return Err(unsupported(
+                "staged runs rows and CSR segments, not columns".into(),
+            ));
+        }
+    };
+    let offsets = req.layout == SegmentLayout::Offsets;
+    // Enough elements per work-item that a stage holds whole rows; 8 by default (a stage of
+    // 2048 elements with 256 work-items), fewer where the variables' accumulators (and for
+    // CSR the segment marks) would not fit the local memory beside their trees.
+    let tree = (acc_bytes * (local + 1)) as u64;
+    let room = caps.local_mem_size.saturating_sub(tree);
+    let need = |e: u64| {
+        stage_slots(local, e) * acc_bytes as u64 + if offsets { 4 * l * e + 4 * l + 4 } else { 0 }
+    };
+    let fits = (1..=64u64).rev().find(|&e| need(e) <= room).unwrap_or(0);
+    let per_item = req
+        .tune
+        .per_item
+        .unwrap_or(8)
+        .min(fits)
+        .max(len.div_ceil(l));
+    if per_item > 64 || per_item > fits {
+        return Err(unsupported(format!(
+            "rows of {len} do not fit a stage of {local} x {} elements",
+            fits.min(64)
+        )));
+    }
+    let mut g = if offsets {
+        let tile = l * per_item;
+        let tiles = req.elements.div_ceil(tile).max(1);
+        let groups = tiles.min(fill * 4);
+        Geometry::new(groups, 2, tile, format!("{tiles} stages of {tile} elements ({per_item} per work-item, read coalesced into local memory), consecutive stages per work-group on {groups} work-groups of {local}; each work-item combines {per_item} consecutive elements of the stage, segments that cross work-items are folded by the work-item where they start, those that cross stages by a second pass"))
+    } else {
+        let rows = l * per_item / len;
+        let stages = segments.div_ceil(rows);
+        let groups = stages.min(fill * 4);
+        Geometry::new(groups, 1, rows, format!("{stages} stages of {rows} rows ({per_item} elements per work-item, read coalesced into local memory) on {groups} work-groups of {local}; a work-item per row combines it in index order"))
+    };
+    g.per_item = per_item;
+    Ok(g)
 }
 
 /// The algorithm for a request, and why.
@@ -189,28 +354,37 @@ fn choose(
     fill: u64,
 ) -> Result<(SegmentAlgo, String)> {
     let columns = matches!(req.layout, SegmentLayout::Columns { .. });
+    let gpu = caps.kind == DeviceKind::Gpu;
     if let Some(a) = req.force {
-        if columns != (a == SegmentAlgo::Columns) {
+        let for_columns = matches!(a, SegmentAlgo::Columns | SegmentAlgo::Stripes);
+        if columns != for_columns {
             return Err(Error::Unsupported {
                 what: format!("segment plan {a}"),
                 missing: if columns {
-                    "Axis::First (column sums) runs only the columns plan".into()
+                    "Axis::First (column sums) runs only the columns and stripes plans".into()
                 } else {
-                    "the columns plan runs only Axis::First".into()
+                    "the columns and stripes plans run only Axis::First".into()
                 },
                 device: caps.label(),
             });
         }
         return Ok((a, format!("forced (mean segment length {mean})")));
     }
-    if columns {
-        return Ok((
-            SegmentAlgo::Columns,
-            "Axis::First: a work-item per column keeps reads coalesced".into(),
-        ));
+    if let SegmentLayout::Columns { cols, .. } = req.layout {
+        return Ok(if gpu && cols <= 64 {
+            (
+                SegmentAlgo::Stripes,
+                format!("Axis::First with {cols} <= 64 columns on a GPU: a work-item per column would leave most of a work-group idle, so every work-item keeps one column of a grid stride"),
+            )
+        } else {
+            (
+                SegmentAlgo::Columns,
+                "Axis::First: a work-item per column keeps reads coalesced".into(),
+            )
+        });
     }
-    let gpu = caps.kind == DeviceKind::Gpu;
     let offsets = req.layout == SegmentLayout::Offsets;
+    let uniform = matches!(req.layout, SegmentLayout::Uniform { .. });
     Ok(if offsets && gpu {
         // H200, 2^28 f32, CSR of mean 16 (heavy-tailed): tiles 1428 us, a work-item per
         // segment 2863 us (design/bench/2026-11-24-h200-segment-first.txt).
@@ -222,6 +396,11 @@ fn choose(
         (
             SegmentAlgo::Tiles,
             format!("CSR offsets of mean length {mean} > 16: lengths live on the device and may be heavy-tailed, so fixed tiles keep the work balanced"),
+        )
+    } else if gpu && uniform && mean <= 32 && req.segments >= fill {
+        (
+            SegmentAlgo::Staged,
+            format!("{} rows of {mean} <= 32 on a GPU: a work-item per row would read {mean} elements apart, so work-groups stage whole rows in local memory with coalesced reads", req.segments),
         )
     } else if mean <= 16 && req.segments >= fill {
         (
@@ -235,6 +414,11 @@ fn choose(
         (
             SegmentAlgo::Item,
             format!("CPU with {} segments >= {fill} work-groups' worth: a work-item per segment streams it contiguously", req.segments),
+        )
+    } else if gpu && req.segments >= fill && mean <= 1024 {
+        (
+            SegmentAlgo::Lanes,
+            format!("{} segments of mean length {mean} <= 1024 on a GPU: a few work-items per segment and several segments per work-group (a work-group per segment would be too small to fill the device)", req.segments),
         )
     } else if gpu && req.segments >= fill && mean <= 1 << 16 {
         (
@@ -254,7 +438,9 @@ mod tests {
     use super::*;
     use crate::caps::fixtures;
     use crate::ops::Op;
-    use crate::plan::{plan, FormRequest, GroupAlgo, Request, Shape, Strategy, VarRequest};
+    use crate::plan::{
+        plan, FormRequest, GroupAlgo, Request, SegmentTune, Shape, Strategy, VarRequest,
+    };
     use crate::types::ElemType;
 
     fn base(caps: &DeviceCaps, n: u64) -> Plan {
@@ -276,6 +462,8 @@ mod tests {
             segments,
             elements: n,
             force: None,
+            tune: Default::default(),
+            longest: 0,
         };
         let p = plan_segments(caps, base(caps, n), &req, None).unwrap();
         let s = p.segment.clone().unwrap();
@@ -289,9 +477,9 @@ mod tests {
         let c = fixtures::nvidia_h200();
         let n = 1 << 28;
         let u = |len| SegmentLayout::Uniform { len };
-        assert_eq!(algo(&c, u(4), n / 4, n), SegmentAlgo::Item);
-        assert_eq!(algo(&c, u(16), n / 16, n), SegmentAlgo::Item);
-        assert_eq!(algo(&c, u(256), n / 256, n), SegmentAlgo::Group);
+        assert_eq!(algo(&c, u(4), n / 4, n), SegmentAlgo::Staged);
+        assert_eq!(algo(&c, u(16), n / 16, n), SegmentAlgo::Staged);
+        assert_eq!(algo(&c, u(256), n / 256, n), SegmentAlgo::Lanes);
         assert_eq!(algo(&c, u(16384), n / 16384, n), SegmentAlgo::Group);
         assert_eq!(algo(&c, u(1 << 20), 256, n), SegmentAlgo::Tiles);
         assert_eq!(algo(&c, u(n), 1, n), SegmentAlgo::Tiles);
@@ -308,6 +496,11 @@ mod tests {
             cols: 1 << 20,
         };
         assert_eq!(algo(&c, cols, 1 << 20, n), SegmentAlgo::Columns);
+        let few = SegmentLayout::Columns {
+            rows: n / 16,
+            cols: 16,
+        };
+        assert_eq!(algo(&c, few, 16, n), SegmentAlgo::Stripes);
     }
 
     #[test]
@@ -338,6 +531,8 @@ mod tests {
             segments: cols,
             elements: rows * cols,
             force: None,
+            tune: Default::default(),
+            longest: 0,
         };
         let few = plan_segments(&c, base(&c, n), &req(n / 4, 4), None).unwrap();
         assert_eq!(few.passes, 2);
@@ -355,6 +550,8 @@ mod tests {
                     segments: 3,
                     elements: n,
                     force: Some(SegmentAlgo::Tiles),
+                    tune: Default::default(),
+                    longest: 0,
                 };
                 let p = plan_segments(&c, base(&c, n.max(1)), &req, None).unwrap();
                 let s = p.segment.unwrap();
@@ -373,12 +570,28 @@ mod tests {
             segments: 4,
             elements: 16,
             force: Some(SegmentAlgo::Item),
+            tune: Default::default(),
+            longest: 0,
         };
         let e = plan_segments(&c, base(&c, 16), &req, None).unwrap_err();
         assert!(matches!(e, Error::Unsupported { .. }), "{e}");
         let req = SegmentRequest {
             layout: SegmentLayout::Uniform { len: 4 },
+            force: Some(SegmentAlgo::Stripes),
+            ..req
+        };
+        assert!(plan_segments(&c, base(&c, 16), &req, None).is_err());
+        let req = SegmentRequest {
+            layout: SegmentLayout::Columns { rows: 4, cols: 4 },
+            force: Some(SegmentAlgo::Staged),
+            ..req
+        };
+        assert!(plan_segments(&c, base(&c, 16), &req, None).is_err());
+        let req = SegmentRequest {
+            layout: SegmentLayout::Uniform { len: 4 },
             force: Some(SegmentAlgo::Columns),
+            tune: Default::default(),
+            longest: 0,
             ..req
         };
         assert!(plan_segments(&c, base(&c, 16), &req, None).is_err());
@@ -388,5 +601,91 @@ mod tests {
         );
         assert_eq!(SegmentAlgo::parse("auto").unwrap(), None);
         assert!(SegmentAlgo::parse("warp").is_err());
+    }
+
+    #[test]
+    fn segment_tune_parses_and_refuses() {
+        let t =
+            SegmentTune::parse("local=512, groups_per_cu=16,per_item=4,lanes=8,unroll=2").unwrap();
+        assert_eq!(
+            (t.local, t.groups_per_cu, t.per_item, t.lanes, t.unroll),
+            (Some(512), Some(16), Some(4), Some(8), Some(2))
+        );
+        assert_eq!(SegmentTune::parse("").unwrap(), SegmentTune::default());
+        for bad in [
+            "local=300",
+            "lanes=0",
+            "per_item=65",
+            "unroll=32",
+            "groups_per_cu=0",
+            "wg=256",
+            "local",
+        ] {
+            assert!(SegmentTune::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn new_plans_geometry() {
+        let c = fixtures::nvidia_h200();
+        let n = 1u64 << 28;
+        let plan = |layout, segments, tune: SegmentTune| {
+            let req = SegmentRequest {
+                layout,
+                segments,
+                elements: n,
+                force: None,
+                tune,
+                longest: 0,
+            };
+            plan_segments(&c, base(&c, n), &req, None).unwrap()
+        };
+        // staged: whole rows per stage, the stage in the local memory budget.
+        let p = plan(
+            SegmentLayout::Uniform { len: 16 },
+            n / 16,
+            SegmentTune::default(),
+        );
+        let s = p.segment.clone().unwrap();
+        assert_eq!(
+            (s.algo, s.per_item, s.tile),
+            (SegmentAlgo::Staged, 8, 256 * 8 / 16)
+        );
+        assert!(p.local_bytes <= c.local_mem_size);
+        // lanes: 16 elements per lane, a tuned count wins.
+        let rows = SegmentLayout::Uniform { len: 256 };
+        let s = plan(rows, n / 256, SegmentTune::default()).segment.unwrap();
+        assert_eq!((s.algo, s.lanes), (SegmentAlgo::Lanes, 16));
+        let tune = SegmentTune {
+            lanes: Some(4),
+            unroll: Some(2),
+            ..Default::default()
+        };
+        let s = plan(rows, n / 256, tune).segment.unwrap();
+        assert_eq!((s.lanes, s.unroll), (4, 2));
+        // stripes: two passes, the first pass's work-groups in `tile`.
+        let cols = SegmentLayout::Columns {
+            rows: n / 16,
+            cols: 16,
+        };
+        let p = plan(cols, 16, SegmentTune::default());
+        let s = p.segment.clone().unwrap();
+        assert_eq!(
+            (s.algo, p.passes, s.tile),
+            (SegmentAlgo::Stripes, 2, p.groups)
+        );
+        // staged over CSR offsets when forced: stages of local x per_item, two passes.
+        let req = SegmentRequest {
+            layout: SegmentLayout::Offsets,
+            segments: n / 16,
+            elements: n,
+            force: Some(SegmentAlgo::Staged),
+            tune: SegmentTune::default(),
+            longest: 400,
+        };
+        let p = plan_segments(&c, base(&c, n), &req, None).unwrap();
+        let s = p.segment.unwrap();
+        assert_eq!((s.tile, p.passes), (256 * s.per_item, 2));
+        assert!(p.local_bytes <= c.local_mem_size);
     }
 }

@@ -51,19 +51,37 @@ pub enum SegmentAlgo {
     /// its lanes gather from chunks far apart (4.8-11x the plain sum at 2^22, against 0.9-1.3x
     /// for `item` on uniform rows; examples/segment_bench.rs, a shared 2-core machine).
     Chunks,
+    /// A work-group stages `local * per_item` consecutive elements in local memory,
+    /// consecutive work-items taking consecutive indices (coalesced reads). Uniform rows: a
+    /// stage holds whole rows and one work-item per row combines them in index order. CSR
+    /// offsets: each work-item combines `per_item` consecutive elements of the stage, a segment
+    /// that crosses work-items is folded by the one where it starts, one that crosses stages
+    /// by a second pass.
+    Staged,
+    /// `lanes` consecutive work-items per segment (a warp's worth or less), several segments
+    /// per work-group: strided coalesced reads within the segment, then a tree over the
+    /// segment's lanes in local memory.
+    Lanes,
+    /// `Axis::First` with few columns: a plain strided loop whose stride is a multiple of the
+    /// column count, so each work-item keeps one column; the work-group combines its
+    /// work-items of each column, and a second pass combines the work-groups' partials.
+    Stripes,
 }
 
 impl SegmentAlgo {
     /// Every algorithm, in declaration order.
-    pub const ALL: [SegmentAlgo; 5] = [
+    pub const ALL: [SegmentAlgo; 8] = [
         SegmentAlgo::Item,
         SegmentAlgo::Group,
         SegmentAlgo::Tiles,
         SegmentAlgo::Columns,
         SegmentAlgo::Chunks,
+        SegmentAlgo::Staged,
+        SegmentAlgo::Lanes,
+        SegmentAlgo::Stripes,
     ];
-    /// Its name in plans and `CLREDUCE_SEGMENT`: `item`, `group`, `tiles`, `columns` or
-    /// `chunks`.
+    /// Its name in plans and `CLREDUCE_SEGMENT`: `item`, `group`, `tiles`, `columns`,
+    /// `chunks`, `staged`, `lanes` or `stripes`.
     pub fn name(self) -> &'static str {
         match self {
             SegmentAlgo::Item => "item",
@@ -71,6 +89,9 @@ impl SegmentAlgo {
             SegmentAlgo::Tiles => "tiles",
             SegmentAlgo::Columns => "columns",
             SegmentAlgo::Chunks => "chunks",
+            SegmentAlgo::Staged => "staged",
+            SegmentAlgo::Lanes => "lanes",
+            SegmentAlgo::Stripes => "stripes",
         }
     }
     /// Parses a name of [`SegmentAlgo::name`] (`multi` is accepted for `tiles`); `auto` or an
@@ -95,6 +116,9 @@ impl SegmentAlgo {
                     "tiles (or multi)",
                     "columns",
                     "chunks",
+                    "staged",
+                    "lanes",
+                    "stripes",
                 ],
             })
     }
@@ -112,6 +136,9 @@ impl SegmentAlgo {
             SegmentAlgo::Tiles => "CLR_SEG_TILES",
             SegmentAlgo::Columns => "CLR_SEG_COLUMNS",
             SegmentAlgo::Chunks => "CLR_SEG_CHUNKS",
+            SegmentAlgo::Staged => "CLR_SEG_STAGED",
+            SegmentAlgo::Lanes => "CLR_SEG_LANES",
+            SegmentAlgo::Stripes => "CLR_SEG_STRIPES",
         }
     }
 }
@@ -133,6 +160,67 @@ pub struct SegmentRequest {
     pub elements: u64,
     /// A forced algorithm; `None` chooses by segment length.
     pub force: Option<SegmentAlgo>,
+    /// Expert geometry overrides (`CLREDUCE_SEGMENT_TUNE`); the default is automatic.
+    pub tune: SegmentTune,
+    /// The longest segment (CSR offsets are read on the host anyway); 0 where unknown.
+    pub longest: u64,
+}
+
+/// Geometry overrides of the segmented plans, for tuning experiments:
+/// `CLREDUCE_SEGMENT_TUNE=local=256,groups_per_cu=8,per_item=8,lanes=32,unroll=8` (any subset). Values
+/// out of range are refused, never clamped; a value a plan does not use is ignored by it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct SegmentTune {
+    /// Work-group size (`local=N`, a power of two 1..=1024).
+    pub local: Option<usize>,
+    /// Work-groups per compute unit (`groups_per_cu=N`, 1..=1024): the `fill` of every plan.
+    pub groups_per_cu: Option<u64>,
+    /// `staged`: elements per work-item in a stage (`per_item=N`, 1..=64).
+    pub per_item: Option<u64>,
+    /// `lanes`: work-items per segment (`lanes=N`, a power of two 1..=1024).
+    pub lanes: Option<u64>,
+    /// Accumulators per work-item in the strided loops (`unroll=N`, 1, 2, 4, 8 or 16).
+    pub unroll: Option<u64>,
+}
+
+impl SegmentTune {
+    /// Parses `key=value` pairs separated by commas; an unknown key or a value out of range is
+    /// [`Error::UnknownName`].
+    pub fn parse(s: &str) -> Result<SegmentTune> {
+        let mut t = SegmentTune::default();
+        for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let bad = || Error::UnknownName {
+                kind: "segment tuning",
+                name: part.to_string(),
+                known: vec![
+                    "local=1|2|4..1024 (a power of two)",
+                    "groups_per_cu=1..1024",
+                    "per_item=1..64",
+                    "lanes=1|2|4..1024 (a power of two)",
+                    "unroll=1|2|4|8|16",
+                ],
+            };
+            let (k, v) = part.split_once('=').ok_or_else(bad)?;
+            let v: u64 = v.trim().parse().map_err(|_| bad())?;
+            let pow2 = v.is_power_of_two() && v <= 1024;
+            match k.trim() {
+                "local" if pow2 => t.local = Some(v as usize),
+                "groups_per_cu" if (1..=1024).contains(&v) => t.groups_per_cu = Some(v),
+                "per_item" if (1..=64).contains(&v) => t.per_item = Some(v),
+                "lanes" if pow2 => t.lanes = Some(v),
+                "unroll" if pow2 && v <= 16 => t.unroll = Some(v),
+                _ => return Err(bad()),
+            }
+        }
+        Ok(t)
+    }
+    /// The overrides in `CLREDUCE_SEGMENT_TUNE` (none where unset).
+    pub fn from_env() -> Result<SegmentTune> {
+        match std::env::var("CLREDUCE_SEGMENT_TUNE") {
+            Ok(s) => SegmentTune::parse(&s),
+            Err(_) => Ok(SegmentTune::default()),
+        }
+    }
 }
 
 /// The segment part of a [`Plan`](super::Plan) (`Plan::segment`).
@@ -146,10 +234,17 @@ pub struct SegmentPlan {
     pub mean_len: u64,
     /// The algorithm.
     pub algo: SegmentAlgo,
-    /// Tiles: elements per tile; columns: rows per chunk; 0 otherwise.
+    /// Tiles and chunks: elements per tile; columns: rows per chunk; staged: rows per stage;
+    /// stripes: the first pass's work-groups; 0 otherwise.
     pub tile: u64,
     /// Tiles: the longest segment one work-item reduces alone; 0 otherwise.
     pub short: u64,
+    /// `staged`: elements per work-item in a stage; 0 otherwise.
+    pub per_item: u64,
+    /// `lanes`: work-items per segment; 0 otherwise.
+    pub lanes: u64,
+    /// Accumulators per work-item in the strided loops (loads in flight).
+    pub unroll: u64,
     /// Per variable: argmin/argmax indices within the segment instead of global ones.
     pub index_in_segment: Vec<bool>,
     /// Whether the launch was a span reduction whose subscript is `i / C` (the span idiom),

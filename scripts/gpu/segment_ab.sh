@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# A/B of the segmented plans on the GPU (issue 26, decision 48): each line is
+#   VARIANT | CASE PLAN TIME us RATIOx plan ... GB/s in+out wrong N
+# with RATIO the device time over the plain f32 sum of the same 2^LG elements in the same
+# process (its own line per variant: "VARIANT | f32-sum plain ..."). Every result is checked
+# against a float64 host reference (wrong N counts those out of bound).
+# Built here with `bash scripts/gpu.sh build`; run there with
+#   bash scripts/gpu.sh run cmd bash scripts/gpu/segment_ab.sh        (carry .gpu)
+# Env: DEV (NVIDIA), LG (28), REPS (20), ONLY (a grep -E on variant labels, to run a subset).
+set -u
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+B=${SEGBENCH:-.gpu/segment_bench}
+DEV=${DEV:-NVIDIA}
+LG=${LG:-28}
+REPS=${REPS:-20}
+ONLY=${ONLY:-.}
+out=${OUT:-/tmp}/segment_ab.txt
+: > "$out"
+
+# v LABEL [ENV=VALUE ...] -- CASE...
+v() {
+  local label="$1"; shift
+  local envs=()
+  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+  shift
+  echo "$label" | grep -Eq "$ONLY" || return 0
+  local t0=$SECONDS
+  env "${envs[@]}" timeout 150 "$B" "$DEV" "$LG" "$REPS" "$@" 2>&1 |
+    grep -E " us |error|panicked" | sed "s/^/$label | /" | tee -a "$out"
+  echo "$label | (${envs[*]}) $((SECONDS - t0)) s" | tee -a "$out"
+}
+
+ROWS_SHORT="rows-2^24x2^4 rows-2^26x2^2"
+ROWS_MID="rows-2^20x2^8 rows-2^14x2^14"
+ROWS_LONG="rows-2^8x2^20 rows-2^0x2^28"
+COLS="cols-2^14x2^14 cols-2^20x2^8 cols-2^8x2^20 cols-2^24x2^4"
+RAGGED="ragged-16 ragged-256 ragged-65536"
+
+# 1. Every case: the automatic plan, the old ones and the new ones (forced).
+v base-short SEGBENCH_PLANS=auto,item,tiles,staged,lanes -- $ROWS_SHORT
+v base-mid SEGBENCH_PLANS=auto,group,lanes,staged -- $ROWS_MID
+v base-long SEGBENCH_PLANS=auto,tiles,group -- $ROWS_LONG
+v base-cols SEGBENCH_PLANS=auto,columns,stripes -- $COLS
+v base-ragged SEGBENCH_PLANS=auto,tiles,lanes,staged -- $RAGGED
+
+# 2. staged: elements per work-item, work-group size, work-groups per compute unit.
+for e in 4 16 32; do v staged-e$e SEGBENCH_PLANS=staged CLREDUCE_SEGMENT_TUNE=per_item=$e -- $ROWS_SHORT; done
+for l in 512; do v staged-l$l SEGBENCH_PLANS=staged CLREDUCE_SEGMENT_TUNE=local=$l -- $ROWS_SHORT; done
+for g in 2 4 16; do v staged-g$g SEGBENCH_PLANS=staged CLREDUCE_SEGMENT_TUNE=groups_per_cu=$g -- $ROWS_SHORT; done
+# staged over CSR offsets (stages of local x per_item elements, a second pass for the pieces).
+for e in 4 16 32; do v staged-csr-e$e SEGBENCH_PLANS=staged CLREDUCE_SEGMENT_TUNE=per_item=$e -- ragged-16 ragged-256; done
+for g in 2 4 16; do v staged-csr-g$g SEGBENCH_PLANS=staged CLREDUCE_SEGMENT_TUNE=groups_per_cu=$g -- ragged-16 ragged-256; done
+v staged-csr-l512 SEGBENCH_PLANS=staged CLREDUCE_SEGMENT_TUNE=local=512 -- ragged-16 ragged-256
+
+# 3. lanes: work-items per segment, work-groups per compute unit (rows of 256, CSR).
+for s in 8 16 64 128; do v lanes-s$s SEGBENCH_PLANS=lanes CLREDUCE_SEGMENT_TUNE=lanes=$s -- rows-2^20x2^8 ragged-256; done
+for s in 2 4 8; do v lanes-short-s$s SEGBENCH_PLANS=lanes CLREDUCE_SEGMENT_TUNE=lanes=$s -- $ROWS_SHORT ragged-16; done
+for g in 2 4 16; do v lanes-g$g SEGBENCH_PLANS=lanes CLREDUCE_SEGMENT_TUNE=groups_per_cu=$g -- rows-2^20x2^8 ragged-256; done
+v lanes-l512 SEGBENCH_PLANS=lanes CLREDUCE_SEGMENT_TUNE=local=512 -- rows-2^20x2^8
+
+# 4. stripes and columns: work-group size and work-groups per compute unit.
+for l in 128 512 1024; do v stripes-l$l SEGBENCH_PLANS=stripes CLREDUCE_SEGMENT_TUNE=local=$l -- cols-2^24x2^4 cols-2^20x2^8; done
+for g in 4 16 32; do v stripes-g$g SEGBENCH_PLANS=stripes CLREDUCE_SEGMENT_TUNE=groups_per_cu=$g -- cols-2^24x2^4 cols-2^20x2^8; done
+for g in 4 16 32; do v columns-g$g SEGBENCH_PLANS=columns CLREDUCE_SEGMENT_TUNE=groups_per_cu=$g -- cols-2^14x2^14 cols-2^20x2^8; done
+v columns-l128 SEGBENCH_PLANS=columns CLREDUCE_SEGMENT_TUNE=local=128 -- cols-2^14x2^14 cols-2^20x2^8
+
+# 5. group (rows of 16384) and tiles (long rows, CSR): work-groups per compute unit.
+v group-g16 SEGBENCH_PLANS=group CLREDUCE_SEGMENT_TUNE=groups_per_cu=16 -- rows-2^14x2^14
+for g in 4 16 32; do v tiles-g$g SEGBENCH_PLANS=tiles CLREDUCE_SEGMENT_TUNE=groups_per_cu=$g -- rows-2^8x2^20 ragged-16 ragged-256; done
+# 6. Accumulators per work-item in the strided loops (second run: unroll; CSR staged).
+for u in 1 4 8 16; do v unroll-u$u SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=unroll=$u -- rows-2^20x2^8 rows-2^14x2^14 rows-2^8x2^20 cols-2^14x2^14 cols-2^20x2^8 cols-2^24x2^4; done
+for u in 4 8; do v unroll-stripes-u$u SEGBENCH_PLANS=stripes,columns CLREDUCE_SEGMENT_TUNE=unroll=$u -- cols-2^20x2^8 cols-2^24x2^4; done
+for u in 1 8; do v unroll-columns-g16-u$u SEGBENCH_PLANS=columns CLREDUCE_SEGMENT_TUNE=groups_per_cu=16,unroll=$u -- cols-2^14x2^14 cols-2^20x2^8; done
+echo "written: $out"

@@ -1,0 +1,210 @@
+//! The segmented plans of decision 48 (`staged`, `lanes`, `stripes`) forced on every device,
+//! beside the automatic plan and the plans they replace: uniform rows (`Axis::Last`) and
+//! columns (`Axis::First`) of odd shapes (one row or column, primes, lengths that are no
+//! multiple of a vector width or of the work-group, rows longer than a stage's default),
+//! several variables in one launch (a sum, a max that keeps its initial values, argmin with
+//! global indices and argmax with indices within the segment, ties in most segments) and the
+//! same plan twice giving the same bits. Sums of small integers in f32 are exact in any order,
+//! so every result is compared exactly with the host's. Fresh seeded inputs per case.
+
+mod common;
+
+use clreduce::{
+    reduction, reduction_argmax, reduction_argmin, Axis, Kernel, Op, Options, Queue, Range,
+    SegmentAlgo,
+};
+use common::{queues, short, sim_lock, Tally};
+
+/// A small seeded generator (splitmix64).
+struct Rng(u64);
+impl Rng {
+    fn below(&mut self, m: u64) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        (z ^ (z >> 31)) % m.max(1)
+    }
+}
+
+/// What the host expects of one segment: sum, max from `start`, argmin (global index) and
+/// argmax (index within the segment); the lowest index wins a tie.
+fn expect(xs: &[f32], idx: &[usize], start: f32) -> (f32, f32, (f32, u64), (f32, u64)) {
+    let mut sum = 0.0f32;
+    let mut mx = start;
+    let (mut lo, mut hi) = ((f32::INFINITY, u64::MAX), (f32::NEG_INFINITY, u64::MAX));
+    for (j, &i) in idx.iter().enumerate() {
+        let v = xs[i];
+        sum += v;
+        mx = mx.max(v);
+        if v < lo.0 {
+            lo = (v, i as u64);
+        }
+        if v > hi.0 {
+            hi = (v, j as u64);
+        }
+    }
+    (sum, mx, lo, hi)
+}
+
+/// One launch of `rows x cols` reduced along `axis` under `algo`, checked against the host and
+/// run twice for the same bits. `Err` with "cannot run on" is a plan the shape cannot take.
+fn run(
+    q: &Queue,
+    rows: u64,
+    cols: u64,
+    axis: Axis,
+    algo: Option<SegmentAlgo>,
+    rng: &mut Rng,
+) -> Result<(), String> {
+    let n = (rows * cols) as usize;
+    // Small integers (exact f32 sums in any order), few distinct values (ties).
+    let xs: Vec<f32> = (0..n).map(|_| rng.below(9) as f32 - 4.0).collect();
+    let (results, len) = match axis {
+        Axis::Last => (rows as usize, cols as usize),
+        Axis::First => (cols as usize, rows as usize),
+    };
+    let starts: Vec<f32> = (0..results).map(|_| rng.below(7) as f32 - 3.0).collect();
+    let x = q.buffer_from(&xs).unwrap();
+    let sum = q.buffer_from(&vec![0.0f32; results]).unwrap();
+    let mx = q.buffer_from(&starts).unwrap();
+    let (vmin, imin) = (
+        q.buffer_from(&vec![0.0f32; results]).unwrap(),
+        q.buffer_from(&vec![0u64; results]).unwrap(),
+    );
+    let (vmax, imax) = (
+        q.buffer_from(&vec![0.0f32; results]).unwrap(),
+        q.buffer_from(&vec![0u64; results]).unwrap(),
+    );
+    let launch = || {
+        q.parallel_for_reduce_with(
+            Range::new_2d(rows, cols),
+            vec![
+                reduction(&sum, Op::Plus)
+                    .axis(axis)
+                    .initialize_to_identity(),
+                reduction(&mx, Op::Maximum).name("mx").axis(axis),
+                reduction_argmin(&vmin, &imin)
+                    .name("lo")
+                    .axis(axis)
+                    .initialize_to_identity(),
+                reduction_argmax(&vmax, &imax)
+                    .name("hi")
+                    .axis(axis)
+                    .index_in_segment()
+                    .initialize_to_identity(),
+            ],
+            Kernel::new(
+                "sum += x[i]; combine(mx, x[i]); combine(lo, x[i], i); combine(hi, x[i], i);",
+            )
+            .arg("x", &x),
+            Options {
+                segment: algo,
+                ..Options::default()
+            },
+        )
+    };
+    let ev = launch().map_err(|e| e.to_string())?;
+    let plan = ev.plan().and_then(|p| p.segment.clone()).ok_or("no plan")?;
+    if algo.is_some_and(|a| a != plan.algo) {
+        return Err(format!("forced {algo:?}, planned {}", plan.algo));
+    }
+    let got = (
+        sum.to_vec().unwrap(),
+        mx.to_vec().unwrap(),
+        vmin.to_vec().unwrap(),
+        imin.to_vec().unwrap(),
+        vmax.to_vec().unwrap(),
+        imax.to_vec().unwrap(),
+    );
+    let mut bad = Vec::new();
+    for (k, &start) in starts.iter().enumerate() {
+        let idx: Vec<usize> = (0..len)
+            .map(|j| match axis {
+                Axis::Last => k * len + j,
+                Axis::First => j * results + k,
+            })
+            .collect();
+        let (s, m, lo, hi) = expect(&xs, &idx, start);
+        let g = (
+            got.0[k],
+            got.1[k],
+            (got.2[k], got.3[k]),
+            (got.4[k], got.5[k]),
+        );
+        if g != (s, m, lo, hi) {
+            bad.push(format!("result {k}: {g:?} want {:?}", (s, m, lo, hi)));
+        }
+    }
+    // The same plan again (max is idempotent, the rest start from the identity): same bits.
+    launch().map_err(|e| format!("second launch: {e}"))?;
+    if sum.to_vec().unwrap() != got.0 || imax.to_vec().unwrap() != got.5 {
+        bad.push("a second run of the same plan gave other results".into());
+    }
+    if bad.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "under {}: {}",
+            plan.algo,
+            bad[..bad.len().min(4)].join("; ")
+        ))
+    }
+}
+
+#[test]
+fn staged_lanes_stripes_on_odd_shapes() {
+    let mut t = Tally::new("segment_plans::staged_lanes_stripes_on_odd_shapes");
+    for q in queues() {
+        let d = q.device();
+        let _g = sim_lock(d);
+        let dev = short(d);
+        let sim = d.is_simulator();
+        let mut rng = Rng(0x48 + d.index() as u64);
+        // (rows, cols): one row or column, primes, widths around 4, 16, 32 and a work-group.
+        let mut shapes = vec![
+            (1, 1),
+            (1, 37),
+            (53, 1),
+            (97, 3),
+            (211, 4),
+            (64, 7),
+            (129, 16),
+            (31, 33),
+            (7, 64),
+            (5, 131),
+        ];
+        if !sim {
+            shapes.extend([(4099, 4), (1031, 16), (2053, 17), (300, 256), (3, 4999)]);
+        }
+        let rows_plans = [
+            None,
+            Some(SegmentAlgo::Staged),
+            Some(SegmentAlgo::Lanes),
+            Some(SegmentAlgo::Item),
+        ];
+        let cols_plans = [None, Some(SegmentAlgo::Stripes), Some(SegmentAlgo::Columns)];
+        for (rows, cols) in shapes {
+            for axis in [Axis::Last, Axis::First] {
+                let plans: &[Option<SegmentAlgo>] = match axis {
+                    Axis::Last => &rows_plans,
+                    Axis::First => &cols_plans,
+                };
+                for &algo in plans {
+                    let case = format!(
+                        "{axis:?} {rows}x{cols} {}",
+                        algo.map_or("auto".into(), |a| a.to_string())
+                    );
+                    match run(q, rows, cols, axis, algo, &mut rng) {
+                        Ok(()) => t.pass(&dev),
+                        // stripes takes at most a work-group of columns, staged rows that
+                        // fit a stage: the plan refuses the shape (not the device).
+                        Err(m) if m.contains("cannot run on") => t.skip(&dev, &case, &m),
+                        Err(m) => t.fail(&dev, &case, &m),
+                    }
+                }
+            }
+        }
+    }
+    t.finish();
+}
