@@ -174,6 +174,8 @@ mod tests {
             segments: n / 16,
             elements: n,
             force: None,
+            tune: Default::default(),
+            longest: 16,
         };
         let (a, e) = t.segment_lookup(&class, &rows, 16).unwrap();
         let measured = Some((a, e.reason()));
