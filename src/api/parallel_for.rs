@@ -171,7 +171,7 @@ impl Queue {
         // the options leave them out.
         let measured = !options.ignore_tune_cache && q.mask.is_empty();
         let key = LaunchKey {
-            req: request(form, reds, options, !kernel.writes()),
+            req: request(form, reds, options, !kernel.writes(), narrow_reads(form, kernel)),
             names,
             params,
             body: kernel.body().to_string(),
@@ -377,12 +377,31 @@ pub(super) fn check_writers(names: &[String], reds: &Reductions, kernel: &Kernel
     Ok(())
 }
 
+/// Whether the body reads a read-only 16-bit buffer at exactly `[i]` that holds the range's
+/// n elements (`Request::narrow_reads`: such reads may be loaded several at once). Only
+/// launches with a 16-bit buffer look at the body.
+fn narrow_reads(form: &Form, kernel: &Kernel) -> bool {
+    kernel.args.iter().any(|(name, a)| match a {
+        ArgKind::Buffer {
+            ty,
+            writable: false,
+            mem,
+            ..
+        } if ty.is_storage() => {
+            (mem.bytes / ty.size()) as u64 >= form.size()
+                && codegen::reads_at_i(kernel.body(), name)
+        }
+        _ => false,
+    })
+}
+
 /// The planner's view of the launch.
 pub(super) fn request(
     form: &Form,
     reds: &Reductions,
     options: Options,
     pure_body: bool,
+    narrow_reads: bool,
 ) -> Request {
     Request {
         form: form.request(),
@@ -401,6 +420,7 @@ pub(super) fn request(
         determinism: options.determinism,
         tuning: options.tuning,
         pure_body,
+        narrow_reads,
     }
 }
 

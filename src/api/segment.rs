@@ -328,7 +328,7 @@ impl Queue {
         };
         let mut base = plan::plan(
             &q.caps,
-            &request(form, reds, base_options, !kernel.writes()),
+            &request(form, reds, base_options, !kernel.writes(), false),
         )?;
         if options.strategy.group.is_none() {
             for v in &mut base.vars {

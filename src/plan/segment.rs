@@ -149,6 +149,7 @@ pub fn plan_segments(caps: &DeviceCaps, mut base: Plan, req: &SegmentRequest) ->
     base.groups = groups;
     base.passes = passes;
     base.unroll = 1;
+    base.vec = 1;
     base.deterministic = true;
     base.items_per_work_item = match algo {
         SegmentAlgo::Item => mean.max(1),
@@ -254,6 +255,7 @@ mod tests {
             determinism: Default::default(),
             tuning: None,
             pure_body: true,
+            narrow_reads: false,
         };
         plan(caps, &req).unwrap()
     }

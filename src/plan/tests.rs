@@ -15,6 +15,7 @@ fn req(form: FormRequest, op: Op, ty: ElemType) -> Request {
         determinism: Determinism::Deterministic,
         tuning: None,
         pure_body: true,
+        narrow_reads: false,
     }
 }
 const N: FormRequest = FormRequest::Range { n: 1 << 24 };

@@ -526,6 +526,7 @@ mod tests {
                 determinism: crate::Determinism::Deterministic,
                 tuning: None,
                 pure_body: true,
+                narrow_reads: false,
             };
             assert_eq!(LaunchClass::of(&req), Some(c.class()), "{}", c.name);
         }
