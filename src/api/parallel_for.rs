@@ -377,22 +377,30 @@ pub(super) fn check_writers(names: &[String], reds: &Reductions, kernel: &Kernel
     Ok(())
 }
 
-/// Whether the body reads a read-only 16-bit buffer at exactly `[i]` that holds the range's
-/// n elements (`Request::narrow_reads`: such reads may be loaded several at once). Only
-/// launches with a 16-bit buffer look at the body.
+/// Whether the body reads a read-only 16-bit buffer at exactly `[i]` and every such buffer
+/// holds the range's n elements (`Request::narrow_reads`: such reads may then be loaded
+/// several at once, before the body runs; a shorter buffer read at `[i]` under a condition in
+/// the body keeps the launch on single loads). Only launches with a 16-bit buffer look at the
+/// body.
 fn narrow_reads(form: &Form, kernel: &Kernel) -> bool {
-    kernel.args.iter().any(|(name, a)| match a {
-        ArgKind::Buffer {
+    let mut any = false;
+    for (name, a) in &kernel.args {
+        if let ArgKind::Buffer {
             ty,
             writable: false,
             mem,
             ..
-        } if ty.is_storage() => {
-            (mem.bytes / ty.size()) as u64 >= form.size()
-                && codegen::reads_at_i(kernel.body(), name)
+        } = a
+        {
+            if ty.is_storage() && codegen::reads_at_i(kernel.body(), name) {
+                if ((mem.bytes / ty.size()) as u64) < form.size() {
+                    return false;
+                }
+                any = true;
+            }
         }
-        _ => false,
-    })
+    }
+    any
 }
 
 /// The planner's view of the launch.

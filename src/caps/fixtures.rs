@@ -38,6 +38,7 @@ fn base(name: &str, platform: &str, kind: DeviceKind) -> DeviceCaps {
         },
         removed: vec![],
         workarounds: Workarounds::default(),
+        narrow_vec: if kind == DeviceKind::Gpu { 2 } else { 1 },
     }
 }
 

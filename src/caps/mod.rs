@@ -176,6 +176,33 @@ pub struct DeviceCaps {
     pub removed: Vec<String>,
     /// Named driver workarounds in force for this device.
     pub workarounds: Workarounds,
+    /// Consecutive 16-bit elements a work-item loads at once where a body reads them at `[i]`
+    /// in grid-stride order: the planner's default for `Plan::vec` (design/decisions.md
+    /// section 49). GPUs 2 (one warp load then moves as many bytes as the f32 sum's), CPUs 1
+    /// (their work-items stream contiguous chunks the compiler vectorizes).
+    /// `CLREDUCE_VEC=1|2|4|8` overrides it for measuring ([`vec_override`]).
+    pub narrow_vec: usize,
+}
+
+/// The widths of the vector step the kernels are built for (`DeviceCaps::narrow_vec`,
+/// `CLREDUCE_VEC`, `CLREDUCE_TUNE=vec=N`).
+pub(crate) const NARROW_VECS: [usize; 4] = [1, 2, 4, 8];
+
+/// `CLREDUCE_VEC`: the [`DeviceCaps::narrow_vec`] every device of this process takes instead
+/// of its own, for measuring (the bench reads no per-launch override); `None` when unset or
+/// empty, [`Error::UnknownName`](crate::Error::UnknownName) when not 1, 2, 4 or 8.
+pub(crate) fn vec_override() -> crate::Result<Option<usize>> {
+    match std::env::var("CLREDUCE_VEC") {
+        Ok(v) if !v.trim().is_empty() => match v.trim().parse::<usize>() {
+            Ok(w) if NARROW_VECS.contains(&w) => Ok(Some(w)),
+            _ => Err(crate::Error::UnknownName {
+                kind: "CLREDUCE_VEC",
+                name: v,
+                known: vec!["1", "2", "4", "8"],
+            }),
+        },
+        _ => Ok(None),
+    }
 }
 
 /// Driver bugs worked around, by name (see design/decisions.md).

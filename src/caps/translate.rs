@@ -183,6 +183,7 @@ pub fn translate(raw: &RawDeviceInfo) -> DeviceCaps {
             wait_before_read: raw.vendor_id == 0x10de,
             poll_read: raw.platform.contains("Portable Computing Language"),
         },
+        narrow_vec: if kind == DeviceKind::Gpu { 2 } else { 1 },
     }
 }
 

@@ -197,22 +197,18 @@ pub(super) fn nd_range(
 /// Consecutive 16-bit elements a work-item loads at once (`Plan::vec`, design/decisions.md
 /// section 49): only where the body reads a 16-bit buffer at `[i]` (`Request::narrow_reads`),
 /// in grid-stride order (consecutive work-items then read consecutive blocks) and outside an
-/// exact sum's speculative loop; the override `vec=N` where that holds, else 1. GPUs default
-/// to `GPU_VEC`: a warp's load of 2-byte elements one at a time moves 64 bytes, half of what
-/// the f32 sum's loads move (H200, session 8: f16 2^28 184 us against f32 2^27 127 us, the
-/// same bytes, 1.45x).
+/// exact sum's speculative loop; the override `vec=N` where that holds, else the device's
+/// `DeviceCaps::narrow_vec`. Why: a warp's load of 2-byte elements one at a time moves 64
+/// bytes, half of what the f32 sum's loads move (H200, session 8: f16 2^28 184 us against f32
+/// 2^27 127 us, the same bytes, 1.45x).
 fn vec_width(caps: &DeviceCaps, req: &Request, exacts: &[ExactPlan], order: IndexOrder) -> usize {
     let usable = req.narrow_reads && order == IndexOrder::GridStride && exacts.is_empty();
     match req.tuning.and_then(|t| t.vec) {
         Some(w) if usable => w,
-        _ if usable && caps.kind == DeviceKind::Gpu => GPU_VEC,
+        _ if usable => caps.narrow_vec.max(1),
         _ => 1,
     }
 }
-
-/// The default of [`vec_width`] on GPUs: 2 elements (4 bytes) per load, the bytes per load
-/// of the f32 sum.
-const GPU_VEC: usize = 2;
 
 /// The range form: work-group size, count, order and accumulators chosen for the device.
 pub(super) fn range(

@@ -137,8 +137,7 @@ pub const MAX_TUNE_LOCAL: usize = 1 << 16;
 pub const MAX_TUNE_GROUPS_PER_CU: u64 = 1 << 16;
 /// The accumulators per work-item the kernels are built for.
 pub const TUNE_UNROLLS: [usize; 5] = [1, 2, 4, 8, 16];
-/// The consecutive 16-bit loads per work-item and step the kernels are built for.
-pub const TUNE_VECS: [usize; 4] = [1, 2, 4, 8];
+
 
 impl Tuning {
     /// Parses `key=value` pairs separated by commas (keys above; empty is no override). A
@@ -216,7 +215,7 @@ impl Tuning {
         if let Some(u) = self.unroll.filter(|u| !TUNE_UNROLLS.contains(u)) {
             return Some(format!("unroll {u} is not one of 1, 2, 4, 8, 16"));
         }
-        if let Some(w) = self.vec.filter(|w| !TUNE_VECS.contains(w)) {
+        if let Some(w) = self.vec.filter(|w| !crate::caps::NARROW_VECS.contains(w)) {
             return Some(format!("vec {w} is not one of 1, 2, 4, 8"));
         }
         if self.order == Some(IndexOrder::OnePerItem) {
