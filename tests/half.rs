@@ -344,7 +344,9 @@ fn vector_step_over_widths() {
                     }
                     let got = sum.get(0)?;
                     if (got as f64 - want).abs() > bound {
-                        bad.push(format!("n {n} vec {vec}: sum {got} vs {want}, bound {bound:e}"));
+                        bad.push(format!(
+                            "n {n} vec {vec}: sum {got} vs {want}, bound {bound:e}"
+                        ));
                     }
                     if (v.get(0)?, ix.get(0)?) != (lo, first) {
                         bad.push(format!(
@@ -360,7 +362,7 @@ fn vector_step_over_widths() {
                 }
             }
             // A buffer shorter than n read at [i] under a condition: single loads.
-            let short_buf = q.buffer_from(&vec![Half::from_f32(1.0); 10])?;
+            let short_buf = q.buffer_from(&[Half::from_f32(1.0); 10])?;
             let res = q.buffer_from(&[0.0f32])?;
             let ev = q.parallel_for_reduce_with(
                 Range::new(1000),

@@ -171,7 +171,13 @@ impl Queue {
         // the options leave them out.
         let measured = !options.ignore_tune_cache && q.mask.is_empty();
         let key = LaunchKey {
-            req: request(form, reds, options, !kernel.writes(), narrow_reads(form, kernel)),
+            req: request(
+                form,
+                reds,
+                options,
+                !kernel.writes(),
+                narrow_reads(form, kernel),
+            ),
             names,
             params,
             body: kernel.body().to_string(),

@@ -429,9 +429,8 @@ fn glue(
 /// `w`), into accumulator cu, in index order; each preloaded buffer's `w` elements come from
 /// one load (`clr_vld_f16` / `clr_vld_bf16`, kernels/common.cl).
 fn vec_glue(w: usize, accs: &str, user_args: &str, loaded: &[(String, &str)]) -> String {
-    let mut s = String::from(
-        "#define CLR_CALL_V(clr_ci, clr_cu) { const CLR_IDX clr_vi = (clr_ci);",
-    );
+    let mut s =
+        String::from("#define CLR_CALL_V(clr_ci, clr_cu) { const CLR_IDX clr_vi = (clr_ci);");
     for (name, ld) in loaded {
         s.push_str(&format!(
             " const CLR_VF clr_vx_{name} = {}({name}, clr_vi);",

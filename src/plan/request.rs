@@ -138,7 +138,6 @@ pub const MAX_TUNE_GROUPS_PER_CU: u64 = 1 << 16;
 /// The accumulators per work-item the kernels are built for.
 pub const TUNE_UNROLLS: [usize; 5] = [1, 2, 4, 8, 16];
 
-
 impl Tuning {
     /// Parses `key=value` pairs separated by commas (keys above; empty is no override). A
     /// key it does not know, or a value out of range ([`Tuning::problem`]), is

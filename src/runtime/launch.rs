@@ -128,7 +128,6 @@ impl DeviceQueue {
         self.path.poll
     }
 
-
     /// On a serialized device, finishes what the caller just enqueued while it still holds the
     /// lock (a no-op elsewhere).
     fn settle(&self) -> Result<()> {
@@ -217,10 +216,7 @@ impl Staging {
                     return Err(("clEnqueueMapBuffer", c));
                 }
             }
-            Ok(Staging {
-                raw,
-                ptr: ptr as *mut c_void,
-            })
+            Ok(Staging { raw, ptr })
         }
     }
 }

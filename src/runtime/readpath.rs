@@ -155,7 +155,10 @@ mod tests {
         );
         assert!(!p.wait_kernel);
         assert!(ReadPath::of(&nvidia(), false).wait_kernel);
-        assert!(!ReadPath::of(&nvidia(), true).wait_kernel, "not on a profiling queue");
+        assert!(
+            !ReadPath::of(&nvidia(), true).wait_kernel,
+            "not on a profiling queue"
+        );
 
         let q = ReadPath::of(&nvidia(), false)
             .parse("wait=0, spin=1, flush=1, pinned=1", false)
@@ -173,9 +176,17 @@ mod tests {
             }
         );
         let r = q.parse("poll=250", false).unwrap();
-        assert_eq!(r.poll.map(|p| (p.budget.as_micros(), p.spin)), Some((250, true)));
+        assert_eq!(
+            r.poll.map(|p| (p.budget.as_micros(), p.spin)),
+            Some((250, true))
+        );
         assert_eq!(r.parse("poll=0", false).unwrap().poll, None);
-        assert!(!ReadPath::of(&nvidia(), true).parse("wait=1", true).unwrap().wait_kernel);
+        assert!(
+            !ReadPath::of(&nvidia(), true)
+                .parse("wait=1", true)
+                .unwrap()
+                .wait_kernel
+        );
         assert_eq!(p.parse("", false).unwrap(), p);
         for bad in ["wait", "wait=2", "speed=1", "poll=soon", "pinned=yes"] {
             assert!(
