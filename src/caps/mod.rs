@@ -180,7 +180,7 @@ pub struct DeviceCaps {
     /// in grid-stride order: the planner's default for `Plan::vec` (design/decisions.md
     /// section 49). GPUs 2 (one warp load then moves as many bytes as the f32 sum's), CPUs 1
     /// (their work-items stream contiguous chunks the compiler vectorizes).
-    /// `CLREDUCE_VEC=1|2|4|8` overrides it for measuring ([`vec_override`]).
+    /// `CLREDUCE_VEC=1|2|4|8` overrides it for every device of a process, for measuring.
     pub narrow_vec: usize,
 }
 
