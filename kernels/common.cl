@@ -139,7 +139,7 @@
 #define CLR_VF CLR_CAT(float, CLR_VEC)
 #define CLR_VU CLR_CAT(ushort, CLR_VEC)
 #ifndef CLR_F16_LD
-#define CLR_F16_LD 1
+#define CLR_F16_LD 2
 #endif
 #define clr_vwide(p, i) (((__global const CLR_VU*)(p))[(i) / CLR_VEC])
 #define clr_vld_bf16(p, i) CLR_CAT(as_float, CLR_VEC)(CLR_CAT(convert_uint, CLR_VEC)(clr_vwide(p, i)) << 16)

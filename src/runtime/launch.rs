@@ -687,7 +687,7 @@ pub(crate) fn enqueue_kernel(
     compiled.give(name, kernel);
     let ev = r.map_err(|(call, code)| q.failed(call, code))?;
     q.settle()?;
-    if q.path.flush_launch {
+    if q.path.flush_launch && global.iter().product::<usize>() >= q.path.flush_min {
         q.queue.flush().map_err(|e| q.failed("clFlush", e.0))?;
     }
     if let Some(last) = &q.last_kernel {

@@ -7,8 +7,9 @@
 //! `CLREDUCE_READ_PATH` is a list of `key=value` pairs over the workarounds' choice:
 //! `wait=0|1` (wait for the last kernel before a read), `poll=US` (poll events for up to US
 //! microseconds before blocking; 0: block at once), `spin=0|1` (poll without yielding the
-//! thread), `flush=0|1` (`clFlush` after every kernel enqueue), `pinned=0|1` (small reads land
-//! in pinned host memory, then are copied out).
+//! thread), `flush=0|1` (`clFlush` after a kernel enqueue), `flush_min=N` (only after kernels
+//! of at least N work-items), `pinned=0|1` (small reads land in pinned host memory, then are
+//! copied out).
 
 use crate::caps::Workarounds;
 use crate::error::{Error, Result};
@@ -32,9 +33,11 @@ pub(crate) struct ReadPath {
     pub wait_kernel: bool,
     /// Reads and waits poll their event first (`Workarounds::poll_read`); `None`: block.
     pub poll: Option<Poll>,
-    /// `clFlush` right after each kernel enqueue, so the device starts it while the host
-    /// enqueues the read.
+    /// `clFlush` right after each kernel enqueue of at least `flush_min` work-items, so the
+    /// device starts it while the host enqueues the read.
     pub flush_launch: bool,
+    /// The fewest work-items of a kernel `flush_launch` flushes after.
+    pub flush_min: usize,
     /// Reads of at most [`PINNED_BYTES`] go into a pinned staging buffer (a mapped
     /// `CL_MEM_ALLOC_HOST_PTR` buffer of the queue) and are copied out.
     pub pinned: bool,
@@ -43,17 +46,36 @@ pub(crate) struct ReadPath {
 /// The largest read that goes through a queue's pinned staging buffer (`ReadPath::pinned`).
 pub(crate) const PINNED_BYTES: usize = 64;
 
+/// `Workarounds::flush_long_launches`: the fewest work-items of a launch flushed right after
+/// its enqueue. On the H200 the flush cost 2.3-2.9 us at 2^10 (one work-group of 256) and saved
+/// 2-4 us at 2^20 (512 work-groups, 131072 work-items; design/decisions.md section 49);
+/// between them unmeasured, 65536 (2^19 f32 elements with the default geometry) splits them.
+pub(crate) const FLUSH_MIN_ITEMS: usize = 1 << 16;
+
 impl ReadPath {
     /// The read path the workarounds ask for on a queue with or without profiling.
     pub(crate) fn of(w: &Workarounds, profiling: bool) -> ReadPath {
-        ReadPath {
-            wait_kernel: w.wait_before_read && !profiling,
-            poll: w.poll_read.then_some(Poll {
+        let poll = if w.spin_poll_read {
+            Some(Poll {
+                budget: Duration::from_micros(SPIN_BUDGET_US),
+                spin: true,
+            })
+        } else {
+            w.poll_read.then_some(Poll {
                 budget: Duration::from_micros(crate::caps::POLL_READ_BUDGET_US),
                 spin: false,
-            }),
-            flush_launch: false,
-            pinned: false,
+            })
+        };
+        ReadPath {
+            wait_kernel: w.wait_before_read && !profiling,
+            poll,
+            flush_launch: w.flush_long_launches,
+            flush_min: if w.flush_long_launches {
+                FLUSH_MIN_ITEMS
+            } else {
+                0
+            },
+            pinned: w.pinned_reads,
         }
     }
 
@@ -94,13 +116,20 @@ impl ReadPath {
             let bad = || Error::UnknownName {
                 kind: "read path setting",
                 name: part.to_string(),
-                known: vec!["wait=0|1", "poll=US", "spin=0|1", "flush=0|1", "pinned=0|1"],
+                known: vec![
+                    "wait=0|1",
+                    "poll=US",
+                    "spin=0|1",
+                    "flush=0|1",
+                    "flush_min=N",
+                    "pinned=0|1",
+                ],
             };
             let (k, v) = part.split_once('=').ok_or_else(bad)?;
             let v: u64 = v.trim().parse().map_err(|_| bad())?;
             let on = match v {
                 0 | 1 => v == 1,
-                _ if k.trim() == "poll" => true,
+                _ if matches!(k.trim(), "poll" | "flush_min") => true,
                 _ => return Err(bad()),
             };
             match k.trim() {
@@ -117,6 +146,7 @@ impl ReadPath {
                     }
                 }
                 "flush" => self.flush_launch = on,
+                "flush_min" => self.flush_min = usize::try_from(v).map_err(|_| bad())?,
                 "pinned" => self.pinned = on,
                 _ => return Err(bad()),
             }
@@ -125,7 +155,10 @@ impl ReadPath {
     }
 }
 
-/// The polling budget `spin=1` takes when no `poll=US` is given.
+/// How long a spinning poll lasts before the wait blocks (`Workarounds::spin_poll_read`, and
+/// `spin=1` without `poll=US`): 1 ms, longer than a 2^28 f32 sum on the H200 (250 us), so the
+/// launches of a latency-bound caller never block; a longer kernel costs the waiting thread's
+/// core for 1 ms.
 const SPIN_BUDGET_US: u64 = 1000;
 
 #[cfg(test)]
@@ -137,6 +170,33 @@ mod tests {
             wait_before_read: true,
             ..Workarounds::default()
         }
+    }
+
+    #[test]
+    fn nvidia_spins_into_pinned_memory_and_flushes_long_launches() {
+        let w = Workarounds {
+            spin_poll_read: true,
+            pinned_reads: true,
+            flush_long_launches: true,
+            ..Workarounds::default()
+        };
+        let p = ReadPath::of(&w, false);
+        assert_eq!(
+            p,
+            ReadPath {
+                wait_kernel: false,
+                poll: Some(Poll {
+                    budget: Duration::from_micros(SPIN_BUDGET_US),
+                    spin: true
+                }),
+                flush_launch: true,
+                flush_min: FLUSH_MIN_ITEMS,
+                pinned: true,
+            }
+        );
+        let all = p.parse("flush_min=0, wait=1", false).unwrap();
+        assert_eq!((all.flush_min, all.wait_kernel), (0, true));
+        assert_eq!(ReadPath::of(&Workarounds::default(), false).poll, None);
     }
 
     #[test]
@@ -172,6 +232,7 @@ mod tests {
                     spin: true
                 }),
                 flush_launch: true,
+                flush_min: 0,
                 pinned: true,
             }
         );
