@@ -25,6 +25,7 @@ fn request(vars: &[Op], n: u64) -> Request {
         determinism: Determinism::Deterministic,
         tuning: None,
         pure_body: true,
+        narrow_reads: false,
     }
 }
 

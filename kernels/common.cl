@@ -6,6 +6,8 @@
 //   CLR_ORDER        CLR_ORDER_GRID (grid-stride, coalesced: GPUs), CLR_ORDER_BLOCKED (a contiguous chunk
 //                    per work-group) or CLR_ORDER_CONTIG (a contiguous chunk per work-item: CPUs)
 //   CLR_UNROLL       independent accumulators (loads in flight) per work-item in the range form
+//   CLR_VEC          consecutive indices per work-item and step in grid-stride order (1, 2, 4, 8): >1 where
+//                    the body reads a 16-bit buffer at [i], loaded CLR_VEC elements at once (CLR_CALL_V)
 //   CLR_C11          1: OpenCL C 2.0 atomics and scoped fences; 0: OpenCL 1.2 atomics + mem_fence
 //   CLR_PTX_ACQREL   1 (only with CLR_C11=0, where a structured partial finishes by last-group detection):
 //                    the ticket and the last group's fence are NVIDIA inline PTX acquire/release
@@ -50,6 +52,7 @@
 // upper half of an f32, is declared `ushort*` and shifted into place. Both give a float.
 #define clr_ld_f16(p, e) vload_half((size_t)(e), (p))
 #define clr_ld_bf16(p, e) as_float((uint)((p)[(e)]) << 16)
+
 
 // Accumulator layouts.
 #define CLR_SHAPE_PLAIN 1    // the element type
@@ -125,3 +128,48 @@
 // `combine(r, v)` works for every reducer r (`combine(r, v, index)` for argmin/argmax);
 // `r_combine(...)` is defined per reducer.
 #define combine(r, ...) r##_combine(__VA_ARGS__)
+
+// The vector step (CLR_VEC > 1, src/plan/geometry.rs vec_width): CLR_VEC consecutive elements
+// from index i, a multiple of CLR_VEC, in one aligned load (buffers start at least 128-byte
+// aligned), as a CLR_VF (floatN). bf16: a ushortN load, widened and shifted. f16 by
+// CLR_F16_LD (a -D override for A/B, CLREDUCE_EXTRA_OPTIONS): 1 vloada_halfN (core; its
+// pointer is aligned to the vector); 2 a ushortN load and vload_halfN of the private copy;
+// 3 (NVIDIA only) a ushortN load and PTX cvt.f32.f16 per lane.
+#if defined(CLR_VEC) && CLR_VEC > 1
+#define CLR_VF CLR_CAT(float, CLR_VEC)
+#define CLR_VU CLR_CAT(ushort, CLR_VEC)
+#ifndef CLR_F16_LD
+#define CLR_F16_LD 2
+#endif
+#define clr_vwide(p, i) (((__global const CLR_VU*)(p))[(i) / CLR_VEC])
+#define clr_vld_bf16(p, i) CLR_CAT(as_float, CLR_VEC)(CLR_CAT(convert_uint, CLR_VEC)(clr_vwide(p, i)) << 16)
+#if CLR_F16_LD == 1
+#define clr_vld_f16(p, i) CLR_CAT(vloada_half, CLR_VEC)((size_t)(i) / CLR_VEC, (p))
+#elif CLR_F16_LD == 2
+static inline CLR_VF clr_vld_f16_priv(CLR_VU u) {
+    return CLR_CAT(vload_half, CLR_VEC)(0, (const __private half*)&u);
+}
+#define clr_vld_f16(p, i) clr_vld_f16_priv(clr_vwide(p, i))
+#elif CLR_F16_LD == 3
+static inline float clr_h2f(ushort h) {
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
+}
+static inline CLR_VF clr_vld_f16_ptx(CLR_VU u) {
+    CLR_VF f;
+#if CLR_VEC == 2
+    f.s0 = clr_h2f(u.s0); f.s1 = clr_h2f(u.s1);
+#elif CLR_VEC == 4
+    f.s0 = clr_h2f(u.s0); f.s1 = clr_h2f(u.s1); f.s2 = clr_h2f(u.s2); f.s3 = clr_h2f(u.s3);
+#else
+    f.s0 = clr_h2f(u.s0); f.s1 = clr_h2f(u.s1); f.s2 = clr_h2f(u.s2); f.s3 = clr_h2f(u.s3);
+    f.s4 = clr_h2f(u.s4); f.s5 = clr_h2f(u.s5); f.s6 = clr_h2f(u.s6); f.s7 = clr_h2f(u.s7);
+#endif
+    return f;
+}
+#define clr_vld_f16(p, i) clr_vld_f16_ptx(clr_vwide(p, i))
+#else
+#error "clreduce: CLR_F16_LD must be 1, 2 or 3"
+#endif
+#endif

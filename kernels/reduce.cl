@@ -110,6 +110,18 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global uint* clr_counter C
     {
         // Grid-stride: consecutive work-items read consecutive indices (coalesced); each
         // work-item keeps CLR_UNROLL independent accumulators, so as many loads are in flight.
+#if CLR_VEC > 1
+        // The vector step: each work-item takes CLR_VEC consecutive indices per step (a block),
+        // consecutive work-items consecutive blocks, the blocks' 16-bit elements loaded at once
+        // (CLR_CALL_V); then the one partial block at the end, index by index.
+        const CLR_IDX clr_stride = (CLR_IDX)clr_ngroups * CLR_WG * CLR_VEC;
+        CLR_IDX i = ((CLR_IDX)get_group_id(0) * CLR_WG + clr_lid) * CLR_VEC;
+        for (; i + (CLR_UNROLL - 1) * clr_stride + (CLR_VEC - 1) < clr_n; i += CLR_UNROLL * clr_stride) {
+            CLR_UNROLLED_X(CLR_CALL_V, i, clr_stride)
+        }
+        for (; i + (CLR_VEC - 1) < clr_n; i += clr_stride) CLR_CALL_V(i, 0);
+        for (CLR_IDX clr_j = i; clr_j < clr_n && clr_j < i + CLR_VEC; ++clr_j) CLR_CALL(clr_j, 0);
+#else
         const CLR_IDX clr_stride = (CLR_IDX)clr_ngroups * CLR_WG;
         CLR_IDX i = (CLR_IDX)get_group_id(0) * CLR_WG + clr_lid;
 #if CLR_SPEC
@@ -120,6 +132,7 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global uint* clr_counter C
         }
 #endif
         for (; i < clr_n; i += clr_stride) CLR_CALL(i, 0);
+#endif
     }
 #elif CLR_ORDER == CLR_ORDER_CONTIG
     {

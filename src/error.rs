@@ -31,6 +31,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 ///     determinism: Determinism::Deterministic,
 ///     tuning: None,
 ///     pure_body: true,
+///     narrow_reads: false,
 /// };
 /// match plan(&fixtures::nvidia_h200(), &req) {
 ///     Err(e @ Error::WorkGroupTooLarge { limit, .. }) => {

@@ -260,3 +260,155 @@ fn bodies_read_f16_and_bf16_as_float() {
     }
     t.finish();
 }
+
+/// One launch with the vector step forced (`Plan::vec`, design/decisions.md section 49):
+/// grid-stride order and `vec` consecutive indices per step, whatever the device would pick.
+fn forced(vec: usize) -> Options {
+    Options {
+        tuning: Some(clreduce::plan::Tuning {
+            order: Some(clreduce::plan::IndexOrder::GridStride),
+            vec: Some(vec),
+            ..Default::default()
+        }),
+        ..Options::default()
+    }
+}
+
+/// The vector step over every width, on every device (forced: the CPUs' own plans keep one
+/// index per step): a sum against the float64 bound, argmin with the lowest index, run-to-run
+/// identical bits, at sizes that are not multiples of the width (1, 3, a few blocks plus one,
+/// a random odd size), a body that also reads the buffers off `[i]`, and the plan saying
+/// which width ran. A buffer shorter than n read at `[i]` keeps single loads; an exact sum
+/// keeps them too, and its bits.
+#[test]
+fn vector_step_over_widths() {
+    let mut t = Tally::new("vector_step_over_widths");
+    let s = seed();
+    for d in devices().unwrap() {
+        let _g = sim_lock(d);
+        let dev = short(d);
+        let q = queue(d);
+        let big = if d.is_simulator() { 2001 } else { 200_001 };
+        let odd = 2 * (s % (big as u64 / 2)) as usize + 1;
+        let run = || -> clreduce::Result<Vec<String>> {
+            let mut bad = Vec::new();
+            let mut s = s;
+            for n in [1usize, 3, 8 * 256 + 1, odd, big] {
+                // f16 at low precision (ties for argmin), bf16 multiples of 1/64.
+                let h: Vec<Half> = uniform(n, 8.0, &mut s)
+                    .into_iter()
+                    .map(|v| Half::from_f32((v * 4.0).round() / 4.0))
+                    .collect();
+                let b: Vec<Bf16> = uniform(n, 8.0, &mut s)
+                    .into_iter()
+                    .map(|v| Bf16::from_f32((v * 64.0).round() / 64.0))
+                    .collect();
+                let (x, w) = (q.buffer_from(&h)?, q.buffer_from(&b)?);
+                let hf: Vec<f32> = h.iter().map(|v| v.to_f32()).collect();
+                let bf: Vec<f32> = b.iter().map(|v| v.to_f32()).collect();
+                // sum += x[i] + 0.5 * w[i] - w[(i + 1) % n]: two reads at [i], one off it.
+                let terms: Vec<f64> = (0..n)
+                    .map(|i| hf[i] as f64 + 0.5 * bf[i] as f64 - bf[(i + 1) % n] as f64)
+                    .collect();
+                let want: f64 = terms.iter().sum();
+                let abs: f64 = terms.iter().map(|v| v.abs()).sum();
+                let bound = (n as f64 + 2.0) * 2f64.powi(-23) * abs;
+                let lo = hf.iter().copied().fold(f32::INFINITY, f32::min);
+                let first = hf.iter().position(|&v| v == lo).unwrap() as u64;
+                for vec in [1usize, 2, 4, 8] {
+                    let (sum, v, ix) = (
+                        q.buffer_from(&[0.0f32])?,
+                        q.buffer_from(&[0.0f32])?,
+                        q.buffer_from(&[0u64])?,
+                    );
+                    let launch = || {
+                        q.parallel_for_reduce_with(
+                            Range::new(n as u64),
+                            vec![
+                                reduction(&sum, Op::Plus).initialize_to_identity(),
+                                clreduce::reduction_argmin(&v, &ix).initialize_to_identity(),
+                            ],
+                            Kernel::new(
+                                "sum += x[i] + 0.5f * w[i] - w[(i + 1) % n]; combine(lo, x[ i ], i);",
+                            )
+                            .arg("x", &x)
+                            .arg("w", &w)
+                            .reducers(&["sum", "lo"]),
+                            forced(vec),
+                        )
+                    };
+                    let ev = launch()?;
+                    let ran = ev.plan().map(|p| p.vec);
+                    if ran != Some(vec) {
+                        bad.push(format!("n {n} vec {vec}: the plan ran vec {ran:?}"));
+                    }
+                    let got = sum.get(0)?;
+                    if (got as f64 - want).abs() > bound {
+                        bad.push(format!(
+                            "n {n} vec {vec}: sum {got} vs {want}, bound {bound:e}"
+                        ));
+                    }
+                    if (v.get(0)?, ix.get(0)?) != (lo, first) {
+                        bad.push(format!(
+                            "n {n} vec {vec}: argmin ({}, {}), want ({lo}, {first})",
+                            v.get(0)?,
+                            ix.get(0)?
+                        ));
+                    }
+                    launch()?;
+                    if sum.get(0)?.to_bits() != got.to_bits() {
+                        bad.push(format!("n {n} vec {vec}: a second run gave other bits"));
+                    }
+                }
+            }
+            // A buffer shorter than n read at [i] under a condition: single loads.
+            let short_buf = q.buffer_from(&[Half::from_f32(1.0); 10])?;
+            let res = q.buffer_from(&[0.0f32])?;
+            let ev = q.parallel_for_reduce_with(
+                Range::new(1000),
+                reduction(&res, Op::Plus).initialize_to_identity(),
+                Kernel::new("if (i < 10) sum += s[i];").arg("s", &short_buf),
+                forced(4),
+            )?;
+            if (ev.plan().map(|p| p.vec), res.get(0)?) != (Some(1), 10.0) {
+                bad.push(format!(
+                    "short buffer: vec {:?}, sum {}",
+                    ev.plan().map(|p| p.vec),
+                    res.get(0)?
+                ));
+            }
+            // An exact sum keeps single loads and its bits.
+            let n = 4097;
+            let h: Vec<Half> = uniform(n, 100.0, &mut s)
+                .into_iter()
+                .map(Half::from_f32)
+                .collect();
+            let x = q.buffer_from(&h)?;
+            let units: i128 = h
+                .iter()
+                .map(|v| (v.to_f32() as f64 * 2f64.powi(24)) as i128)
+                .sum();
+            let want = units as f32 * 2f32.powi(-24);
+            let ev = q.parallel_for_reduce_with(
+                Range::new(n as u64),
+                reduction(&res, Op::Plus).initialize_to_identity(),
+                Kernel::new("sum += x[i];").arg("x", &x),
+                forced(4).exact(),
+            )?;
+            if (ev.plan().map(|p| p.vec), res.get(0)?.to_bits()) != (Some(1), want.to_bits()) {
+                bad.push(format!(
+                    "exact: vec {:?}, sum {:e} want {want:e}",
+                    ev.plan().map(|p| p.vec),
+                    res.get(0)?
+                ));
+            }
+            Ok(bad)
+        };
+        match run() {
+            Ok(bad) if bad.is_empty() => t.pass(&dev),
+            Ok(bad) => t.fail(&dev, "vector step", &bad.join("; ")),
+            Err(e) => t.fail(&dev, "vector step", &e.to_string()),
+        }
+    }
+    t.finish();
+}

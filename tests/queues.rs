@@ -6,6 +6,8 @@
 //! Every device found runs every case (Oclgrind with smaller sizes). Inputs are fresh random
 //! integers, results compared exactly with a host sum.
 
+#[path = "common/cli.rs"]
+mod cli_run;
 mod common;
 
 use clreduce::{devices, reduction, Error, Kernel, Mask, Op, Queue, Range};
@@ -368,5 +370,55 @@ fn shortcuts_reuse_their_result_buffers_safely() {
             Err(e) => t.fail(&dev, "shortcuts", &e.to_string()),
         }
     }
+    t.finish();
+}
+
+/// The read paths (`CLREDUCE_READ_PATH`, src/runtime/readpath.rs, design/decisions.md section
+/// 49) return the same results: `clreduce reduce` in a child process (the variable is read when
+/// a queue is made) with each path, on every device (Oclgrind with a smaller n), every variable
+/// checked on the host; a value that does not parse is refused with the known settings.
+#[test]
+fn read_paths_return_the_same_results() {
+    let mut t = Tally::new("read_paths_return_the_same_results");
+    let paths = [
+        "wait=0",
+        "wait=1,spin=1",
+        "poll=0,pinned=1",
+        "wait=0,spin=1,flush=1,pinned=1",
+        "poll=50,flush=1",
+    ];
+    for d in devices().unwrap() {
+        let dev = short(d);
+        let index = d.index().to_string();
+        let n = if d.is_simulator() { "5003" } else { "300007" };
+        for path in paths {
+            let args = [
+                "reduce",
+                "--device",
+                &index,
+                "--type",
+                "i32",
+                "--op",
+                "sum,min,argmax",
+                "--n",
+                n,
+            ];
+            let (code, out, err) = cli_run::cli_with(&args, &[("CLREDUCE_READ_PATH", path)]);
+            if code == 0 && out.contains("PASS:      3 of 3") {
+                t.pass(&dev);
+            } else {
+                t.fail(&dev, path, &format!("exit {code}\n{out}\n{err}"));
+            }
+        }
+    }
+    let (code, out, err) = cli_run::cli_with(
+        &["reduce", "--n", "10"],
+        &[("CLREDUCE_READ_PATH", "spin=2")],
+    );
+    cli_run::assert_refused_cleanly("CLREDUCE_READ_PATH=spin=2", &out, &err);
+    assert!(
+        code != 0 && err.contains("spin=2") && err.contains("pinned=0|1"),
+        "exit {code}: {err}"
+    );
     t.finish();
 }

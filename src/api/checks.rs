@@ -191,6 +191,7 @@ pub(super) fn request(
     reds: &Reductions,
     options: Options,
     pure_body: bool,
+    narrow_reads: bool,
 ) -> Request {
     Request {
         form: form.request(),
@@ -209,6 +210,7 @@ pub(super) fn request(
         determinism: options.determinism,
         tuning: options.tuning,
         pure_body,
+        narrow_reads,
     }
 }
 

@@ -18,8 +18,9 @@ pub struct ReduceEvent {
     health: Arc<QueueHealth>,
     /// The device label when the queue records no profiling timestamps.
     unprofiled: Option<String>,
-    /// The queue's `Workarounds::poll_read` budget: `wait` polls before it blocks.
-    poll: Option<std::time::Duration>,
+    /// How the queue polls (`Workarounds::poll_read`, `ReadPath::poll`): `wait` polls
+    /// before it blocks.
+    poll: Option<crate::runtime::readpath::Poll>,
     plan: Option<Arc<Plan>>,
     _keep: Vec<Arc<Mem>>,
 }

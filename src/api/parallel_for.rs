@@ -7,7 +7,7 @@ use super::checks::{
     check_body, check_identities, check_names, check_writers, reducer_names, request,
 };
 use super::event::ReduceEvent;
-use super::kernel::Kernel;
+use super::kernel::{ArgKind, Kernel};
 use super::options::Options;
 use super::queue::{LaunchKey, Queue};
 use super::range::Form;
@@ -166,7 +166,13 @@ impl Queue {
         // the options leave them out.
         let measured = !options.ignore_tune_cache && q.mask.is_empty();
         let key = LaunchKey {
-            req: request(form, reds, options, !kernel.writes()),
+            req: request(
+                form,
+                reds,
+                options,
+                !kernel.writes(),
+                narrow_reads(form, kernel),
+            ),
             names,
             params,
             body: kernel.body().to_string(),
@@ -211,6 +217,32 @@ impl Queue {
             key,
         })
     }
+}
+
+/// Whether the body reads a read-only 16-bit buffer at exactly `[i]` and every such buffer
+/// holds the range's n elements (`Request::narrow_reads`: such reads may then be loaded
+/// several at once, before the body runs; a shorter buffer read at `[i]` under a condition in
+/// the body keeps the launch on single loads). Only launches with a 16-bit buffer look at the
+/// body.
+fn narrow_reads(form: &Form, kernel: &Kernel) -> bool {
+    let mut any = false;
+    for (name, a) in &kernel.args {
+        if let ArgKind::Buffer {
+            ty,
+            writable: false,
+            mem,
+            ..
+        } = a
+        {
+            if ty.is_storage() && codegen::reads_at_i(kernel.body(), name) {
+                if ((mem.bytes / ty.size()) as u64) < form.size() {
+                    return false;
+                }
+                any = true;
+            }
+        }
+    }
+    any
 }
 
 /// Raw mode (multi-device shares): marks the variables that write their raw partial. Only an

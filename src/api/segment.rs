@@ -209,7 +209,7 @@ impl Queue {
             tuning: None,
             ..options
         };
-        let base_req = request(form, reds, base_options, !kernel.writes());
+        let base_req = request(form, reds, base_options, !kernel.writes(), false);
         let mut base = plan::plan(&q.caps, &base_req)?;
         if options.strategy.group.is_none() {
             for v in &mut base.vars {

@@ -38,6 +38,7 @@ fn base(name: &str, platform: &str, kind: DeviceKind) -> DeviceCaps {
         },
         removed: vec![],
         workarounds: Workarounds::default(),
+        narrow_vec: if kind == DeviceKind::Gpu { 2 } else { 1 },
     }
 }
 
@@ -124,6 +125,10 @@ pub fn nvidia_h200() -> DeviceCaps {
     c.acq_rel_ptx = true;
     c.atomics.order_acq_rel = false;
     c.atomics.scope_device = false;
+    // How results come back (design/decisions.md section 49).
+    c.workarounds.spin_poll_read = true;
+    c.workarounds.pinned_reads = true;
+    c.workarounds.flush_long_launches = true;
     c
 }
 

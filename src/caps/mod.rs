@@ -176,6 +176,33 @@ pub struct DeviceCaps {
     pub removed: Vec<String>,
     /// Named driver workarounds in force for this device.
     pub workarounds: Workarounds,
+    /// Consecutive 16-bit elements a work-item loads at once where a body reads them at `[i]`
+    /// in grid-stride order: the planner's default for `Plan::vec` (design/decisions.md
+    /// section 49). GPUs 2 (one warp load then moves as many bytes as the f32 sum's), CPUs 1
+    /// (their work-items stream contiguous chunks the compiler vectorizes).
+    /// `CLREDUCE_VEC=1|2|4|8` overrides it for every device of a process, for measuring.
+    pub narrow_vec: usize,
+}
+
+/// The widths of the vector step the kernels are built for (`DeviceCaps::narrow_vec`,
+/// `CLREDUCE_VEC`, `CLREDUCE_TUNE=vec=N`).
+pub(crate) const NARROW_VECS: [usize; 4] = [1, 2, 4, 8];
+
+/// `CLREDUCE_VEC`: the [`DeviceCaps::narrow_vec`] every device of this process takes instead
+/// of its own, for measuring (the bench reads no per-launch override); `None` when unset or
+/// empty, [`Error::UnknownName`](crate::Error::UnknownName) when not 1, 2, 4 or 8.
+pub(crate) fn vec_override() -> crate::Result<Option<usize>> {
+    match std::env::var("CLREDUCE_VEC") {
+        Ok(v) if !v.trim().is_empty() => match v.trim().parse::<usize>() {
+            Ok(w) if NARROW_VECS.contains(&w) => Ok(Some(w)),
+            _ => Err(crate::Error::UnknownName {
+                kind: "CLREDUCE_VEC",
+                name: v,
+                known: vec!["1", "2", "4", "8"],
+            }),
+        },
+        _ => Ok(None),
+    }
 }
 
 /// Driver bugs worked around, by name (see design/decisions.md).
@@ -210,14 +237,30 @@ pub struct Workarounds {
     /// registers with `-cl-nv-maxrregcount` so they fit), and a launch the driver does refuse
     /// returns its error with the variables restored.
     pub kernel_wg_size_advisory: bool,
-    /// NVIDIA's OpenCL (driver 580.159.04, H200): on a queue without profiling, a blocking
-    /// 4-byte read enqueued behind a running kernel returns later than waiting for the kernel
-    /// and then reading on the idle queue: 2^20 f32 sum, launch to result 23.2-24.0 us with
-    /// the wait vs 27.2-28.0 us without (examples/latency.rs, medians of 300, two runs,
-    /// design/bench/2026-11-23-h200-2e20-repeats.txt). Such a queue waits for the last kernel
-    /// it enqueued before a blocking read. Not on a profiling queue, where the order is
-    /// reversed (design/decisions.md section 25). `CLREDUCE_NO_WAIT_BEFORE_READ` turns it off.
+    /// NVIDIA's OpenCL (driver 580.159.04, H200), session 4: on a queue without profiling, a
+    /// blocking 4-byte read enqueued behind a running kernel returned later than waiting for
+    /// the kernel and then reading on the idle queue (2^20 f32 sum 23.2-24.0 us with the wait vs
+    /// 27.2-28.0 us without, design/bench/2026-11-23-h200-2e20-repeats.txt). Off since session 9:
+    /// with the read polled into pinned memory (`spin_poll_read`, `pinned_reads`) the wait
+    /// costs 5.5 us at 2^10 and saves about 1 us at 2^20 (design/decisions.md section 49). No
+    /// device sets it now; `CLREDUCE_READ_PATH=wait=1` still waits (queues without profiling).
     pub wait_before_read: bool,
+    /// NVIDIA's OpenCL (driver 580.159.04, H200): reads and waits poll their event spinning
+    /// (`std::hint::spin_loop`, up to 1 ms, then block) instead of blocking at once; with
+    /// `pinned_reads`, `queue.sum` at 2^10 took 18.9-19.6 us call to result against 25.5-26.6
+    /// us blocking (examples/read_path_ab.rs, medians of 500, design/decisions.md section 49).
+    /// A GPU's runtime needs no host core, so spinning costs only the waiting thread's.
+    pub spin_poll_read: bool,
+    /// NVIDIA's OpenCL: reads of up to 64 bytes land in pinned host memory (a mapped
+    /// `CL_MEM_ALLOC_HOST_PTR` buffer of the queue) and are copied out; a read into pageable
+    /// memory was polled no faster than a blocking one (35-38 us at 2^10) and pinned
+    /// reads 0.96-0.97x the blocking path even alone (section 49).
+    pub pinned_reads: bool,
+    /// NVIDIA's OpenCL: a launch of at least `readpath::FLUSH_MIN_ITEMS` work-items is flushed
+    /// right after its enqueue, so the device starts it while the host enqueues the read:
+    /// `queue.sum` at 2^20 23.2-25.3 us with the flush vs 27.0-27.2 us without, while at 2^10
+    /// (one work-group) the flush costs 2.3-2.9 us (section 49).
+    pub flush_long_launches: bool,
     /// PoCL (3.1, pthread driver): a blocking read, or a wait on an event, returns late: a
     /// 4-byte blocking read on an idle queue takes 99 us, and after a 1-work-item kernel,
     /// enqueue + blocking read takes 112 us against 34 us when the read is non-blocking and

@@ -180,9 +180,13 @@ pub fn translate(raw: &RawDeviceInfo) -> DeviceCaps {
             serial_last_group_tree: raw.platform.contains("Portable Computing Language")
                 && raw.driver.starts_with("3."),
             kernel_wg_size_advisory: raw.vendor_id == 0x10de,
-            wait_before_read: raw.vendor_id == 0x10de,
+            wait_before_read: false,
+            spin_poll_read: raw.vendor_id == 0x10de,
+            pinned_reads: raw.vendor_id == 0x10de,
+            flush_long_launches: raw.vendor_id == 0x10de,
             poll_read: raw.platform.contains("Portable Computing Language"),
         },
+        narrow_vec: if kind == DeviceKind::Gpu { 2 } else { 1 },
     }
 }
 

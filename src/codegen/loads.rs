@@ -58,8 +58,10 @@ pub(crate) fn rewrite_loads(body: &str, params: &[(&str, ElemType)]) -> Result<S
                 ));
             }
             res.push_str(&out[copied..at]);
-            // Loads inside the subscript too (`x[idx[x[i]]]`).
+            // Loads inside the subscript too (`x[idx[x[i]]]`). A read at exactly `[i]` is
+            // written one way, `ld(x, (i))`, which `preload` looks for.
             let index = rewrite_loads(&out[k + 1..end], params)?;
+            let index = if index.trim() == "i" { "i" } else { &index };
             res.push_str(&format!("{ld}({name}, ({index}))"));
             i = end + 1;
             copied = i;
@@ -68,6 +70,55 @@ pub(crate) fn rewrite_loads(body: &str, params: &[(&str, ElemType)]) -> Result<S
         out = res;
     }
     Ok(out)
+}
+
+/// Whether `body` (as the user wrote it) reads buffer `name` at exactly `[i]`.
+pub(crate) fn reads_at_i(body: &str, name: &str) -> bool {
+    let b = body.as_bytes();
+    let mut i = 0;
+    while let Some(at) = next_use(b, i, name) {
+        let mut k = at + name.len();
+        while k < b.len() && b[k].is_ascii_whitespace() {
+            k += 1;
+        }
+        if k < b.len() && b[k] == b'[' {
+            let end = expr_end(b, k + 1);
+            if end < b.len() && b[end] == b']' && body[k + 1..end].trim() == "i" {
+                return true;
+            }
+        }
+        i = at + name.len();
+    }
+    false
+}
+
+/// The name of the value `preload` puts in place of a read of `name` at `[i]`: a parameter
+/// of the body, loaded by the caller (several consecutive elements at once in the vector step
+/// of kernels/reduce.cl, `Plan::vec`).
+pub(crate) fn preloaded_name(name: &str) -> String {
+    format!("clr_pv_{name}")
+}
+
+/// Replaces the reads at exactly `[i]` of the read-only 16-bit buffers among `params` in a
+/// body rewritten by [`rewrite_loads`] with their preloaded values; returns the new body and,
+/// per preloaded buffer, its name and the load macro that reads one element.
+pub(crate) fn preload(
+    body: &str,
+    params: &[(&str, ElemType, bool)],
+) -> (String, Vec<(String, &'static str)>) {
+    let mut out = body.to_string();
+    let mut loaded = Vec::new();
+    for &(name, ty, writable) in params {
+        let Some(ld) = loader(ty).filter(|_| !writable) else {
+            continue;
+        };
+        let at_i = format!("{ld}({name}, (i))");
+        if out.contains(&at_i) {
+            out = out.replace(&at_i, &preloaded_name(name));
+            loaded.push((name.to_string(), ld));
+        }
+    }
+    (out, loaded)
 }
 
 fn bad(name: &str, ty: ElemType, problem: &str) -> Error {
@@ -100,5 +151,26 @@ mod tests {
             assert!(rewrite_loads(w, &p).is_err(), "{w}");
         }
         assert!(rewrite_loads("sum += x[i;", &p).is_err());
+    }
+
+    #[test]
+    fn reads_at_i_are_found_and_preloaded() {
+        use super::{preload, reads_at_i};
+        let body = "sum += x[ i ] * w[i + 1]; // y[i]\nlo_combine(y[(i)]);";
+        assert!(reads_at_i(body, "x"));
+        assert!(!reads_at_i(body, "w"));
+        assert!(!reads_at_i(body, "y"), "a comment and (i) are not [i]");
+        let p = [("x", F16), ("w", BF16), ("y", F16)];
+        let rewritten = rewrite_loads(body, &p).unwrap();
+        let params = [("x", F16, false), ("w", BF16, false), ("y", F16, false)];
+        let (pre, loaded) = preload(&rewritten, &params);
+        assert_eq!(
+            pre,
+            "sum += clr_pv_x * clr_ld_bf16(w, (i + 1)); // y[i]\nlo_combine(clr_ld_f16(y, ((i))));"
+        );
+        assert_eq!(loaded, vec![("x".to_string(), "clr_ld_f16")]);
+        // A writable buffer is never preloaded (the body may store into it by hand).
+        let (same, none) = preload(&rewritten, &[("x", F16, true)]);
+        assert_eq!((same, none.len()), (rewritten, 0));
     }
 }

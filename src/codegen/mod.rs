@@ -10,7 +10,7 @@ pub(crate) mod names;
 mod options;
 mod segment;
 
-pub(crate) use loads::rewrite_loads;
+pub(crate) use loads::{reads_at_i, rewrite_loads};
 pub(crate) use log::map_log;
 pub(crate) use names::mentions;
 pub(crate) use options::options;
@@ -199,8 +199,28 @@ pub(crate) fn generate(
         s.push_str("#undef CLR_V\n");
     }
     s.push_str(&kernel_source("item.cl", ITEM_CL));
+    // The vector step (Plan::vec): reads at [i] of 16-bit buffers become body parameters that
+    // CLR_CALL loads one at a time and CLR_CALL_V several at once.
+    let (body, loaded) = if plan.vec > 1 && plan.segment.is_none() {
+        let storage: Vec<(&str, ElemType, bool)> = params
+            .iter()
+            .filter_map(|(n, p)| match p {
+                ParamKind::Buffer { ty, writable } => Some((n.as_str(), *ty, *writable)),
+                _ => None,
+            })
+            .collect();
+        loads::preload(body, &storage)
+    } else {
+        (body.to_string(), Vec::new())
+    };
+    let body = body.as_str();
     let user_params = user_params(caps, params);
-    s.push_str(&glue(plan, params, &user_params));
+    s.push_str(&glue(plan, params, &user_params, &loaded));
+    let pre_params: String = loaded
+        .iter()
+        .map(|(name, _)| format!(", const float {}", loads::preloaded_name(name)))
+        .collect();
+    let user_params = format!("{user_params}{pre_params}");
     let body_first_line = push_body(&mut s, plan, names, body, &user_params, false);
     if options::speculative(plan) {
         push_body(&mut s, plan, names, body, &user_params, true);
@@ -356,8 +376,14 @@ fn user_params(caps: &DeviceCaps, params: &[(String, ParamKind)]) -> String {
 }
 
 /// The generated macros kernels/reduce.cl expects: CLR_FOR_VARS, CLR_VAR_PARAMS,
-/// CLR_USER_PARAMS and CLR_CALL.
-fn glue(plan: &Plan, params: &[(String, ParamKind)], user_params: &str) -> String {
+/// CLR_USER_PARAMS and CLR_CALL, and with `Plan::vec` > 1 CLR_CALL_V (`loaded`: the buffers
+/// whose reads at [i] the body takes as parameters, with their one-element load macros).
+fn glue(
+    plan: &Plan,
+    params: &[(String, ParamKind)],
+    user_params: &str,
+    loaded: &[(String, &str)],
+) -> String {
     let mut s = String::new();
     let user_args: String = params.iter().map(|(name, _)| format!(", {name}")).collect();
     let fors: String = (0..plan.vars.len()).map(|k| format!(" X({k})")).collect();
@@ -383,12 +409,44 @@ fn glue(plan: &Plan, params: &[(String, ParamKind)], user_params: &str) -> Strin
         .enumerate()
         .map(|(k, v)| format!(", {}", reducer_arg(k, v)))
         .collect();
+    let one: String = loaded
+        .iter()
+        .map(|(name, ld)| format!(", {ld}({name}, (clr_ci))"))
+        .collect();
     s.push_str(&format!(
-        "#define CLR_CALL(clr_ci, clr_cu) clr_body((clr_ci), clr_n{accs}{user_args})\n"
+        "#define CLR_CALL(clr_ci, clr_cu) clr_body((clr_ci), clr_n{accs}{user_args}{one})\n"
     ));
+    if plan.vec > 1 {
+        s.push_str(&vec_glue(plan.vec, &accs, &user_args, loaded));
+    }
     if options::speculative(plan) {
         s.push_str(&spec_glue(plan, &user_args));
     }
+    s
+}
+
+/// CLR_CALL_V(ci, cu): the body for the `w` consecutive indices ci..ci+w-1 (ci a multiple of
+/// `w`), into accumulator cu, in index order; each preloaded buffer's `w` elements come from
+/// one load (`clr_vld_f16` / `clr_vld_bf16`, kernels/common.cl).
+fn vec_glue(w: usize, accs: &str, user_args: &str, loaded: &[(String, &str)]) -> String {
+    let mut s =
+        String::from("#define CLR_CALL_V(clr_ci, clr_cu) { const CLR_IDX clr_vi = (clr_ci);");
+    for (name, ld) in loaded {
+        s.push_str(&format!(
+            " const CLR_VF clr_vx_{name} = {}({name}, clr_vi);",
+            ld.replace("clr_ld_", "clr_vld_")
+        ));
+    }
+    for lane in 0..w {
+        let pre: String = loaded
+            .iter()
+            .map(|(name, _)| format!(", clr_vx_{name}.s{lane}"))
+            .collect();
+        s.push_str(&format!(
+            " clr_body(clr_vi + {lane}, clr_n{accs}{user_args}{pre});"
+        ));
+    }
+    s.push_str(" }\n");
     s
 }
 

@@ -105,6 +105,7 @@ pub(crate) fn options(plan: &Plan, caps: &DeviceCaps) -> String {
         .into(),
     );
     d("CLR_UNROLL", plan.unroll.to_string());
+    d("CLR_VEC", plan.vec.to_string());
     d("CLR_RANK", plan.shape.rank.to_string());
     if plan.shape.rank > 1 {
         // Multi-dimensional ids need the extents at compile time (a rank-1 launch does not, so

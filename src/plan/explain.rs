@@ -30,12 +30,17 @@ impl fmt::Display for Plan {
         writeln!(f, "plan on {}: {form}", self.device)?;
         writeln!(
             f,
-            "  geometry: {} work-groups x {} work-items, <= {} indices each, order {:?}, {} accumulators, {}-bit indices",
+            "  geometry: {} work-groups x {} work-items, <= {} indices each, order {:?}, {} accumulators{}, {}-bit indices",
             self.groups,
             self.local,
             self.items_per_work_item,
             self.order,
             self.unroll,
+            if self.vec > 1 {
+                format!(", {} consecutive indices per step", self.vec)
+            } else {
+                String::new()
+            },
             if self.wide_index { 64 } else { 32 }
         )?;
         writeln!(f, "    because {}", self.geometry_reason)?;

@@ -78,6 +78,8 @@ pub(super) struct Geometry {
     /// Indices per work-item (at most).
     pub per_item: u64,
     pub order: IndexOrder,
+    /// Consecutive indices per work-item and step (16-bit loads at once), 1 for none.
+    pub vec: usize,
     /// Independent accumulators per work-item.
     pub unroll: usize,
     /// Indices in all.
@@ -185,10 +187,27 @@ pub(super) fn nd_range(
         groups,
         per_item: 1,
         order: IndexOrder::OnePerItem,
+        vec: 1,
         unroll: 1,
         total: global,
         reason: "nd_range: the caller's geometry".to_string(),
     })
+}
+
+/// Consecutive 16-bit elements a work-item loads at once (`Plan::vec`, design/decisions.md
+/// section 49): only where the body reads a 16-bit buffer at `[i]` (`Request::narrow_reads`),
+/// in grid-stride order (consecutive work-items then read consecutive blocks) and outside an
+/// exact sum's speculative loop; the override `vec=N` where that holds, else the device's
+/// `DeviceCaps::narrow_vec`. Why: a warp's load of 2-byte elements one at a time moves 64
+/// bytes, half of what the f32 sum's loads move (H200, session 8: f16 2^28 184 us against f32
+/// 2^27 127 us, the same bytes, 1.45x).
+fn vec_width(caps: &DeviceCaps, req: &Request, exacts: &[ExactPlan], order: IndexOrder) -> usize {
+    let usable = req.narrow_reads && order == IndexOrder::GridStride && exacts.is_empty();
+    match req.tuning.and_then(|t| t.vec) {
+        Some(w) if usable => w,
+        _ if usable => caps.narrow_vec.max(1),
+        _ => 1,
+    }
 }
 
 /// The range form: work-group size, count, order and accumulators chosen for the device.
@@ -279,6 +298,12 @@ pub(super) fn range(
         4
     };
     let unroll = tune.unroll.unwrap_or(default_unroll);
+    let order = tune.order.unwrap_or(if gpu {
+        IndexOrder::GridStride
+    } else {
+        IndexOrder::Contiguous
+    });
+    let vec = vec_width(caps, req, exacts, order);
     // Enough work-groups to fill the device: GPUs 8 per compute unit (2048 resident
     // work-items per SM / 256), CPUs 4 per core for load balance.
     let per_cu = tune
@@ -288,9 +313,9 @@ pub(super) fn range(
     // CPUs: at least 4096 indices per work-group, or launching groups costs more than
     // they save.
     let per_group_min = if gpu {
-        (local * unroll) as u64
+        (local * unroll * vec) as u64
     } else {
-        ((local * unroll * 4) as u64).max(4096)
+        ((local * unroll * vec * 4) as u64).max(4096)
     };
     let mut groups = n.div_ceil(per_group_min).clamp(1, max_groups.max(1));
     // A span kept in global scratch has one copy per work-item: cap the work-items.
@@ -311,22 +336,24 @@ pub(super) fn range(
         });
     }
     let per_item = n.div_ceil(groups * local as u64).max(1);
-    let order = tune.order.unwrap_or(if gpu {
-        IndexOrder::GridStride
-    } else {
-        IndexOrder::Contiguous
-    });
-    let reason = format!(
+    let mut reason = format!(
             "{} device with {} compute units: {} work-items per group (preferred multiple {mult}), up to {max_groups} groups, {unroll} accumulators per work-item",
             if gpu { "GPU" } else { "CPU" },
             caps.compute_units,
             local
         );
+    if vec > 1 {
+        reason.push_str(&format!(
+            ", {vec} consecutive indices per step (the body's 16-bit reads at [i] loaded {} bytes at once)",
+            2 * vec
+        ));
+    }
     Ok(Geometry {
         local,
         groups,
         per_item,
         order,
+        vec,
         unroll,
         total: n,
         reason,

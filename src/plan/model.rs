@@ -237,6 +237,10 @@ pub struct Plan {
     pub order: IndexOrder,
     /// Independent accumulators per work-item.
     pub unroll: usize,
+    /// Consecutive indices a work-item takes per step in grid-stride order, their 16-bit
+    /// elements loaded at once (1: one index per step); more than 1 only where the body reads
+    /// a 16-bit buffer at `[i]` (design/decisions.md section 49).
+    pub vec: usize,
     /// 64-bit indices.
     pub wide_index: bool,
     /// One plan per reduction variable, in the launch's order.

@@ -101,10 +101,15 @@ pub struct Request {
     /// Whether the body only reads memory (no `arg_mut` buffer): running a chunk of it twice
     /// then changes nothing but the reducers, which an exact sum's speculative loop relies on.
     pub pure_body: bool,
+    /// Whether the body reads a 16-bit storage buffer (f16, bf16) at exactly `[i]`, and every
+    /// such buffer holds at least the range's n elements: the range form may then give each
+    /// work-item several consecutive indices per step and load their elements at once
+    /// ([`Plan::vec`](super::Plan::vec), design/decisions.md section 49).
+    pub narrow_reads: bool,
 }
 
 /// Geometry override for the range form, for tuning experiments:
-/// `CLREDUCE_TUNE=local=512,groups_per_cu=4,unroll=16` (any subset).
+/// `CLREDUCE_TUNE=local=512,groups_per_cu=4,unroll=16,vec=4` (any subset).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct Tuning {
     /// Work-group size (`local=N`); `None` is automatic.
@@ -119,6 +124,10 @@ pub struct Tuning {
     /// Exact sums: the speculative loop on (`spec=1`) or off (`spec=0`); `None` is automatic
     /// (on for GPUs where it applies).
     pub spec: Option<bool>,
+    /// Consecutive indices per work-item and step where the body reads a 16-bit buffer at
+    /// `[i]` (`vec=1|2|4|8`, [`Request::narrow_reads`]); ignored by launches that cannot use
+    /// it; `None` is automatic.
+    pub vec: Option<usize>,
 }
 
 /// The largest work-group size a geometry override may name (no device has larger ones; the
@@ -149,6 +158,7 @@ impl Tuning {
                     "unroll=1|2|4|8|16",
                     "order=1 (grid-stride)|2 (blocked)|3 (contiguous)",
                     "spec=0|1 (exact sums: the speculative loop)",
+                    "vec=1|2|4|8 (16-bit reads at [i]: elements per load)",
                 ],
             };
             let (k, v) = part.split_once('=').ok_or_else(|| bad(false))?;
@@ -167,6 +177,7 @@ impl Tuning {
                 }
                 "unroll" => one.unroll = Some(usize::try_from(v).unwrap_or(usize::MAX)),
                 "spec" if v <= 1 => one.spec = Some(v == 1),
+                "vec" => one.vec = Some(usize::try_from(v).unwrap_or(usize::MAX)),
                 _ => return Err(bad(false)),
             }
             if one.problem().is_some() {
@@ -178,6 +189,7 @@ impl Tuning {
                 unroll: one.unroll.or(t.unroll),
                 order: one.order.or(t.order),
                 spec: one.spec.or(t.spec),
+                vec: one.vec.or(t.vec),
             };
         }
         Ok(t)
@@ -201,6 +213,9 @@ impl Tuning {
         }
         if let Some(u) = self.unroll.filter(|u| !TUNE_UNROLLS.contains(u)) {
             return Some(format!("unroll {u} is not one of 1, 2, 4, 8, 16"));
+        }
+        if let Some(w) = self.vec.filter(|w| !crate::caps::NARROW_VECS.contains(w)) {
+            return Some(format!("vec {w} is not one of 1, 2, 4, 8"));
         }
         if self.order == Some(IndexOrder::OnePerItem) {
             return Some("order one-per-item is nd_range's, not a range geometry".into());

@@ -113,6 +113,7 @@ pub fn plan_segments(
     base.groups = g.groups;
     base.passes = passes;
     base.unroll = 1;
+    base.vec = 1;
     base.deterministic = true;
     base.items_per_work_item = match algo {
         SegmentAlgo::Item => mean.max(1),
@@ -452,6 +453,7 @@ mod tests {
             determinism: Default::default(),
             tuning: None,
             pure_body: true,
+            narrow_reads: false,
         };
         plan(caps, &req).unwrap()
     }

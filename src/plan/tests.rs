@@ -15,6 +15,7 @@ fn req(form: FormRequest, op: Op, ty: ElemType) -> Request {
         determinism: Determinism::Deterministic,
         tuning: None,
         pure_body: true,
+        narrow_reads: false,
     }
 }
 const N: FormRequest = FormRequest::Range { n: 1 << 24 };
@@ -574,4 +575,86 @@ fn every_exact_sum_of_a_launch_speculates_beside_other_variables() {
         .vars
         .iter()
         .all(|v| v.exact.is_none_or(|e| !e.speculative)));
+}
+
+/// The vector step (design/decisions.md section 49): GPUs take `DeviceCaps::narrow_vec`
+/// consecutive indices per step where the body reads a 16-bit buffer at `[i]`; CPUs (their
+/// contiguous chunks), nd_ranges, exact sums and bodies without such reads keep one; the
+/// override applies where the step does, and its out-of-range values are refused.
+#[test]
+fn sixteen_bit_reads_at_i_take_the_vector_step_on_gpus() {
+    let h200 = fixtures::nvidia_h200();
+    let narrow = |mut r: Request| {
+        r.narrow_reads = true;
+        r
+    };
+    let p = plan(&h200, &narrow(req(N, Op::Plus, ElemType::F32))).unwrap();
+    assert_eq!((p.vec, p.order), (h200.narrow_vec, IndexOrder::GridStride));
+    assert!(h200.narrow_vec > 1);
+    assert!(
+        p.geometry_reason.contains("consecutive indices per step"),
+        "{}",
+        p.geometry_reason
+    );
+    assert!(p.to_string().contains("consecutive indices per step"));
+    assert_eq!(
+        plan(&h200, &req(N, Op::Plus, ElemType::F32)).unwrap().vec,
+        1
+    );
+    for cpu in [fixtures::pocl_cpu(), fixtures::intel_cpu()] {
+        assert_eq!(
+            plan(&cpu, &narrow(req(N, Op::Plus, ElemType::F32)))
+                .unwrap()
+                .vec,
+            1
+        );
+    }
+    let nd = FormRequest::NdRange {
+        global: 1 << 20,
+        local: 256,
+    };
+    assert_eq!(
+        plan(&h200, &narrow(req(nd, Op::Plus, ElemType::F32)))
+            .unwrap()
+            .vec,
+        1
+    );
+    let mut exact = narrow(req(N, Op::Plus, ElemType::F32));
+    exact.determinism = Determinism::Exact;
+    assert_eq!(plan(&h200, &exact).unwrap().vec, 1);
+    for w in [1usize, 2, 4, 8] {
+        let mut r = narrow(req(N, Op::Minimum, ElemType::F32));
+        r.tuning = Some(Tuning {
+            vec: Some(w),
+            ..Tuning::default()
+        });
+        let p = plan(&h200, &r).unwrap();
+        assert_eq!(p.vec, w);
+        // 32-bit indices keep room for the vector look-ahead.
+        let far = (p.unroll as u64 + 1) * p.groups * p.local as u64 * w as u64;
+        assert_eq!(p.wide_index, (1u64 << 24) + far > u32::MAX as u64);
+        // On a CPU the override needs the grid-stride order it is built for.
+        r.tuning = Some(Tuning {
+            vec: Some(w),
+            ..Tuning::default()
+        });
+        assert_eq!(plan(&fixtures::pocl_cpu(), &r).unwrap().vec, 1);
+        r.tuning = Some(Tuning {
+            vec: Some(w),
+            order: Some(IndexOrder::GridStride),
+            ..Tuning::default()
+        });
+        assert_eq!(plan(&fixtures::pocl_cpu(), &r).unwrap().vec, w);
+    }
+    let mut bad = narrow(req(N, Op::Plus, ElemType::F32));
+    bad.tuning = Some(Tuning {
+        vec: Some(3),
+        ..Tuning::default()
+    });
+    assert!(matches!(plan(&h200, &bad), Err(Error::InvalidRange { .. })));
+    assert!(matches!(
+        Tuning::parse("vec=16"),
+        Err(Error::UnknownName { .. })
+    ));
+    assert_eq!(Tuning::parse("vec=4").unwrap().vec, Some(4));
 }

@@ -135,6 +135,7 @@ impl TunedGeometry {
             unroll: Some(self.unroll),
             order: Some(self.order),
             spec: None,
+            vec: None,
         }
     }
     /// The geometry a plan runs with, given the compute units it was planned for.

@@ -13,6 +13,7 @@ fn req(n: u64, ops: &[Op], ty: ElemType) -> Request {
         determinism: Determinism::Deterministic,
         tuning: None,
         pure_body: true,
+        narrow_reads: false,
     }
 }
 

@@ -316,7 +316,10 @@ impl Device {
             .caps
             .get_or_init(|| {
                 let raw = query(&self.inner.cl, &self.inner.platform, &self.inner.name)?;
-                let caps = caps::translate(&raw);
+                let mut caps = caps::translate(&raw);
+                if let Some(w) = caps::vec_override()? {
+                    caps.narrow_vec = w;
+                }
                 // The probe builds run under the device lock too where the device needs it.
                 let _g = caps
                     .workarounds

@@ -8,6 +8,7 @@
 
 use super::health::{Fault, QueueHealth};
 use super::memory::DeviceMemory;
+use super::readpath::{Poll, ReadPath, PINNED_BYTES};
 use crate::error::{Error, Result};
 use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context;
@@ -85,9 +86,11 @@ pub(crate) struct ClQueue {
     /// `Workarounds::wait_before_read` on a queue without profiling: the last kernel enqueued,
     /// waited on before the next blocking read.
     last_kernel: Option<Mutex<Option<Event>>>,
-    /// `Workarounds::poll_read`: how long a read polls its event before it blocks; None: a
-    /// plain blocking read.
-    poll_read: Option<std::time::Duration>,
+    /// How results come back (`readpath.rs`): polling, a flush after each kernel, pinned
+    /// staging for small reads.
+    path: ReadPath,
+    /// `ReadPath::pinned`: the queue's pinned staging buffer, made at its first small read.
+    staging: Mutex<Option<Staging>>,
     /// What this queue knows of its failures, its device's memory account, and the fault
     /// injection of tests (`health.rs`).
     pub(crate) health: Arc<QueueHealth>,
@@ -119,9 +122,10 @@ impl ClQueue {
         self.health.memory.error(call, code)
     }
 
-    /// `Workarounds::poll_read`'s polling budget on this queue, if it polls.
-    pub(crate) fn poll_read(&self) -> Option<std::time::Duration> {
-        self.poll_read
+    /// How this queue polls before it blocks, if it polls (`Workarounds::poll_read`,
+    /// `ReadPath::poll`).
+    pub(crate) fn poll_read(&self) -> Option<Poll> {
+        self.path.poll
     }
 
     /// On a serialized device, finishes what the caller just enqueued while it still holds the
@@ -139,8 +143,81 @@ impl ClQueue {
 impl Drop for ClQueue {
     fn drop(&mut self) {
         let _g = self.serial.hold();
+        if let Some(st) = self
+            .staging
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
+            // SAFETY: `st.ptr` is the mapping of `st.raw` made on this queue, unmapped once
+            // here; the queue is finished before the buffer is released.
+            unsafe {
+                if let Ok(ev) = opencl3::command_queue::enqueue_unmap_mem_object(
+                    self.queue.get(),
+                    st.raw,
+                    st.ptr,
+                    0,
+                    std::ptr::null(),
+                ) {
+                    drop(Event::new(ev));
+                }
+                let _ = self.queue.finish();
+                let _ = opencl3::memory::release_mem_object(st.raw);
+            }
+        }
         // SAFETY: `queue` is dropped exactly once, here, and never used afterwards.
         unsafe { ManuallyDrop::drop(&mut self.queue) };
+    }
+}
+
+/// A queue's pinned staging buffer (`ReadPath::pinned`): [`PINNED_BYTES`] of
+/// `CL_MEM_ALLOC_HOST_PTR` memory, mapped once for the queue's life; small reads land there
+/// and are copied out.
+struct Staging {
+    raw: cl_mem,
+    ptr: *mut c_void,
+}
+
+// SAFETY: the handle and the mapped pointer are used only under the queue's `staging` lock.
+unsafe impl Send for Staging {}
+
+impl Staging {
+    /// Creates and maps the staging buffer on `q` (a blocking map).
+    fn new(q: &CommandQueue) -> std::result::Result<Staging, (&'static str, i32)> {
+        const CL_MEM_READ_WRITE: u64 = 1 << 0;
+        const CL_MEM_ALLOC_HOST_PTR: u64 = 1 << 4;
+        const CL_MAP_READ: u64 = 1 << 0;
+        let ctx = q.context().map_err(|e| ("clGetCommandQueueInfo", e.0))?;
+        // SAFETY: a new buffer of PINNED_BYTES with no host pointer; the blocking map returns a
+        // pointer to PINNED_BYTES bytes valid until the unmap in ClQueue's drop.
+        unsafe {
+            let raw = opencl3::memory::create_buffer(
+                ctx,
+                CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
+                PINNED_BYTES,
+                std::ptr::null_mut(),
+            )
+            .map_err(|c| ("clCreateBuffer", c))?;
+            let mut ptr: cl_mem = std::ptr::null_mut();
+            match opencl3::command_queue::enqueue_map_buffer(
+                q.get(),
+                raw,
+                1,
+                CL_MAP_READ,
+                0,
+                PINNED_BYTES,
+                &mut ptr,
+                0,
+                std::ptr::null(),
+            ) {
+                Ok(ev) => drop(Event::new(ev)),
+                Err(c) => {
+                    let _ = opencl3::memory::release_mem_object(raw);
+                    return Err(("clEnqueueMapBuffer", c));
+                }
+            }
+            Ok(Staging { raw, ptr })
+        }
     }
 }
 
@@ -255,15 +332,13 @@ pub(crate) fn create_mem(
     })
 }
 
-/// Creates an in-order command queue, with profiling where asked; `wait_before_read`
-/// (`Workarounds::wait_before_read`) applies to a queue without profiling only; `poll_read`
-/// (`Workarounds::poll_read`) is how long a read polls its event before it blocks.
+/// Creates an in-order command queue, with profiling where asked, whose results come back
+/// as `path` says (its kernel wait applies to a queue without profiling only).
 pub(crate) fn create_queue(
     ctx: &DeviceContext,
     device: opencl3::types::cl_device_id,
     profiling: bool,
-    wait_before_read: bool,
-    poll_read: Option<std::time::Duration>,
+    path: ReadPath,
 ) -> Result<Arc<ClQueue>> {
     const CL_QUEUE_PROFILING_ENABLE: u64 = 1 << 1;
     let _g = ctx.serial.hold();
@@ -279,8 +354,9 @@ pub(crate) fn create_queue(
     Ok(Arc::new_cyclic(|me| ClQueue {
         queue: ManuallyDrop::new(queue),
         serial: ctx.serial.clone(),
-        last_kernel: (wait_before_read && !profiling).then(|| Mutex::new(None)),
-        poll_read,
+        last_kernel: (path.wait_kernel && !profiling).then(|| Mutex::new(None)),
+        path,
+        staging: Mutex::new(None),
         health: Arc::new(QueueHealth::new(ctx.memory.clone())),
         me: me.clone(),
     }))
@@ -306,13 +382,36 @@ pub(crate) fn read_bytes(q: &ClQueue, mem: &Mem, offset: usize, out: &mut [u8]) 
     if let Some(last) = &q.last_kernel {
         let pending = last.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(ev) = pending {
-            wait_event(&ev, q.poll_read, "clEnqueueNDRangeKernel", &q.health)?;
+            wait_event(&ev, q.path.poll, "clEnqueueNDRangeKernel", &q.health)?;
         }
     }
+    if q.path.pinned && out.len() <= PINNED_BYTES {
+        let mut st = q.staging.lock().unwrap_or_else(|p| p.into_inner());
+        if st.is_none() {
+            let _g = q.serial.hold();
+            *st = Some(Staging::new(&q.queue).map_err(|(call, code)| q.failed(call, code))?);
+        }
+        let staging = st.as_ref().map(|s| s.ptr).unwrap_or(std::ptr::null_mut());
+        // SAFETY: the staging mapping holds PINNED_BYTES >= out.len() bytes and is used by this
+        // read alone (its lock is held); the read has ended when `read_into` returns.
+        let pinned = unsafe { std::slice::from_raw_parts_mut(staging as *mut u8, out.len()) };
+        read_into(q, mem, offset, pinned)?;
+        out.copy_from_slice(pinned);
+    } else {
+        read_into(q, mem, offset, out)?;
+    }
+    match q.health.take_fault(|f| matches!(f, Fault::Read(_))) {
+        Some(Fault::Read(code)) => Err(q.failed("clEnqueueReadBuffer", code)),
+        _ => Ok(()),
+    }
+}
+
+/// The read command of [`read_bytes`]: returns once the bytes are in `out`.
+fn read_into(q: &ClQueue, mem: &Mem, offset: usize, out: &mut [u8]) -> Result<()> {
     // Blocking, the runtime finishes the queue inside the call, under the lock. With
     // `Workarounds::poll_read` the read is non-blocking, flushed, and its event polled for up to
     // the budget, then waited on.
-    let blocking = q.poll_read.is_none();
+    let blocking = q.path.poll.is_none();
     let _g = q.serial.hold();
     // SAFETY: the range was checked against the buffer size. `out` is borrowed for the whole
     // function, and no path returns before the transfer has ended: a blocking read ends inside
@@ -337,17 +436,13 @@ pub(crate) fn read_bytes(q: &ClQueue, mem: &Mem, offset: usize, out: &mut [u8]) 
         q.queue
             .flush()
             .map_err(|e| q.failed("clFlush", e.0))
-            .and_then(|()| wait_event(&ev, q.poll_read, "clEnqueueReadBuffer", &q.health))
+            .and_then(|()| wait_event(&ev, q.path.poll, "clEnqueueReadBuffer", &q.health))
     };
     if settled.is_err() {
         // The read may still be in flight: `out` must not be released before it ends.
         let _ = q.queue.finish();
     }
-    settled?;
-    match q.health.take_fault(|f| matches!(f, Fault::Read(_))) {
-        Some(Fault::Read(code)) => Err(q.failed("clEnqueueReadBuffer", code)),
-        _ => Ok(()),
-    }
+    settled
 }
 
 /// Waits for `ev`: with `poll`, by polling its status for up to that long first
@@ -356,7 +451,7 @@ pub(crate) fn read_bytes(q: &ClQueue, mem: &Mem, offset: usize, out: &mut [u8]) 
 /// in `health`.
 pub(crate) fn wait_event(
     ev: &Event,
-    poll: Option<std::time::Duration>,
+    poll: Option<Poll>,
     call: &'static str,
     health: &QueueHealth,
 ) -> Result<()> {
@@ -368,11 +463,11 @@ pub(crate) fn wait_event(
 
 fn wait_event_raw(
     ev: &Event,
-    poll: Option<std::time::Duration>,
+    poll: Option<Poll>,
     call: &'static str,
 ) -> std::result::Result<(), (&'static str, i32)> {
     const CL_COMPLETE: i32 = 0;
-    if let Some(budget) = poll {
+    if let Some(Poll { budget, spin }) = poll {
         // Without a flush the status may never advance; the budget bounds the polling and the
         // blocking wait below flushes.
         let start = std::time::Instant::now();
@@ -387,9 +482,13 @@ fn wait_event_raw(
             if status < 0 {
                 return Err((call, status));
             }
-            // Yield rather than spin: on a CPU device the runtime's worker threads need these
+            // Yield rather than spin on a CPU device: the runtime's worker threads need these
             // cores (PoCL on 2 cores: spinning halved the 2^20 sum's throughput).
-            std::thread::yield_now();
+            if spin {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
         }
     }
     ev.wait().map_err(|e| ("clWaitForEvents", e.0))
@@ -588,6 +687,9 @@ pub(crate) fn enqueue_kernel(
     compiled.give(name, kernel);
     let ev = r.map_err(|(call, code)| q.failed(call, code))?;
     q.settle()?;
+    if q.path.flush_launch && global.iter().product::<usize>() >= q.path.flush_min {
+        q.queue.flush().map_err(|e| q.failed("clFlush", e.0))?;
+    }
     if let Some(last) = &q.last_kernel {
         // SAFETY: `ev` holds a valid event; the retained reference is released by the Event
         // stored here.

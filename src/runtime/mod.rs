@@ -15,4 +15,5 @@ mod probe;
 pub(crate) mod program;
 mod query;
 pub(crate) mod queue;
+pub(crate) mod readpath;
 pub(crate) mod scratch;

@@ -6,6 +6,7 @@
 
 use super::device::Device;
 use super::launch::{self, ClQueue, DeviceContext, Mem};
+use super::readpath::ReadPath;
 use super::scratch::Scratch;
 use crate::caps::{DeviceCaps, Mask};
 use crate::error::Result;
@@ -35,15 +36,8 @@ impl DeviceQueue {
     pub fn open(device: &Device, mask: Mask, profiling: bool) -> Result<DeviceQueue> {
         let caps = mask.apply(&device.caps()?);
         let context = DeviceContext::new(device.context()?, device.serial()?, device.memory()?);
-        let queue = launch::create_queue(
-            &context,
-            device.id(),
-            profiling,
-            // CLREDUCE_NO_WAIT_BEFORE_READ: off, for measuring it (examples/latency.rs).
-            caps.workarounds.wait_before_read
-                && std::env::var_os("CLREDUCE_NO_WAIT_BEFORE_READ").is_none(),
-            poll_read_budget(caps.workarounds.poll_read),
-        )?;
+        let path = ReadPath::from_env(&caps.workarounds, profiling)?;
+        let queue = launch::create_queue(&context, device.id(), profiling, path)?;
         Ok(DeviceQueue {
             device: device.clone(),
             context,
@@ -65,46 +59,5 @@ impl DeviceQueue {
     /// Writes `data` into `mem` from byte `offset`, through this queue.
     pub fn write(&self, mem: &Mem, offset: usize, data: &[u8]) -> Result<()> {
         launch::write_bytes(&self.queue, mem, offset, data)
-    }
-}
-
-/// How long a read polls its event before it blocks (`Workarounds::poll_read`);
-/// `CLREDUCE_POLL_READ_US` overrides it for measuring (examples/latency.rs).
-fn poll_read_budget(workaround: bool) -> Option<std::time::Duration> {
-    poll_budget(
-        workaround,
-        std::env::var("CLREDUCE_POLL_READ_US").ok().as_deref(),
-    )
-}
-
-/// The polling budget from the workaround and the override: a number of microseconds, 0 for
-/// a plain blocking read (also on a device with the workaround); an override that is not a
-/// number is ignored.
-fn poll_budget(workaround: bool, over: Option<&str>) -> Option<std::time::Duration> {
-    let us = match over.and_then(|v| v.trim().parse::<u64>().ok()) {
-        Some(us) => us,
-        None if workaround => crate::caps::POLL_READ_BUDGET_US,
-        None => return None,
-    };
-    (us > 0).then(|| std::time::Duration::from_micros(us))
-}
-
-#[cfg(test)]
-mod poll_tests {
-    use super::poll_budget;
-    use std::time::Duration;
-
-    #[test]
-    fn poll_budget_follows_the_workaround_and_the_override() {
-        let dflt = Some(Duration::from_micros(crate::caps::POLL_READ_BUDGET_US));
-        assert_eq!(poll_budget(true, None), dflt);
-        assert_eq!(poll_budget(false, None), None);
-        assert_eq!(poll_budget(true, Some("0")), None);
-        assert_eq!(
-            poll_budget(false, Some(" 250 ")),
-            Some(Duration::from_micros(250))
-        );
-        assert_eq!(poll_budget(true, Some("soon")), dflt);
-        assert_eq!(poll_budget(false, Some("soon")), None);
     }
 }

@@ -605,6 +605,7 @@ mod tests {
                 determinism: crate::Determinism::Deterministic,
                 tuning: None,
                 pure_body: true,
+                narrow_reads: false,
             };
             assert_eq!(LaunchClass::of(&req), c.class().ok(), "{}", c.name);
         }

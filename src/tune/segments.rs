@@ -166,6 +166,7 @@ mod tests {
                 determinism: Default::default(),
                 tuning: None,
                 pure_body: true,
+                narrow_reads: false,
             };
             plan(&caps, &req).unwrap()
         };
