@@ -8,7 +8,7 @@ use super::kernel::{ArgKind, Kernel};
 use super::options::Options;
 use super::queue::Queue;
 use super::range::Form;
-use super::reduction::{Reduction, Reductions};
+use super::reduction::{Reduction, Reductions, Target};
 use crate::codegen::names::{check_shorthands, is_ident, rewrite_exact, rewrite_spans};
 use crate::codegen::ParamKind;
 use crate::error::{Error, Result};
@@ -17,6 +17,7 @@ use crate::ops::Operator;
 use crate::ops::{identity_counterexample, identity_samples};
 use crate::plan::{self, Determinism, Request, VarRequest};
 use crate::runtime::launch::Mem;
+use crate::runtime::queue::DeviceQueue;
 use crate::types::ElemType;
 use std::sync::Arc;
 
@@ -40,20 +41,7 @@ impl Queue {
                     .map(|t| (format!("{name} (raw partial buffer)"), t, r.elems())),
             );
         for (label, t, need) in targets {
-            if t.device != q.device.index() {
-                return Err(Error::ForeignBuffer {
-                    name: label,
-                    buffer_device: t.device_label.clone(),
-                    queue_device: q.device.label(),
-                });
-            }
-            if t.len < need {
-                return Err(Error::BufferTooShort {
-                    name: label,
-                    len: t.len,
-                    need,
-                });
-            }
+            check_target(q, label, t, need)?;
         }
         if r.op.is_arg() && r.index.is_none() && r.span.is_none() {
             return Err(Error::BadArgument {
@@ -312,4 +300,24 @@ pub(super) fn check_body(
         })
         .collect();
     crate::codegen::rewrite_loads(&body, &storage)
+}
+
+/// One result buffer of a launch (`label` names it in the error) must live on the queue's
+/// device and hold at least `need` elements.
+pub(super) fn check_target(q: &DeviceQueue, label: String, t: &Target, need: usize) -> Result<()> {
+    if t.device != q.device.index() {
+        return Err(Error::ForeignBuffer {
+            name: label,
+            buffer_device: t.device_label.clone(),
+            queue_device: q.device.label(),
+        });
+    }
+    if t.len < need {
+        return Err(Error::BufferTooShort {
+            name: label,
+            len: t.len,
+            need,
+        });
+    }
+    Ok(())
 }

@@ -2,6 +2,7 @@
 //! reductions: each variable's op, type, span, initial value(s) and argmin/argmax index, with the
 //! checks a launch makes of its result buffers.
 
+use super::checks::check_target;
 use super::queue::Queue;
 use super::reduction::Reduction;
 use crate::error::{Error, Result};
@@ -32,20 +33,7 @@ impl Reduction {
                 .map(|t| (format!("{name} (index buffer)"), t, 1)),
         );
         for (label, t, need) in targets {
-            if t.device != q.device.index() {
-                return Err(Error::ForeignBuffer {
-                    name: label,
-                    buffer_device: t.device_label.clone(),
-                    queue_device: q.device.label(),
-                });
-            }
-            if t.len < need {
-                return Err(Error::BufferTooShort {
-                    name: label,
-                    len: t.len,
-                    need,
-                });
-            }
+            check_target(q, label, t, need)?;
         }
         if self.op.is_arg() && self.index.is_none() {
             return Err(Error::BadArgument {
