@@ -51,6 +51,28 @@ fn wrong(kind: &str, data: &[f32], got: &[f32], off: &[u64], c: u64, n: u64) -> 
         .count()
 }
 
+/// The CSR lengths' profile (host side, from the generated offsets): segments, empty ones,
+/// the longest, and per length class the segments and their share of the elements.
+fn profile(case: &str, off: &[u64]) {
+    let lens: Vec<u64> = off.windows(2).map(|w| w[1] - w[0]).collect();
+    let n: u64 = lens.iter().sum::<u64>().max(1);
+    let mut line = format!(
+        "{case:<24} profile: {} segments, {} empty, longest {}",
+        lens.len(),
+        lens.iter().filter(|&&l| l == 0).count(),
+        lens.iter().max().copied().unwrap_or(0)
+    );
+    for (lo, hi) in [(1, 16), (17, 256), (257, 4096), (4097, 65536), (65537, u64::MAX)] {
+        let (mut c, mut e) = (0u64, 0u64);
+        for &l in lens.iter().filter(|&&l| l >= lo && l <= hi) {
+            c += 1;
+            e += l;
+        }
+        line += &format!("; {lo}..{}: {c} ({:.1}% of elements)", if hi == u64::MAX { "".into() } else { hi.to_string() }, 100.0 * e as f64 / n as f64);
+    }
+    println!("{line}");
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     v[v.len() / 2]
@@ -144,6 +166,7 @@ fn main() -> clreduce::Result<()> {
             }
             "ragged" => {
                 let off = clreduce::check::ragged::ragged_offsets(n, parse_num(shape), 0x5E6);
+                profile(&case, &off);
                 let b = q.buffer_from(&off)?;
                 (Range::new(n), Some(Segments::offsets(&b)), off)
             }
@@ -175,8 +198,11 @@ fn main() -> clreduce::Result<()> {
                 Some(SegmentAlgo::Chunks),
                 Some(SegmentAlgo::Staged),
                 Some(SegmentAlgo::Lanes),
+                Some(SegmentAlgo::Merge),
             ]
         });
+        // merge runs CSR offsets only.
+        forced.retain(|f| kind == "ragged" || *f != Some(SegmentAlgo::Merge));
         if let Ok(only) = std::env::var("SEGBENCH_PLANS") {
             let only: Vec<Option<SegmentAlgo>> = only
                 .split(',')

@@ -26,7 +26,7 @@ v() {
   echo "$label" | grep -Eq "$ONLY" || return 0
   local t0=$SECONDS
   env "${envs[@]}" timeout 150 "$B" "$DEV" "$LG" "$REPS" "$@" 2>&1 |
-    grep -E " us |error|panicked" | sed "s/^/$label | /" | tee -a "$out"
+    grep -E " us |error|panicked|profile:" | sed "s/^/$label | /" | tee -a "$out"
   echo "$label | (${envs[*]}) $((SECONDS - t0)) s" | tee -a "$out"
 }
 
@@ -71,4 +71,12 @@ for g in 4 16 32; do v tiles-g$g SEGBENCH_PLANS=tiles CLREDUCE_SEGMENT_TUNE=grou
 for u in 1 4 8 16; do v unroll-u$u SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=unroll=$u -- rows-2^20x2^8 rows-2^14x2^14 rows-2^8x2^20 cols-2^14x2^14 cols-2^20x2^8 cols-2^24x2^4; done
 for u in 4 8; do v unroll-stripes-u$u SEGBENCH_PLANS=stripes,columns CLREDUCE_SEGMENT_TUNE=unroll=$u -- cols-2^20x2^8 cols-2^24x2^4; done
 for u in 1 8; do v unroll-columns-g16-u$u SEGBENCH_PLANS=columns CLREDUCE_SEGMENT_TUNE=groups_per_cu=16,unroll=$u -- cols-2^14x2^14 cols-2^20x2^8; done
+# 7. CSR offsets (issue 26's ragged cases, decision 54): merge path against tiles and staged,
+# then merge's items per work-item (tiles of local x per_item items), work-groups per compute
+# unit and work-group size. ONLY='^csr' runs just these.
+v csr-base SEGBENCH_PLANS=auto,tiles,staged,merge -- $RAGGED
+for e in 4 16 32; do v csr-merge-e$e SEGBENCH_PLANS=merge CLREDUCE_SEGMENT_TUNE=per_item=$e -- $RAGGED; done
+for g in 2 4 16; do v csr-merge-g$g SEGBENCH_PLANS=merge CLREDUCE_SEGMENT_TUNE=groups_per_cu=$g -- ragged-16 ragged-256; done
+for l in 128 512; do v csr-merge-l$l SEGBENCH_PLANS=merge CLREDUCE_SEGMENT_TUNE=local=$l -- ragged-16 ragged-256; done
+v csr-merge-l128-e16 SEGBENCH_PLANS=merge CLREDUCE_SEGMENT_TUNE=local=128,per_item=16 -- ragged-16 ragged-256
 echo "written: $out"

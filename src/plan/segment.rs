@@ -72,6 +72,7 @@ pub fn plan_segments(
             | SegmentAlgo::Columns
             | SegmentAlgo::Chunks
             | SegmentAlgo::Stripes
+            | SegmentAlgo::Merge
                 if passes > 1 =>
             {
                 "segmented: partials per piece, combined in a fixed order by a second pass".into()
@@ -91,6 +92,7 @@ pub fn plan_segments(
                 stage as u64 + 4 * (local as u64) * (g.per_item + 1) + 4
             }
             SegmentAlgo::Staged => stage as u64,
+            SegmentAlgo::Merge => stage as u64 + merge_local(local, g.per_item),
             _ => 0,
         };
     if base.local_bytes > caps.local_mem_size {
@@ -206,6 +208,7 @@ fn geometry(
             )
         }
         SegmentAlgo::Staged => staged(caps, req, (local, acc_bytes), segments, fill)?,
+        SegmentAlgo::Merge => merge(caps, req, (local, acc_bytes), segments, fill)?,
         SegmentAlgo::Lanes => {
             if matches!(req.layout, SegmentLayout::Columns { .. }) {
                 return Err(unsupported(
@@ -343,6 +346,52 @@ fn staged(
         let groups = stages.min(fill * 4);
         Geometry::new(groups, 1, rows, format!("{stages} stages of {rows} rows ({per_item} elements per work-item, read coalesced into local memory) on {groups} work-groups of {local}; a work-item per row combines it in index order"))
     };
+    g.per_item = per_item;
+    Ok(g)
+}
+
+/// `merge`'s local memory beside the stage and the trees: the tile's offsets (4 bytes per
+/// item and one), the splits of a batch of tiles (8 bytes per work-item and one) and the scan's
+/// flags (4 bytes per work-item).
+fn merge_local(local: usize, per_item: u64) -> u64 {
+    let l = local as u64;
+    4 * (l * per_item + 1) + 8 * (l + 1) + 4 * l
+}
+
+/// `merge`: CSR offsets only; tiles of `local * per_item` items (elements and segment ends),
+/// consecutive tiles per work-group, the pieces cut between tiles finished by a second pass.
+fn merge(
+    caps: &DeviceCaps,
+    req: &SegmentRequest,
+    (local, acc_bytes): (usize, usize),
+    segments: u64,
+    fill: u64,
+) -> Result<Geometry> {
+    if req.layout != SegmentLayout::Offsets {
+        return Err(Error::Unsupported {
+            what: "segment plan merge".into(),
+            missing: "merge runs CSR offsets only".into(),
+            device: caps.label(),
+        });
+    }
+    let l = local as u64;
+    let tree = (acc_bytes * (local + 1)) as u64;
+    let room = caps.local_mem_size.saturating_sub(tree);
+    let need = |e: u64| stage_slots(local, e) * acc_bytes as u64 + merge_local(local, e);
+    let fits = (1..=64u64).rev().find(|&e| need(e) <= room).unwrap_or(0);
+    // 8 items per work-item by default (tiles of 2048 items with 256 work-items).
+    let per_item = req.tune.per_item.unwrap_or(8).min(fits);
+    if per_item == 0 {
+        return Err(Error::Unsupported {
+            what: "segment plan merge".into(),
+            missing: format!("a tile of {local} items in local memory"),
+            device: caps.label(),
+        });
+    }
+    let tile = l * per_item;
+    let tiles = (req.elements + segments).div_ceil(tile).max(1);
+    let groups = tiles.min(fill * 4);
+    let mut g = Geometry::new(groups, 2, tile, format!("{tiles} tiles of {tile} items (elements and segment ends, merge path; {per_item} per work-item, values read coalesced into local memory), consecutive tiles per work-group on {groups} work-groups of {local}; a segmented scan joins the pieces cut between work-items, a second pass those cut between tiles"));
     g.per_item = per_item;
     Ok(g)
 }
