@@ -26,10 +26,10 @@
 #define CLR_MERGE_SERIAL 32
 
 // The number of segment ends among the first d items: the first k in [0, nseg] whose end item
-// begin[k+1] - lo + k is at or past d (ends before d - (hi - lo) are all below it).
-static inline ulong clr_merge_split(ulong d, ulong nseg, ulong lo, ulong nel,
-                                    __global const ulong* off) {
-    ulong a = d > nel ? d - nel : 0, b = d < nseg ? d : nseg;
+// begin[k+1] - lo + k is at or past d. (The search could start at d - (hi - lo), but clang
+// turns that saturating difference into llvm.usub.sat, which Oclgrind cannot run.)
+static inline ulong clr_merge_split(ulong d, ulong nseg, ulong lo, __global const ulong* off) {
+    ulong a = 0, b = d < nseg ? d : nseg;
     while (a < b) {
         const ulong mid = a + (b - a) / 2;
         if (off[mid + 1] - lo + mid < d)
@@ -69,14 +69,14 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
     const ulong clr_t0 = get_group_id(0) * clr_m;
     const ulong clr_tend = clr_t0 + clr_m < clr_ntiles ? clr_t0 + clr_m : clr_ntiles;
     if (clr_lid == 0 && clr_t0 < clr_tend)
-        clr_msp[0] = clr_merge_split(clr_t0 * clr_tile, clr_nseg, clr_lo, clr_nel, clr_off);
+        clr_msp[0] = clr_merge_split(clr_t0 * clr_tile, clr_nseg, clr_lo, clr_off);
     // Batches of CLR_WG tiles: work-item lid finds the split at the end of tile tb + lid.
     for (ulong clr_tb = clr_t0; clr_tb < clr_tend; clr_tb += CLR_WG) {
         const ulong clr_tn = clr_tend - clr_tb < CLR_WG ? clr_tend - clr_tb : CLR_WG;
         if (clr_lid < clr_tn) {
             const ulong clr_d = (clr_tb + clr_lid + 1) * clr_tile;
             clr_msp[clr_lid + 1] = clr_merge_split(clr_d < clr_total ? clr_d : clr_total,
-                                                   clr_nseg, clr_lo, clr_nel, clr_off);
+                                                   clr_nseg, clr_lo, clr_off);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         for (uint clr_i = 0; clr_i < (uint)clr_tn; ++clr_i) {
@@ -106,7 +106,7 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
             // 2. walk: the split of my first item (ends before it), then CLR_SEG_E items.
             const uint clr_w0 = clr_lid * CLR_SEG_E;
             const uint clr_w1 = clr_w0 + CLR_SEG_E < clr_items ? clr_w0 + CLR_SEG_E : clr_items;
-            uint clr_jj = clr_w0 > clr_cnt ? clr_w0 - clr_cnt : 0;
+            uint clr_jj = 0;  // (no saturating lower bound: see clr_merge_split)
             {
                 uint clr_hb = clr_w0 < clr_nend ? clr_w0 : clr_nend;
                 while (clr_jj < clr_hb) {
@@ -221,7 +221,7 @@ void clr_finish(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_
         barrier(CLK_LOCAL_MEM_FENCE);
         const ulong clr_t = clr_tb + clr_lid;
         if (clr_t + 1 < clr_ntiles) {
-            const ulong clr_ke = clr_merge_split((clr_t + 1) * clr_tile, clr_nseg, clr_lo, clr_nel, clr_off);
+            const ulong clr_ke = clr_merge_split((clr_t + 1) * clr_tile, clr_nseg, clr_lo, clr_off);
             const ulong clr_sd = clr_ke < clr_nseg ? clr_off[clr_ke] - clr_lo + clr_ke : 0;
             if (clr_ke < clr_nseg && clr_sd >= clr_t * clr_tile && clr_sd < (clr_t + 1) * clr_tile) {
                 const ulong clr_e = clr_ke;
@@ -246,7 +246,7 @@ void clr_finish(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_
         const uint clr_nl = clr_mn;
         for (uint clr_q = 0; clr_q < clr_nl; ++clr_q) {
             const ulong clr_tl = clr_ml[clr_q];
-            const ulong clr_e = clr_merge_split((clr_tl + 1) * clr_tile, clr_nseg, clr_lo, clr_nel, clr_off);
+            const ulong clr_e = clr_merge_split((clr_tl + 1) * clr_tile, clr_nseg, clr_lo, clr_off);
             const ulong clr_sb = clr_off[clr_e];
             const ulong clr_t1 = (clr_off[clr_e + 1] - clr_lo + clr_e) / clr_tile;
             CLR_FOR_VARS(CLR_SRESET)
