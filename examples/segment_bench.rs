@@ -62,13 +62,27 @@ fn profile(case: &str, off: &[u64]) {
         lens.iter().filter(|&&l| l == 0).count(),
         lens.iter().max().copied().unwrap_or(0)
     );
-    for (lo, hi) in [(1, 16), (17, 256), (257, 4096), (4097, 65536), (65537, u64::MAX)] {
+    for (lo, hi) in [
+        (1, 16),
+        (17, 256),
+        (257, 4096),
+        (4097, 65536),
+        (65537, u64::MAX),
+    ] {
         let (mut c, mut e) = (0u64, 0u64);
         for &l in lens.iter().filter(|&&l| l >= lo && l <= hi) {
             c += 1;
             e += l;
         }
-        line += &format!("; {lo}..{}: {c} ({:.1}% of elements)", if hi == u64::MAX { "".into() } else { hi.to_string() }, 100.0 * e as f64 / n as f64);
+        line += &format!(
+            "; {lo}..{}: {c} ({:.1}% of elements)",
+            if hi == u64::MAX {
+                "".into()
+            } else {
+                hi.to_string()
+            },
+            100.0 * e as f64 / n as f64
+        );
     }
     println!("{line}");
 }

@@ -12,8 +12,8 @@
 mod common;
 
 use clreduce::{
-    reduction, reduction_argmax, reduction_argmin, Kernel, Op, Options, Queue, Range,
-    SegmentAlgo, Segments,
+    reduction, reduction_argmax, reduction_argmin, Kernel, Op, Options, Queue, Range, SegmentAlgo,
+    Segments,
 };
 use common::{queues, short, sim_lock, Tally};
 
@@ -46,7 +46,9 @@ fn shapes(rng: &mut Rng, big: bool) -> Vec<(String, u64, Vec<u64>)> {
     v.push(("one segment of all n".into(), all, vec![0, all]));
     v.push(("segments of 1".into(), 700 * s, (0..=700 * s).collect()));
     let primes = [2u64, 3, 5, 7, 11, 13, 17, 31, 61, 127, 257, 509];
-    let lens: Vec<u64> = (0..120 * s).map(|k| primes[(k as usize * 7) % primes.len()]).collect();
+    let lens: Vec<u64> = (0..120 * s)
+        .map(|k| primes[(k as usize * 7) % primes.len()])
+        .collect();
     let off = from_lens(0, lens);
     v.push(("prime lengths".into(), *off.last().unwrap(), off));
     // Heavy tails: mostly short, a few 50-400 times the mean, a quarter empty.
@@ -71,7 +73,11 @@ fn shapes(rng: &mut Rng, big: bool) -> Vec<(String, u64, Vec<u64>)> {
     }
     lens.extend(std::iter::repeat_n(0, 900));
     let off = from_lens(3, lens);
-    v.push(("runs of empty segments".into(), *off.last().unwrap() + 5, off));
+    v.push((
+        "runs of empty segments".into(),
+        *off.last().unwrap() + 5,
+        off,
+    ));
     // Every segment empty.
     v.push(("all empty".into(), 10, vec![4; 300]));
     v
@@ -120,7 +126,9 @@ fn run(q: &Queue, n: u64, off: &[u64], algo: SegmentAlgo, rng: &mut Rng) -> Resu
         q.parallel_for_reduce_with(
             Range::new(n),
             vec![
-                reduction(&sum, Op::Plus).segments(s()).initialize_to_identity(),
+                reduction(&sum, Op::Plus)
+                    .segments(s())
+                    .initialize_to_identity(),
                 reduction(&mx, Op::Maximum).name("mx").segments(s()),
                 reduction_argmin(&vmin, &imin)
                     .name("lo")
@@ -156,7 +164,12 @@ fn run(q: &Queue, n: u64, off: &[u64], algo: SegmentAlgo, rng: &mut Rng) -> Resu
     for (k, &start) in starts.iter().enumerate() {
         let (b, e) = (off[k] as usize, off[k + 1] as usize);
         let want = expect(&xs, b, e, start);
-        let g = (got.0[k], got.1[k], (got.2[k], got.3[k]), (got.4[k], got.5[k]));
+        let g = (
+            got.0[k],
+            got.1[k],
+            (got.2[k], got.3[k]),
+            (got.4[k], got.5[k]),
+        );
         if g != want {
             bad.push(format!("segment {k} ({b}..{e}): {g:?} want {want:?}"));
         }
@@ -169,7 +182,11 @@ fn run(q: &Queue, n: u64, off: &[u64], algo: SegmentAlgo, rng: &mut Rng) -> Resu
     if bad.is_empty() {
         Ok(())
     } else {
-        Err(format!("{} wrong: {}", bad.len(), bad[..bad.len().min(4)].join("; ")))
+        Err(format!(
+            "{} wrong: {}",
+            bad.len(),
+            bad[..bad.len().min(4)].join("; ")
+        ))
     }
 }
 

@@ -72,11 +72,13 @@ for u in 1 4 8 16; do v unroll-u$u SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=unr
 for u in 4 8; do v unroll-stripes-u$u SEGBENCH_PLANS=stripes,columns CLREDUCE_SEGMENT_TUNE=unroll=$u -- cols-2^20x2^8 cols-2^24x2^4; done
 for u in 1 8; do v unroll-columns-g16-u$u SEGBENCH_PLANS=columns CLREDUCE_SEGMENT_TUNE=groups_per_cu=16,unroll=$u -- cols-2^14x2^14 cols-2^20x2^8; done
 # 7. CSR offsets (issue 26's ragged cases, decision 54): merge path against tiles and staged,
-# then merge's items per work-item (tiles of local x per_item items), work-groups per compute
-# unit and work-group size. ONLY='^csr' runs just these.
-v csr-base SEGBENCH_PLANS=auto,tiles,staged,merge -- $RAGGED
-for e in 4 16 32; do v csr-merge-e$e SEGBENCH_PLANS=merge CLREDUCE_SEGMENT_TUNE=per_item=$e -- $RAGGED; done
-for g in 2 4 16; do v csr-merge-g$g SEGBENCH_PLANS=merge CLREDUCE_SEGMENT_TUNE=groups_per_cu=$g -- ragged-16 ragged-256; done
-for l in 128 512; do v csr-merge-l$l SEGBENCH_PLANS=merge CLREDUCE_SEGMENT_TUNE=local=$l -- ragged-16 ragged-256; done
-v csr-merge-l128-e16 SEGBENCH_PLANS=merge CLREDUCE_SEGMENT_TUNE=local=128,per_item=16 -- ragged-16 ragged-256
+# then merge's geometry: items per work-item (tiles of local x per_item items), work-group
+# size, work-groups per compute unit. ONLY='^csr' runs just these (run 2 of session 10: the
+# defaults are now 128 x 16 on GPUs; ragged-1024 and ragged-4096 place the merge/tiles line).
+v csr-base SEGBENCH_PLANS=auto,tiles,merge -- $RAGGED ragged-1024 ragged-4096
+for e in 8 32; do v csr-merge-e$e SEGBENCH_PLANS=merge CLREDUCE_SEGMENT_TUNE=per_item=$e -- ragged-16 ragged-256 ragged-4096; done
+v csr-merge-l64 SEGBENCH_PLANS=merge CLREDUCE_SEGMENT_TUNE=local=64 -- ragged-16 ragged-256
+v csr-merge-l64-e32 SEGBENCH_PLANS=merge CLREDUCE_SEGMENT_TUNE=local=64,per_item=32 -- ragged-16 ragged-256
+v csr-merge-l256 SEGBENCH_PLANS=merge CLREDUCE_SEGMENT_TUNE=local=256 -- ragged-16 ragged-256
+for g in 4 16; do v csr-merge-g$g SEGBENCH_PLANS=merge CLREDUCE_SEGMENT_TUNE=groups_per_cu=$g -- ragged-16 ragged-256; done
 echo "written: $out"
