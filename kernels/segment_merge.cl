@@ -48,16 +48,6 @@ static inline ulong clr_merge_split(ulong d, ulong nseg, ulong lo, __global cons
 #define CLR_MCOMB(k) clr_a##k[0] = clr_op_##k(clr_mt##k, clr_a##k[0]);
 #define CLR_MCARRY(k) clr_mt##k = clr_lid > 0 ? clr_lm##k[clr_lid - 1] : clr_identity_##k();
 #define CLR_MJOIN(k) clr_a##k[0] = clr_op_##k(clr_mt##k, clr_mh##k);
-// The values of the segments that end in the tile, stored coalesced after the scan.
-#define CLR_MRDECL(k) __local R##k##_A clr_mr##k[CLR_WG * CLR_SEG_E];
-#define CLR_MRPUT(k) clr_mr##k[clr_jj] = clr_a##k[0];
-#define CLR_MRJOIN(k) clr_mr##k[clr_hj] = clr_a##k[0];
-#define CLR_MRGET(k) clr_a##k[0] = clr_mr##k[clr_j];
-// Prefetch: the next tile's values (CLR_SEG_E per work-item) held in registers while this
-// tile is walked and scanned, so a work-group does not wait for its loads after each tile.
-#define CLR_MPDECL(k) R##k##_A clr_mp##k[CLR_SEG_E];
-#define CLR_MPPUT(k) clr_mp##k[clr_q] = clr_a##k[0];
-#define CLR_MPST(k) clr_st##k[CLR_SKEW(clr_p)] = clr_mp##k[clr_q];
 
 __kernel __attribute__((reqd_work_group_size(CLR_WG, 1, 1)))
 void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_off,
@@ -69,8 +59,6 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
     CLR_FOR_VARS(CLR_SDECL)
     CLR_FOR_VARS(CLR_STDECL)
     CLR_FOR_VARS(CLR_MDECL)
-    CLR_FOR_VARS(CLR_MRDECL)
-    CLR_FOR_VARS(CLR_MPDECL)
     __local int clr_mo[CLR_WG * CLR_SEG_E + 1];
     __local ulong clr_msp[CLR_WG + 1];
     __local uint clr_mf[CLR_WG];
@@ -91,66 +79,31 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
                                                    clr_nseg, clr_lo, clr_off);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        int clr_pre = 0;  // clr_mp* and clr_mpo hold this tile's values and first offsets
-        int clr_mpo = 0;
         for (uint clr_i = 0; clr_i < (uint)clr_tn; ++clr_i) {
             const ulong clr_t = clr_tb + clr_i;
             const ulong clr_ks = clr_msp[clr_i], clr_ke = clr_msp[clr_i + 1];
             const ulong clr_ds = clr_t * clr_tile;
-            const uint clr_items = (uint)(clr_total - clr_ds < clr_tile ? clr_total - clr_ds : clr_tile);
+            const uint clr_items =
+                (uint)(clr_total - clr_ds < clr_tile ? clr_total - clr_ds : clr_tile);
             const uint clr_nend = (uint)(clr_ke - clr_ks);
             const uint clr_cnt = clr_items - clr_nend;
             const ulong clr_is = clr_ds - clr_ks;  // elements before the tile (from lo)
             // 1. the offsets (relative to the tile's first element; -1: began before it) and
             // the values.
-            if (clr_pre) {
-                if (clr_lid <= clr_nend) clr_mo[clr_lid] = clr_mpo;
-#pragma unroll
-                for (uint clr_q = 0; clr_q < CLR_SEG_E; ++clr_q) {
-                    const uint clr_p = clr_q * CLR_WG + clr_lid;
-                    if (clr_p < clr_cnt) {
-                        CLR_FOR_VARS(CLR_MPST)
-                    }
-                }
-            } else {
-#pragma unroll
-                for (uint clr_q = 0; clr_q < CLR_SEG_E; ++clr_q) {
-                    const uint clr_p = clr_q * CLR_WG + clr_lid;
-                    if (clr_p < clr_cnt) {
-                        CLR_FOR_VARS(CLR_SRESET)
-                        CLR_CALL((CLR_IDX)(clr_lo + clr_is + clr_p), 0);
-                        CLR_FOR_VARS(CLR_STPUT)
-                    }
-                }
-            }
-            for (uint clr_j = clr_pre ? clr_lid + CLR_WG : clr_lid; clr_j <= clr_nend; clr_j += CLR_WG) {
+            for (uint clr_j = clr_lid; clr_j <= clr_nend; clr_j += CLR_WG) {
                 const ulong clr_v = clr_off[clr_ks + clr_j] - clr_lo;
                 clr_mo[clr_j] = clr_v < clr_is ? -1 : (int)(clr_v - clr_is);
             }
-            barrier(CLK_LOCAL_MEM_FENCE);
-            // The next tile of the batch: its values and first offsets into registers now.
-            clr_pre = clr_i + 1 < (uint)clr_tn;
-            if (clr_pre) {
-                const ulong clr_ks2 = clr_msp[clr_i + 1], clr_ke2 = clr_msp[clr_i + 2];
-                const ulong clr_ds2 = clr_ds + clr_tile;
-                const uint clr_items2 = (uint)(clr_total - clr_ds2 < clr_tile ? clr_total - clr_ds2 : clr_tile);
-                const uint clr_nend2 = (uint)(clr_ke2 - clr_ks2);
-                const uint clr_cnt2 = clr_items2 - clr_nend2;
-                const ulong clr_is2 = clr_ds2 - clr_ks2;
-                if (clr_lid <= clr_nend2) {
-                    const ulong clr_v = clr_off[clr_ks2 + clr_lid] - clr_lo;
-                    clr_mpo = clr_v < clr_is2 ? -1 : (int)(clr_v - clr_is2);
-                }
 #pragma unroll
-                for (uint clr_q = 0; clr_q < CLR_SEG_E; ++clr_q) {
-                    const uint clr_p = clr_q * CLR_WG + clr_lid;
-                    if (clr_p < clr_cnt2) {
-                        CLR_FOR_VARS(CLR_SRESET)
-                        CLR_CALL((CLR_IDX)(clr_lo + clr_is2 + clr_p), 0);
-                        CLR_FOR_VARS(CLR_MPPUT)
-                    }
+            for (uint clr_q = 0; clr_q < CLR_SEG_E; ++clr_q) {
+                const uint clr_p = clr_q * CLR_WG + clr_lid;
+                if (clr_p < clr_cnt) {
+                    CLR_FOR_VARS(CLR_SRESET)
+                    CLR_CALL((CLR_IDX)(clr_lo + clr_is + clr_p), 0);
+                    CLR_FOR_VARS(CLR_STPUT)
                 }
             }
+            barrier(CLK_LOCAL_MEM_FENCE);
             // 2. walk: the split of my first item (ends before it), then CLR_SEG_E items.
             const uint clr_w0 = clr_lid * CLR_SEG_E;
             const uint clr_w1 = clr_w0 + CLR_SEG_E < clr_items ? clr_w0 + CLR_SEG_E : clr_items;
@@ -171,13 +124,17 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
             CLR_FOR_VARS(CLR_SRESET)
             for (uint clr_s = clr_w0; clr_s < clr_w1; ++clr_s) {
                 if (clr_jj < clr_nend && (uint)clr_mo[clr_jj + 1] <= clr_p) {
-                    // A segment's end: its value to clr_mr (stored after the scan), or, for
-                    // the first end, the head kept for the scan.
                     if (!clr_had) {
                         CLR_FOR_VARS(CLR_MHEAD)
                         clr_had = 1;
                     } else {
-                        CLR_FOR_VARS(CLR_MRPUT)
+                        const ulong clr_e = clr_ks + clr_jj;
+                        if (clr_mo[clr_jj] == clr_mo[clr_jj + 1]) {
+                            CLR_FOR_VARS(CLR_SEMPTY)
+                        } else {
+                            const ulong clr_sb = clr_lo + clr_is + (ulong)clr_mo[clr_jj];
+                            CLR_FOR_VARS(CLR_SSTORE)
+                        }
                     }
                     CLR_FOR_VARS(CLR_SRESET)
                     ++clr_jj;
@@ -208,8 +165,9 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
             }
             const int clr_began = clr_mo[0] < 0;
             if (clr_lid == CLR_WG - 1) {
-                // The tile's last piece (the scan's value over the tile, before the join below): the segment ke, begun in the tile and going on past
-                // it (tail), or the whole tile of a segment that began before it (head).
+                // The tile's last piece (the scan's value over the tile, before the join
+                // below): the segment ke, begun in the tile and going on past it (tail), or the
+                // whole tile of a segment that began before it (head).
                 const long clr_sd = (long)clr_mo[clr_nend] + (long)clr_nend;
                 if (!clr_f && clr_began) {
                     const ulong clr_slot = 2 * clr_t;
@@ -228,20 +186,13 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
                     const ulong clr_slot = 2 * clr_t;
                     CLR_FOR_VARS(CLR_SPART)
                 } else {
-                    CLR_FOR_VARS(CLR_MRJOIN)
-                }
-            }
-            barrier(CLK_LOCAL_MEM_FENCE);
-            // 4. the segments that end in the tile, consecutive work-items on consecutive
-            // segments (the one that began before the tile went to slot 2t).
-            for (uint clr_j = clr_began ? clr_lid + 1 : clr_lid; clr_j < clr_nend; clr_j += CLR_WG) {
-                const ulong clr_e = clr_ks + clr_j;
-                if (clr_mo[clr_j] == clr_mo[clr_j + 1]) {
-                    CLR_FOR_VARS(CLR_SEMPTY)
-                } else {
-                    const ulong clr_sb = clr_lo + clr_is + (ulong)clr_mo[clr_j];
-                    CLR_FOR_VARS(CLR_MRGET)
-                    CLR_FOR_VARS(CLR_SSTORE)
+                    const ulong clr_e = clr_ks + clr_hj;
+                    if (clr_mo[clr_hj] == clr_mo[clr_hj + 1]) {
+                        CLR_FOR_VARS(CLR_SEMPTY)
+                    } else {
+                        const ulong clr_sb = clr_lo + clr_is + (ulong)clr_mo[clr_hj];
+                        CLR_FOR_VARS(CLR_SSTORE)
+                    }
                 }
             }
             barrier(CLK_LOCAL_MEM_FENCE);
@@ -274,7 +225,8 @@ void clr_finish(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_
         if (clr_t + 1 < clr_ntiles) {
             const ulong clr_ke = clr_merge_split((clr_t + 1) * clr_tile, clr_nseg, clr_lo, clr_off);
             const ulong clr_sd = clr_ke < clr_nseg ? clr_off[clr_ke] - clr_lo + clr_ke : 0;
-            if (clr_ke < clr_nseg && clr_sd >= clr_t * clr_tile && clr_sd < (clr_t + 1) * clr_tile) {
+            if (clr_ke < clr_nseg && clr_sd >= clr_t * clr_tile &&
+                clr_sd < (clr_t + 1) * clr_tile) {
                 const ulong clr_e = clr_ke;
                 const ulong clr_sb = clr_off[clr_ke];
                 const ulong clr_t1 = (clr_off[clr_ke + 1] - clr_lo + clr_ke) / clr_tile;

@@ -94,7 +94,7 @@ pub fn plan_segments(
                 stage as u64 + 4 * (local as u64) * (g.per_item + 1) + 4
             }
             SegmentAlgo::Staged => stage as u64,
-            SegmentAlgo::Merge => stage as u64 + merge_local(local, g.per_item, acc_bytes),
+            SegmentAlgo::Merge => stage as u64 + merge_local(local, g.per_item),
             _ => 0,
         };
     if base.local_bytes > caps.local_mem_size {
@@ -352,13 +352,12 @@ fn staged(
     Ok(g)
 }
 
-/// `merge`'s local memory beside the stage and the trees: the values of the segments that end
-/// in a tile (an accumulator per item), the tile's offsets (4 bytes per item and one), the
-/// splits of a batch of tiles (8 bytes per work-item and one) and the scan's flags (4 bytes
-/// per work-item).
-fn merge_local(local: usize, per_item: u64, acc_bytes: usize) -> u64 {
+/// `merge`'s local memory beside the stage and the trees: the tile's offsets (4 bytes per
+/// item and one), the splits of a batch of tiles (8 bytes per work-item and one) and the scan's
+/// flags (4 bytes per work-item).
+fn merge_local(local: usize, per_item: u64) -> u64 {
     let l = local as u64;
-    (acc_bytes as u64 + 4) * l * per_item + 4 + 8 * (l + 1) + 4 * l
+    4 * (l * per_item + 1) + 8 * (l + 1) + 4 * l
 }
 
 /// `merge`: CSR offsets only; tiles of `local * per_item` items (elements and segment ends),
@@ -380,7 +379,7 @@ fn merge(
     let l = local as u64;
     let tree = (acc_bytes * (local + 1)) as u64;
     let room = caps.local_mem_size.saturating_sub(tree);
-    let need = |e: u64| stage_slots(local, e) * acc_bytes as u64 + merge_local(local, e, acc_bytes);
+    let need = |e: u64| stage_slots(local, e) * acc_bytes as u64 + merge_local(local, e);
     let fits = (1..=64u64).rev().find(|&e| need(e) <= room).unwrap_or(0);
     // Items per work-item: 16 on GPUs (tiles of 2048 items with 128 work-items), 8 on CPUs.
     // H200, 2^28 f32, CSR means 16 and 256: 128 x 16 took 1038 and 724 us against 1116 and
