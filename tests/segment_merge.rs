@@ -90,8 +90,7 @@ fn expect(xs: &[f32], b: usize, e: usize, start: f32) -> (f32, f32, (f32, u64), 
     let mut sum = 0.0f32;
     let mut mx = start;
     let (mut lo, mut hi) = ((f32::INFINITY, u64::MAX), (f32::NEG_INFINITY, u64::MAX));
-    for i in b..e {
-        let v = xs[i];
+    for (i, &v) in xs.iter().enumerate().take(e).skip(b) {
         sum += v;
         mx = mx.max(v);
         if v < lo.0 {
