@@ -87,6 +87,34 @@ fn profile(case: &str, off: &[u64]) {
     println!("{line}");
 }
 
+/// The plans run on a case of `kind`: automatic, then every forced plan its layout runs
+/// (`merge` only on CSR offsets), limited to `SEGBENCH_PLANS` where set.
+fn plans(kind: &str) -> Vec<Option<SegmentAlgo>> {
+    let mut forced: Vec<Option<SegmentAlgo>> = vec![None];
+    forced.extend(if kind == "cols" {
+        vec![Some(SegmentAlgo::Columns), Some(SegmentAlgo::Stripes)]
+    } else {
+        vec![
+            Some(SegmentAlgo::Item),
+            Some(SegmentAlgo::Group),
+            Some(SegmentAlgo::Tiles),
+            Some(SegmentAlgo::Chunks),
+            Some(SegmentAlgo::Staged),
+            Some(SegmentAlgo::Lanes),
+            Some(SegmentAlgo::Merge),
+        ]
+    });
+    forced.retain(|f| kind == "ragged" || *f != Some(SegmentAlgo::Merge));
+    if let Ok(only) = std::env::var("SEGBENCH_PLANS") {
+        let only: Vec<Option<SegmentAlgo>> = only
+            .split(',')
+            .map(|s| SegmentAlgo::parse(s).expect("SEGBENCH_PLANS"))
+            .collect();
+        forced.retain(|f| only.contains(f));
+    }
+    forced
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     v[v.len() / 2]
@@ -201,29 +229,7 @@ fn main() -> clreduce::Result<()> {
                 _ => unreachable!(),
             }
         };
-        let mut forced: Vec<Option<SegmentAlgo>> = vec![None];
-        forced.extend(if kind == "cols" {
-            vec![Some(SegmentAlgo::Columns), Some(SegmentAlgo::Stripes)]
-        } else {
-            vec![
-                Some(SegmentAlgo::Item),
-                Some(SegmentAlgo::Group),
-                Some(SegmentAlgo::Tiles),
-                Some(SegmentAlgo::Chunks),
-                Some(SegmentAlgo::Staged),
-                Some(SegmentAlgo::Lanes),
-                Some(SegmentAlgo::Merge),
-            ]
-        });
-        // merge runs CSR offsets only.
-        forced.retain(|f| kind == "ragged" || *f != Some(SegmentAlgo::Merge));
-        if let Ok(only) = std::env::var("SEGBENCH_PLANS") {
-            let only: Vec<Option<SegmentAlgo>> = only
-                .split(',')
-                .map(|s| SegmentAlgo::parse(s).expect("SEGBENCH_PLANS"))
-                .collect();
-            forced.retain(|f| only.contains(f));
-        }
+        let forced = plans(kind);
         for f in forced {
             let opts = Options {
                 segment: f,
