@@ -51,6 +51,70 @@ fn wrong(kind: &str, data: &[f32], got: &[f32], off: &[u64], c: u64, n: u64) -> 
         .count()
 }
 
+/// The CSR lengths' profile (host side, from the generated offsets): segments, empty ones,
+/// the longest, and per length class the segments and their share of the elements.
+fn profile(case: &str, off: &[u64]) {
+    let lens: Vec<u64> = off.windows(2).map(|w| w[1] - w[0]).collect();
+    let n: u64 = lens.iter().sum::<u64>().max(1);
+    let mut line = format!(
+        "{case:<24} profile: {} segments, {} empty, longest {}",
+        lens.len(),
+        lens.iter().filter(|&&l| l == 0).count(),
+        lens.iter().max().copied().unwrap_or(0)
+    );
+    for (lo, hi) in [
+        (1, 16),
+        (17, 256),
+        (257, 4096),
+        (4097, 65536),
+        (65537, u64::MAX),
+    ] {
+        let (mut c, mut e) = (0u64, 0u64);
+        for &l in lens.iter().filter(|&&l| l >= lo && l <= hi) {
+            c += 1;
+            e += l;
+        }
+        line += &format!(
+            "; {lo}..{}: {c} ({:.1}% of elements)",
+            if hi == u64::MAX {
+                "".into()
+            } else {
+                hi.to_string()
+            },
+            100.0 * e as f64 / n as f64
+        );
+    }
+    println!("{line}");
+}
+
+/// The plans run on a case of `kind`: automatic, then every forced plan its layout runs
+/// (`merge` only on CSR offsets), limited to `SEGBENCH_PLANS` where set.
+fn plans(kind: &str) -> Vec<Option<SegmentAlgo>> {
+    let mut forced: Vec<Option<SegmentAlgo>> = vec![None];
+    forced.extend(if kind == "cols" {
+        vec![Some(SegmentAlgo::Columns), Some(SegmentAlgo::Stripes)]
+    } else {
+        vec![
+            Some(SegmentAlgo::Item),
+            Some(SegmentAlgo::Group),
+            Some(SegmentAlgo::Tiles),
+            Some(SegmentAlgo::Chunks),
+            Some(SegmentAlgo::Staged),
+            Some(SegmentAlgo::Lanes),
+            Some(SegmentAlgo::Merge),
+        ]
+    });
+    forced.retain(|f| kind == "ragged" || *f != Some(SegmentAlgo::Merge));
+    if let Ok(only) = std::env::var("SEGBENCH_PLANS") {
+        let only: Vec<Option<SegmentAlgo>> = only
+            .split(',')
+            .map(|s| SegmentAlgo::parse(s).expect("SEGBENCH_PLANS"))
+            .collect();
+        forced.retain(|f| only.contains(f));
+    }
+    forced
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     v[v.len() / 2]
@@ -144,6 +208,7 @@ fn main() -> clreduce::Result<()> {
             }
             "ragged" => {
                 let off = clreduce::check::ragged::ragged_offsets(n, parse_num(shape), 0x5E6);
+                profile(&case, &off);
                 let b = q.buffer_from(&off)?;
                 (Range::new(n), Some(Segments::offsets(&b)), off)
             }
@@ -164,26 +229,7 @@ fn main() -> clreduce::Result<()> {
                 _ => unreachable!(),
             }
         };
-        let mut forced: Vec<Option<SegmentAlgo>> = vec![None];
-        forced.extend(if kind == "cols" {
-            vec![Some(SegmentAlgo::Columns), Some(SegmentAlgo::Stripes)]
-        } else {
-            vec![
-                Some(SegmentAlgo::Item),
-                Some(SegmentAlgo::Group),
-                Some(SegmentAlgo::Tiles),
-                Some(SegmentAlgo::Chunks),
-                Some(SegmentAlgo::Staged),
-                Some(SegmentAlgo::Lanes),
-            ]
-        });
-        if let Ok(only) = std::env::var("SEGBENCH_PLANS") {
-            let only: Vec<Option<SegmentAlgo>> = only
-                .split(',')
-                .map(|s| SegmentAlgo::parse(s).expect("SEGBENCH_PLANS"))
-                .collect();
-            forced.retain(|f| only.contains(f));
-        }
+        let forced = plans(kind);
         for f in forced {
             let opts = Options {
                 segment: f,

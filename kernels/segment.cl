@@ -29,6 +29,7 @@
 #define CLR_SEG_STAGED 6
 #define CLR_SEG_LANES 7
 #define CLR_SEG_STRIPES 8
+#define CLR_SEG_MERGE 9  // its kernels are kernels/segment_merge.cl
 
 // Staged: element p of a stage lives in slot p + p / 32, so the work-items of a warp each
 // reading their own row (rows of c apart) fall on different banks.
@@ -172,6 +173,7 @@ static inline ulong clr_seg_lower(ulong p, ulong nseg, ulong c, __global const u
     CLR_STRIDED((clr_b) + clr_lid, (clr_e2), CLR_WG)    \
     CLR_FOR_VARS(CLR_SGROUP)
 
+#if CLR_SEG_ALGO != CLR_SEG_MERGE
 __kernel __attribute__((reqd_work_group_size(CLR_WG, 1, 1)))
 void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_off,
               const ulong clr_nseg, const ulong clr_c, const ulong clr_lo, const ulong clr_hi,
@@ -658,3 +660,4 @@ void clr_finish(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_
     }
 #endif
 }
+#endif  // CLR_SEG_ALGO != CLR_SEG_MERGE

@@ -199,6 +199,7 @@ fn plans_ops_types_shapes() {
         Some(SegmentAlgo::Chunks),
         Some(SegmentAlgo::Staged),
         Some(SegmentAlgo::Lanes),
+        Some(SegmentAlgo::Merge),
     ];
     for q in queues() {
         let d = q.device();
@@ -256,6 +257,7 @@ fn several_variables_arg_and_repeat() {
             SegmentAlgo::Chunks,
             SegmentAlgo::Lanes,
             SegmentAlgo::Staged,
+            SegmentAlgo::Merge,
         ];
         for algo in algos {
             let off = ragged(&mut rng, 37, 50, 0);
@@ -400,6 +402,7 @@ fn custom_ops_and_empty_segments() {
             SegmentAlgo::Chunks,
             SegmentAlgo::Lanes,
             SegmentAlgo::Staged,
+            SegmentAlgo::Merge,
         ] {
             let off = ragged(&mut rng, 29, 40, 0);
             let r = off.len() - 1;

@@ -26,7 +26,7 @@ v() {
   echo "$label" | grep -Eq "$ONLY" || return 0
   local t0=$SECONDS
   env "${envs[@]}" timeout 150 "$B" "$DEV" "$LG" "$REPS" "$@" 2>&1 |
-    grep -E " us |error|panicked" | sed "s/^/$label | /" | tee -a "$out"
+    grep -E " us |error|panicked|profile:" | sed "s/^/$label | /" | tee -a "$out"
   echo "$label | (${envs[*]}) $((SECONDS - t0)) s" | tee -a "$out"
 }
 
@@ -71,4 +71,10 @@ for g in 4 16 32; do v tiles-g$g SEGBENCH_PLANS=tiles CLREDUCE_SEGMENT_TUNE=grou
 for u in 1 4 8 16; do v unroll-u$u SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=unroll=$u -- rows-2^20x2^8 rows-2^14x2^14 rows-2^8x2^20 cols-2^14x2^14 cols-2^20x2^8 cols-2^24x2^4; done
 for u in 4 8; do v unroll-stripes-u$u SEGBENCH_PLANS=stripes,columns CLREDUCE_SEGMENT_TUNE=unroll=$u -- cols-2^20x2^8 cols-2^24x2^4; done
 for u in 1 8; do v unroll-columns-g16-u$u SEGBENCH_PLANS=columns CLREDUCE_SEGMENT_TUNE=groups_per_cu=16,unroll=$u -- cols-2^14x2^14 cols-2^20x2^8; done
+# 7. CSR offsets (issue 26's ragged cases, decision 54): merge path against tiles, then
+# merge's items per work-item around the default (128 x 16 on GPUs). ONLY='^csr' runs just
+# these. (Session 10's runs 1 and 2 also swept work-groups per compute unit (2-16, no gain)
+# and work-group sizes 64-512 (128 best): design/bench/2026-11-24-h200-session10-segcsr.txt.)
+v csr-base SEGBENCH_PLANS=auto,tiles,merge -- $RAGGED ragged-1024
+for e in 8 12 24; do v csr-merge-e$e SEGBENCH_PLANS=merge CLREDUCE_SEGMENT_TUNE=per_item=$e -- ragged-16 ragged-256; done
 echo "written: $out"

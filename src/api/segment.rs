@@ -396,6 +396,8 @@ impl Queue {
         let slots = match (sp.algo, f.layout) {
             (SegmentAlgo::Tiles | SegmentAlgo::Chunks, _)
             | (SegmentAlgo::Staged, SegmentLayout::Offsets) => 2 * (f.hi - f.lo).div_ceil(sp.tile),
+            // Two per tile of items (elements and segment ends).
+            (SegmentAlgo::Merge, _) => 2 * (f.hi - f.lo + f.segments).div_ceil(sp.tile),
             (SegmentAlgo::Columns, SegmentLayout::Columns { rows, cols }) if plan.passes > 1 => {
                 rows.div_ceil(sp.tile) * cols
             }
@@ -465,6 +467,11 @@ impl Queue {
                     SegmentAlgo::Stripes => f.segments.min(1 << 16),
                     // A work-item per stage.
                     SegmentAlgo::Staged => (f.hi - f.lo)
+                        .div_ceil(sp.tile)
+                        .div_ceil(local as u64)
+                        .min(1 << 16),
+                    // A work-item per tile of items.
+                    SegmentAlgo::Merge => (f.hi - f.lo + f.segments)
                         .div_ceil(sp.tile)
                         .div_ceil(local as u64)
                         .min(1 << 16),

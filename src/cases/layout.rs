@@ -132,13 +132,23 @@ impl Layout {
         match self {
             Layout::Flat => Vec::new(),
             Layout::Cols { .. } => vec![SegmentAlgo::Columns, SegmentAlgo::Stripes],
-            _ => vec![
+            Layout::Rows { .. } => vec![
                 SegmentAlgo::Item,
                 SegmentAlgo::Group,
                 SegmentAlgo::Tiles,
                 SegmentAlgo::Chunks,
                 SegmentAlgo::Staged,
                 SegmentAlgo::Lanes,
+            ],
+            // Merge runs CSR offsets only.
+            Layout::Ragged { .. } => vec![
+                SegmentAlgo::Item,
+                SegmentAlgo::Group,
+                SegmentAlgo::Tiles,
+                SegmentAlgo::Chunks,
+                SegmentAlgo::Staged,
+                SegmentAlgo::Lanes,
+                SegmentAlgo::Merge,
             ],
         }
     }

@@ -28,11 +28,12 @@ pub(crate) const REDUCE_CL: &str = include_str!("../../kernels/reduce.cl");
 pub(crate) const ITEM_CL: &str = include_str!("../../kernels/item.cl");
 pub(crate) const EXACT_CL: &str = include_str!("../../kernels/exact.cl");
 pub(crate) const VAR_EXACT_CL: &str = include_str!("../../kernels/var_exact.cl");
-use segment::SEGMENT_CL;
+use segment::{SEGMENT_CL, SEGMENT_MERGE_CL};
 /// Every embedded kernel, for the tuning cache's fingerprint (`tune_cache::clreduce_id`): a
 /// new kernel file belongs here too.
-pub(crate) const KERNEL_SOURCES: [&str; 7] = [
+pub(crate) const KERNEL_SOURCES: [&str; 8] = [
     SEGMENT_CL,
+    SEGMENT_MERGE_CL,
     COMMON_CL,
     VAR_CL,
     REDUCE_CL,
@@ -229,6 +230,9 @@ pub(crate) fn generate(
         Some(sp) => {
             s.push_str(&segment::glue(plan, sp));
             s.push_str(&kernel_source("segment.cl", SEGMENT_CL));
+            if sp.algo == crate::plan::SegmentAlgo::Merge {
+                s.push_str(&kernel_source("segment_merge.cl", SEGMENT_MERGE_CL));
+            }
         }
         None => s.push_str(&kernel_source("reduce.cl", REDUCE_CL)),
     }

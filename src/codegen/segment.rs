@@ -4,6 +4,8 @@
 use crate::plan::{stage_slots, AccShape, Plan, SegmentLayout, SegmentPlan, TILE_LONGS};
 
 pub(crate) const SEGMENT_CL: &str = include_str!("../../kernels/segment.cl");
+/// The `merge` plan's kernels, appended after segment.cl (whose macros they use).
+pub(crate) const SEGMENT_MERGE_CL: &str = include_str!("../../kernels/segment_merge.cl");
 
 /// The segment defines of kernels/segment.cl.
 pub(super) fn defines(sp: &SegmentPlan, local: usize, d: &mut impl FnMut(&str, String)) {

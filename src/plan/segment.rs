@@ -54,6 +54,8 @@ pub fn plan_segments(
         // the tree (fewer barriers per element); more work-items only for longer segments.
         (SegmentAlgo::Group, _) if gpu => (mean / 8).next_power_of_two().clamp(32, 256) as usize,
         (SegmentAlgo::Group, _) => (mean / 8).next_power_of_two().clamp(8, 64) as usize,
+        // merge: 128 work-items of 16 items each on GPUs (see merge()).
+        (SegmentAlgo::Merge, _) if gpu => 128,
         _ if gpu => 256,
         _ => 64,
     }
@@ -72,6 +74,7 @@ pub fn plan_segments(
             | SegmentAlgo::Columns
             | SegmentAlgo::Chunks
             | SegmentAlgo::Stripes
+            | SegmentAlgo::Merge
                 if passes > 1 =>
             {
                 "segmented: partials per piece, combined in a fixed order by a second pass".into()
@@ -91,6 +94,7 @@ pub fn plan_segments(
                 stage as u64 + 4 * (local as u64) * (g.per_item + 1) + 4
             }
             SegmentAlgo::Staged => stage as u64,
+            SegmentAlgo::Merge => stage as u64 + merge_local(local, g.per_item),
             _ => 0,
         };
     if base.local_bytes > caps.local_mem_size {
@@ -206,6 +210,7 @@ fn geometry(
             )
         }
         SegmentAlgo::Staged => staged(caps, req, (local, acc_bytes), segments, fill)?,
+        SegmentAlgo::Merge => merge(caps, req, (local, acc_bytes), segments, fill)?,
         SegmentAlgo::Lanes => {
             if matches!(req.layout, SegmentLayout::Columns { .. }) {
                 return Err(unsupported(
@@ -347,6 +352,60 @@ fn staged(
     Ok(g)
 }
 
+/// `merge`'s local memory beside the stage and the trees: the tile's offsets (4 bytes per
+/// item and one), the splits of a batch of tiles (8 bytes per work-item and one) and the scan's
+/// flags (4 bytes per work-item).
+fn merge_local(local: usize, per_item: u64) -> u64 {
+    let l = local as u64;
+    4 * (l * per_item + 1) + 8 * (l + 1) + 4 * l
+}
+
+/// `merge`: CSR offsets only; tiles of `local * per_item` items (elements and segment ends),
+/// consecutive tiles per work-group, the pieces cut between tiles finished by a second pass.
+fn merge(
+    caps: &DeviceCaps,
+    req: &SegmentRequest,
+    (local, acc_bytes): (usize, usize),
+    segments: u64,
+    fill: u64,
+) -> Result<Geometry> {
+    if req.layout != SegmentLayout::Offsets {
+        return Err(Error::Unsupported {
+            what: "segment plan merge".into(),
+            missing: "merge runs CSR offsets only".into(),
+            device: caps.label(),
+        });
+    }
+    let l = local as u64;
+    let tree = (acc_bytes * (local + 1)) as u64;
+    let room = caps.local_mem_size.saturating_sub(tree);
+    let need = |e: u64| stage_slots(local, e) * acc_bytes as u64 + merge_local(local, e);
+    let fits = (1..=64u64).rev().find(|&e| need(e) <= room).unwrap_or(0);
+    // Items per work-item: 16 on GPUs (tiles of 2048 items with 128 work-items), 8 on CPUs.
+    // H200, 2^28 f32, CSR means 16 and 256: 128 x 16 took 1038 and 724 us against 1116 and
+    // 807 for 256 x 8, 1113 and 793 for 256 x 16, 1547-1787 and 1083-1303 for 256 x 4 or
+    // 32, 1560 and 1141 for 512 x 8 (design/bench/2026-11-24-h200-session10-segcsr.txt, run 1).
+    let gpu = caps.kind == DeviceKind::Gpu;
+    let per_item = req
+        .tune
+        .per_item
+        .unwrap_or(if gpu { 16 } else { 8 })
+        .min(fits);
+    if per_item == 0 {
+        return Err(Error::Unsupported {
+            what: "segment plan merge".into(),
+            missing: format!("a tile of {local} items in local memory"),
+            device: caps.label(),
+        });
+    }
+    let tile = l * per_item;
+    let tiles = (req.elements + segments).div_ceil(tile).max(1);
+    let groups = tiles.min(fill * 4);
+    let mut g = Geometry::new(groups, 2, tile, format!("{tiles} tiles of {tile} items (elements and segment ends, merge path; {per_item} per work-item, values read coalesced into local memory), consecutive tiles per work-group on {groups} work-groups of {local}; a segmented scan joins the pieces cut between work-items, a second pass those cut between tiles"));
+    g.per_item = per_item;
+    Ok(g)
+}
+
 /// The algorithm for a request, and why.
 fn choose(
     caps: &DeviceCaps,
@@ -386,7 +445,15 @@ fn choose(
     }
     let offsets = req.layout == SegmentLayout::Offsets;
     let uniform = matches!(req.layout, SegmentLayout::Uniform { .. });
-    Ok(if offsets && gpu {
+    Ok(if offsets && gpu && mean <= 256 {
+        // H200, 2^28 f32, heavy-tailed CSR (decision 54, design/bench/
+        // 2026-11-24-h200-session10-segcsr.txt): merge 1038 and 724 us at means 16 and 256
+        // against tiles' 1402 and 841; at mean 65536 tiles won (334 us against 547).
+        (
+            SegmentAlgo::Merge,
+            format!("CSR offsets of mean length {mean} <= 256 on a GPU: merge path gives every work-item the same count of items (elements and segment ends), so short and heavy-tailed lengths keep warps busy and reads coalesced (H200, mean 16: 1.35x faster than tiles)"),
+        )
+    } else if offsets && gpu {
         // H200, 2^28 f32, CSR of mean 16 (heavy-tailed): tiles 1428 us, a work-item per
         // segment 2863 us (design/bench/2026-11-24-h200-segment-first.txt).
         (
@@ -487,10 +554,14 @@ mod tests {
         assert_eq!(algo(&c, u(n), 1, n), SegmentAlgo::Tiles);
         assert_eq!(
             algo(&c, SegmentLayout::Offsets, n / 256, n),
-            SegmentAlgo::Tiles
+            SegmentAlgo::Merge
         );
         assert_eq!(
             algo(&c, SegmentLayout::Offsets, n / 8, n),
+            SegmentAlgo::Merge
+        );
+        assert_eq!(
+            algo(&c, SegmentLayout::Offsets, n / 65536, n),
             SegmentAlgo::Tiles
         );
         let cols = SegmentLayout::Columns {
@@ -689,5 +760,59 @@ mod tests {
         let s = p.segment.unwrap();
         assert_eq!((s.tile, p.passes), (256 * s.per_item, 2));
         assert!(p.local_bytes <= c.local_mem_size);
+    }
+
+    #[test]
+    fn merge_geometry_and_layouts() {
+        for (name, c) in fixtures::all() {
+            let n = 1u64 << 24;
+            let req = |layout, tune| SegmentRequest {
+                layout,
+                segments: n / 16,
+                elements: n,
+                force: Some(SegmentAlgo::Merge),
+                tune,
+                longest: 0,
+            };
+            let p = plan_segments(
+                &c,
+                base(&c, n),
+                &req(SegmentLayout::Offsets, Default::default()),
+                None,
+            )
+            .unwrap();
+            let s = p.segment.clone().unwrap();
+            assert_eq!((s.algo, p.passes), (SegmentAlgo::Merge, 2), "{name}");
+            assert_eq!(s.tile, p.local as u64 * s.per_item, "{name}");
+            assert!(
+                p.local_bytes <= c.local_mem_size,
+                "{name}: {}",
+                p.local_bytes
+            );
+            if c.kind == DeviceKind::Gpu {
+                assert_eq!((p.local, s.per_item), (128, 16), "{name}");
+            }
+            let tune = SegmentTune {
+                per_item: Some(4),
+                local: Some(64),
+                ..Default::default()
+            };
+            let s = plan_segments(&c, base(&c, n), &req(SegmentLayout::Offsets, tune), None)
+                .unwrap()
+                .segment
+                .unwrap();
+            assert_eq!((s.tile, s.per_item), (256, 4), "{name}");
+            for layout in [
+                SegmentLayout::Uniform { len: 16 },
+                SegmentLayout::Columns {
+                    rows: n / 16,
+                    cols: 16,
+                },
+            ] {
+                let e = plan_segments(&c, base(&c, n), &req(layout, Default::default()), None)
+                    .unwrap_err();
+                assert!(matches!(e, Error::Unsupported { .. }), "{name}: {e}");
+            }
+        }
     }
 }

@@ -66,11 +66,18 @@ pub enum SegmentAlgo {
     /// column count, so each work-item keeps one column; the work-group combines its
     /// work-items of each column, and a second pass combines the work-groups' partials.
     Stripes,
+    /// CSR offsets through merge path (Merrill & Garland 2016): the elements and the segment
+    /// ends are one list of items cut into tiles of `local * per_item`, so an empty or tiny
+    /// segment costs one item and a long one many tiles; values read coalesced into local
+    /// memory, each work-item walks `per_item` consecutive items, a segmented scan across the
+    /// work-group joins the pieces of segments cut between work-items, and a second pass those
+    /// cut between tiles (a work-item per cut segment, the work-group for very long ones).
+    Merge,
 }
 
 impl SegmentAlgo {
     /// Every algorithm, in declaration order.
-    pub const ALL: [SegmentAlgo; 8] = [
+    pub const ALL: [SegmentAlgo; 9] = [
         SegmentAlgo::Item,
         SegmentAlgo::Group,
         SegmentAlgo::Tiles,
@@ -79,9 +86,10 @@ impl SegmentAlgo {
         SegmentAlgo::Staged,
         SegmentAlgo::Lanes,
         SegmentAlgo::Stripes,
+        SegmentAlgo::Merge,
     ];
     /// Its name in plans and `CLREDUCE_SEGMENT`: `item`, `group`, `tiles`, `columns`,
-    /// `chunks`, `staged`, `lanes` or `stripes`.
+    /// `chunks`, `staged`, `lanes`, `stripes` or `merge`.
     pub fn name(self) -> &'static str {
         match self {
             SegmentAlgo::Item => "item",
@@ -92,6 +100,7 @@ impl SegmentAlgo {
             SegmentAlgo::Staged => "staged",
             SegmentAlgo::Lanes => "lanes",
             SegmentAlgo::Stripes => "stripes",
+            SegmentAlgo::Merge => "merge",
         }
     }
     /// Parses a name of [`SegmentAlgo::name`] (`multi` is accepted for `tiles`); `auto` or an
@@ -119,6 +128,7 @@ impl SegmentAlgo {
                     "staged",
                     "lanes",
                     "stripes",
+                    "merge",
                 ],
             })
     }
@@ -139,6 +149,7 @@ impl SegmentAlgo {
             SegmentAlgo::Staged => "CLR_SEG_STAGED",
             SegmentAlgo::Lanes => "CLR_SEG_LANES",
             SegmentAlgo::Stripes => "CLR_SEG_STRIPES",
+            SegmentAlgo::Merge => "CLR_SEG_MERGE",
         }
     }
 }

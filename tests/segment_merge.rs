@@ -1,0 +1,211 @@
+//! The `merge` plan over CSR offsets (decision 54) forced on every device, beside `tiles`, on
+//! the shapes that cut its tiles of items (elements and segment ends) in odd places: one
+//! segment of all n (a segment over many tiles, the work-group finish), segments of 1, prime
+//! lengths, heavy tails, runs of empty segments longer than a tile (tiles with no element),
+//! empty segments at both ends, offsets that start after 0 and end before n. Several variables
+//! in one launch: a sum under initialize_to_identity, a max without it (an empty segment keeps
+//! its initial value), argmin with global indices and argmax with indices within the segment
+//! (ties in most segments). Sums of small integers in f32 are exact in any order, so every
+//! result is compared exactly with the host's; the same plan twice gives the same bits. Fresh
+//! seeded inputs per case.
+
+mod common;
+
+use clreduce::{
+    reduction, reduction_argmax, reduction_argmin, Kernel, Op, Options, Queue, Range, SegmentAlgo,
+    Segments,
+};
+use common::{queues, short, sim_lock, Tally};
+
+/// A small seeded generator (splitmix64).
+struct Rng(u64);
+impl Rng {
+    fn below(&mut self, m: u64) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        (z ^ (z >> 31)) % m.max(1)
+    }
+}
+
+/// Offsets from lengths, starting at `lo`.
+fn from_lens(lo: u64, lens: impl IntoIterator<Item = u64>) -> Vec<u64> {
+    let mut off = vec![lo];
+    for l in lens {
+        off.push(off.last().unwrap() + l);
+    }
+    off
+}
+
+/// (name, n, offsets): the shapes under test; `big` on devices that are not simulators.
+fn shapes(rng: &mut Rng, big: bool) -> Vec<(String, u64, Vec<u64>)> {
+    let s = if big { 8 } else { 1 };
+    let mut v = Vec::new();
+    let all = 3000 * s + 7;
+    v.push(("one segment of all n".into(), all, vec![0, all]));
+    v.push(("segments of 1".into(), 700 * s, (0..=700 * s).collect()));
+    let primes = [2u64, 3, 5, 7, 11, 13, 17, 31, 61, 127, 257, 509];
+    let lens: Vec<u64> = (0..120 * s)
+        .map(|k| primes[(k as usize * 7) % primes.len()])
+        .collect();
+    let off = from_lens(0, lens);
+    v.push(("prime lengths".into(), *off.last().unwrap(), off));
+    // Heavy tails: mostly short, a few 50-400 times the mean, a quarter empty.
+    let lens: Vec<u64> = (0..300 * s)
+        .map(|_| match rng.below(40) {
+            0..=9 => 0,
+            10..=37 => rng.below(12),
+            38 => 300 + rng.below(500),
+            _ => 2000 + rng.below(2000 * s),
+        })
+        .collect();
+    let off = from_lens(0, lens);
+    v.push(("heavy tail".into(), *off.last().unwrap(), off));
+    // Runs of empty segments longer than a tile (a tile with no element), between and
+    // around short segments, offsets starting at 3 and ending before n.
+    let mut lens = vec![0u64; 1100];
+    for k in 0..40 * s {
+        lens.push(1 + rng.below(9));
+        if k % 7 == 3 {
+            lens.extend(std::iter::repeat_n(0, 600 + rng.below(2000) as usize));
+        }
+    }
+    lens.extend(std::iter::repeat_n(0, 900));
+    let off = from_lens(3, lens);
+    v.push((
+        "runs of empty segments".into(),
+        *off.last().unwrap() + 5,
+        off,
+    ));
+    // Every segment empty.
+    v.push(("all empty".into(), 10, vec![4; 300]));
+    v
+}
+
+/// What the host expects of one segment: sum, max from `start`, argmin (global index) and
+/// argmax (index within the segment); the lowest index wins a tie. An empty segment: the sum
+/// and argmin/argmax identities, the max's initial value.
+fn expect(xs: &[f32], b: usize, e: usize, start: f32) -> (f32, f32, (f32, u64), (f32, u64)) {
+    let mut sum = 0.0f32;
+    let mut mx = start;
+    let (mut lo, mut hi) = ((f32::INFINITY, u64::MAX), (f32::NEG_INFINITY, u64::MAX));
+    for (i, &v) in xs.iter().enumerate().take(e).skip(b) {
+        sum += v;
+        mx = mx.max(v);
+        if v < lo.0 {
+            lo = (v, i as u64);
+        }
+        if v > hi.0 {
+            hi = (v, (i - b) as u64);
+        }
+    }
+    (sum, mx, lo, hi)
+}
+
+/// One launch of the four variables over `off` under `algo`, checked exactly, run twice.
+fn run(q: &Queue, n: u64, off: &[u64], algo: SegmentAlgo, rng: &mut Rng) -> Result<(), String> {
+    let r = off.len() - 1;
+    let xs: Vec<f32> = (0..n).map(|_| rng.below(9) as f32 - 4.0).collect();
+    let starts: Vec<f32> = (0..r).map(|_| rng.below(7) as f32 - 3.0).collect();
+    let x = q.buffer_from(&xs).unwrap();
+    let offsets = q.buffer_from(off).unwrap();
+    let sum = q.buffer_from(&vec![9.0f32; r]).unwrap();
+    let mx = q.buffer_from(&starts).unwrap();
+    let (vmin, imin) = (
+        q.buffer_from(&vec![0.0f32; r]).unwrap(),
+        q.buffer_from(&vec![0u64; r]).unwrap(),
+    );
+    let (vmax, imax) = (
+        q.buffer_from(&vec![0.0f32; r]).unwrap(),
+        q.buffer_from(&vec![0u64; r]).unwrap(),
+    );
+    let s = || Segments::offsets(&offsets);
+    let launch = || {
+        q.parallel_for_reduce_with(
+            Range::new(n),
+            vec![
+                reduction(&sum, Op::Plus)
+                    .segments(s())
+                    .initialize_to_identity(),
+                reduction(&mx, Op::Maximum).name("mx").segments(s()),
+                reduction_argmin(&vmin, &imin)
+                    .name("lo")
+                    .segments(s())
+                    .initialize_to_identity(),
+                reduction_argmax(&vmax, &imax)
+                    .name("hi")
+                    .segments(s())
+                    .index_in_segment()
+                    .initialize_to_identity(),
+            ],
+            Kernel::new(
+                "sum += x[i]; combine(mx, x[i]); combine(lo, x[i], i); combine(hi, x[i], i);",
+            )
+            .arg("x", &x),
+            Options::default().segment(algo),
+        )
+    };
+    let ev = launch().map_err(|e| e.to_string())?;
+    let plan = ev.plan().and_then(|p| p.segment.clone()).ok_or("no plan")?;
+    if plan.algo != algo {
+        return Err(format!("forced {algo}, planned {}", plan.algo));
+    }
+    let got = (
+        sum.to_vec().unwrap(),
+        mx.to_vec().unwrap(),
+        vmin.to_vec().unwrap(),
+        imin.to_vec().unwrap(),
+        vmax.to_vec().unwrap(),
+        imax.to_vec().unwrap(),
+    );
+    let mut bad = Vec::new();
+    for (k, &start) in starts.iter().enumerate() {
+        let (b, e) = (off[k] as usize, off[k + 1] as usize);
+        let want = expect(&xs, b, e, start);
+        let g = (
+            got.0[k],
+            got.1[k],
+            (got.2[k], got.3[k]),
+            (got.4[k], got.5[k]),
+        );
+        if g != want {
+            bad.push(format!("segment {k} ({b}..{e}): {g:?} want {want:?}"));
+        }
+    }
+    // The same plan again (max is idempotent, the rest start from the identity): same bits.
+    launch().map_err(|e| format!("second launch: {e}"))?;
+    if sum.to_vec().unwrap() != got.0 || imax.to_vec().unwrap() != got.5 {
+        bad.push("a second run of the same plan gave other results".into());
+    }
+    if bad.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} wrong: {}",
+            bad.len(),
+            bad[..bad.len().min(4)].join("; ")
+        ))
+    }
+}
+
+#[test]
+fn merge_on_tile_cutting_shapes() {
+    let mut t = Tally::new("segment_merge::merge_on_tile_cutting_shapes");
+    for q in queues() {
+        let d = q.device();
+        let _g = sim_lock(d);
+        let dev = short(d);
+        let mut rng = Rng(0x54 + d.index() as u64);
+        for (name, n, off) in shapes(&mut rng, !d.is_simulator()) {
+            for algo in [SegmentAlgo::Merge, SegmentAlgo::Tiles] {
+                let case = format!("{algo} {name} (n {n}, {} segments)", off.len() - 1);
+                match run(q, n, &off, algo, &mut rng) {
+                    Ok(()) => t.pass(&dev),
+                    Err(m) => t.fail(&dev, &case, &m),
+                }
+            }
+        }
+    }
+    t.finish();
+}
