@@ -34,7 +34,7 @@ done
 
 echo "== plans, shortcuts, tests"
 {
-  for n in 1024 1048576; do .gpu/clreduce explain --device "$GPU" --n $n --init-identity 2>&1 | head -n 4; done
+  for n in 1024 1048576; do .gpu/clreduce explain --device "$GPU" --n $n --init-identity 2>&1 | grep -E "^plan|geometry:|cross-group step|launch\(es\)"; done
   .gpu/shortcut_latency "$GPU" "$REPS"
   .gpu/test-queues --test-threads=1 2>&1 | grep -E "^test |test result|FAIL|panicked"
 } 2>&1 | tee "$out/latency-ab3-rest.txt"
