@@ -200,7 +200,15 @@ fn main() -> Res<()> {
             };
             let mut p: cl_mem = std::ptr::null_mut();
             unsafe {
-                q.enqueue_map_buffer(&b, CL_BLOCKING, CL_MAP_READ | CL_MAP_WRITE, 0, 4096, &mut p, &[])?;
+                q.enqueue_map_buffer(
+                    &b,
+                    CL_BLOCKING,
+                    CL_MAP_READ | CL_MAP_WRITE,
+                    0,
+                    4096,
+                    &mut p,
+                    &[],
+                )?;
             }
             pinned_buf = Some(b);
             p as *mut u32
@@ -225,11 +233,24 @@ fn main() -> Res<()> {
     // Staging for the pinned-spin variant: a second pinned buffer, mapped once.
     // SAFETY: as for the pinned mailbox.
     let staging = unsafe {
-        Buffer::<f32>::create(&ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, 16, std::ptr::null_mut())?
+        Buffer::<f32>::create(
+            &ctx,
+            CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
+            16,
+            std::ptr::null_mut(),
+        )?
     };
     let mut stage_ptr: cl_mem = std::ptr::null_mut();
     unsafe {
-        q.enqueue_map_buffer(&staging, CL_BLOCKING, CL_MAP_READ | CL_MAP_WRITE, 0, 64, &mut stage_ptr, &[])?;
+        q.enqueue_map_buffer(
+            &staging,
+            CL_BLOCKING,
+            CL_MAP_READ | CL_MAP_WRITE,
+            0,
+            64,
+            &mut stage_ptr,
+            &[],
+        )?;
     }
     let stage = stage_ptr as *mut f32;
 
@@ -238,7 +259,9 @@ fn main() -> Res<()> {
         let mut s = 0x2545_f491_4f6c_dd1du64 ^ n as u64;
         let mut data: Vec<f32> = (0..n)
             .map(|_| {
-                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                s = s
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 (s >> 40) as f32 / (1u64 << 24) as f32 - 0.5
             })
             .collect();
@@ -282,7 +305,9 @@ fn main() -> Res<()> {
         ev.wait()?;
         let after = unsafe { std::ptr::read_volatile(mb.add(1)) } == seq;
         let mut want = [0f32];
-        unsafe { p.q.enqueue_read_buffer(&p.res, CL_BLOCKING, 0, &mut want, &[])? };
+        unsafe {
+            p.q.enqueue_read_buffer(&p.res, CL_BLOCKING, 0, &mut want, &[])?
+        };
         println!(
             "n={n:<8} groups={groups:<3} probe: spin saw it {} ({spun_us:.1} us), after the event {}, value {} (read {}, f64 host {host:.4})",
             spun.is_some(),
@@ -303,17 +328,23 @@ fn main() -> Res<()> {
                     0 => {
                         let ev = p.launch(0, seq)?;
                         let mut out = [0f32];
-                        unsafe { p.q.enqueue_read_buffer(&p.res, CL_BLOCKING, 0, &mut out, &[])? };
+                        unsafe {
+                            p.q.enqueue_read_buffer(&p.res, CL_BLOCKING, 0, &mut out, &[])?
+                        };
                         (out[0], ev, true)
                     }
                     1 => {
                         let ev = p.launch(0, seq)?;
                         // SAFETY: `stage` is the 16-float mapping of `staging`, used by this read alone.
                         let out = unsafe { std::slice::from_raw_parts_mut(stage, 1) };
-                        let rd = unsafe { p.q.enqueue_read_buffer(&p.res, CL_NON_BLOCKING, 0, out, &[])? };
+                        let rd = unsafe {
+                            p.q.enqueue_read_buffer(&p.res, CL_NON_BLOCKING, 0, out, &[])?
+                        };
                         p.q.flush()?;
                         let t = Instant::now();
-                        while rd.command_execution_status()?.0 != CL_COMPLETE && t.elapsed() < Duration::from_millis(2) {
+                        while rd.command_execution_status()?.0 != CL_COMPLETE
+                            && t.elapsed() < Duration::from_millis(2)
+                        {
                             std::hint::spin_loop();
                         }
                         rd.wait()?;
@@ -328,7 +359,9 @@ fn main() -> Res<()> {
                             Some(x) => (x, ev, true),
                             None => {
                                 let mut out = [0f32];
-                                unsafe { p.q.enqueue_read_buffer(&p.res, CL_BLOCKING, 0, &mut out, &[])? };
+                                unsafe {
+                                    p.q.enqueue_read_buffer(&p.res, CL_BLOCKING, 0, &mut out, &[])?
+                                };
                                 (out[0], ev, false)
                             }
                         }
