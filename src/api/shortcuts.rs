@@ -8,6 +8,8 @@
 //! nothing and enqueues no fill; the launch initializes it to the identity; one blocking read
 //! (two for argmin/argmax: value and index) returns it. Measured with
 //! `examples/shortcut_latency.rs` (design/bench/2026-11-24-cpu-shortcut-latency.txt).
+//! Where the queue's read path has host mailboxes (NVIDIA, design/decisions.md section 56), the
+//! launch posts the result into one and no read command is enqueued (`take_result`).
 
 use super::event::ReduceEvent;
 use super::kernel::Kernel;
@@ -245,18 +247,14 @@ impl Queue {
         let read = || -> Result<(T, Option<u64>)> {
             Ok((out.get(0)?, index.map(|ix| ix.get(0)).transpose()?))
         };
+        let options = Options::from_env()?;
         let slot = launch::mailbox_take(q);
-        let launched = self.launch(
-            form.into(),
-            r.into(),
-            kernel,
-            Options::from_env()?,
-            slot.as_ref(),
-        );
+        let launched = self.launch(form.into(), r.into(), kernel, options, slot.as_ref());
         let (ev, posted) = match launched {
             Ok(x) => x,
             Err(e) => {
-                // Nothing was enqueued that posts: the slot is free again.
+                // The slot is free again: a kernel of the failed launch that still posts does so
+                // with its own sequence number, before the queue's next kernel runs.
                 slot.into_iter().for_each(|s| launch::mailbox_give(q, s));
                 return Err(e);
             }
@@ -292,6 +290,7 @@ impl Queue {
             launch::mailbox_verdict(q, same);
             launch::mailbox_give(q, slot);
         }
+        // A failed read leaves the slot taken: its launch may not have ended.
         drop(ev);
         got
     }
