@@ -268,8 +268,9 @@ pub struct Workarounds {
     /// pinned memory through unified addressing), and the host spins on the sequence number,
     /// falling back to the read after the poll budget. Outside the OpenCL memory model, so a
     /// queue's first mailbox is checked against the read, and a mismatch turns them off.
-    /// `queue.sum` raw probe at 2^10: 10.4-12.0 us against 18.5-23.2 us for the pinned
-    /// spin-polled read (examples/mailbox_probe.rs, design/decisions.md section 56).
+    /// A raw sum at 2^10: 10.5-11.9 us against 18.5-23.2 us for the pinned spin-polled read
+    /// (examples/mailbox_probe.rs); `queue.sum` 15.6-16.4 us at 2^10..2^20 against 20.5-21.5
+    /// us with `mailbox=0` (examples/read_path_ab.rs, design/decisions.md section 56).
     pub host_mailbox: bool,
     /// PoCL (3.1, pthread driver): a blocking read, or a wait on an event, returns late: a
     /// 4-byte blocking read on an idle queue takes 99 us, and after a 1-work-item kernel,
