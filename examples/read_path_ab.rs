@@ -9,7 +9,8 @@
 //! (DEVICE: index or name part, as `Queue::with_device`; default reps 300, n 1024 1048576).
 //! The paths: `READ_PATHS` (`;`-separated `CLREDUCE_READ_PATH` values, `default` for none),
 //! else the list below: the device's own path and, on NVIDIA, each of its parts turned off
-//! (`wait=1,poll=0,pinned=0,flush=0` is the path before session 9). Issue 29's target on the H200: the shortcut within 2 us of the
+//! (`wait=1,poll=0,pinned=0,flush=0,mailbox=0` is the path before session 9, `mailbox=0` the
+//! one of session 9; the host mailbox serves the shortcut only, not the general path's read). Issue 29's target on the H200: the shortcut within 2 us of the
 //! general path and no slower than torch's `x.sum().item()` (benches/peers/torch_item_latency.py)
 //! in the same run; on CPUs within 5% of the general path.
 use clreduce::{reduction, Buffer, Kernel, Op, Queue, Range};
@@ -17,7 +18,8 @@ use std::time::Instant;
 
 const PATHS: &[&str] = &[
     "default",
-    "wait=1,poll=0,pinned=0,flush=0",
+    "mailbox=0",
+    "wait=1,poll=0,pinned=0,flush=0,mailbox=0",
     "flush=0",
     "flush_min=0",
     "wait=1",

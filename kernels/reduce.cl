@@ -7,6 +7,7 @@
 //   CLR_VAR_PARAMS       __global R0_T* clr_res_0, __global ulong* clr_aux_0, __global R0_A* clr_part_0, ...
 //                        (an exact sum's partials are __global long*: its superaccumulator(s))
 //   CLR_USER_PARAMS      the user's buffer and scalar parameters, each preceded by a comma
+// and the define CLR_MBOX_PTX (1: NVIDIA, the mailbox's fence is PTX membar.sys).
 
 // Every variable also gets ls_k, R{k}_XLS longs of local memory: an exact sum's
 // superaccumulator(s) (kernels/var_exact.cl); one unused long for the others.
@@ -92,8 +93,31 @@
 #define CLR_RESET_COUNTER if (clr_lid == 0) atomic_xchg(clr_counter, 0u);
 #endif
 
+// The host mailbox (design/decisions.md section 56): every clr_main and clr_finish takes
+// clr_mbox (0: none) and clr_seq last. Where the host passes an address (a shortcut with one
+// plain variable finishing by last-group detection in one launch), the last work-group's
+// work-item 0 stores the variable's bits (and an argmin/argmax index) there, fences at system
+// scope, then stores the sequence number the host spins on.
+#define CLR_MBOX_PARAMS , const ulong clr_mbox, const uint clr_seq
+static inline void clr_mbox_post(__global R0_T* res, __global ulong* aux, ulong mbox, uint seq) {
+    __global volatile ulong* m = (__global volatile ulong*)mbox;
+    union { R0_T t; ulong u; } bits;
+    bits.u = 0;
+    bits.t = res[0];
+    m[0] = bits.u;
+#if R0_SHAPE == CLR_SHAPE_PAIR
+    m[1] = aux[0];
+#endif
+#if CLR_MBOX_PTX
+    asm volatile("membar.sys;" ::: "memory");
+#else
+    mem_fence(CLK_GLOBAL_MEM_FENCE);
+#endif
+    ((__global volatile uint*)mbox)[4] = seq;
+}
+
 __kernel __attribute__((reqd_work_group_size(CLR_WG, 1, 1)))
-void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global uint* clr_counter CLR_USER_PARAMS) {
+void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global uint* clr_counter CLR_USER_PARAMS CLR_MBOX_PARAMS) {
     const CLR_IDX clr_n = (CLR_IDX)clr_n_arg;
     const uint clr_lid = (uint)get_local_id(0);
     const uint clr_ngroups = (uint)get_num_groups(0);
@@ -210,13 +234,15 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global uint* clr_counter C
 #if CLR_SERIAL_FINISH
     CLR_RESET_COUNTER
 #endif
+    // Work-item 0 stored the result in CLR_LAST: it reads its own store back.
+    if (clr_lid == 0 && clr_mbox != 0) clr_mbox_post(clr_res_0, clr_aux_0, clr_mbox, clr_seq);
 #endif
 }
 
 // The extra pass: one work-group reduces the partials of every variable whose cross-group
 // step is CLR_XS_PASS. clr_n_arg is the number of partials.
 __kernel __attribute__((reqd_work_group_size(CLR_WG, 1, 1)))
-void clr_finish(const ulong clr_n_arg, CLR_VAR_PARAMS __global uint* clr_counter CLR_USER_PARAMS) {
+void clr_finish(const ulong clr_n_arg, CLR_VAR_PARAMS __global uint* clr_counter CLR_USER_PARAMS CLR_MBOX_PARAMS) {
     CLR_FOR_VARS(CLR_DECL_LM)
     CLR_FOR_VARS(CLR_PASS)
 }

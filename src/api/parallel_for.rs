@@ -16,7 +16,7 @@ use super::run::{fill_identity, result_regions};
 use crate::codegen;
 use crate::error::{Error, Result};
 use crate::plan::{self, Plan};
-use crate::runtime::launch::Compiled;
+use crate::runtime::launch::{Compiled, MailboxSlot};
 use std::sync::Arc;
 
 /// A prepared launch: its plan, and its program on a launch-cache hit.
@@ -110,15 +110,38 @@ impl Queue {
         kernel: impl Into<Kernel>,
         options: Options,
     ) -> Result<ReduceEvent> {
-        let form = range.into();
-        let reds = reductions.into();
-        let kernel = kernel.into();
+        self.launch(
+            range.into(),
+            reductions.into(),
+            kernel.into(),
+            options,
+            None,
+        )
+        .map(|(ev, _)| ev)
+    }
+
+    /// [`Queue::parallel_for_reduce_with`], with a shortcut's host mailbox: the flag says
+    /// whether the launch posts its result there (`run.rs` `posts_mailbox`).
+    pub(super) fn launch(
+        &self,
+        form: Form,
+        reds: Reductions,
+        kernel: Kernel,
+        options: Options,
+        mbox: Option<&MailboxSlot>,
+    ) -> Result<(ReduceEvent, bool)> {
         if super::segment::is_segmented(&reds) {
-            return self.parallel_for_segments(&form, &reds, &kernel, options);
+            return Ok((
+                self.parallel_for_segments(&form, &reds, &kernel, options)?,
+                false,
+            ));
         }
         if let Some((reds, kernel)) = super::span_idiom::span_idiom(&form, &reds, &kernel, &options)
         {
-            return self.parallel_for_segments(&form, &reds, &kernel, options);
+            return Ok((
+                self.parallel_for_segments(&form, &reds, &kernel, options)?,
+                false,
+            ));
         }
         let prep = self.prepare(&form, &reds, &kernel, options)?;
         let q = &self.inner;
@@ -136,13 +159,13 @@ impl Queue {
                 .iter()
                 .flat_map(|r| result_regions(r).into_iter().map(|(m, _)| m.clone()))
                 .collect();
-            return Ok(ReduceEvent::new(q, events, Some(plan), keep));
+            return Ok((ReduceEvent::new(q, events, Some(plan), keep), false));
         }
         let compiled = match prep.compiled {
             Ok(c) => c,
             Err(body) => self.compile(&plan, &prep.key, &body)?,
         };
-        self.run(&plan, &reds, &kernel, &compiled, form)
+        self.run(&plan, &reds, &kernel, &compiled, form, mbox)
     }
 
     /// Checks the launch, builds its request and key, and plans it (or finds the plan and

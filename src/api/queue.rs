@@ -179,6 +179,14 @@ impl Queue {
     pub fn __inject_fault(&self, fault: Fault) {
         self.inner.queue.health.arm(fault);
     }
+
+    /// Test-only: whether this queue's shortcuts take their results from host mailboxes
+    /// (one has matched its read, none has failed; design/decisions.md section 56).
+    #[doc(hidden)]
+    #[cfg(feature = "testkit")]
+    pub fn __mailbox_proven(&self) -> bool {
+        crate::runtime::launch::mailbox_proven(&self.inner.queue)
+    }
 }
 
 impl Queue {

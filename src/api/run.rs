@@ -94,6 +94,8 @@ impl Queue {
     }
 
     /// Enqueues a compiled launch: scratch, backup, fills, the main kernel and the extra pass.
+    /// With `mbox` (a shortcut's host mailbox), a plan that can post into it ([`posts_mailbox`])
+    /// gets its address and sequence number; the flag says whether it did.
     pub(super) fn run(
         &self,
         plan: &Arc<Plan>,
@@ -101,7 +103,8 @@ impl Queue {
         kernel: &Kernel,
         program: &Compiled,
         form: Form,
-    ) -> Result<ReduceEvent> {
+        mbox: Option<&launch::MailboxSlot>,
+    ) -> Result<(ReduceEvent, bool)> {
         let q: &DeviceQueue = &self.inner;
         let mut scratch = q.scratch.lock().unwrap_or_else(|p| p.into_inner());
         // After a failed command on this queue the counter and partials are made afresh.
@@ -159,6 +162,10 @@ impl Queue {
                 ArgKind::Scalar(v) => args.push(Arg::Bytes(v.to_bytes())),
             }
         }
+        let mbox = mbox.filter(|_| posts_mailbox(plan, reds));
+        let (addr, seq) = mbox.map_or((0u64, 0u32), |m| (m.addr, m.seq));
+        args.push(Arg::Bytes(addr.to_le_bytes().to_vec()));
+        args.push(Arg::Bytes(seq.to_le_bytes().to_vec()));
         let mut events = Vec::new();
         let enqueued = enqueue(
             q,
@@ -199,8 +206,20 @@ impl Queue {
         if uses_scratch_state(plan) {
             scratch.track(ev.status());
         }
-        Ok(ev)
+        Ok((ev, mbox.is_some()))
     }
+}
+
+/// Whether a launch can post its result into a host mailbox (kernels/reduce.cl
+/// `clr_mbox_post`): one launch, one whole variable (no span, no segments, no raw share),
+/// not an exact sum, finished by last-work-group detection, so that one work-item stores the
+/// final value.
+fn posts_mailbox(plan: &Plan, reds: &Reductions) -> bool {
+    plan.passes == 1
+        && plan.segment.is_none()
+        && matches!((&plan.vars[..], &reds.0[..]), ([v], [r])
+            if v.cross == CrossAlgo::LastGroup && v.exact.is_none() && v.span.is_none()
+                && !v.raw && r.raw.is_none())
 }
 
 /// A build error whose log points into the user's body becomes `BodyBuild`, with the log's

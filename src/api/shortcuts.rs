@@ -8,19 +8,23 @@
 //! nothing and enqueues no fill; the launch initializes it to the identity; one blocking read
 //! (two for argmin/argmax: value and index) returns it. Measured with
 //! `examples/shortcut_latency.rs` (design/bench/2026-11-24-cpu-shortcut-latency.txt).
+//! Where the queue's read path has host mailboxes (NVIDIA, design/decisions.md section 56), the
+//! launch posts the result into one and no read command is enqueued (`take_result`).
 
 use super::event::ReduceEvent;
 use super::kernel::Kernel;
 use super::options::Options;
 use super::queue::Queue;
 use super::range::{Form, Range};
+use super::reduction::Reduction;
 use super::reduction::{reduction, reduction_argmax, reduction_argmin, Reductions};
 use crate::error::{Error, Result};
 use crate::ops::{Op, Operator};
-use crate::runtime::buffer::Buffer;
+use crate::runtime::buffer::{as_bytes, as_bytes_mut, Buffer};
 use crate::runtime::launch;
 use crate::types::Element;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// How many result buffers a queue keeps for its shortcuts (one per concurrent call; more are
 /// freed when given back).
@@ -113,11 +117,14 @@ impl Queue {
         let out = &out.buf;
         let r = reduction(out, op.clone()).name("r");
         if op.identity(<T::Acc as Element>::TYPE).is_some() {
-            self.parallel_for_reduce(
+            let (v, _) = self.take_result(
                 Range::new(n),
                 r.initialize_to_identity(),
                 Kernel::new("combine(r, x[i]);").arg("x", input),
+                out,
+                None,
             )?;
+            return Ok(v);
         } else {
             // No identity: the first element is the initial value, the rest are combined.
             if T::TYPE.is_storage() {
@@ -212,11 +219,89 @@ impl Queue {
         } else {
             reduction_argmin(v, ix)
         };
-        self.parallel_for_reduce(
+        let (v, i) = self.take_result(
             Range::new(input.len() as u64),
             r.name("r").initialize_to_identity(),
             Kernel::new("combine(r, x[i], i);").arg("x", input),
+            v,
+            Some(ix),
         )?;
-        Ok(Some((v.get(0)?, ix.get(0)?)))
+        Ok(Some((v, i.unwrap_or(u64::MAX))))
     }
+
+    /// Launches a shortcut's reduction into `out` (and `index`, argmin/argmax) and returns the
+    /// result: from a host mailbox of the queue where its read path has them and the plan posts
+    /// into one (design/decisions.md section 56), else by reading. A mailbox shows the result
+    /// with no read command; until one has matched its read on this queue, or when it shows
+    /// nothing within the poll budget, the result is read, and a mailbox that does not carry
+    /// the read's bits once its launch has finished turns the queue's mailboxes off.
+    fn take_result<T: Element>(
+        &self,
+        form: Range,
+        r: Reduction,
+        kernel: Kernel,
+        out: &Buffer<T>,
+        index: Option<&Buffer<u64>>,
+    ) -> Result<(T, Option<u64>)> {
+        let q = &self.inner.queue;
+        let read = || -> Result<(T, Option<u64>)> {
+            Ok((out.get(0)?, index.map(|ix| ix.get(0)).transpose()?))
+        };
+        let options = Options::from_env()?;
+        let slot = launch::mailbox_take(q);
+        let launched = self.launch(form.into(), r.into(), kernel, options, slot.as_ref());
+        let (ev, posted) = match launched {
+            Ok(x) => x,
+            Err(e) => {
+                // The slot is free again: a kernel of the failed launch that still posts does so
+                // with its own sequence number, before the queue's next kernel runs.
+                slot.into_iter().for_each(|s| launch::mailbox_give(q, s));
+                return Err(e);
+            }
+        };
+        let slot = match slot {
+            Some(s) if posted => s,
+            other => {
+                other.into_iter().for_each(|s| launch::mailbox_give(q, s));
+                return read();
+            }
+        };
+        let budget = q.poll_read().map_or(
+            Duration::from_micros(crate::runtime::readpath::SPIN_BUDGET_US),
+            |p| p.budget,
+        );
+        let seen = launch::mailbox_wait(q, &slot, budget);
+        if let (Some(b), true) = (seen, slot.proven) {
+            // The launch's event is not waited on: the queue is in order, and the next launch
+            // polls its status (the scratch's health check).
+            drop(ev);
+            launch::mailbox_give(q, slot);
+            return Ok(decode(&b));
+        }
+        // Not proven on this queue yet, or nothing within the budget: read (the read ends after
+        // the launch), then the mailbox must show the same bits.
+        let got = read();
+        if let Ok(v) = &got {
+            let late = seen.or_else(|| launch::mailbox_wait(q, &slot, Duration::ZERO));
+            let same = late.is_some_and(|b| {
+                let m: (T, Option<u64>) = decode(&b);
+                as_bytes(&[m.0]) == as_bytes(&[v.0]) && (index.is_none() || m.1 == v.1)
+            });
+            launch::mailbox_verdict(q, same);
+            launch::mailbox_give(q, slot);
+        }
+        // A failed read leaves the slot taken: its launch may not have ended.
+        drop(ev);
+        got
+    }
+}
+
+/// A mailbox's 16 bytes as the result: the value's bits first, an argmin/argmax index next.
+fn decode<T: Element>(b: &[u8; 16]) -> (T, Option<u64>) {
+    let mut v = [T::default()];
+    let n = std::mem::size_of::<T>();
+    as_bytes_mut(&mut v).copy_from_slice(&b[..n]);
+    let mut ix = [0u8; 8];
+    ix.copy_from_slice(&b[8..16]);
+    (v[0], Some(u64::from_le_bytes(ix)))
 }

@@ -129,6 +129,7 @@ pub fn nvidia_h200() -> DeviceCaps {
     c.workarounds.spin_poll_read = true;
     c.workarounds.pinned_reads = true;
     c.workarounds.flush_long_launches = true;
+    c.workarounds.host_mailbox = true;
     c
 }
 

@@ -261,6 +261,17 @@ pub struct Workarounds {
     /// `queue.sum` at 2^20 23.2-25.3 us with the flush vs 27.0-27.2 us without, while at 2^10
     /// (one work-group) the flush costs 2.3-2.9 us (section 49).
     pub flush_long_launches: bool,
+    /// NVIDIA's OpenCL (driver 580.159.04, H200): a shortcut's result comes back with no read
+    /// command. The launch's last work-group stores the result, a system-scope fence
+    /// (`membar.sys`) and a sequence number into a host mailbox (a slot of a pinned, mapped
+    /// `CL_MEM_ALLOC_HOST_PTR` page of the queue, passed as an address: the device reaches
+    /// pinned memory through unified addressing), and the host spins on the sequence number,
+    /// falling back to the read after the poll budget. Outside the OpenCL memory model, so a
+    /// queue's first mailbox is checked against the read, and a mismatch turns them off.
+    /// A raw sum at 2^10: 10.5-11.9 us against 18.5-23.2 us for the pinned spin-polled read
+    /// (examples/mailbox_probe.rs); `queue.sum` 15.6-16.4 us at 2^10..2^20 against 20.5-21.5
+    /// us with `mailbox=0` (examples/read_path_ab.rs, design/decisions.md section 56).
+    pub host_mailbox: bool,
     /// PoCL (3.1, pthread driver): a blocking read, or a wait on an event, returns late: a
     /// 4-byte blocking read on an idle queue takes 99 us, and after a 1-work-item kernel,
     /// enqueue + blocking read takes 112 us against 34 us when the read is non-blocking and

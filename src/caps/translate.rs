@@ -184,6 +184,7 @@ pub fn translate(raw: &RawDeviceInfo) -> DeviceCaps {
             spin_poll_read: raw.vendor_id == 0x10de,
             pinned_reads: raw.vendor_id == 0x10de,
             flush_long_launches: raw.vendor_id == 0x10de,
+            host_mailbox: raw.vendor_id == 0x10de,
             poll_read: raw.platform.contains("Portable Computing Language"),
         },
         narrow_vec: if kind == DeviceKind::Gpu { 2 } else { 1 },

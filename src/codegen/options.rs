@@ -125,6 +125,10 @@ pub(crate) fn options(plan: &Plan, caps: &DeviceCaps) -> String {
     );
     d("CLR_SG_PTX", (caps.sg_via_ptx() as u8).to_string());
     d(
+        "CLR_MBOX_PTX",
+        (caps.workarounds.host_mailbox as u8).to_string(),
+    );
+    d(
         "CLR_SERIAL_FINISH",
         (caps.workarounds.serial_last_group_tree as u8).to_string(),
     );

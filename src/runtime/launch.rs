@@ -91,6 +91,8 @@ pub(crate) struct ClQueue {
     path: ReadPath,
     /// `ReadPath::pinned`: the queue's pinned staging buffer, made at its first small read.
     staging: Mutex<Option<Staging>>,
+    /// `ReadPath::mailbox`: the queue's host mailboxes, made at the first shortcut.
+    mailbox: Mutex<MailboxState>,
     /// What this queue knows of its failures, its device's memory account, and the fault
     /// injection of tests (`health.rs`).
     pub(crate) health: Arc<QueueHealth>,
@@ -165,8 +167,191 @@ impl Drop for ClQueue {
                 let _ = opencl3::memory::release_mem_object(st.raw);
             }
         }
+        let mailbox = std::mem::take(self.mailbox.get_mut().unwrap_or_else(|p| p.into_inner()));
+        if let MailboxState::Ready { page, .. } = mailbox {
+            // SAFETY: as for the staging buffer: the page is the queue's own mapping, unmapped
+            // once after every kernel that may post into it has finished.
+            unsafe {
+                let _ = self.queue.finish();
+                if let Ok(ev) = opencl3::command_queue::enqueue_unmap_mem_object(
+                    self.queue.get(),
+                    page.raw,
+                    page.ptr,
+                    0,
+                    std::ptr::null(),
+                ) {
+                    drop(Event::new(ev));
+                }
+                let _ = self.queue.finish();
+                let _ = opencl3::memory::release_mem_object(page.raw);
+            }
+        }
         // SAFETY: `queue` is dropped exactly once, here, and never used afterwards.
         unsafe { ManuallyDrop::drop(&mut self.queue) };
+    }
+}
+
+/// The bytes of one host mailbox: the result's bits (8), an argmin/argmax index (8), the
+/// sequence number (4), padded.
+const MAILBOX_SLOT: usize = 32;
+/// Mailboxes per queue: one per concurrent shortcut; a call that finds none free reads.
+const MAILBOX_SLOTS: usize = 64;
+
+/// A queue's host mailboxes (`ReadPath::mailbox`, design/decisions.md section 56).
+#[derive(Default)]
+enum MailboxState {
+    /// Not made yet.
+    #[default]
+    Unmade,
+    /// The page, its free slots, the next sequence number, and whether a mailbox has been seen
+    /// to carry a launch's result with the bits its read gave (`proven`).
+    Ready {
+        page: Staging,
+        free: Vec<usize>,
+        seq: u32,
+        proven: bool,
+        /// A mailbox did not show its finished launch's result: none is used again.
+        off: bool,
+    },
+    /// The page could not be made: every shortcut reads.
+    Off,
+}
+
+/// One mailbox taken for one launch: the address its kernel posts to, the sequence number it
+/// posts, and whether the queue's mailboxes are proven yet (if not, the caller checks the
+/// posted bits against a read and reports with [`mailbox_verdict`]).
+#[derive(Debug)]
+pub(crate) struct MailboxSlot {
+    index: usize,
+    pub addr: u64,
+    pub seq: u32,
+    pub proven: bool,
+}
+
+/// Takes a free mailbox of `q` for one launch (making the queue's pinned page first), or
+/// `None` where the queue's read path has no mailbox, they are off, or all are in use.
+pub(crate) fn mailbox_take(q: &ClQueue) -> Option<MailboxSlot> {
+    if !q.path.mailbox {
+        return None;
+    }
+    let mut st = q.mailbox.lock().unwrap_or_else(|p| p.into_inner());
+    if matches!(*st, MailboxState::Unmade) {
+        let _g = q.serial.hold();
+        *st = match Staging::map(&q.queue, MAILBOX_SLOT * MAILBOX_SLOTS) {
+            Ok(page) => {
+                // SAFETY: the mapping holds MAILBOX_SLOTS slots; zeroed so that no slot shows
+                // a sequence number before its launch posts one.
+                unsafe {
+                    std::ptr::write_bytes(page.ptr as *mut u8, 0, MAILBOX_SLOT * MAILBOX_SLOTS)
+                };
+                MailboxState::Ready {
+                    page,
+                    free: (0..MAILBOX_SLOTS).rev().collect(),
+                    seq: 0,
+                    proven: false,
+                    off: false,
+                }
+            }
+            Err(_) => MailboxState::Off,
+        };
+    }
+    match &mut *st {
+        MailboxState::Ready {
+            page,
+            free,
+            seq,
+            proven,
+            ..
+        } => {
+            let index = free.pop()?;
+            // 0 is never posted: a fresh page reads 0 everywhere.
+            *seq = seq.wrapping_add(1).max(1);
+            Some(MailboxSlot {
+                index,
+                addr: page.ptr as u64 + (index * MAILBOX_SLOT) as u64,
+                seq: *seq,
+                proven: *proven,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// Gives `slot` back to `q` once its launch's post can no longer land in it (it was seen,
+/// or the launch has finished).
+pub(crate) fn mailbox_give(q: &ClQueue, slot: MailboxSlot) {
+    if let MailboxState::Ready { free, off, .. } =
+        &mut *q.mailbox.lock().unwrap_or_else(|p| p.into_inner())
+    {
+        if !*off {
+            free.push(slot.index);
+        }
+    }
+}
+
+/// Records whether a mailbox carried its finished launch's result with the bits of the read:
+/// `true` proves the queue's mailboxes, `false` turns them off for good (the page stays mapped
+/// until the queue drops).
+pub(crate) fn mailbox_verdict(q: &ClQueue, ok: bool) {
+    if let MailboxState::Ready {
+        free, proven, off, ..
+    } = &mut *q.mailbox.lock().unwrap_or_else(|p| p.into_inner())
+    {
+        if ok {
+            *proven = true;
+        } else {
+            free.clear();
+            *off = true;
+        }
+    }
+}
+
+/// Whether `q`'s mailboxes are proven and not off (tests, `Queue::__mailbox_proven`).
+#[cfg(feature = "testkit")]
+pub(crate) fn mailbox_proven(q: &ClQueue) -> bool {
+    matches!(
+        &*q.mailbox.lock().unwrap_or_else(|p| p.into_inner()),
+        MailboxState::Ready {
+            proven: true,
+            off: false,
+            ..
+        }
+    )
+}
+
+/// Spins (or yields, on a queue that polls without spinning) on `slot`'s sequence number for
+/// up to `budget`: the 16 bytes posted (the result's bits, then an index) once it shows.
+pub(crate) fn mailbox_wait(
+    q: &ClQueue,
+    slot: &MailboxSlot,
+    budget: std::time::Duration,
+) -> Option<[u8; 16]> {
+    let spin = q.path.poll.is_none_or(|p| p.spin);
+    let p = slot.addr as *const u8;
+    let start = std::time::Instant::now();
+    loop {
+        // SAFETY: `p` is a slot of the queue's mapped page, alive until the queue drops (the
+        // caller holds the queue); a kernel may store into it concurrently, so it is read
+        // with volatile loads only, the sequence number first, then (after an acquire fence)
+        // the value that the kernel stored before its system-scope fence.
+        let seen = unsafe { std::ptr::read_volatile(p.add(16) as *const u32) } == slot.seq;
+        if seen {
+            std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
+            let mut out = [0u8; 16];
+            for (i, b) in out.iter_mut().enumerate() {
+                // SAFETY: as above, inside the slot.
+                *b = unsafe { std::ptr::read_volatile(p.add(i)) };
+            }
+            return Some(out);
+        }
+        if start.elapsed() >= budget {
+            return None;
+        }
+        if spin {
+            std::hint::spin_loop();
+        } else {
+            std::thread::yield_now();
+        }
     }
 }
 
@@ -184,17 +369,24 @@ unsafe impl Send for Staging {}
 impl Staging {
     /// Creates and maps the staging buffer on `q` (a blocking map).
     fn new(q: &CommandQueue) -> std::result::Result<Staging, (&'static str, i32)> {
+        Staging::map(q, PINNED_BYTES)
+    }
+
+    /// Creates a pinned buffer of `bytes` and maps it for reading and writing (a blocking
+    /// map); mapped until its queue drops.
+    fn map(q: &CommandQueue, bytes: usize) -> std::result::Result<Staging, (&'static str, i32)> {
         const CL_MEM_READ_WRITE: u64 = 1 << 0;
         const CL_MEM_ALLOC_HOST_PTR: u64 = 1 << 4;
         const CL_MAP_READ: u64 = 1 << 0;
+        const CL_MAP_WRITE: u64 = 1 << 1;
         let ctx = q.context().map_err(|e| ("clGetCommandQueueInfo", e.0))?;
-        // SAFETY: a new buffer of PINNED_BYTES with no host pointer; the blocking map returns a
-        // pointer to PINNED_BYTES bytes valid until the unmap in ClQueue's drop.
+        // SAFETY: a new buffer of `bytes` with no host pointer; the blocking map returns a
+        // pointer to `bytes` bytes valid until the unmap in ClQueue's drop.
         unsafe {
             let raw = opencl3::memory::create_buffer(
                 ctx,
                 CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
-                PINNED_BYTES,
+                bytes,
                 std::ptr::null_mut(),
             )
             .map_err(|c| ("clCreateBuffer", c))?;
@@ -203,9 +395,9 @@ impl Staging {
                 q.get(),
                 raw,
                 1,
-                CL_MAP_READ,
+                CL_MAP_READ | CL_MAP_WRITE,
                 0,
-                PINNED_BYTES,
+                bytes,
                 &mut ptr,
                 0,
                 std::ptr::null(),
@@ -357,6 +549,7 @@ pub(crate) fn create_queue(
         last_kernel: (path.wait_kernel && !profiling).then(|| Mutex::new(None)),
         path,
         staging: Mutex::new(None),
+        mailbox: Mutex::new(MailboxState::Unmade),
         health: Arc::new(QueueHealth::new(ctx.memory.clone())),
         me: me.clone(),
     }))

@@ -9,7 +9,8 @@
 //! microseconds before blocking; 0: block at once), `spin=0|1` (poll without yielding the
 //! thread), `flush=0|1` (`clFlush` after a kernel enqueue), `flush_min=N` (only after kernels
 //! of at least N work-items), `pinned=0|1` (small reads land in pinned host memory, then are
-//! copied out).
+//! copied out), `mailbox=0|1` (a shortcut's last work-group posts its result into a host
+//! mailbox the host spins on: no read command; never on a serialized device, Oclgrind).
 
 use crate::caps::Workarounds;
 use crate::error::{Error, Result};
@@ -41,6 +42,9 @@ pub(crate) struct ReadPath {
     /// Reads of at most [`PINNED_BYTES`] go into a pinned staging buffer (a mapped
     /// `CL_MEM_ALLOC_HOST_PTR` buffer of the queue) and are copied out.
     pub pinned: bool,
+    /// Shortcuts take their result from a host mailbox the kernel posts into
+    /// (`Workarounds::host_mailbox`, design/decisions.md section 56).
+    pub mailbox: bool,
 }
 
 /// The largest read that goes through a queue's pinned staging buffer (`ReadPath::pinned`).
@@ -76,6 +80,7 @@ impl ReadPath {
                 0
             },
             pinned: w.pinned_reads,
+            mailbox: w.host_mailbox && !w.serialize_device,
         }
     }
 
@@ -94,10 +99,13 @@ impl ReadPath {
         {
             p = p.with_poll_us(us);
         }
-        match std::env::var("CLREDUCE_READ_PATH") {
-            Ok(s) => p.parse(&s, profiling),
-            Err(_) => Ok(p),
-        }
+        let mut p = match std::env::var("CLREDUCE_READ_PATH") {
+            Ok(s) => p.parse(&s, profiling)?,
+            Err(_) => p,
+        };
+        // Oclgrind's simulated memory has no host addresses.
+        p.mailbox &= !w.serialize_device;
+        Ok(p)
     }
 
     fn with_poll_us(mut self, us: u64) -> ReadPath {
@@ -123,6 +131,7 @@ impl ReadPath {
                     "flush=0|1",
                     "flush_min=N",
                     "pinned=0|1",
+                    "mailbox=0|1",
                 ],
             };
             let (k, v) = part.split_once('=').ok_or_else(bad)?;
@@ -148,6 +157,7 @@ impl ReadPath {
                 "flush" => self.flush_launch = on,
                 "flush_min" => self.flush_min = usize::try_from(v).map_err(|_| bad())?,
                 "pinned" => self.pinned = on,
+                "mailbox" => self.mailbox = on,
                 _ => return Err(bad()),
             }
         }
@@ -159,7 +169,7 @@ impl ReadPath {
 /// `spin=1` without `poll=US`): 1 ms, longer than a 2^28 f32 sum on the H200 (250 us), so the
 /// launches of a latency-bound caller never block; a longer kernel costs the waiting thread's
 /// core for 1 ms.
-const SPIN_BUDGET_US: u64 = 1000;
+pub(crate) const SPIN_BUDGET_US: u64 = 1000;
 
 #[cfg(test)]
 mod tests {
@@ -178,6 +188,7 @@ mod tests {
             spin_poll_read: true,
             pinned_reads: true,
             flush_long_launches: true,
+            host_mailbox: true,
             ..Workarounds::default()
         };
         let p = ReadPath::of(&w, false);
@@ -192,8 +203,10 @@ mod tests {
                 flush_launch: true,
                 flush_min: FLUSH_MIN_ITEMS,
                 pinned: true,
+                mailbox: true,
             }
         );
+        assert!(!p.parse("mailbox=0", false).unwrap().mailbox);
         let all = p.parse("flush_min=0, wait=1", false).unwrap();
         assert_eq!((all.flush_min, all.wait_kernel), (0, true));
         assert_eq!(ReadPath::of(&Workarounds::default(), false).poll, None);
@@ -234,6 +247,7 @@ mod tests {
                 flush_launch: true,
                 flush_min: 0,
                 pinned: true,
+                mailbox: false,
             }
         );
         let r = q.parse("poll=250", false).unwrap();
