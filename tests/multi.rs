@@ -7,73 +7,18 @@
 //! identity-less ops, spans, several variables, nd_range and 2-D forms, and the errors.
 //! Oclgrind is left out (`MultiQueue::all` excludes simulators).
 
+#[path = "common/multi.rs"]
+mod multi_common;
+
 use clreduce::check::adversarial::{f32s, f64s, Pattern};
 use clreduce::check::reference::{combination_depth, unit_roundoff};
 use clreduce::exact::{sum_f32, sum_f64};
 use clreduce::multi::{MultiBuffer, MultiKernel, MultiQueue, Split};
 use clreduce::{
-    devices, reduction, reduction_argmax, reduction_argmin, reduction_span, CustomOp, Error,
-    Kernel, NdRange, Op, Options, Queue, Range,
+    reduction, reduction_argmax, reduction_argmin, reduction_span, CustomOp, Error, Kernel,
+    NdRange, Op, Options, Queue, Range,
 };
-use std::sync::OnceLock;
-
-/// The non-simulator devices, one queue each.
-fn device_queues() -> &'static [Queue] {
-    static Q: OnceLock<Vec<Queue>> = OnceLock::new();
-    Q.get_or_init(|| {
-        devices()
-            .expect("no OpenCL devices: run scripts/setup.sh and `source scripts/env.sh`")
-            .iter()
-            .filter(|d| !d.is_simulator())
-            .map(|d| Queue::new(d).expect("queue"))
-            .collect()
-    })
-}
-
-/// The configurations under test: every non-simulator device once (PoCL + Intel here), and
-/// the same plus a second queue on the first device (three shares, one device twice).
-fn configs() -> Vec<(String, MultiQueue)> {
-    let qs = device_queues();
-    let mut out = Vec::new();
-    if qs.is_empty() {
-        println!("SKIP multi: no non-simulator device");
-        return out;
-    }
-    let names: Vec<String> = qs.iter().map(|q| q.device().name().to_string()).collect();
-    if qs.len() >= 2 {
-        out.push((names.join(" + "), MultiQueue::new(qs).unwrap()));
-    } else {
-        println!(
-            "SKIP multi across devices: {} non-simulator device(s) found; the three-queue configuration still splits",
-            qs.len()
-        );
-    }
-    let mut three = qs.to_vec();
-    three.push(Queue::new(qs[0].device()).unwrap());
-    out.push((
-        format!("{} + {} again", names.join(" + "), names[0]),
-        MultiQueue::new(&three).unwrap(),
-    ));
-    out
-}
-
-/// Uneven splits of `n` units over `k` devices: about 1/5, then the rest weighted 2:1, and one
-/// with only the last device's share non-empty.
-fn splits(n: u64, k: usize) -> Vec<Split> {
-    let a = n / 5;
-    let mut counts = vec![a];
-    let rest = n - a;
-    for j in 1..k {
-        counts.push(if j + 1 == k {
-            rest - counts[1..].iter().sum::<u64>()
-        } else {
-            rest * 2 / 3
-        });
-    }
-    let mut last = vec![0; k];
-    last[k - 1] = n;
-    vec![Split::from_counts(&counts), Split::from_counts(&last)]
-}
+use multi_common::{configs, device_queues, splits};
 
 #[test]
 fn integer_ops_equal_one_device() {
@@ -110,8 +55,8 @@ fn integer_ops_equal_one_device() {
         .unwrap();
         v.get(0).unwrap()
     };
-    for (name, mq) in configs() {
-        for split in splits(n as u64, mq.len()) {
+    for (name, mq) in configs("multi") {
+        for split in splits(n as u64, mq.len(), false) {
             let x = mq.scatter_with(&data, &split, 1).unwrap();
             for op in ops {
                 let want = single(mq.queue(0), op);
@@ -149,7 +94,7 @@ fn exact_split_speculates() {
         ..Options::default()
     }
     .exact();
-    for (name, mq) in configs() {
+    for (name, mq) in configs("multi") {
         for p in [
             Pattern::Random,
             Pattern::Cancel,
@@ -158,7 +103,7 @@ fn exact_split_speculates() {
         ] {
             let d = f32s(p, n, 0x5eed ^ 3);
             let want = sum_f32(&[&[0.5f32][..], &d].concat());
-            for split in splits(n as u64, mq.len()) {
+            for split in splits(n as u64, mq.len(), false) {
                 let x = mq.scatter_with(&d, &split, 1).unwrap();
                 let s = mq.queue(0).buffer_from(&[0.5f32]).unwrap();
                 let lo = mq.queue(0).buffer_from(&[0.0f32]).unwrap();
@@ -211,14 +156,14 @@ fn exact_split_speculates() {
 #[test]
 fn exact_sums_are_bit_identical() {
     let n = 20_011usize;
-    for (name, mq) in configs() {
+    for (name, mq) in configs("multi") {
         let fp64 = mq.queues().iter().all(|q| q.caps().fp64);
         for p in Pattern::ALL {
             let d32 = f32s(p, n, 0x5eed);
             let want32 = sum_f32(&[&[0.5f32][..], &d32].concat());
             let d64 = f64s(p, n, 0x5eed);
             let want64 = sum_f64(&[&[-0.25f64][..], &d64].concat());
-            for split in splits(n as u64, mq.len()) {
+            for split in splits(n as u64, mq.len(), false) {
                 let x = mq.scatter_with(&d32, &split, 1).unwrap();
                 let s = mq
                     .queue(1.min(mq.len() - 1))
@@ -291,8 +236,8 @@ fn float_sums_within_the_bound() {
     let exact: f64 = data.iter().map(|&v| v as f64).sum::<f64>() + 1.0;
     let abs: f64 = data.iter().map(|&v| (v as f64).abs()).sum::<f64>() + 1.0;
     let u = unit_roundoff(clreduce::ElemType::F32);
-    for (name, mq) in configs() {
-        for split in splits(n as u64, mq.len()) {
+    for (name, mq) in configs("multi") {
+        for split in splits(n as u64, mq.len(), false) {
             let x = mq.scatter_with(&data, &split, 1).unwrap();
             let (s, lo, hi) = (
                 mq.queue(0).buffer_from(&[1.0f32]).unwrap(),
@@ -350,8 +295,8 @@ fn float_sums_within_the_bound() {
 #[test]
 fn argmin_and_argmax_take_the_lowest_global_index() {
     let n = 50_000usize;
-    for (name, mq) in configs() {
-        for split in splits(n as u64, mq.len()) {
+    for (name, mq) in configs("multi") {
+        for split in splits(n as u64, mq.len(), false) {
             // Ties across shares: the extremes at the end of an earlier share and at the start
             // of a later one, so the lowest global index is not the lowest share-local one.
             let mut data: Vec<f64> = (0..n).map(|i| ((i * 31) % 1000) as f64).collect();
@@ -414,8 +359,8 @@ fn argmin_and_argmax_take_the_lowest_global_index() {
 fn custom_and_identity_less_ops() {
     let n = 40_000usize;
     let data: Vec<i32> = (0..n as i32).map(|i| (i * 13) % 977 - 400).collect();
-    for (name, mq) in configs() {
-        for split in splits(n as u64, mq.len()) {
+    for (name, mq) in configs("multi") {
+        for split in splits(n as u64, mq.len(), false) {
             let x = mq.scatter_with(&data, &split, 1).unwrap();
             let q = mq.queue(0);
             // A custom combiner with an identity (integer wrap-around as on the device).
@@ -481,13 +426,13 @@ fn spans_and_several_variables() {
     let n = 60_001usize;
     let keys: Vec<u32> = (0..n as u32).map(|i| (i * 2654435761u32) >> 7).collect();
     let vals: Vec<f64> = f64s(Pattern::ALL[5], n, 11);
-    for (name, mq) in configs() {
+    for (name, mq) in configs("multi") {
         let fp64 = mq.queues().iter().all(|q| q.caps().fp64);
         if !fp64 {
             println!("SKIP {name} spans/several: a device lacks fp64");
             continue;
         }
-        for split in splits(n as u64, mq.len()) {
+        for split in splits(n as u64, mq.len(), false) {
             let k = mq.scatter_with(&keys, &split, 1).unwrap();
             let x = mq.scatter_with(&vals, &split, 1).unwrap();
             let q = mq.queue(0);
@@ -571,8 +516,8 @@ fn nd_range_and_2d_forms_split_on_work_groups() {
         .unwrap();
         s.get(0).unwrap()
     };
-    for (name, mq) in configs() {
-        let split = &splits(groups, mq.len())[0];
+    for (name, mq) in configs("multi") {
+        let split = &splits(groups, mq.len(), false)[0];
         let x = mq.scatter_with(&data, split, local as u64).unwrap();
         let s = mq.queue(0).buffer_from(&[0i64]).unwrap();
         mq.parallel_for_reduce_with(
@@ -621,10 +566,10 @@ fn nd_range_and_2d_forms_split_on_work_groups() {
 
 #[test]
 fn offsets_empty_ranges_and_replicated_tables() {
-    for (name, mq) in configs() {
+    for (name, mq) in configs("multi") {
         // The share's first global index, bound as a scalar: the global index sum.
         let n = 12_345u64;
-        let split = &splits(n, mq.len())[0];
+        let split = &splits(n, mq.len(), false)[0];
         let dummy = mq
             .scatter_with(&vec![0u8 as i32; n as usize], split, 1)
             .unwrap();
@@ -917,7 +862,7 @@ fn cli_reduce_split() {
 fn one_live_share_runs_directly() {
     let n = 10_007usize;
     let data: Vec<f64> = (0..n).map(|i| ((i * 13) % 101) as f64 - 50.0).collect();
-    for (name, mq) in configs() {
+    for (name, mq) in configs("multi") {
         let k = mq.len();
         for home in [0, k - 1] {
             let mut counts = vec![0u64; k];

@@ -9,69 +9,34 @@
 //! segments and offsets that do not start at 0, one segment of all n; several variables per
 //! launch; initial values kept (and empty segments left as they were) or
 //! `initialize_to_identity` (empty segments get the identity); and the errors.
+//!
+//! The integer cases take a seeded sample per run (tests/common/sample.rs: `SAMPLE ...` prints
+//! the seed, `CLREDUCE_SAMPLE_SEED` replays it, `CLREDUCE_FULL_MATRIX=1` runs them all, as
+//! scripts/gpu.sh does): per configuration and shape one of the three variable sets (the op
+//! families: sum/max, xor/argmin/argmax, min/product/argmax) and two of its four splits (the
+//! three explicit ones and `split_segments`'s), rotating with the shape, the configuration and
+//! the seed. So every run covers both configurations, every shape (and the segment plans the
+//! shapes lead to), every variable set on at least three shapes and every split on five; each
+//! (shape, set, split) runs over repeated runs. The f32 sums, the boundary moves and the errors
+//! run whole.
+
+#[path = "common/multi.rs"]
+mod multi_common;
+#[path = "common/rng.rs"]
+mod rng;
+#[path = "common/sample.rs"]
+mod sample;
 
 use clreduce::check::reference::unit_roundoff;
 use clreduce::multi::{MultiKernel, MultiQueue, Split, Throughput};
 use clreduce::plan::Determinism;
 use clreduce::{
-    devices, reduction, reduction_argmax, reduction_argmin, Axis, Buffer, CustomOp, ElemType,
-    Error, Kernel, Op, Options, Queue, Range, Reduction, Segments,
+    reduction, reduction_argmax, reduction_argmin, Axis, Buffer, CustomOp, ElemType, Error, Kernel,
+    Op, Options, Queue, Range, Reduction, Segments,
 };
-use std::sync::OnceLock;
-
-fn device_queues() -> &'static [Queue] {
-    static Q: OnceLock<Vec<Queue>> = OnceLock::new();
-    Q.get_or_init(|| {
-        devices()
-            .expect("no OpenCL devices: run scripts/setup.sh and `source scripts/env.sh`")
-            .iter()
-            .filter(|d| !d.is_simulator())
-            .map(|d| Queue::new(d).expect("queue"))
-            .collect()
-    })
-}
-
-/// Every non-simulator device once (PoCL + Intel here), and the same plus a second queue on
-/// the first device.
-fn configs() -> Vec<(String, MultiQueue)> {
-    let qs = device_queues();
-    let mut out = Vec::new();
-    if qs.is_empty() {
-        println!("SKIP multi_segments: no non-simulator device");
-        return out;
-    }
-    let names: Vec<String> = qs.iter().map(|q| q.device().name().to_string()).collect();
-    if qs.len() >= 2 {
-        out.push((names.join(" + "), MultiQueue::new(qs).unwrap()));
-    } else {
-        println!(
-            "SKIP multi_segments across devices: {} non-simulator device(s); the three-queue configuration still splits",
-            qs.len()
-        );
-    }
-    let mut three = qs.to_vec();
-    three.push(Queue::new(qs[0].device()).unwrap());
-    out.push((
-        format!("{} + {} again", names.join(" + "), names[0]),
-        MultiQueue::new(&three).unwrap(),
-    ));
-    out
-}
-
-/// A small seeded generator (splitmix64).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, m: u64) -> u64 {
-        self.next() % m.max(1)
-    }
-}
+use multi_common::{configs, device_queues, splits};
+use rng::Rng;
+use sample::{announce_sample, full_matrix, sample_hash};
 
 /// The segments of a case.
 #[derive(Clone, Debug)]
@@ -152,31 +117,6 @@ fn shapes(rng: &mut Rng) -> Vec<Shape> {
         Shape::Uniform(4096, 1),
         Shape::Offsets(n, off),
         Shape::Offsets(2000, vec![0, 2000]),
-    ]
-}
-
-/// Explicit splits of the case's units: about 1/5 then the rest 2:1 (boundaries inside
-/// segments), everything on the last device, and a first share of one unit.
-fn splits(units: u64, k: usize) -> Vec<Split> {
-    let a = units / 5;
-    let mut counts = vec![a];
-    let rest = units - a;
-    for j in 1..k {
-        counts.push(if j + 1 == k {
-            rest - counts[1..].iter().sum::<u64>()
-        } else {
-            rest * 2 / 3
-        });
-    }
-    let mut last = vec![0; k];
-    last[k - 1] = units;
-    let mut one = vec![0; k];
-    one[0] = units.min(1);
-    one[k - 1] += units - one[0];
-    vec![
-        Split::from_counts(&counts),
-        Split::from_counts(&last),
-        Split::from_counts(&one),
     ]
 }
 
@@ -338,20 +278,38 @@ fn integer_ops_and_argmin_equal_one_device() {
             V::Arg(true, true, false),
         ],
     ];
-    for (name, mq) in configs() {
+    let test = "multi_segments::integer_ops_and_argmin_equal_one_device";
+    announce_sample(test);
+    let start = (sample_hash(test) % 1_000_000) as usize;
+    for (c, (name, mq)) in configs("multi_segments").into_iter().enumerate() {
         let mut cases = 0;
-        for shape in shapes(&mut rng) {
+        for (j, shape) in shapes(&mut rng).into_iter().enumerate() {
             let data = int_data(shape.n(), &mut rng);
             let (units, _) = shape.units();
+            // Sampled: one set per shape, rotating with the shape, the configuration and the
+            // seed, so every shape runs and every set meets several shapes.
+            let taken = |s: usize| full_matrix() || s == (j + c + start) % sets.len();
             for (s, vars) in sets.iter().enumerate() {
+                // Drawn for every set, so the sample does not change the others' inputs.
                 let seed = rng.next() % 1000;
+                if !taken(s) {
+                    continue;
+                }
                 let want = single(mq.queue(0), &shape, &data, vars, seed);
-                let mut runs: Vec<Option<Split>> =
-                    splits(units, mq.len()).into_iter().map(Some).collect();
-                if s == 0 {
+                let mut runs: Vec<Option<Split>> = splits(units, mq.len(), true)
+                    .into_iter()
+                    .map(Some)
+                    .collect();
+                // The split `split_segments` picks: for the first set taken.
+                if (0..sets.len()).find(|&k| taken(k)) == Some(s) {
                     runs.push(None);
                 }
-                for split in runs {
+                // Sampled: two of the four splits (three explicit, `split_segments`'s),
+                // alternating with the shape, the configuration and the seed.
+                for (i, split) in runs.into_iter().enumerate() {
+                    if !full_matrix() && !(i + j + c + start).is_multiple_of(2) {
+                        continue;
+                    }
                     let got = split_run(&mq, &shape, &data, vars, split.as_ref(), seed);
                     assert_eq!(
                         got,
@@ -411,7 +369,7 @@ fn the_split_moves_onto_segment_boundaries() {
 #[test]
 fn f32_sums_within_the_bound() {
     let mut rng = Rng(0x5e65_0002);
-    for (name, mq) in configs() {
+    for (name, mq) in configs("multi_segments") {
         for shape in shapes(&mut rng) {
             let n = shape.n();
             let data: Vec<f32> = (0..n)
@@ -426,7 +384,7 @@ fn f32_sums_within_the_bound() {
             let out = q0.buffer_from(&vec![1.5f32; segs]).unwrap();
             let r = shape.attach(reduction(&out, Op::Plus), off.as_ref());
             let (units, per) = shape.units();
-            let split = &splits(units, mq.len())[0];
+            let split = &splits(units, mq.len(), true)[0];
             let x = mq.scatter_with(&data, split, per).unwrap();
             mq.parallel_for_reduce_with(
                 shape.range(),
@@ -455,10 +413,12 @@ fn f32_sums_within_the_bound() {
 
 #[test]
 fn errors_are_typed() {
-    for (name, mq) in configs() {
+    for (name, mq) in configs("multi_segments") {
         let q0 = mq.queue(0);
         let data = vec![1i32; 64];
-        let x = mq.scatter_with(&data, &splits(64, mq.len())[0], 1).unwrap();
+        let x = mq
+            .scatter_with(&data, &splits(64, mq.len(), true)[0], 1)
+            .unwrap();
         let out = q0.buffer_from(&[0i32; 8]).unwrap();
         let run = |r: Vec<Reduction>| {
             mq.parallel_for_reduce_with(

@@ -6,6 +6,12 @@
 //! global indices and argmax with indices within the segment, ties in most segments) and the
 //! same plan twice giving the same bits. Sums of small integers in f32 are exact in any order,
 //! so every result is compared exactly with the host's. Fresh seeded inputs per case.
+//!
+//! A run takes, per device and (shape, axis), the automatic plan and one forced plan that
+//! rotates with the shape and the seed (tests/common/sample.rs: `SAMPLE ...` prints the seed,
+//! `CLREDUCE_SAMPLE_SEED` replays it, `CLREDUCE_FULL_MATRIX=1` runs every plan on every shape),
+//! so each device is given every forced plan on at least three shapes per run (10 or 15 shapes,
+//! at most three forced plans per axis) and every (shape, plan) pair over runs.
 
 mod common;
 
@@ -13,7 +19,7 @@ use clreduce::{
     reduction, reduction_argmax, reduction_argmin, Axis, Kernel, Op, Options, Queue, Range,
     SegmentAlgo,
 };
-use common::{queues, short, sim_lock, Tally};
+use common::{announce_sample, full_matrix, queues, sample_hash, short, sim_lock, Tally};
 
 /// A small seeded generator (splitmix64).
 struct Rng(u64);
@@ -154,7 +160,15 @@ fn run(
 
 #[test]
 fn staged_lanes_stripes_on_odd_shapes() {
-    let mut t = Tally::new("segment_plans::staged_lanes_stripes_on_odd_shapes");
+    let test = "segment_plans::staged_lanes_stripes_on_odd_shapes";
+    announce_sample(test);
+    let start = (sample_hash(test) % 1_000_000) as usize;
+    // Sampled: the automatic plan and one forced plan per (shape, axis), rotating with the
+    // shape and the seed; every plan with CLREDUCE_FULL_MATRIX=1.
+    let taken = |k: usize, j: usize, len: usize| {
+        full_matrix() || k == 0 || k == 1 + (j + start) % (len - 1)
+    };
+    let mut t = Tally::new(test);
     for q in queues() {
         let d = q.device();
         let _g = sim_lock(d);
@@ -184,13 +198,16 @@ fn staged_lanes_stripes_on_odd_shapes() {
             Some(SegmentAlgo::Item),
         ];
         let cols_plans = [None, Some(SegmentAlgo::Stripes), Some(SegmentAlgo::Columns)];
-        for (rows, cols) in shapes {
+        for (j, (rows, cols)) in shapes.into_iter().enumerate() {
             for axis in [Axis::Last, Axis::First] {
                 let plans: &[Option<SegmentAlgo>] = match axis {
                     Axis::Last => &rows_plans,
                     Axis::First => &cols_plans,
                 };
-                for &algo in plans {
+                for (k, &algo) in plans.iter().enumerate() {
+                    if !taken(k, j, plans.len()) {
+                        continue;
+                    }
                     let case = format!(
                         "{axis:?} {rows}x{cols} {}",
                         algo.map_or("auto".into(), |a| a.to_string())
