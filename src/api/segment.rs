@@ -133,15 +133,6 @@ impl Queue {
             if let Some(p) = problem {
                 return Err(bad_argument(name, p));
             }
-            if options.determinism == Determinism::Exact
-                && plan::exact_sum(&r.op, r.target.ty, options.determinism)
-            {
-                return Err(Error::Unsupported {
-                    what: format!("exact sums per segment ({name})"),
-                    missing: "segmented plans have no per-segment superaccumulator yet; use Determinism::Deterministic (same bits on every run of a plan)".into(),
-                    device: q.device.label(),
-                });
-            }
         }
         let Form::Range(range) = *form else {
             return Err(bad_argument(
@@ -185,13 +176,12 @@ impl Queue {
             check_offsets_not_written(off, kernel)?;
         }
         check_names(&names, &params)?;
-        let body = check_body(
-            &names,
-            reds,
-            kernel.body(),
-            &params,
-            Determinism::Deterministic,
-        )?;
+        // Exact sums per segment (decision 55): their reducers are combined into only.
+        let det = match options.determinism {
+            Determinism::Exact => Determinism::Exact,
+            _ => Determinism::Deterministic,
+        };
+        let body = check_body(&names, reds, kernel.body(), &params, det)?;
         check_identities(reds)?;
         // The ordinary plan of the same variables gives their accumulators; the segment step
         // turns it into the segmented plan.
@@ -219,6 +209,14 @@ impl Queue {
                         .into();
             }
         }
+        // Exact sums become accumulators that carry their own superaccumulator.
+        plan::segment_exact(
+            &q.caps,
+            &mut base,
+            det,
+            options.strategy.group,
+            found.longest,
+        )?;
         let sreq = SegmentRequest {
             layout: found.layout,
             segments: found.segments,
