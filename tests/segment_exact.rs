@@ -8,7 +8,7 @@
 //! directly, not only through the host). Also: an exact sum beside min, max, argmax and an
 //! integer count in one launch, the fallback without fp64 (three-float expansions), and what is
 //! refused. A seeded sample by default (`CLREDUCE_FULL_MATRIX=1`: every pattern under every
-//! plan, layout, type and initial-value mode).
+//! plan, layout and type, with or without initial values alternating).
 
 mod common;
 
@@ -381,9 +381,11 @@ fn adversarial_per_segment_every_plan() {
                 } else {
                     vec![TYPES[turn % 3]]
                 };
-                for ty in tys {
+                for (ti, ty) in tys.into_iter().enumerate() {
+                    // Each (type, initial-value mode) is a program of its own: one mode per
+                    // type, alternating, keeps the full matrix to 81 programs per device.
                     for init in [false, true] {
-                        if !full && init != (turn % 2 == 0) {
+                        if init != ((turn + ti) % 2 == 0) {
                             continue;
                         }
                         for j in 0..per {
