@@ -638,3 +638,93 @@ fn refusals_write_nothing() {
     }
     t.finish();
 }
+
+/// Split across devices (`MultiQueue`: PoCL + Intel here, and a second queue on the first
+/// device): each share hands back every segment's superaccumulator and the host merges them,
+/// so a segment cut by a share boundary still gets its correctly rounded sum, bit for bit;
+/// splits with boundaries inside segments, everything on one device, a first share of one unit.
+#[test]
+fn split_across_devices_bit_for_bit() {
+    use clreduce::multi::{MultiKernel, MultiQueue, Split};
+    let mut t = Tally::new("segment_exact::split_across_devices_bit_for_bit");
+    let qs: Vec<Queue> = queues()
+        .iter()
+        .filter(|q| !q.device().is_simulator())
+        .cloned()
+        .collect();
+    if qs.is_empty() {
+        eprintln!("SKIP segment_exact::split_across_devices_bit_for_bit: no non-simulator device");
+        return;
+    }
+    let mut three = qs.clone();
+    three.push(Queue::new(qs[0].device()).unwrap());
+    let mut configs = vec![("three shares", MultiQueue::new(&three).unwrap())];
+    if qs.len() >= 2 {
+        configs.push(("devices", MultiQueue::new(&qs).unwrap()));
+    }
+    let ls = layouts(true, 0x5A11);
+    for (cname, mq) in &configs {
+        let k = mq.len();
+        let q0 = mq.queue(0);
+        for (li, l) in ls.iter().enumerate() {
+            let (units, per) = match l.kind {
+                Kind::Cols { r, c } => (r, c),
+                _ => (l.n(), 1),
+            };
+            let a = units / 5;
+            let mut cut = vec![a];
+            for j in 1..k {
+                cut.push(if j + 1 == k {
+                    units - a - cut[1..].iter().sum::<u64>()
+                } else {
+                    (units - a) * 2 / 3
+                });
+            }
+            let mut last = vec![0; k];
+            last[k - 1] = units;
+            let mut one = vec![0; k];
+            one[0] = units.min(1);
+            one[k - 1] += units - one[0];
+            let p = [Pattern::Cancel, Pattern::Ties, Pattern::Spread, Pattern::BothInf, Pattern::Alternating][li % 5];
+            let init = li % 2 == 0;
+            for split in [cut, last, one].map(|c| Split::from_counts(&c)) {
+                let case = format!("{cname} {} {} init {init} split {:?}", l.name, p.name(), split.counts());
+                let (xs, inits) = data(l, Ty::F32, p, 0x5A + li as u64);
+                let x32: Vec<f32> = xs.iter().map(|&v| v as f32).collect();
+                let x = mq.scatter_with(&x32, &split, per).unwrap();
+                let res = q0
+                    .buffer_from(&inits.iter().map(|&v| v as f32).collect::<Vec<_>>())
+                    .unwrap();
+                let offsets = q0.buffer_from(&l.offsets()).unwrap();
+                let mut red = l.segment(reduction(&res, Op::Plus), &offsets);
+                if !init {
+                    red = red.initialize_to_identity();
+                }
+                let ran = mq.parallel_for_reduce_with(
+                    l.range(),
+                    vec![red],
+                    MultiKernel::new("sum += x[i];").arg("x", &x),
+                    Options::default().exact(),
+                );
+                if let Err(e) = ran {
+                    t.fail(cname, &case, &format!("launch: {e}"));
+                    continue;
+                }
+                let got = res.to_vec().unwrap();
+                let bad: Vec<String> = (0..l.results())
+                    .filter_map(|j| {
+                        let want = host_bits(l, Ty::F32, &xs, init.then_some(inits[j]), j);
+                        (got[j].to_bits() as u64 != want).then(|| {
+                            format!("result {j}: {:#x} want {want:#x}", got[j].to_bits())
+                        })
+                    })
+                    .collect();
+                match bad.first() {
+                    None => t.pass(cname),
+                    Some(m) => t.fail(cname, &case, &format!("{} wrong, first {m}", bad.len())),
+                }
+            }
+        }
+    }
+    t.finish();
+}
