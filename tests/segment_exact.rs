@@ -271,7 +271,9 @@ fn skip_reason(e: &Error) -> Option<String> {
 }
 
 /// The bits each case gave first (plan and device), to hold every other plan and device to.
-static SEEN: Mutex<Option<HashMap<String, (String, Vec<u64>)>>> = Mutex::new(None);
+/// Per case: who gave its bits first, and the bits.
+type Seen = HashMap<String, (String, Vec<u64>)>;
+static SEEN: Mutex<Option<Seen>> = Mutex::new(None);
 
 fn same_everywhere(key: &str, who: &str, bits: &[u64]) -> Result<(), String> {
     let mut g = SEEN.lock().unwrap_or_else(|p| p.into_inner());
@@ -385,7 +387,7 @@ fn adversarial_per_segment_every_plan() {
                     // Each (type, initial-value mode) is a program of its own: one mode per
                     // type, alternating, keeps the full matrix to 81 programs per device.
                     for init in [false, true] {
-                        if init != ((turn + ti) % 2 == 0) {
+                        if init != (turn + ti).is_multiple_of(2) {
                             continue;
                         }
                         for j in 0..per {
@@ -431,7 +433,7 @@ fn beside_min_max_argmax_and_a_count() {
             vec![None, all[1 + k % (all.len() - 1)]]
         };
         for algo in plans {
-            let case = format!("{}", algo.map_or("auto".into(), |a| a.to_string()));
+            let case = algo.map_or("auto".into(), |a| a.to_string());
             let (xs, _) = data(l, Ty::F32, Pattern::Cancel, 0xBE5 + r as u64);
             let x: Vec<f32> = xs.iter().map(|&v| v as f32).collect();
             let xb = q.buffer_from(&x).unwrap();

@@ -444,8 +444,8 @@ impl Queue {
             args.push(Arg::Mem(&r.target.mem));
             // The index buffer of argmin/argmax, a raw share's limbs, or unused.
             args.push(Arg::Mem(match (&r.index, &r.raw) {
-                (Some(t), _) | (None, Some(t)) => &*t.mem,
-                (None, None) => &**part,
+                (Some(t), _) | (None, Some(t)) => &t.mem,
+                (None, None) => part,
             }));
             args.push(Arg::Mem(part));
         }

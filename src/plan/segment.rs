@@ -67,7 +67,7 @@ pub fn plan_segments(
     }
     .min(max_local);
     let local = if exact {
-        super::segment_exact::fit_local(caps, &base, local)
+        super::segment_exact::fit_local(caps, &base, local, TILE_LONGS * 8 + 4)
     } else {
         local
     };

@@ -132,10 +132,11 @@ pub(super) fn exact_algo(
 }
 
 /// The largest work-group size, at most `local`, whose trees (one accumulator slot per
-/// work-item and one more, per variable) and tile list fit the device's local memory.
-pub(super) fn fit_local(caps: &DeviceCaps, base: &Plan, local: usize) -> usize {
+/// work-item and one more, per variable) and `extra` bytes (the tile list) fit the device's
+/// local memory.
+pub(super) fn fit_local(caps: &DeviceCaps, base: &Plan, local: usize, extra: u64) -> usize {
     let per_slot: u64 = base.vars.iter().map(|v| v.acc_bytes as u64).sum();
-    let need = |l: usize| per_slot * (l as u64 + 1) + super::TILE_LONGS * 8 + 4;
+    let need = |l: usize| per_slot * (l as u64 + 1) + extra;
     let mut l = local.max(1);
     while l > 1 && need(l) > caps.local_mem_size {
         l /= 2;
