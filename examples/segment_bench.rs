@@ -12,7 +12,10 @@
 //! `SEGBENCH_PLANS=auto,staged,...` limits the plans run per case (default: auto and every
 //! plan the case's layout runs); `CLREDUCE_SEGMENT_TUNE` sets their geometry. Each line ends
 //! with the bytes read and written (input plus results) per microsecond and the count of wrong
-//! results.
+//! results. `SEGBENCH_EXACT=1` runs every plan a second time with `Determinism::Exact` (exact
+//! sums per segment, decision 55): its line gives the ratio to the plain sum and to the same
+//! plan's deterministic run just before, and checks up to 256 results (spread over all) bit for
+//! bit against the host's correctly rounded sum (`bits-off`).
 use clreduce::check::reference::unit_roundoff;
 use clreduce::{
     reduction, Axis, ElemType, Kernel, Op, Options, Queue, Range, Reduction, SegmentAlgo, Segments,
@@ -113,6 +116,22 @@ fn plans(kind: &str) -> Vec<Option<SegmentAlgo>> {
         forced.retain(|f| only.contains(f));
     }
     forced
+}
+
+/// Up to 256 results, spread over all, that differ from the host's correctly rounded sum.
+fn bits_off(kind: &str, data: &[f32], got: &[f32], off: &[u64], c: u64) -> usize {
+    let step = got.len().div_ceil(256).max(1);
+    (0..got.len())
+        .step_by(step)
+        .filter(|&k| {
+            let seg: Vec<f32> = if kind == "cols" {
+                data.iter().skip(k).step_by(c as usize).copied().collect()
+            } else {
+                data[off[k] as usize..off[k + 1] as usize].to_vec()
+            };
+            clreduce::exact::sum_f32(&seg).to_bits() != got[k].to_bits()
+        })
+        .count()
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -230,15 +249,18 @@ fn main() -> clreduce::Result<()> {
             }
         };
         let forced = plans(kind);
+        let exact = std::env::var("SEGBENCH_EXACT").is_ok_and(|v| v == "1");
         for f in forced {
             let opts = Options {
                 segment: f,
                 ..Options::default()
             };
             let name = f.map_or("auto".to_string(), |a| a.to_string());
+            let mut det_us = None;
             match time(&red, range, opts) {
                 Err(e) => println!("{case:<24} {name:<10} error: {e}"),
                 Ok((us, plan)) => {
+                    det_us = Some(us);
                     let got = out.to_vec()?;
                     let c = range.extents().last().copied().unwrap_or(1);
                     let bad = wrong(kind, &data, &got, &off, c, n);
@@ -249,6 +271,23 @@ fn main() -> clreduce::Result<()> {
                         us / plain,
                         bytes as f64 / us / 1e3,
                         if bad == 0 { "" } else { "  WRONG" }
+                    );
+                }
+            }
+            if !exact {
+                continue;
+            }
+            match time(&red, range, opts.exact()) {
+                Err(e) => println!("{case:<24} {name:<10} exact error: {e}"),
+                Ok((us, plan)) => {
+                    let got = out.to_vec()?;
+                    let c = range.extents().last().copied().unwrap_or(1);
+                    let off_bits = bits_off(kind, &data, &got, &off, c);
+                    println!(
+                        "{case:<24} {name:<10} {us:>10.1} us  {:.2}x  exact, {} the same plan's deterministic run  plan {plan}  results {results}  bits-off {off_bits}{}",
+                        us / plain,
+                        det_us.map_or("-".into(), |d| format!("{:.2}x", us / d)),
+                        if off_bits == 0 { "" } else { "  WRONG" }
                     );
                 }
             }

@@ -65,6 +65,7 @@
 #define CLR_XE_E3F 2         // three floats (no fp64)
 #define CLR_XST_LA 1         // one per work-group, 64-bit local atomics
 #define CLR_XST_ROWS 2       // one row per work-item
+#define CLR_XST_CARRIED 3    // carried by each accumulator (segmented, kernels/var_segexact.cl)
 
 // Span stores.
 #define CLR_SS_LSHARED 1   // one copy per work-group in local memory, local atomics

@@ -683,13 +683,14 @@ fn errors_write_nothing() {
                 |e| matches!(e, Error::Unsupported { .. }),
             ),
             (
-                "exact per segment",
+                // Exact sums per segment run under every plan but staged (decision 55).
+                "exact per segment under staged",
                 q.parallel_for_reduce_with(
                     Range::new(12),
                     reduction(&q.buffer_from(&[0f32; 4]).unwrap(), Op::Plus)
                         .segments(Segments::uniform(3)),
                     Kernel::new("sum += 1.0f;"),
-                    Options::default().exact(),
+                    Options::default().exact().segment(SegmentAlgo::Staged),
                 ),
                 |e| matches!(e, Error::Unsupported { .. }),
             ),

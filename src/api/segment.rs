@@ -124,7 +124,11 @@ impl Queue {
                     Some("every segmented variable of a launch needs the same segmentation")
                 }
                 _ if r.span.is_some() => Some("a span reduction cannot be segmented"),
-                _ if r.raw.is_some() => Some("raw partials are not segmented"),
+                _ if r.raw.is_some()
+                    && !plan::exact_sum(&r.op, r.target.ty, options.determinism) =>
+                {
+                    Some("raw partials of a segmented launch are for exact sums")
+                }
                 _ if r.index_in_segment && r.index.is_none() => {
                     Some("index_in_segment is for argmin/argmax")
                 }
@@ -132,15 +136,6 @@ impl Queue {
             };
             if let Some(p) = problem {
                 return Err(bad_argument(name, p));
-            }
-            if options.determinism == Determinism::Exact
-                && plan::exact_sum(&r.op, r.target.ty, options.determinism)
-            {
-                return Err(Error::Unsupported {
-                    what: format!("exact sums per segment ({name})"),
-                    missing: "segmented plans have no per-segment superaccumulator yet; use Determinism::Deterministic (same bits on every run of a plan)".into(),
-                    device: q.device.label(),
-                });
             }
         }
         let Form::Range(range) = *form else {
@@ -185,13 +180,12 @@ impl Queue {
             check_offsets_not_written(off, kernel)?;
         }
         check_names(&names, &params)?;
-        let body = check_body(
-            &names,
-            reds,
-            kernel.body(),
-            &params,
-            Determinism::Deterministic,
-        )?;
+        // Exact sums per segment (decision 55): their reducers are combined into only.
+        let det = match options.determinism {
+            Determinism::Exact => Determinism::Exact,
+            _ => Determinism::Deterministic,
+        };
+        let body = check_body(&names, reds, kernel.body(), &params, det)?;
         check_identities(reds)?;
         // The ordinary plan of the same variables gives their accumulators; the segment step
         // turns it into the segmented plan.
@@ -219,6 +213,14 @@ impl Queue {
                         .into();
             }
         }
+        // Exact sums become accumulators that carry their own superaccumulator.
+        plan::segment_exact(
+            &q.caps,
+            &mut base,
+            det,
+            options.strategy.group,
+            found.longest,
+        )?;
         let sreq = SegmentRequest {
             layout: found.layout,
             segments: found.segments,
@@ -247,6 +249,20 @@ impl Queue {
                 Some((algo, e.reason()))
             });
         let mut plan = plan::plan_segments(&q.caps, base, &sreq, measured)?;
+        // Raw mode (a multi-device share, decision 55): each segment's normalized limbs.
+        for (v, r) in plan.vars.iter_mut().zip(&reds.0) {
+            if let (Some(raw), Some(e)) = (&r.raw, v.exact) {
+                let need = found.segments as usize * e.limbs();
+                if raw.len < need {
+                    return Err(Error::BufferTooShort {
+                        name: "raw partial buffer".into(),
+                        len: raw.len,
+                        need,
+                    });
+                }
+                v.raw = true;
+            }
+        }
         if let Some(sp) = plan.segment.as_mut() {
             sp.index_in_segment = reds.0.iter().map(|r| r.index_in_segment).collect();
             if let SegSpec::Span(c) = &spec {
@@ -428,7 +444,11 @@ impl Queue {
         let mut args: Vec<Arg> = vec![Arg::Bytes(n.to_le_bytes().to_vec())];
         for (r, part) in reds.0.iter().zip(&partials) {
             args.push(Arg::Mem(&r.target.mem));
-            args.push(Arg::Mem(r.index.as_ref().map_or(&**part, |t| &*t.mem)));
+            // The index buffer of argmin/argmax, a raw share's limbs, or unused.
+            args.push(Arg::Mem(match (&r.index, &r.raw) {
+                (Some(t), _) | (None, Some(t)) => &t.mem,
+                (None, None) => part,
+            }));
             args.push(Arg::Mem(part));
         }
         args.push(Arg::Mem(
@@ -502,6 +522,7 @@ impl Queue {
         keep.extend(partials);
         keep.extend(backup.map(Arc::new));
         keep.extend(f.offsets.as_ref().map(|t| t.mem.clone()));
+        keep.extend(reds.0.iter().filter_map(|r| r.raw.as_ref().map(|t| t.mem.clone())));
         for (_, a) in &kernel.args {
             if let ArgKind::Buffer { mem, .. } = a {
                 keep.push(mem.clone());

@@ -201,7 +201,7 @@ impl Case {
         };
         if plain.exact || matches!(plain.shape, Shape::Span(_)) {
             return Err(format!(
-                "bad case {s:?}: segmented cases are TYPE, TYPE-OP, f32-sum-min-max or TYPE-argmin per segment (no histograms; exact sums per segment are not in the library yet)"
+                "bad case {s:?}: segmented cases are TYPE, TYPE-OP, f32-sum-min-max or TYPE-argmin per segment (no histograms; exact sums per segment are not bench cases yet: examples/segment_bench.rs with SEGBENCH_EXACT=1 times them)"
             ));
         }
         let stem = match plain.name.strip_suffix("-sum") {

@@ -18,7 +18,8 @@ pub(crate) use options::options;
 use crate::caps::DeviceCaps;
 use crate::ops::Operator;
 use crate::plan::{
-    AccShape, CrossAlgo, ExactFormat, Expansion, FormRequest, GroupAlgo, Plan, SpanStore, VarPlan,
+    AccShape, CrossAlgo, ExactFormat, Expansion, FormRequest, GroupAlgo, Plan, SaccStore,
+    SpanStore, VarPlan,
 };
 use crate::types::ElemType;
 
@@ -28,10 +29,11 @@ pub(crate) const REDUCE_CL: &str = include_str!("../../kernels/reduce.cl");
 pub(crate) const ITEM_CL: &str = include_str!("../../kernels/item.cl");
 pub(crate) const EXACT_CL: &str = include_str!("../../kernels/exact.cl");
 pub(crate) const VAR_EXACT_CL: &str = include_str!("../../kernels/var_exact.cl");
-use segment::{SEGMENT_CL, SEGMENT_MERGE_CL};
+use segment::{SEGMENT_CL, SEGMENT_MERGE_CL, VAR_SEGEXACT_CL};
 /// Every embedded kernel, for the tuning cache's fingerprint (`tune_cache::clreduce_id`): a
 /// new kernel file belongs here too.
-pub(crate) const KERNEL_SOURCES: [&str; 8] = [
+pub(crate) const KERNEL_SOURCES: [&str; 9] = [
+    VAR_SEGEXACT_CL,
     SEGMENT_CL,
     SEGMENT_MERGE_CL,
     COMMON_CL,
@@ -88,8 +90,17 @@ const ND_IDS: [(&str, &str); 9] = [
     ("get_work_dim()", "CLR_RANK"),
 ];
 
+/// Whether variable `v` is an exact sum that carries its superaccumulator in every accumulator
+/// (segmented launches: kernels/var_segexact.cl).
+fn carried(v: &VarPlan) -> bool {
+    v.exact.is_some_and(|e| e.store == SaccStore::Carried)
+}
+
 /// The accumulator type of variable `k`: its element type, or a struct generated in the source.
 pub(super) fn acc_type(k: usize, v: &VarPlan) -> String {
+    if carried(v) {
+        return format!("clr_xs_{k}");
+    }
     match (v.shape, v.exact) {
         (AccShape::Plain, _) => v.ty.cl_name().into(),
         (AccShape::Exact, Some(e)) if e.expansion == Expansion::ThreeFloat => "clr_x_e3f".into(),
@@ -107,6 +118,10 @@ pub(super) fn acc_type(k: usize, v: &VarPlan) -> String {
 /// global memory.
 fn reducer_param(k: usize, v: &VarPlan) -> String {
     let t = v.ty.cl_name();
+    if carried(v) {
+        // Private, as the deposits into its superaccumulator need (no generic pointer).
+        return format!("__private {}* clr_r{k}", acc_type(k, v));
+    }
     if v.exact.is_some() {
         // An exact sum: its expansion and the work-group's superaccumulator(s); an exact span:
         // the superaccumulators of its elements.
@@ -127,6 +142,9 @@ fn reducer_param(k: usize, v: &VarPlan) -> String {
 
 /// The argument CLR_CALL passes for variable `k`.
 fn reducer_arg(k: usize, v: &VarPlan) -> String {
+    if carried(v) {
+        return format!("&clr_a{k}[clr_cu]");
+    }
     if v.exact.is_some() {
         return match v.span.map(|s| s.store) {
             None => format!("&clr_a{k}[clr_cu], clr_ls{k}"),
@@ -158,6 +176,9 @@ fn reducer_macros(k: usize, v: &VarPlan, name: &str, try_mode: bool) -> String {
         return format!("#define {name}_combine(e, x) clr_supd_{k}(clr_r{k}, (size_t)(e), (x))\n");
     }
     match v.shape {
+        AccShape::Exact if carried(v) => {
+            format!("#define {name}_combine(v) clr_xspush_{k}(clr_r{k}, (v))\n")
+        }
         // The body's `sum += v` was rewritten to sum_combine((v)) (see rewrite_exact).
         AccShape::Exact => format!(
             "#define {name}_combine(v) ((*clr_r{k}) = clr_xpush_{k}((*clr_r{k}), (v), clr_xmine_{k}(clr_s{k})))\n"
@@ -190,9 +211,12 @@ pub(crate) fn generate(
     s.push_str(&accumulator_types(plan));
     let var_cl = kernel_source("var.cl", VAR_CL);
     let var_exact_cl = kernel_source("var_exact.cl", VAR_EXACT_CL);
+    let var_segexact_cl = kernel_source("var_segexact.cl", VAR_SEGEXACT_CL);
     for (k, v) in plan.vars.iter().enumerate() {
         s.push_str(&format!("#define CLR_V {k}\n"));
-        s.push_str(if v.exact.is_some() {
+        s.push_str(if carried(v) {
+            &var_segexact_cl
+        } else if v.exact.is_some() {
             &var_exact_cl
         } else {
             &var_cl
@@ -333,16 +357,26 @@ fn accumulator_types(plan: &Plan) -> String {
         // index gets an explicit pad, Rk_PAD), so copies of an accumulator never carry
         // uninitialised bytes (Oclgrind checks).
         let pad = v.shape == AccShape::Pair && !v.ty.is_64bit();
-        match v.shape {
-            AccShape::Plain | AccShape::Exact => {}
-            AccShape::Flagged => s.push_str(&format!(
+        match (v.shape, v.exact) {
+            // A segmented exact sum: its expansion (three floats padded) and superaccumulator.
+            (AccShape::Exact, Some(e)) if carried(v) => s.push_str(&format!(
+                "typedef struct {{ {} long l[{}]; }} clr_xs_{k};\n",
+                if e.expansion == Expansion::TwoDouble {
+                    "clr_x_e2d e;"
+                } else {
+                    "clr_x_e3f e; uint pad;"
+                },
+                e.limbs()
+            )),
+            (AccShape::Plain | AccShape::Exact, _) => {}
+            (AccShape::Flagged, _) => s.push_str(&format!(
                 "typedef struct {{ {t} v; {} has; }} clr_acc_{k};\n",
                 if v.ty.is_64bit() { "ulong" } else { "uint" }
             )),
-            AccShape::Pair if pad => s.push_str(&format!(
+            (AccShape::Pair, _) if pad => s.push_str(&format!(
                 "typedef struct {{ {t} v; uint pad; ulong i; }} clr_acc_{k};\n"
             )),
-            AccShape::Pair => s.push_str(&format!(
+            (AccShape::Pair, _) => s.push_str(&format!(
                 "typedef struct {{ {t} v; ulong i; }} clr_acc_{k};\n"
             )),
         }
@@ -401,7 +435,7 @@ fn glue(
                 "__global {t}* clr_res_{k}, __global ulong* clr_aux_{k}, __global {a}* clr_part_{k}, ",
                 t = v.ty.cl_name(),
                 // An exact sum's partials are its superaccumulators.
-                a = if v.exact.is_some() { "long".to_string() } else { acc_type(k, v) }
+                a = if v.exact.is_some() && !carried(v) { "long".to_string() } else { acc_type(k, v) }
             )
         })
         .collect();

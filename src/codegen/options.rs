@@ -43,6 +43,7 @@ fn exact_defines(d: &mut impl FnMut(&str, String), k: usize, v: &VarPlan, local:
         match e.store {
             SaccStore::LocalAtomic => "CLR_XST_LA",
             SaccStore::LocalRows => "CLR_XST_ROWS",
+            SaccStore::Carried => "CLR_XST_CARRIED",
         }
         .into(),
     );

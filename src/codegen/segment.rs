@@ -6,6 +6,8 @@ use crate::plan::{stage_slots, AccShape, Plan, SegmentLayout, SegmentPlan, TILE_
 pub(crate) const SEGMENT_CL: &str = include_str!("../../kernels/segment.cl");
 /// The `merge` plan's kernels, appended after segment.cl (whose macros they use).
 pub(crate) const SEGMENT_MERGE_CL: &str = include_str!("../../kernels/segment_merge.cl");
+/// An exact sum of a segmented launch (in place of var.cl / var_exact.cl for that variable).
+pub(crate) const VAR_SEGEXACT_CL: &str = include_str!("../../kernels/var_segexact.cl");
 
 /// The segment defines of kernels/segment.cl.
 pub(super) fn defines(sp: &SegmentPlan, local: usize, d: &mut impl FnMut(&str, String)) {

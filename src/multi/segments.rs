@@ -182,10 +182,10 @@ fn common_spec(reds: &[Reduction], combiners: &[Combiner]) -> Result<SegSpec> {
                 })
             }
         }
-        if matches!(c.kind(), PartialKind::Flagged | PartialKind::Exact) {
+        if c.kind() == PartialKind::Flagged {
             return Err(Error::Unsupported {
                 what: format!("a segmented {} ({name}) split across devices", r.op),
-                missing: "a per-segment flag (identity-less ops) or superaccumulator (exact sums) from each share; run it on one device".into(),
+                missing: "a per-segment flag (identity-less ops) from each share; run it on one device".into(),
                 device: "the multi-device queue".into(),
             });
         }
@@ -336,13 +336,15 @@ pub(crate) type SegTotals = Vec<Option<Partial>>;
 struct SegScratch {
     res: DynBuffer,
     index: Option<Buffer<u64>>,
+    /// An exact sum's normalized limbs per segment (raw mode, decision 55).
+    limbs: Option<Buffer<i64>>,
 }
 
 /// The share's reduction of user variable `r` (segments `s`) into scratch buffers on `q`; the
 /// offsets buffer `table` when the share has its own.
 fn share_reduction(
     q: &Queue,
-    r: &Reduction,
+    (r, kind): (&Reduction, PartialKind),
     s: &ShareSegs,
     table: Option<&Buffer<u64>>,
 ) -> Result<(Reduction, SegScratch)> {
@@ -363,6 +365,15 @@ fn share_reduction(
     };
     let mut red = red.initialize_to_identity();
     red.name = r.name.clone();
+    // An exact sum hands back each segment's superaccumulator (its limbs, normalized), which
+    // the host merges exactly across shares and rounds once.
+    let mut limbs = None;
+    if kind == PartialKind::Exact {
+        let l = crate::exact::Format::for_type(r.target.ty)?.limbs();
+        let b = q.buffer_from(&vec![0i64; l * s.count as usize])?;
+        red = red.raw_into(&b);
+        limbs = Some(b);
+    }
     red = match (table, &s.spec) {
         (Some(t), _) => red.segments(Segments::offsets(t)),
         (None, Some(spec)) => {
@@ -371,7 +382,7 @@ fn share_reduction(
         }
         (None, None) => unreachable!("a share has a table or a segmentation"),
     };
-    Ok((red, SegScratch { res, index }))
+    Ok((red, SegScratch { res, index, limbs }))
 }
 
 /// A share of a segmented launch, enqueued.
@@ -475,8 +486,8 @@ impl MultiQueue {
             };
             let table = s.table.as_ref().map(|t| q.buffer_from(t)).transpose()?;
             let mut share = Vec::new();
-            for r in reds {
-                share.push(share_reduction(q, r, &s, table.as_ref())?.0);
+            for (r, c) in reds.iter().zip(&l.combiners) {
+                share.push(share_reduction(q, (r, c.kind()), &s, table.as_ref())?.0);
             }
             plans.push(Some(q.explain(
                 share_form(form, c),
@@ -512,8 +523,8 @@ impl MultiQueue {
             let table = s.table.as_ref().map(|t| q.buffer_from(t)).transpose()?;
             let mut scratch = Vec::with_capacity(reds.len());
             let mut share = Vec::with_capacity(reds.len());
-            for r in reds {
-                let (red, sc) = share_reduction(q, r, &s, table.as_ref())?;
+            for (r, c) in reds.iter().zip(&l.combiners) {
+                let (red, sc) = share_reduction(q, (r, c.kind()), &s, table.as_ref())?;
                 share.push(red);
                 scratch.push(sc);
             }
@@ -550,14 +561,27 @@ impl MultiQueue {
             {
                 let vals = sc.res.to_values()?;
                 let ix = sc.index.as_ref().map(|b| b.to_vec()).transpose()?;
+                let limbs = sc.limbs.as_ref().map(|b| b.to_vec()).transpose()?;
+                let format = match &limbs {
+                    Some(_) => Some(crate::exact::Format::for_type(r.target.ty)?),
+                    None => None,
+                };
                 for (j, v) in vals.into_iter().enumerate() {
                     if s.segs.empty_piece(j) {
                         continue;
                     }
                     let seg = s.segs.first + j as u64;
-                    let p = match &ix {
-                        None => Partial::Value(v),
-                        Some(ix) => Partial::Arg(
+                    let p = match (&ix, &limbs) {
+                        (None, Some(limbs)) => {
+                            let f = format.expect("the format of an exact sum");
+                            let l = f.limbs();
+                            Partial::Exact(crate::exact::Superacc::from_limbs(
+                                f,
+                                &limbs[j * l..(j + 1) * l],
+                            )?)
+                        }
+                        (None, None) => Partial::Value(v),
+                        (Some(ix), _) => Partial::Arg(
                             v,
                             match ix[j] {
                                 u64::MAX => u64::MAX,

@@ -73,10 +73,17 @@ impl fmt::Display for Plan {
                         super::model::Expansion::ThreeFloat => "a three-float expansion",
                     },
                     e.limbs(),
-                    if v.span.is_some() { "span element" } else { "work-group" },
+                    if v.span.is_some() {
+                        "span element"
+                    } else if e.store == super::model::SaccStore::Carried {
+                        "accumulator"
+                    } else {
+                        "work-group"
+                    },
                     match e.store {
                         super::model::SaccStore::LocalAtomic => "local memory, 64-bit local atomics",
                         super::model::SaccStore::LocalRows => "one row per work-item in local memory",
+                        super::model::SaccStore::Carried => "private, carried by each accumulator and added exactly wherever accumulators combine",
                     }
                 )?;
                 if e.speculative {

@@ -27,6 +27,7 @@ mod model;
 mod request;
 mod rules;
 mod segment;
+mod segment_exact;
 mod segment_model;
 mod span;
 mod strategy;
@@ -41,6 +42,7 @@ pub use model::{
     VarPlan,
 };
 pub(crate) use segment::{stage_slots, TILE_LONGS};
+pub(crate) use segment_exact::segment_exact;
 pub use segment_model::{SegmentAlgo, SegmentLayout, SegmentPlan};
 testkit! { use segment::plan_segments; }
 testkit! { use segment_model::SegmentRequest; }

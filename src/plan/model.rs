@@ -84,6 +84,10 @@ pub enum SaccStore {
     LocalAtomic,
     /// One row per work-item in local memory (no atomics), summed limb by limb at the end.
     LocalRows,
+    /// Carried by each accumulator (a private superaccumulator beside the expansion), combined
+    /// exactly wherever accumulators combine: the exact sums of segmented reductions
+    /// (kernels/var_segexact.cl).
+    Carried,
 }
 
 /// The plan of an exact sum.
@@ -107,6 +111,8 @@ impl ExactPlan {
     /// block's double, base exponent and count (kernels/var_exact.cl `clr_xb`).
     pub fn acc_bytes(&self) -> usize {
         match (self.format, self.expansion, self.speculative) {
+            // The expansion (three floats padded to 16 bytes) and the superaccumulator.
+            _ if self.store == SaccStore::Carried => 16 + 8 * self.limbs(),
             (ExactFormat::F32, Expansion::TwoDouble, false) => 32,
             (_, e, _) => e.bytes(),
         }
@@ -120,6 +126,7 @@ impl ExactPlan {
         match self.store {
             SaccStore::LocalAtomic => self.limbs(),
             SaccStore::LocalRows => self.limbs() * local,
+            SaccStore::Carried => 1,
         }
     }
     /// The most indices one work-group may take: its expansion's cap, and the

@@ -47,6 +47,14 @@ pub fn plan_segments(
         Some((a, why)) if req.force.is_none() && runnable(a) => (a, why),
         _ => choose(caps, req, mean, fill)?,
     };
+    // Exact sums per segment carry a superaccumulator in every accumulator: no staged plan,
+    // work-groups whose trees fit the local memory, one accumulator per work-item.
+    let exact = super::segment_exact::carries_exact(&base);
+    let (algo, why) = if exact {
+        super::segment_exact::exact_algo(caps, req, algo, why)?
+    } else {
+        (algo, why)
+    };
     let max_local = caps.max_work_group_size.max(1);
     let local = match (algo, req.tune.local) {
         (_, Some(l)) => l,
@@ -60,6 +68,11 @@ pub fn plan_segments(
         _ => 64,
     }
     .min(max_local);
+    let local = if exact {
+        super::segment_exact::fit_local(caps, &base, local, TILE_LONGS * 8 + 4)
+    } else {
+        local
+    };
     let acc_bytes: usize = base.vars.iter().map(|v| v.acc_bytes).sum();
     let g = geometry(caps, req, algo, (local, acc_bytes), segments, fill)?;
     let passes = g.passes;
@@ -112,7 +125,7 @@ pub fn plan_segments(
     let unroll = req
         .tune
         .unroll
-        .unwrap_or(if gpu { base.unroll.max(1) as u64 } else { 1 });
+        .unwrap_or(if gpu && !exact { base.unroll.max(1) as u64 } else { 1 });
     base.local = local;
     base.groups = g.groups;
     base.passes = passes;

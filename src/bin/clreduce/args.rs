@@ -161,6 +161,8 @@ pub fn options(c: &Common) -> Result<Options> {
     };
     Ok(Options {
         tuning: clreduce::plan::Tuning::from_env()?,
+        // A forced segment plan, as Options::from_env reads it.
+        segment: clreduce::plan::SegmentAlgo::from_env()?,
         strategy,
         determinism: match (&c.determinism, c.relaxed) {
             (Some(d), _) => Determinism::parse(d)?,

@@ -80,6 +80,8 @@ pub(super) struct SegRun {
     pub(super) data: HostVec,
     /// initialize_to_identity: `--init-identity`, or always with `--input`.
     pub(super) init_identity: bool,
+    /// `--determinism exact`: float sums are checked bit for bit against the host's exact sum.
+    pub(super) exact: bool,
     pub(super) note: String,
 }
 
@@ -175,6 +177,7 @@ pub(super) fn setup(a: &ReduceArgs) -> CliResult<SegRun> {
     };
     let l = layout(a, file.as_ref())?;
     let vars = parse_op_list(a.op.as_deref().unwrap_or("sum"))?;
+    let exact = options(&a.common)?.determinism == clreduce::Determinism::Exact;
     if let Some(f) = file {
         let (values, _) = f.read()?;
         let stored = f.stored;
@@ -189,6 +192,7 @@ pub(super) fn setup(a: &ReduceArgs) -> CliResult<SegRun> {
             vars,
             data: values,
             init_identity: true,
+            exact,
             note: f.note.clone(),
         });
     }
@@ -217,6 +221,7 @@ pub(super) fn setup(a: &ReduceArgs) -> CliResult<SegRun> {
         vars,
         data,
         init_identity: a.init_identity,
+        exact,
         note: format!("seed {}", a.seed),
     })
 }
@@ -433,6 +438,10 @@ pub(super) fn check_vars(s: &SegRun, outs: &[Out], extra: f64) -> CliResult<(Lin
                             ))
                     }
                 }
+                _ if s.exact && o.op == Op::Plus && ty.is_float() => {
+                    let init = (!s.init_identity).then_some(o.inits[k]);
+                    check_exact(got[k], &seg, init, idx.is_empty())
+                }
                 _ => {
                     let init = (!s.init_identity).then_some(o.inits[k]);
                     let rf = reference(o.op, &seg, init);
@@ -469,4 +478,18 @@ pub(super) fn check_vars(s: &SegRun, outs: &[Out], extra: f64) -> CliResult<(Lin
         lines.push((name, results, format!("{sum:e}"), check));
     }
     Ok((lines, all_ok))
+}
+
+/// An exact sum per segment, bit for bit: the host's correctly rounded sum of the segment and
+/// its initial value; an empty segment is left as it was (its initial value) or, under
+/// initialize_to_identity, +0.0.
+fn check_exact(got: Value, seg: &HostVec, init: Option<Value>, empty: bool) -> Result<(), String> {
+    let want = match init {
+        Some(v) if empty => v,
+        _ => clreduce::check::reference::reference_exact(seg, init)
+            .ok_or("an exact sum of integer data".to_string())?,
+    };
+    (got.to_bytes() == want.to_bytes())
+        .then_some(())
+        .ok_or(format!("{got:?} want {want:?} (the correctly rounded sum, bit for bit)"))
 }

@@ -1,0 +1,159 @@
+//! Exact sums per segment (`Determinism::Exact` on a segmented launch, issues 26 and 28): the
+//! exact variables of the ordinary plan of a segmented launch become accumulators that carry
+//! their own superaccumulator ([`SaccStore::Carried`], kernels/var_segexact.cl), so every
+//! segment plan that combines accumulators combines them exactly and rounds once per segment.
+//! design/exact.md, "Exact sums per segment"; decision 55.
+
+use super::model::{AccShape, ExactFormat, ExactPlan, Expansion, Plan, SaccStore};
+use super::segment_model::{SegmentAlgo, SegmentRequest};
+use super::strategy::{Determinism, GroupAlgo};
+use crate::caps::DeviceCaps;
+use crate::error::{Error, Result};
+
+/// The longest segment an exact sum takes: one accumulator receives at most one deposit per
+/// element it pushes and a few per merge, so 2^29 elements keep every limb below the 2^30
+/// contributions between normalizations (design/exact.md, "The numbers the planner must
+/// enforce"); a three-float expansion absorbs at most 2^24 elements.
+pub(crate) fn longest_segment(e: Expansion) -> u64 {
+    match e {
+        Expansion::TwoDouble => 1 << 29,
+        Expansion::ThreeFloat => 1 << 24,
+    }
+}
+
+/// Whether a plan holds exact sums carried per accumulator (a segmented exact plan).
+pub(crate) fn carries_exact(plan: &Plan) -> bool {
+    plan.vars
+        .iter()
+        .any(|v| v.exact.is_some_and(|e| e.store == SaccStore::Carried))
+}
+
+/// Turns the exact sums of `base` (the ordinary deterministic plan of a segmented launch's
+/// variables) into carried exact accumulators; the other variables must be order-independent.
+/// `forced`: the work-group step the options force (an exact sum runs the tree); `longest`:
+/// the longest segment. Pure.
+pub(crate) fn segment_exact(
+    caps: &DeviceCaps,
+    base: &mut Plan,
+    det: Determinism,
+    forced: Option<GroupAlgo>,
+    longest: u64,
+) -> Result<()> {
+    if det != Determinism::Exact {
+        return Ok(());
+    }
+    for v in &mut base.vars {
+        if !super::exact_sum(&v.op, v.ty, det) {
+            if v.op.order_sensitive(v.ty) {
+                return Err(Error::Unsupported {
+                    what: format!("an exact {} on {} per segment", v.op, v.ty),
+                    missing: "an exact algorithm for it: Determinism::Exact computes float sums exactly and allows order-independent variables beside them (integers, min, max, argmin, argmax, bitwise and logical ops)".into(),
+                    device: caps.label(),
+                });
+            }
+            continue;
+        }
+        let format = match v.ty.size() {
+            4 => ExactFormat::F32,
+            _ => ExactFormat::F64,
+        };
+        let expansion = match (caps.fp64, format) {
+            (true, _) => Expansion::TwoDouble,
+            (false, ExactFormat::F32) => Expansion::ThreeFloat,
+            (false, ExactFormat::F64) => {
+                return Err(Error::Unsupported {
+                    what: "an exact f64 sum per segment".into(),
+                    missing: "the device lacks double precision (cl_khr_fp64)".into(),
+                    device: caps.label(),
+                })
+            }
+        };
+        if let Some(g) = forced.filter(|g| *g != GroupAlgo::Tree) {
+            return Err(Error::Unsupported {
+                what: format!("work-group step {g} for an exact {} sum per segment", v.ty),
+                missing: "an exact combine in it: a segmented exact sum combines its accumulators (superaccumulators) through the local-memory tree".into(),
+                device: caps.label(),
+            });
+        }
+        if longest > longest_segment(expansion) {
+            return Err(Error::Unsupported {
+                what: format!("an exact {} sum over a segment of {longest} elements", v.ty),
+                missing: format!(
+                    "segments of at most {} elements: one accumulator's superaccumulator takes at most 2^30 deposits between normalizations{}",
+                    longest_segment(expansion),
+                    if expansion == Expansion::ThreeFloat {
+                        " and a three-float expansion (no fp64) at most 2^24 elements"
+                    } else {
+                        ""
+                    }
+                ),
+                device: caps.label(),
+            });
+        }
+        let e = ExactPlan {
+            format,
+            expansion,
+            store: SaccStore::Carried,
+            speculative: false,
+        };
+        v.shape = AccShape::Exact;
+        v.exact = Some(e);
+        v.acc_bytes = e.acc_bytes();
+        v.group = GroupAlgo::Tree;
+        v.group_reason = "exact: accumulators (an expansion and a superaccumulator each) combine exactly through a local-memory tree".into();
+        v.deterministic = true;
+    }
+    Ok(())
+}
+
+/// The segment plan of a launch with carried exact sums: `staged` keeps one accumulator per
+/// element of a stage in local memory, which a superaccumulator (128 or 584 bytes) does not
+/// fit, so the rules' `staged` becomes `item` and a forced `staged` is unsupported.
+pub(super) fn exact_algo(
+    caps: &DeviceCaps,
+    req: &SegmentRequest,
+    algo: SegmentAlgo,
+    why: String,
+) -> Result<(SegmentAlgo, String)> {
+    if algo == SegmentAlgo::Merge {
+        // merge stages every element's accumulator in local memory too (decision 54).
+        if req.force == Some(SegmentAlgo::Merge) {
+            return Err(Error::Unsupported {
+                what: "segment plan merge for an exact sum".into(),
+                missing: "room for a superaccumulator per item of a tile in local memory (merge stages one accumulator per element)".into(),
+                device: caps.label(),
+            });
+        }
+        return Ok((
+            SegmentAlgo::Tiles,
+            format!("exact sums: merge would stage a superaccumulator per element in local memory, so tiles instead of merge ({why})"),
+        ));
+    }
+    if algo != SegmentAlgo::Staged {
+        return Ok((algo, why));
+    }
+    if req.force == Some(SegmentAlgo::Staged) {
+        return Err(Error::Unsupported {
+            what: "segment plan staged for an exact sum".into(),
+            missing: "room for a superaccumulator per element of a stage in local memory (staged keeps one accumulator per element)".into(),
+            device: caps.label(),
+        });
+    }
+    Ok((
+        SegmentAlgo::Item,
+        format!("exact sums: staged would keep a superaccumulator per element in local memory, so a work-item per segment instead of staged ({why})"),
+    ))
+}
+
+/// The largest work-group size, at most `local`, whose trees (one accumulator slot per
+/// work-item and one more, per variable) and `extra` bytes (the tile list) fit the device's
+/// local memory.
+pub(super) fn fit_local(caps: &DeviceCaps, base: &Plan, local: usize, extra: u64) -> usize {
+    let per_slot: u64 = base.vars.iter().map(|v| v.acc_bytes as u64).sum();
+    let need = |l: usize| per_slot * (l as u64 + 1) + extra;
+    let mut l = local.max(1);
+    while l > 1 && need(l) > caps.local_mem_size {
+        l /= 2;
+    }
+    l
+}
