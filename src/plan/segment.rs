@@ -105,10 +105,14 @@ pub fn plan_segments(
     // Loads in flight per work-item in the strided loops: the plain plan's unroll on a GPU
     // (a strided loop with one accumulator waits for each load before the next), 1 on CPUs,
     // whose rules were measured that way.
-    let unroll = req
-        .tune
-        .unroll
-        .unwrap_or(if gpu { base.unroll.max(1) as u64 } else { 1 });
+    // Stripes keep 4: H200, 2^28 f32, columns 2^24 x 16 and 2^20 x 256: 261 and 263 us with 4
+    // against 295 and 298 us with 8 (the plain plan's), 430 us with 1
+    // (design/bench/2026-11-24-h200-session9.txt).
+    let unroll = req.tune.unroll.unwrap_or(match algo {
+        SegmentAlgo::Stripes if gpu => 4,
+        _ if gpu => base.unroll.max(1) as u64,
+        _ => 1,
+    });
     base.local = local;
     base.groups = g.groups;
     base.passes = passes;
@@ -269,10 +273,10 @@ fn geometry(
             };
             let blocks = cols.div_ceil(l).max(1);
             // Split the rows only when the columns alone leave the device idle.
-            let chunks = if blocks >= fill {
-                1
-            } else {
-                fill.div_ceil(blocks).min(rows.div_ceil(16)).max(1)
+            let chunks = match req.tune.chunks {
+                Some(c) => c.min(rows),
+                None if blocks >= fill => 1,
+                None => fill.div_ceil(blocks).min(rows.div_ceil(16)).max(1),
             };
             let chunk_rows = rows.div_ceil(chunks).max(1);
             let chunks = rows.div_ceil(chunk_rows).max(1);
@@ -608,10 +612,18 @@ mod tests {
     #[test]
     fn segment_tune_parses_and_refuses() {
         let t =
-            SegmentTune::parse("local=512, groups_per_cu=16,per_item=4,lanes=8,unroll=2").unwrap();
+            SegmentTune::parse("local=512, groups_per_cu=16,per_item=4,lanes=8,unroll=2,chunks=33")
+                .unwrap();
         assert_eq!(
-            (t.local, t.groups_per_cu, t.per_item, t.lanes, t.unroll),
-            (Some(512), Some(16), Some(4), Some(8), Some(2))
+            (
+                t.local,
+                t.groups_per_cu,
+                t.per_item,
+                t.lanes,
+                t.unroll,
+                t.chunks
+            ),
+            (Some(512), Some(16), Some(4), Some(8), Some(2), Some(33))
         );
         assert_eq!(SegmentTune::parse("").unwrap(), SegmentTune::default());
         for bad in [
@@ -620,6 +632,8 @@ mod tests {
             "per_item=65",
             "unroll=32",
             "groups_per_cu=0",
+            "chunks=0",
+            "chunks=65537",
             "wg=256",
             "local",
         ] {
@@ -673,9 +687,27 @@ mod tests {
         let p = plan(cols, 16, SegmentTune::default());
         let s = p.segment.clone().unwrap();
         assert_eq!(
-            (s.algo, p.passes, s.tile),
-            (SegmentAlgo::Stripes, 2, p.groups)
+            (s.algo, p.passes, s.tile, s.unroll),
+            (SegmentAlgo::Stripes, 2, p.groups, 4)
         );
+        // columns: a tuned chunk count wins (at most one chunk per row).
+        let square = SegmentLayout::Columns {
+            rows: 1 << 14,
+            cols: 1 << 14,
+        };
+        for (chunks, want) in [(32, 32), (1, 1), (1 << 16, 1 << 14)] {
+            let tune = SegmentTune {
+                chunks: Some(chunks),
+                ..Default::default()
+            };
+            let p = plan(square, 1 << 14, tune);
+            let s = p.segment.unwrap();
+            assert_eq!(s.algo, SegmentAlgo::Columns);
+            assert_eq!(
+                ((1u64 << 14).div_ceil(s.tile), p.passes),
+                (want, if want > 1 { 2 } else { 1 })
+            );
+        }
         // staged over CSR offsets when forced: stages of local x per_item, two passes.
         let req = SegmentRequest {
             layout: SegmentLayout::Offsets,

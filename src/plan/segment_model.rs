@@ -167,7 +167,8 @@ pub struct SegmentRequest {
 }
 
 /// Geometry overrides of the segmented plans, for tuning experiments:
-/// `CLREDUCE_SEGMENT_TUNE=local=256,groups_per_cu=8,per_item=8,lanes=32,unroll=8` (any subset). Values
+/// `CLREDUCE_SEGMENT_TUNE=local=256,groups_per_cu=8,per_item=8,lanes=32,unroll=8,chunks=16` (any
+/// subset). Values
 /// out of range are refused, never clamped; a value a plan does not use is ignored by it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct SegmentTune {
@@ -181,6 +182,9 @@ pub struct SegmentTune {
     pub lanes: Option<u64>,
     /// Accumulators per work-item in the strided loops (`unroll=N`, 1, 2, 4, 8 or 16).
     pub unroll: Option<u64>,
+    /// `columns`: the row chunks (`chunks=N`, 1..=65536; at most the rows), in place of the
+    /// rule's.
+    pub chunks: Option<u64>,
 }
 
 impl SegmentTune {
@@ -198,6 +202,7 @@ impl SegmentTune {
                     "per_item=1..64",
                     "lanes=1|2|4..1024 (a power of two)",
                     "unroll=1|2|4|8|16",
+                    "chunks=1..65536",
                 ],
             };
             let (k, v) = part.split_once('=').ok_or_else(bad)?;
@@ -209,6 +214,7 @@ impl SegmentTune {
                 "per_item" if (1..=64).contains(&v) => t.per_item = Some(v),
                 "lanes" if pow2 => t.lanes = Some(v),
                 "unroll" if pow2 && v <= 16 => t.unroll = Some(v),
+                "chunks" if (1..=65536).contains(&v) => t.chunks = Some(v),
                 _ => return Err(bad()),
             }
         }
