@@ -168,7 +168,8 @@ static inline ulong clr_seg_lower(ulong p, ulong nseg, ulong c, __global const u
     }
 
 // Columns: CLR_SEG_U consecutive rows of column clr_e, row u into accumulator u, written out
-// (not a loop) so that every accumulator stays in a register. C(u) runs the body for row u.
+// (not a loop) so that every accumulator stays in a register. C(u) runs the body for row
+// clr_r + u.
 #if CLR_SEG_U == 1
 #define CLR_CROWS(C) C(0)
 #elif CLR_SEG_U == 2
@@ -183,37 +184,13 @@ static inline ulong clr_seg_lower(ulong p, ulong nseg, ulong c, __global const u
 #else
 #error "clreduce: CLR_SEG_U must be 1, 2, 4, 8 or 16"
 #endif
-// Row clr_r + u: its flat index from the row (CLR_SEG_CLOOP 0), or from the running index
-// clr_i of row clr_r in the index type (1).
 #define CLR_CROW(u) CLR_CALL((CLR_IDX)((clr_r + (u)) * clr_cols + clr_e), (u));
-#define CLR_CROWI(u) CLR_CALL(clr_i + (CLR_IDX)(u) * clr_ci, (u));
 // The columns first pass's loop (decision 53): rows clr_r0..clr_r1 of column clr_e with a
 // unit-stride row counter, CLR_SEG_U rows per step. With CLR_SEG_U == 1 it is session 8's
-// loop (one accumulator, `for r`), whose trip count the compiler knows and unrolls itself;
-// session 9's strided form (CLR_STRIDED over the flat index) hides the trip count, and with
-// one accumulator waits on every load (H200: 751 against 322 us on 16384 x 16384).
-// CLR_SEG_CLOOP (a developer knob for A/B runs, through CLREDUCE_EXTRA_OPTIONS): 0 the index
-// from the row, 1 a running index in CLR_IDX (fewer 64-bit operations per load), 2 session
-// 9's strided loop.
-#ifndef CLR_SEG_CLOOP
-#define CLR_SEG_CLOOP 0
-#endif
-#if CLR_SEG_CLOOP == 2
-#define CLR_COLUMN_ROWS CLR_STRIDED(clr_r0 * clr_cols + clr_e, clr_r1 * clr_cols, clr_cols)
-#elif CLR_SEG_CLOOP == 1
-#define CLR_COLUMN_ROWS                                                                  \
-    {                                                                                    \
-        ulong clr_r = clr_r0;                                                            \
-        CLR_IDX clr_i = (CLR_IDX)(clr_r0 * clr_cols + clr_e);                            \
-        const CLR_IDX clr_ci = (CLR_IDX)clr_cols;                                        \
-        CLR_FOR_VARS(CLR_SRESETU)                                                        \
-        for (; clr_r + (CLR_SEG_U - 1) < clr_r1; clr_r += CLR_SEG_U, clr_i += CLR_SEG_U * clr_ci) { \
-            CLR_CROWS(CLR_CROWI)                                                         \
-        }                                                                                \
-        for (; clr_r < clr_r1; ++clr_r, clr_i += clr_ci) CLR_CROWI(0)                    \
-        CLR_FOR_VARS(CLR_SMERGEU)                                                        \
-    }
-#else
+// loop, whose trip count the compiler knows and unrolls itself; the strided loop over the
+// flat index (CLR_STRIDED) hides it, and with one accumulator waits on every load (H200,
+// 16384 x 16384: 751 against 414 us in the same geometry). A running 32-bit index in place
+// of the row's index measured slower (285-292 against 255-261 us).
 #define CLR_COLUMN_ROWS                                                     \
     {                                                                       \
         ulong clr_r = clr_r0;                                               \
@@ -224,7 +201,6 @@ static inline ulong clr_seg_lower(ulong p, ulong nseg, ulong c, __global const u
         for (; clr_r < clr_r1; ++clr_r) CLR_CROW(0)                         \
         CLR_FOR_VARS(CLR_SMERGEU)                                           \
     }
-#endif
 
 // Reduces indices [clr_b, clr_e2) with the whole work-group into clr_a*[0] of every work-item.
 #define CLR_GROUP_RANGE(clr_b, clr_e2)                  \

@@ -75,27 +75,24 @@ for u in 1 4 8 16; do v unroll-u$u SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=unr
 for u in 4 8; do v unroll-stripes-u$u SEGBENCH_PLANS=stripes,columns CLREDUCE_SEGMENT_TUNE=unroll=$u -- cols-2^20x2^8 cols-2^24x2^4; done
 for u in 1 8; do v unroll-columns-g16-u$u SEGBENCH_PLANS=columns CLREDUCE_SEGMENT_TUNE=groups_per_cu=16,unroll=$u -- cols-2^14x2^14 cols-2^20x2^8; done
 
-# 7. Session 10 (decision 53). The columns first pass's loop (CLR_SEG_CLOOP through
-# CLREDUCE_EXTRA_OPTIONS: 0 the row loop with the index from the row, the default; 1 the row
-# loop with a running 32-bit index; 2 session 9's strided loop) x accumulators (unroll; 1 with
-# loop 0 is session 8's loop), on the three many-column shapes.
+# 7. Session 10 (decision 53). The columns first pass's accumulators (unroll; 1 is session 8's
+# loop) on the three many-column shapes, with the rule's row chunks. (The run of record,
+# commit 4722d20, also compared the loop forms through a CLR_SEG_CLOOP define since removed:
+# design/bench/2026-11-24-h200-session10-segcols.txt.)
 CMANY="cols-2^14x2^14 cols-2^20x2^8 cols-2^8x2^20"
-for c in 0 1 2; do
-  for u in 1 2 4 8; do
-    v cols-loop$c-u$u SEGBENCH_PLANS=columns "CLREDUCE_EXTRA_OPTIONS=-D CLR_SEG_CLOOP=$c" CLREDUCE_SEGMENT_TUNE=unroll=$u -- $CMANY
-  done
+for u in 1 2 4 8; do
+  v cols-u$u SEGBENCH_PLANS=columns CLREDUCE_SEGMENT_TUNE=unroll=$u -- $CMANY
 done
-# Row chunks on 16384 x 16384 (64 column blocks; the rule gives 17 chunks = 1088 work-groups for
-# 1056 = 8 per SM; 16 = 1024 fit one round) and work-groups per SM.
-for c in 16 32 64; do
+# Row chunks on 16384 x 16384 (64 column blocks; 16 = 1024 work-groups fill one round of 8 per
+# SM; session 9's rule gave 17 = 1088) and work-groups per SM.
+for c in 16 17 32 64; do
   for u in 4 8; do
     v cols-chunks$c-u$u SEGBENCH_PLANS=columns CLREDUCE_SEGMENT_TUNE=chunks=$c,unroll=$u -- cols-2^14x2^14
-    v cols-chunks$c-u$u-l1 SEGBENCH_PLANS=columns "CLREDUCE_EXTRA_OPTIONS=-D CLR_SEG_CLOOP=1" CLREDUCE_SEGMENT_TUNE=chunks=$c,unroll=$u -- cols-2^14x2^14
   done
 done
 for g in 16; do
   for u in 1 4 8; do
-    v cols-g$g-u$u SEGBENCH_PLANS=columns CLREDUCE_SEGMENT_TUNE=groups_per_cu=$g,unroll=$u -- cols-2^14x2^14 cols-2^8x2^20
+    v cols-g$g-u$u SEGBENCH_PLANS=columns CLREDUCE_SEGMENT_TUNE=groups_per_cu=$g,unroll=$u -- cols-2^14x2^14
   done
 done
 # stripes: accumulators (4 is now its default) and reach (columns of 16..256, where columns
@@ -105,17 +102,15 @@ for u in 2 4 8; do v cols-stripes-u$u SEGBENCH_PLANS=stripes,columns CLREDUCE_SE
 for g in 4 16; do v cols-stripes-g$g SEGBENCH_PLANS=stripes CLREDUCE_SEGMENT_TUNE=groups_per_cu=$g -- cols-2^24x2^4 cols-2^20x2^8; done
 # The automatic plans of every column shape.
 v cols-auto SEGBENCH_PLANS=auto -- $COLS cols-2^22x2^6
-# Register counts and spills of the loop forms (NVIDIA's build log through the CLI at debug
-# level; 4096 x 4096 runs the columns plan).
-for c in 0 1 2; do
-  for u in 1 8; do
-    label=cols-regs-loop$c-u$u
-    if echo "$label" | grep -Eq "$ONLY"; then
-      CLREDUCE_LOG=debug CLREDUCE_EXTRA_OPTIONS="-cl-nv-verbose -D CLR_SEG_CLOOP=$c" CLREDUCE_SEGMENT_TUNE=unroll=$u \
-        timeout 60 .gpu/clreduce reduce --rows 4096 --cols 4096 --axis 0 --device "$DEV" 2>&1 |
-        grep -ioE "(function properties for clr_[a-z]+|[0-9]+ bytes stack frame[^\\]*|used [0-9]+ registers[^\\]*)" | sed "s/^/$label | /" | tee -a "$out"
-    fi
-  done
+# Register counts and spills of the columns first pass (NVIDIA's build log through the CLI at
+# debug level; 4096 x 4096 runs the columns plan).
+for u in 1 4 8; do
+  label=cols-regs-u$u
+  if echo "$label" | grep -Eq "$ONLY"; then
+    CLREDUCE_LOG=debug CLREDUCE_EXTRA_OPTIONS=-cl-nv-verbose CLREDUCE_SEGMENT_TUNE=unroll=$u \
+      timeout 60 .gpu/clreduce reduce --rows 4096 --cols 4096 --axis 0 --device "$DEV" 2>&1 |
+      grep -ioE "(function properties for clr_[a-z]+|[0-9]+ bytes stack frame[^\\]*|used [0-9]+ registers[^\\]*)" | sed "s/^/$label | /" | tee -a "$out"
+  fi
 done
 
 # 8. f64 and i32, the same bytes as 2^28 f32 (f64: 2^27 elements, half the columns or rows).
