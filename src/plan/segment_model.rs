@@ -41,8 +41,8 @@ pub enum SegmentAlgo {
     /// a second pass. Several work-groups per long segment, and no huge segment on one
     /// work-group (CSR with heavy-tailed lengths, the single-segment case).
     Tiles,
-    /// `Axis::First`: a work-item per column, rows split into chunks across work-groups when
-    /// there are few columns, chunks combined by a second pass.
+    /// `Axis::First`: a work-item per column, rows split into chunks across work-groups (whole
+    /// rounds of them) when there are few column blocks, chunks combined by a second pass.
     Columns,
     /// Equal chunks of consecutive elements, one per work-item, each walked in one flat loop
     /// that finishes a segment whenever it reaches its end; pieces cut by chunk boundaries
@@ -62,9 +62,10 @@ pub enum SegmentAlgo {
     /// per work-group: strided coalesced reads within the segment, then a tree over the
     /// segment's lanes in local memory.
     Lanes,
-    /// `Axis::First` with few columns: a plain strided loop whose stride is a multiple of the
-    /// column count, so each work-item keeps one column; the work-group combines its
-    /// work-items of each column, and a second pass combines the work-groups' partials.
+    /// `Axis::First` with at most a work-group of columns (the GPU rule; decision 53): a plain
+    /// strided loop whose stride is a multiple of the column count, so each work-item keeps
+    /// one column; the work-group combines its work-items of each column, and a second pass
+    /// combines the work-groups' partials.
     Stripes,
 }
 
