@@ -1,6 +1,6 @@
-//! Developer tool: device time of segmented and axis f32 sums against the plain f32 sum of the
-//! same bytes, on one device, every segment plan (automatic and forced), every result checked
-//! against a float64 host reference. `clreduce bench --cases f32-rows-RxC,f32-cols-RxC,
+//! Developer tool: device time of segmented and axis sums against the plain sum of the same
+//! elements, on one device, every segment plan (automatic and forced), every result checked
+//! against a float64 host reference (floats) or exactly (integers). `clreduce bench --cases f32-rows-RxC,f32-cols-RxC,
 //! f32-ragged-MEAN` now measures the same (with the host check, the plain sum beside it and the
 //! torch/cupy peers); this stays as the standalone tool:
 //!
@@ -16,9 +16,11 @@
 //! sums per segment, decision 55): its line gives the ratio to the plain sum and to the same
 //! plan's deterministic run just before, and checks up to 256 results (spread over all) bit for
 //! bit against the host's correctly rounded sum (`bits-off`).
+//! `SEGBENCH_TYPE=f32|f64|i32` (default f32) picks the element type (the issue's
+//! "f64 and i32 the same in bytes": 2^27 f64 elements are the bytes of 2^28 f32).
 use clreduce::check::reference::unit_roundoff;
 use clreduce::{
-    reduction, Axis, ElemType, Kernel, Op, Options, Queue, Range, Reduction, SegmentAlgo, Segments,
+    reduction, Axis, Element, Kernel, Op, Options, Queue, Range, Reduction, SegmentAlgo, Segments,
 };
 
 fn parse_num(s: &str) -> u64 {
@@ -28,14 +30,19 @@ fn parse_num(s: &str) -> u64 {
     }
 }
 
-/// How many results are outside (len + 40)·u·Σ|x| of the float64 sum of their elements.
-fn wrong(kind: &str, data: &[f32], got: &[f32], off: &[u64], c: u64, n: u64) -> usize {
-    let u = unit_roundoff(ElemType::F32);
+/// How many results are wrong: floats outside (len + 40)·u·Σ|x| of the float64 sum of their
+/// elements, integers unequal to the exact sum (wrapped to the type, as the device adds).
+fn wrong<T: Element>(kind: &str, data: &[T], got: &[T], off: &[u64], c: u64, n: u64) -> usize {
+    let int = !T::TYPE.is_float();
+    let u = if int { 0.0 } else { unit_roundoff(T::TYPE) };
     let out = |k: usize, len: usize, (want, abs): (f64, f64)| {
+        if int {
+            return got[k].to_f64() != (want as i64) as i32 as f64;
+        }
         let bound = (len as f64 + 40.0) * u * abs + 1e-30;
-        (got[k] as f64 - want).abs() > bound
+        (got[k].to_f64() - want).abs() > bound
     };
-    let add = |(s, a): (f64, f64), &v: &f32| (s + v as f64, a + (v as f64).abs());
+    let add = |(s, a): (f64, f64), v: &T| (s + v.to_f64(), a + v.to_f64().abs());
     if kind == "cols" {
         let mut acc = vec![(0.0f64, 0.0f64); got.len()];
         for row in data[..n as usize].chunks_exact(c as usize) {
@@ -144,7 +151,6 @@ fn main() -> clreduce::Result<()> {
     let q = Queue::with_device(args.get(1).map(String::as_str).unwrap_or("0"))?.with_profiling()?;
     let lg: u32 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(24);
     let reps: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(10);
-    let n = 1u64 << lg;
     let cases: Vec<String> = if args.len() > 4 {
         args[4..].to_vec()
     } else {
@@ -165,14 +171,36 @@ fn main() -> clreduce::Result<()> {
         v.extend(["ragged-16", "ragged-256", "ragged-65536"].map(String::from));
         v
     };
+    match std::env::var("SEGBENCH_TYPE").as_deref().unwrap_or("f32") {
+        // Floats: multiples of 1/64 in [-8, 8); integers in [-7, 7], so that no sum of 2^28
+        // of them leaves i32.
+        "f32" => run(&q, lg, reps, &cases, |i| {
+            ((i * 7919) % 1024) as f32 / 64.0 - 8.0
+        }),
+        "f64" => run(&q, lg, reps, &cases, |i| {
+            ((i * 7919) % 1024) as f64 / 64.0 - 8.0
+        }),
+        "i32" => run(&q, lg, reps, &cases, |i| ((i * 7919) % 15) as i32 - 7),
+        t => panic!("SEGBENCH_TYPE {t}: f32, f64 or i32"),
+    }
+}
+
+/// Every case on `q` with elements of type `T`, element i being `make(i)`.
+fn run<T: Element>(
+    q: &Queue,
+    lg: u32,
+    reps: usize,
+    cases: &[String],
+    make: fn(u64) -> T,
+) -> clreduce::Result<()> {
+    let n = 1u64 << lg;
+    let ty = T::TYPE;
     println!(
-        "device: {} ({}), n = 2^{lg} f32, median of {reps} after 2 warm-ups",
+        "device: {} ({}), n = 2^{lg} {ty}, median of {reps} after 2 warm-ups",
         q.device().label(),
         q.caps().driver
     );
-    let data: Vec<f32> = (0..n)
-        .map(|i| ((i * 7919) % 1024) as f32 / 64.0 - 8.0)
-        .collect();
+    let data: Vec<T> = (0..n).map(make).collect();
     let x = q.buffer_from(&data)?;
     let time = |reds: &dyn Fn() -> Reduction,
                 range: Range,
@@ -201,7 +229,7 @@ fn main() -> clreduce::Result<()> {
         }
         Ok((median(t), plan))
     };
-    let one = q.buffer_from(&[0.0f32])?;
+    let one = q.buffer_from(&[T::default()])?;
     let (plain, plan) = time(
         &|| reduction(&one, Op::Plus).initialize_to_identity(),
         Range::new(n),
@@ -209,9 +237,12 @@ fn main() -> clreduce::Result<()> {
     )?;
     println!(
         "{:<24} {:<10} {:>10.1} us  1.00x  plan {plan}",
-        "f32-sum", "plain", plain
+        format!("{ty}-sum"),
+        "plain",
+        plain
     );
     for case in cases {
+        let case = case.as_str();
         let (kind, shape) = case.split_once('-').expect("CASE is KIND-SHAPE");
         let (range, segs, off): (Range, Option<Segments>, Vec<u64>) = match kind {
             "rows" | "cols" => {
@@ -238,7 +269,7 @@ fn main() -> clreduce::Result<()> {
             ("rows", [r, _]) => *r as usize,
             _ => off.len() - 1,
         };
-        let out = q.buffer_from(&vec![0.0f32; results])?;
+        let out = q.buffer_from(&vec![T::default(); results])?;
         let red = || {
             let r = reduction(&out, Op::Plus).initialize_to_identity();
             match (kind, &segs) {
@@ -264,8 +295,8 @@ fn main() -> clreduce::Result<()> {
                     let got = out.to_vec()?;
                     let c = range.extents().last().copied().unwrap_or(1);
                     let bad = wrong(kind, &data, &got, &off, c, n);
-                    let bytes =
-                        4 * (n + results as u64) + 8 * off.len() as u64 * (kind == "ragged") as u64;
+                    let bytes = ty.size() as u64 * (n + results as u64)
+                        + 8 * off.len() as u64 * (kind == "ragged") as u64;
                     println!(
                         "{case:<24} {name:<10} {us:>10.1} us  {:.2}x  plan {plan}  results {results}  {:.0} GB/s in+out  wrong {bad}{}",
                         us / plain,

@@ -225,3 +225,71 @@ fn staged_lanes_stripes_on_odd_shapes() {
     }
     t.finish();
 }
+
+/// `Axis::First` of 3-D ranges `[a, b, c]` (b * c columns of a rows) under `columns` and
+/// `stripes`, forced and automatic, with odd extents and row counts around the accumulators
+/// and the row chunks (1..5, primes; decision 53): exact i64 sums (wrapping, as the device
+/// adds) against the host's, starting from each result's initial value.
+#[test]
+fn first_axis_of_3d_ranges_under_columns_and_stripes() {
+    let mut t = Tally::new("segment_plans::first_axis_of_3d_ranges_under_columns_and_stripes");
+    for q in queues() {
+        let d = q.device();
+        let _g = sim_lock(d);
+        let dev = short(d);
+        let mut rng = Rng(0x53 + d.index() as u64);
+        let mut shapes: Vec<[u64; 3]> = vec![
+            [1, 3, 5],
+            [2, 3, 4],
+            [3, 1, 1],
+            [5, 2, 7],
+            [53, 1, 3],
+            [17, 9, 2],
+        ];
+        if !d.is_simulator() {
+            shapes.extend([[211, 4, 8], [97, 16, 16], [1031, 3, 1], [9, 17, 33]]);
+        }
+        let plans = [None, Some(SegmentAlgo::Columns), Some(SegmentAlgo::Stripes)];
+        for [a, b, c] in shapes {
+            let (n, cols) = (a * b * c, b * c);
+            let xs: Vec<i64> = (0..n)
+                .map(|_| rng.below(1 << 40) as i64 - (1 << 39))
+                .collect();
+            let starts: Vec<i64> = (0..cols).map(|_| rng.below(1000) as i64 - 500).collect();
+            let want: Vec<i64> = (0..cols)
+                .map(|k| {
+                    (0..a)
+                        .map(|r| xs[(r * cols + k) as usize])
+                        .fold(starts[k as usize], i64::wrapping_add)
+                })
+                .collect();
+            let x = q.buffer_from(&xs).unwrap();
+            for algo in plans {
+                let case = format!(
+                    "[{a}, {b}, {c}] {}",
+                    algo.map_or("auto".into(), |p| p.to_string())
+                );
+                let out = q.buffer_from(&starts).unwrap();
+                let res = q.parallel_for_reduce_with(
+                    Range::new_3d(a, b, c),
+                    reduction(&out, Op::Plus).axis(Axis::First),
+                    Kernel::new("sum += x[item.linear_id];").arg("x", &x),
+                    Options {
+                        segment: algo,
+                        ..Options::default()
+                    },
+                );
+                match res {
+                    Ok(_) if out.to_vec().unwrap() == want => t.pass(&dev),
+                    Ok(_) => t.fail(&dev, &case, "sums differ from the host's"),
+                    // stripes takes at most a work-group of columns.
+                    Err(e) if e.to_string().contains("cannot run on") => {
+                        t.skip(&dev, &case, &e.to_string())
+                    }
+                    Err(e) => t.fail(&dev, &case, &e.to_string()),
+                }
+            }
+        }
+    }
+    t.finish();
+}

@@ -7,6 +7,9 @@
 # Built here with `bash scripts/gpu.sh build`; run there with
 #   bash scripts/gpu.sh run cmd bash scripts/gpu/segment_ab.sh        (carry .gpu)
 # Env: DEV (NVIDIA), LG (28), REPS (20), ONLY (a grep -E on variant labels, to run a subset).
+# Session 10 (decision 53): `cols-*` (the columns plan's loop forms, unroll and row chunks;
+# stripes' unroll and reach) and `types-*` (f64 and i32 rows and columns, the same bytes as
+# 2^28 f32): ONLY='^(cols|types)' runs just those.
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 B=${SEGBENCH:-.gpu/segment_bench}
@@ -77,4 +80,52 @@ for u in 1 8; do v unroll-columns-g16-u$u SEGBENCH_PLANS=columns CLREDUCE_SEGMEN
 # and work-group sizes 64-512 (128 best): design/bench/2026-11-24-h200-session10-segcsr.txt.)
 v csr-base SEGBENCH_PLANS=auto,tiles,merge -- $RAGGED ragged-1024
 for e in 8 12 24; do v csr-merge-e$e SEGBENCH_PLANS=merge CLREDUCE_SEGMENT_TUNE=per_item=$e -- ragged-16 ragged-256; done
+
+# 8. Session 10 (decision 53). The columns first pass's accumulators (unroll; 1 is session 8's
+# loop) on the three many-column shapes, with the rule's row chunks. (The run of record,
+# commit 4722d20, also compared the loop forms through a CLR_SEG_CLOOP define since removed:
+# design/bench/2026-11-24-h200-session10-segcols.txt.)
+CMANY="cols-2^14x2^14 cols-2^20x2^8 cols-2^8x2^20"
+for u in 1 2 4 8; do
+  v cols-u$u SEGBENCH_PLANS=columns CLREDUCE_SEGMENT_TUNE=unroll=$u -- $CMANY
+done
+# Row chunks on 16384 x 16384 (64 column blocks; 16 = 1024 work-groups fill one round of 8 per
+# SM; session 9's rule gave 17 = 1088) and work-groups per SM.
+for c in 16 17 32 64; do
+  for u in 4 8; do
+    v cols-chunks$c-u$u SEGBENCH_PLANS=columns CLREDUCE_SEGMENT_TUNE=chunks=$c,unroll=$u -- cols-2^14x2^14
+  done
+done
+for g in 16; do
+  for u in 1 4 8; do
+    v cols-g$g-u$u SEGBENCH_PLANS=columns CLREDUCE_SEGMENT_TUNE=groups_per_cu=$g,unroll=$u -- cols-2^14x2^14
+  done
+done
+# stripes: accumulators (4 is now its default) and reach (columns of 16..256, where columns
+# idles work-items or folds many chunks).
+CFEW="cols-2^24x2^4 cols-2^22x2^6 cols-2^21x2^7 cols-2^20x2^8"
+for u in 2 4 8; do v cols-stripes-u$u SEGBENCH_PLANS=stripes,columns CLREDUCE_SEGMENT_TUNE=unroll=$u -- $CFEW; done
+for g in 4 16; do v cols-stripes-g$g SEGBENCH_PLANS=stripes CLREDUCE_SEGMENT_TUNE=groups_per_cu=$g -- cols-2^24x2^4 cols-2^20x2^8; done
+# The automatic plans of every column shape.
+v cols-auto SEGBENCH_PLANS=auto -- $COLS cols-2^22x2^6
+# Register counts and spills of the columns first pass (NVIDIA's build log through the CLI at
+# debug level; 4096 x 4096 runs the columns plan).
+for u in 1 4 8; do
+  label=cols-regs-u$u
+  if echo "$label" | grep -Eq "$ONLY"; then
+    CLREDUCE_LOG=debug CLREDUCE_EXTRA_OPTIONS=-cl-nv-verbose CLREDUCE_SEGMENT_TUNE=unroll=$u \
+      timeout 60 .gpu/clreduce reduce --rows 4096 --cols 4096 --axis 0 --device "$DEV" 2>&1 |
+      grep -ioE "(function properties for clr_[a-z]+|[0-9]+ bytes stack frame[^\\]*|used [0-9]+ registers[^\\]*)" | sed "s/^/$label | /" | tee -a "$out"
+  fi
+done
+
+# 9. f64 and i32, the same bytes as 2^28 f32 (f64: 2^27 elements, half the columns or rows).
+LG64=$((LG - 1))
+half() { local r=$1 c=$2; echo "$3-2^${r}x2^${c}"; }
+T64_COLS="$(half $((LG64 / 2)) $((LG64 - LG64 / 2)) cols) $(half $((LG64 - 8)) 8 cols) $(half 8 $((LG64 - 8)) cols) $(half $((LG64 - 4)) 4 cols)"
+T64_ROWS="$(half $((LG64 / 2)) $((LG64 - LG64 / 2)) rows) $(half $((LG64 - 8)) 8 rows) $(half 8 $((LG64 - 8)) rows) $(half $((LG64 - 4)) 4 rows) $(half $((LG64 - 2)) 2 rows) $(half 0 $LG64 rows)"
+LG=$LG64 v types-f64-cols SEGBENCH_TYPE=f64 SEGBENCH_PLANS=auto,columns,stripes -- $T64_COLS
+LG=$LG64 v types-f64-rows SEGBENCH_TYPE=f64 SEGBENCH_PLANS=auto -- $T64_ROWS ragged-16 ragged-256 ragged-65536
+v types-i32-cols SEGBENCH_TYPE=i32 SEGBENCH_PLANS=auto,columns,stripes -- $COLS
+v types-i32-rows SEGBENCH_TYPE=i32 SEGBENCH_PLANS=auto -- $ROWS_SHORT $ROWS_MID $ROWS_LONG $RAGGED
 echo "written: $out"

@@ -122,10 +122,17 @@ pub fn plan_segments(
     // Loads in flight per work-item in the strided loops: the plain plan's unroll on a GPU
     // (a strided loop with one accumulator waits for each load before the next), 1 on CPUs,
     // whose rules were measured that way.
-    let unroll = req
-        .tune
-        .unroll
-        .unwrap_or(if gpu && !exact { base.unroll.max(1) as u64 } else { 1 });
+    // Columns and stripes keep 4 on GPUs. H200, 2^28 f32: stripes on 16..256 columns 260-262
+    // us with 4 against 295-297 with 8 (the plain plan's) and 306-308 with 2; columns on
+    // 256 x 2^20 255 us with 4 against 260 with 8 (torch 258), on 16384 x 16384 (16 chunks)
+    // 260 against 256 (design/bench/2026-11-24-h200-session10-segcols.txt).
+    let unroll = req.tune.unroll.unwrap_or(match algo {
+        // Exact sums keep one accumulator (a superaccumulator each, decision 55).
+        _ if exact => 1,
+        SegmentAlgo::Stripes | SegmentAlgo::Columns if gpu => 4,
+        _ if gpu => base.unroll.max(1) as u64,
+        _ => 1,
+    });
     base.local = local;
     base.groups = g.groups;
     base.passes = passes;
@@ -286,15 +293,24 @@ fn geometry(
                 unreachable!("choose() gives columns for the columns layout only")
             };
             let blocks = cols.div_ceil(l).max(1);
-            // Split the rows only when the columns alone leave the device idle.
-            let chunks = if blocks >= fill {
-                1
-            } else {
-                fill.div_ceil(blocks).min(rows.div_ceil(16)).max(1)
+            // Split the rows only when the columns alone leave the device idle, into whole
+            // rounds of `fill` work-groups: `k` rounds, enough that whole chunks per block
+            // leave at most an eighth of them idle, at least 16 rows per chunk. Work-groups
+            // past a round run alone at the end: H200, 16384 x 16384 f32 (64 blocks), 17
+            // chunks (1088 work-groups, 32 past the 1056 of a round) 348-475 us, 16 chunks
+            // (1024) 256-260 us, 32 or 64 chunks 255-261 us (decision 53).
+            let chunks = match req.tune.chunks {
+                Some(c) => c.min(rows),
+                None if blocks >= fill => 1,
+                None => {
+                    let k = (8 * blocks).div_ceil(fill);
+                    (k * fill / blocks).min(rows.div_ceil(16)).max(1)
+                }
             };
             let chunk_rows = rows.div_ceil(chunks).max(1);
             let chunks = rows.div_ceil(chunk_rows).max(1);
-            let groups = (blocks * chunks).min(fill * 4);
+            // At most 8 rounds with row chunks (k <= 8), 4 of column blocks alone.
+            let groups = (blocks * chunks).min(fill * if blocks >= fill { 4 } else { 8 });
             let passes = if chunks > 1 { 2 } else { 1 };
             Geometry::new(groups, passes, chunk_rows, format!("{blocks} blocks of {local} columns x {chunks} chunks of {chunk_rows} rows on {groups} work-groups{}", if passes > 1 { ", chunks combined in order by a second pass" } else { "" }))
         }
@@ -444,10 +460,19 @@ fn choose(
         return Ok((a, format!("forced (mean segment length {mean})")));
     }
     if let SegmentLayout::Columns { cols, .. } = req.layout {
-        return Ok(if gpu && cols <= 64 {
+        // Stripes up to a work-group of columns: H200, 2^28 f32, 16, 64, 128 and 256 columns:
+        // stripes 260-262 us, columns 1688, 499, 346 and 297 us (a block of 256 columns
+        // idles most work-items below 256; at 256 its second pass folds 1056 chunks per
+        // column with one work-item each; decision 53).
+        let reach = req
+            .tune
+            .local
+            .unwrap_or(256)
+            .min(caps.max_work_group_size.max(1)) as u64;
+        return Ok(if gpu && cols <= reach {
             (
                 SegmentAlgo::Stripes,
-                format!("Axis::First with {cols} <= 64 columns on a GPU: a work-item per column would leave most of a work-group idle, so every work-item keeps one column of a grid stride"),
+                format!("Axis::First with {cols} <= {reach} columns (a work-group) on a GPU: a work-item per column would leave work-items idle or fold many row chunks in its second pass, so every work-item keeps one column of a grid stride"),
             )
         } else {
             (
@@ -587,6 +612,13 @@ mod tests {
             cols: 16,
         };
         assert_eq!(algo(&c, few, 16, n), SegmentAlgo::Stripes);
+        // Stripes reach a work-group of columns (256 on the H200), columns take more.
+        let at = |cols: u64| SegmentLayout::Columns {
+            rows: n / cols,
+            cols,
+        };
+        assert_eq!(algo(&c, at(256), 256, n), SegmentAlgo::Stripes);
+        assert_eq!(algo(&c, at(512), 512, n), SegmentAlgo::Columns);
     }
 
     #[test]
@@ -625,6 +657,30 @@ mod tests {
         assert!(few.segment.unwrap().tile < n / 4);
         let many = plan_segments(&c, base(&c, n), &req(16, n / 16), None).unwrap();
         assert_eq!(many.passes, 1);
+        // Row chunks fill whole rounds of 8 work-groups per compute unit: 64 blocks of 256
+        // columns x 16 chunks = 1024 work-groups <= 1056 (17 chunks left 32 for a second round).
+        let c132 = c.compute_units as u64 * 8;
+        for (rows, cols) in [
+            (1u64 << 14, 1u64 << 14),
+            (n / 1000, 1000),
+            (n / 150_000, 150_000),
+        ] {
+            let p = plan_segments(&c, base(&c, n), &req(rows, cols), None).unwrap();
+            let s = p.segment.unwrap();
+            assert_eq!(s.algo, SegmentAlgo::Columns, "{rows} x {cols}");
+            let (blocks, chunks) = (cols.div_ceil(256), rows.div_ceil(s.tile));
+            assert_eq!(p.groups, blocks * chunks, "{rows} x {cols}");
+            let rounds = p.groups.div_ceil(c132);
+            // At most an eighth of the last round idle, or one chunk per block.
+            assert!(
+                chunks == 1 || p.groups * 8 >= rounds * c132 * 7,
+                "{rows} x {cols}: {}",
+                p.groups
+            );
+            if (rows, cols) == (1 << 14, 1 << 14) {
+                assert_eq!((chunks, p.groups, p.passes), (16, 1024, 2));
+            }
+        }
     }
 
     #[test]
@@ -692,10 +748,18 @@ mod tests {
     #[test]
     fn segment_tune_parses_and_refuses() {
         let t =
-            SegmentTune::parse("local=512, groups_per_cu=16,per_item=4,lanes=8,unroll=2").unwrap();
+            SegmentTune::parse("local=512, groups_per_cu=16,per_item=4,lanes=8,unroll=2,chunks=33")
+                .unwrap();
         assert_eq!(
-            (t.local, t.groups_per_cu, t.per_item, t.lanes, t.unroll),
-            (Some(512), Some(16), Some(4), Some(8), Some(2))
+            (
+                t.local,
+                t.groups_per_cu,
+                t.per_item,
+                t.lanes,
+                t.unroll,
+                t.chunks
+            ),
+            (Some(512), Some(16), Some(4), Some(8), Some(2), Some(33))
         );
         assert_eq!(SegmentTune::parse("").unwrap(), SegmentTune::default());
         for bad in [
@@ -704,6 +768,8 @@ mod tests {
             "per_item=65",
             "unroll=32",
             "groups_per_cu=0",
+            "chunks=0",
+            "chunks=65537",
             "wg=256",
             "local",
         ] {
@@ -757,9 +823,27 @@ mod tests {
         let p = plan(cols, 16, SegmentTune::default());
         let s = p.segment.clone().unwrap();
         assert_eq!(
-            (s.algo, p.passes, s.tile),
-            (SegmentAlgo::Stripes, 2, p.groups)
+            (s.algo, p.passes, s.tile, s.unroll),
+            (SegmentAlgo::Stripes, 2, p.groups, 4)
         );
+        // columns: a tuned chunk count wins (at most one chunk per row).
+        let square = SegmentLayout::Columns {
+            rows: 1 << 14,
+            cols: 1 << 14,
+        };
+        for (chunks, want) in [(32, 32), (1, 1), (1 << 16, 1 << 14)] {
+            let tune = SegmentTune {
+                chunks: Some(chunks),
+                ..Default::default()
+            };
+            let p = plan(square, 1 << 14, tune);
+            let s = p.segment.unwrap();
+            assert_eq!(s.algo, SegmentAlgo::Columns);
+            assert_eq!(
+                ((1u64 << 14).div_ceil(s.tile), p.passes),
+                (want, if want > 1 { 2 } else { 1 })
+            );
+        }
         // staged over CSR offsets when forced: stages of local x per_item, two passes.
         let req = SegmentRequest {
             layout: SegmentLayout::Offsets,

@@ -41,8 +41,8 @@ pub enum SegmentAlgo {
     /// a second pass. Several work-groups per long segment, and no huge segment on one
     /// work-group (CSR with heavy-tailed lengths, the single-segment case).
     Tiles,
-    /// `Axis::First`: a work-item per column, rows split into chunks across work-groups when
-    /// there are few columns, chunks combined by a second pass.
+    /// `Axis::First`: a work-item per column, rows split into chunks across work-groups (whole
+    /// rounds of them) when there are few column blocks, chunks combined by a second pass.
     Columns,
     /// Equal chunks of consecutive elements, one per work-item, each walked in one flat loop
     /// that finishes a segment whenever it reaches its end; pieces cut by chunk boundaries
@@ -62,9 +62,10 @@ pub enum SegmentAlgo {
     /// per work-group: strided coalesced reads within the segment, then a tree over the
     /// segment's lanes in local memory.
     Lanes,
-    /// `Axis::First` with few columns: a plain strided loop whose stride is a multiple of the
-    /// column count, so each work-item keeps one column; the work-group combines its
-    /// work-items of each column, and a second pass combines the work-groups' partials.
+    /// `Axis::First` with at most a work-group of columns (the GPU rule; decision 53): a plain
+    /// strided loop whose stride is a multiple of the column count, so each work-item keeps
+    /// one column; the work-group combines its work-items of each column, and a second pass
+    /// combines the work-groups' partials.
     Stripes,
     /// CSR offsets through merge path (Merrill & Garland 2016): the elements and the segment
     /// ends are one list of items cut into tiles of `local * per_item`, so an empty or tiny
@@ -178,7 +179,8 @@ pub struct SegmentRequest {
 }
 
 /// Geometry overrides of the segmented plans, for tuning experiments:
-/// `CLREDUCE_SEGMENT_TUNE=local=256,groups_per_cu=8,per_item=8,lanes=32,unroll=8` (any subset). Values
+/// `CLREDUCE_SEGMENT_TUNE=local=256,groups_per_cu=8,per_item=8,lanes=32,unroll=8,chunks=16` (any
+/// subset). Values
 /// out of range are refused, never clamped; a value a plan does not use is ignored by it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct SegmentTune {
@@ -192,6 +194,9 @@ pub struct SegmentTune {
     pub lanes: Option<u64>,
     /// Accumulators per work-item in the strided loops (`unroll=N`, 1, 2, 4, 8 or 16).
     pub unroll: Option<u64>,
+    /// `columns`: the row chunks (`chunks=N`, 1..=65536; at most the rows), in place of the
+    /// rule's.
+    pub chunks: Option<u64>,
 }
 
 impl SegmentTune {
@@ -209,6 +214,7 @@ impl SegmentTune {
                     "per_item=1..64",
                     "lanes=1|2|4..1024 (a power of two)",
                     "unroll=1|2|4|8|16",
+                    "chunks=1..65536",
                 ],
             };
             let (k, v) = part.split_once('=').ok_or_else(bad)?;
@@ -220,6 +226,7 @@ impl SegmentTune {
                 "per_item" if (1..=64).contains(&v) => t.per_item = Some(v),
                 "lanes" if pow2 => t.lanes = Some(v),
                 "unroll" if pow2 && v <= 16 => t.unroll = Some(v),
+                "chunks" if (1..=65536).contains(&v) => t.chunks = Some(v),
                 _ => return Err(bad()),
             }
         }
