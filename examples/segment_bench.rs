@@ -125,18 +125,28 @@ fn plans(kind: &str) -> Vec<Option<SegmentAlgo>> {
     forced
 }
 
-/// Up to 256 results, spread over all, that differ from the host's correctly rounded sum.
-fn bits_off(kind: &str, data: &[f32], got: &[f32], off: &[u64], c: u64) -> usize {
+/// Up to 256 results, spread over all, that differ from the host's correctly rounded sum
+/// (f32 or f64 elements).
+fn bits_off<T: Element>(kind: &str, data: &[T], got: &[T], off: &[u64], c: u64) -> usize {
     let step = got.len().div_ceil(256).max(1);
     (0..got.len())
         .step_by(step)
         .filter(|&k| {
-            let seg: Vec<f32> = if kind == "cols" {
-                data.iter().skip(k).step_by(c as usize).copied().collect()
+            let seg: Vec<f64> = if kind == "cols" {
+                data.iter().skip(k).step_by(c as usize).map(|v| v.to_f64()).collect()
             } else {
-                data[off[k] as usize..off[k + 1] as usize].to_vec()
+                data[off[k] as usize..off[k + 1] as usize]
+                    .iter()
+                    .map(|v| v.to_f64())
+                    .collect()
             };
-            clreduce::exact::sum_f32(&seg).to_bits() != got[k].to_bits()
+            let want = if T::TYPE == clreduce::ElemType::F32 {
+                let seg: Vec<f32> = seg.iter().map(|&v| v as f32).collect();
+                clreduce::exact::sum_f32(&seg) as f64
+            } else {
+                clreduce::exact::sum_f64(&seg)
+            };
+            want.to_bits() != got[k].to_f64().to_bits()
         })
         .count()
 }
@@ -258,7 +268,7 @@ fn run<T: Element>(
             }
             "ragged" => {
                 let off = clreduce::check::ragged::ragged_offsets(n, parse_num(shape), 0x5E6);
-                profile(&case, &off);
+                profile(case, &off);
                 let b = q.buffer_from(&off)?;
                 (Range::new(n), Some(Segments::offsets(&b)), off)
             }
@@ -305,7 +315,7 @@ fn run<T: Element>(
                     );
                 }
             }
-            if !exact {
+            if !exact || !T::TYPE.is_float() {
                 continue;
             }
             match time(&red, range, opts.exact()) {
