@@ -133,7 +133,11 @@ fn bits_off<T: Element>(kind: &str, data: &[T], got: &[T], off: &[u64], c: u64) 
         .step_by(step)
         .filter(|&k| {
             let seg: Vec<f64> = if kind == "cols" {
-                data.iter().skip(k).step_by(c as usize).map(|v| v.to_f64()).collect()
+                data.iter()
+                    .skip(k)
+                    .step_by(c as usize)
+                    .map(|v| v.to_f64())
+                    .collect()
             } else {
                 data[off[k] as usize..off[k + 1] as usize]
                     .iter()

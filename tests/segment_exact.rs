@@ -145,7 +145,10 @@ fn layouts(sim: bool, seed: u64) -> Vec<Layout> {
         },
         Layout {
             name: "columns",
-            kind: Kind::Cols { r: 45 * s + 2, c: 7 },
+            kind: Kind::Cols {
+                r: 45 * s + 2,
+                c: 7,
+            },
         },
         Layout {
             name: "csr",
@@ -153,7 +156,10 @@ fn layouts(sim: bool, seed: u64) -> Vec<Layout> {
         },
         Layout {
             name: "one segment",
-            kind: Kind::Rows { r: 1, c: 900 * s + 1 },
+            kind: Kind::Rows {
+                r: 1,
+                c: 900 * s + 1,
+            },
         },
     ]
 }
@@ -181,7 +187,10 @@ fn data(l: &Layout, ty: Ty, p: Pattern, seed: u64) -> (Vec<f64>, Vec<f64>) {
         let m = l.members(k);
         let vals: Vec<f64> = match ty {
             Ty::F64 => f64s(p, m.len(), seed + k as u64),
-            Ty::F32 => f32s(p, m.len(), seed + k as u64).into_iter().map(f64::from).collect(),
+            Ty::F32 => f32s(p, m.len(), seed + k as u64)
+                .into_iter()
+                .map(f64::from)
+                .collect(),
             Ty::F16 => f32s(p, m.len(), seed + k as u64)
                 .into_iter()
                 .map(|v| Half::from_f32(v).to_f32() as f64)
@@ -232,7 +241,11 @@ impl Bufs {
             ),
             Ty::F64 => Bufs::F64(q.buffer_from(xs)?, q.buffer_from(inits)?),
             Ty::F16 => Bufs::F16(
-                q.buffer_from(&xs.iter().map(|&v| Half::from_f32(v as f32)).collect::<Vec<_>>())?,
+                q.buffer_from(
+                    &xs.iter()
+                        .map(|&v| Half::from_f32(v as f32))
+                        .collect::<Vec<_>>(),
+                )?,
                 q.buffer_from(&i32s)?,
             ),
         })
@@ -252,9 +265,12 @@ impl Bufs {
     }
     fn bits(&self) -> Vec<u64> {
         match self {
-            Bufs::F32(_, r) | Bufs::F16(_, r) => {
-                r.to_vec().unwrap().iter().map(|v| v.to_bits() as u64).collect()
-            }
+            Bufs::F32(_, r) | Bufs::F16(_, r) => r
+                .to_vec()
+                .unwrap()
+                .iter()
+                .map(|v| v.to_bits() as u64)
+                .collect(),
             Bufs::F64(_, r) => r.to_vec().unwrap().iter().map(|v| v.to_bits()).collect(),
         }
     }
@@ -309,7 +325,9 @@ fn run_case(
 ) -> Result<(), Result<String, String>> {
     let (xs, inits) = data(l, ty, p, seed);
     let b = Bufs::new(q, ty, &xs, &inits).map_err(|e| Err(e.to_string()))?;
-    let offsets = q.buffer_from(&l.offsets()).map_err(|e| Err(e.to_string()))?;
+    let offsets = q
+        .buffer_from(&l.offsets())
+        .map_err(|e| Err(e.to_string()))?;
     let mut red = l.segment(b.reduction(), &offsets);
     if !init {
         red = red.initialize_to_identity();
@@ -507,7 +525,10 @@ fn beside_min_max_argmax_and_a_count() {
                     });
                 let (wv, wi) = best.map_or((f32::MIN, u64::MAX), |(j, v)| (v, m[j] as u64));
                 if (gav[k], gai[k]) != (wv, wi) && !(m.is_empty() && gai[k] == u64::MAX) {
-                    bad.push(format!("argmax {k}: ({}, {}) want ({wv}, {wi})", gav[k], gai[k]));
+                    bad.push(format!(
+                        "argmax {k}: ({}, {}) want ({wv}, {wi})",
+                        gav[k], gai[k]
+                    ));
                 }
                 if gc[k] as usize != m.len() {
                     bad.push(format!("count {k}: {} want {}", gc[k], m.len()));
@@ -649,7 +670,11 @@ fn refusals_write_nothing() {
             .and_then(|ev| ev.wait())
         {
             Ok(()) if rows.to_vec().unwrap() == [12.0; 8] => t.pass(&dev),
-            other => t.fail(&dev, "forced tree", &format!("{other:?} {:?}", rows.to_vec())),
+            other => t.fail(
+                &dev,
+                "forced tree",
+                &format!("{other:?} {:?}", rows.to_vec()),
+            ),
         }
     }
     t.finish();
@@ -701,10 +726,21 @@ fn split_across_devices_bit_for_bit() {
             let mut one = vec![0; k];
             one[0] = units.min(1);
             one[k - 1] += units - one[0];
-            let p = [Pattern::Cancel, Pattern::Ties, Pattern::Spread, Pattern::BothInf, Pattern::Alternating][li % 5];
+            let p = [
+                Pattern::Cancel,
+                Pattern::Ties,
+                Pattern::Spread,
+                Pattern::BothInf,
+                Pattern::Alternating,
+            ][li % 5];
             let init = li % 2 == 0;
             for split in [cut, last, one].map(|c| Split::from_counts(&c)) {
-                let case = format!("{cname} {} {} init {init} split {:?}", l.name, p.name(), split.counts());
+                let case = format!(
+                    "{cname} {} {} init {init} split {:?}",
+                    l.name,
+                    p.name(),
+                    split.counts()
+                );
                 let (xs, inits) = data(l, Ty::F32, p, 0x5A + li as u64);
                 let x32: Vec<f32> = xs.iter().map(|&v| v as f32).collect();
                 let x = mq.scatter_with(&x32, &split, per).unwrap();
@@ -730,9 +766,8 @@ fn split_across_devices_bit_for_bit() {
                 let bad: Vec<String> = (0..l.results())
                     .filter_map(|j| {
                         let want = host_bits(l, Ty::F32, &xs, init.then_some(inits[j]), j);
-                        (got[j].to_bits() as u64 != want).then(|| {
-                            format!("result {j}: {:#x} want {want:#x}", got[j].to_bits())
-                        })
+                        (got[j].to_bits() as u64 != want)
+                            .then(|| format!("result {j}: {:#x} want {want:#x}", got[j].to_bits()))
                     })
                     .collect();
                 match bad.first() {

@@ -522,7 +522,11 @@ impl Queue {
         keep.extend(partials);
         keep.extend(backup.map(Arc::new));
         keep.extend(f.offsets.as_ref().map(|t| t.mem.clone()));
-        keep.extend(reds.0.iter().filter_map(|r| r.raw.as_ref().map(|t| t.mem.clone())));
+        keep.extend(
+            reds.0
+                .iter()
+                .filter_map(|r| r.raw.as_ref().map(|t| t.mem.clone())),
+        );
         for (_, a) in &kernel.args {
             if let ArgKind::Buffer { mem, .. } = a {
                 keep.push(mem.clone());

@@ -185,7 +185,9 @@ fn common_spec(reds: &[Reduction], combiners: &[Combiner]) -> Result<SegSpec> {
         if c.kind() == PartialKind::Flagged {
             return Err(Error::Unsupported {
                 what: format!("a segmented {} ({name}) split across devices", r.op),
-                missing: "a per-segment flag (identity-less ops) from each share; run it on one device".into(),
+                missing:
+                    "a per-segment flag (identity-less ops) from each share; run it on one device"
+                        .into(),
                 device: "the multi-device queue".into(),
             });
         }

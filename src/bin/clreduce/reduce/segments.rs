@@ -491,5 +491,7 @@ fn check_exact(got: Value, seg: &HostVec, init: Option<Value>, empty: bool) -> R
     };
     (got.to_bytes() == want.to_bytes())
         .then_some(())
-        .ok_or(format!("{got:?} want {want:?} (the correctly rounded sum, bit for bit)"))
+        .ok_or(format!(
+            "{got:?} want {want:?} (the correctly rounded sum, bit for bit)"
+        ))
 }
