@@ -19,24 +19,10 @@ use clreduce::{
     reduction, reduction_argmax, Axis, Buffer, Error, Half, Kernel, Mask, Op, Options, Queue,
     Range, Reduction, SegmentAlgo, Segments,
 };
+use common::rng::Rng;
 use common::{announce_sample, full_matrix, queues, sample_hash, short, sim_lock, Tally};
 use std::collections::HashMap;
 use std::sync::Mutex;
-
-/// A small seeded generator (splitmix64).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, m: u64) -> u64 {
-        self.next() % m.max(1)
-    }
-}
 
 /// How the segments are given.
 #[derive(Debug, Clone)]
