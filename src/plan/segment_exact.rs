@@ -106,43 +106,39 @@ pub(crate) fn segment_exact(
     Ok(())
 }
 
-/// The segment plan of a launch with carried exact sums: `staged` keeps one accumulator per
-/// element of a stage in local memory, which a superaccumulator (128 or 584 bytes) does not
-/// fit, so the rules' `staged` becomes `item` and a forced `staged` is unsupported.
+/// The segment plan of a launch with carried exact sums: `staged` and `merge` keep one
+/// accumulator per element of a stage or tile in local memory, which a superaccumulator (128 or
+/// 584 bytes) does not fit, so the rules' `staged` becomes `item`, their `merge` becomes `tiles`
+/// (decision 55), and either one forced is unsupported.
 pub(super) fn exact_algo(
     caps: &DeviceCaps,
     req: &SegmentRequest,
     algo: SegmentAlgo,
     why: String,
 ) -> Result<(SegmentAlgo, String)> {
-    if algo == SegmentAlgo::Merge {
-        // merge stages every element's accumulator in local memory too (decision 54).
-        if req.force == Some(SegmentAlgo::Merge) {
-            return Err(Error::Unsupported {
-                what: "segment plan merge for an exact sum".into(),
-                missing: "room for a superaccumulator per item of a tile in local memory (merge stages one accumulator per element)".into(),
-                device: caps.label(),
-            });
-        }
-        return Ok((
+    let (instead, unit, keeps, reason) = match algo {
+        SegmentAlgo::Staged => (
+            SegmentAlgo::Item,
+            "element of a stage",
+            "staged keeps one accumulator per element",
+            "staged would keep a superaccumulator per element in local memory, so a work-item per segment instead of staged",
+        ),
+        SegmentAlgo::Merge => (
             SegmentAlgo::Tiles,
-            format!("exact sums: merge would stage a superaccumulator per element in local memory, so tiles instead of merge ({why})"),
-        ));
-    }
-    if algo != SegmentAlgo::Staged {
-        return Ok((algo, why));
-    }
-    if req.force == Some(SegmentAlgo::Staged) {
+            "item of a tile",
+            "merge stages one accumulator per element",
+            "merge would stage a superaccumulator per element in local memory, so tiles instead of merge",
+        ),
+        _ => return Ok((algo, why)),
+    };
+    if req.force == Some(algo) {
         return Err(Error::Unsupported {
-            what: "segment plan staged for an exact sum".into(),
-            missing: "room for a superaccumulator per element of a stage in local memory (staged keeps one accumulator per element)".into(),
+            what: format!("segment plan {algo} for an exact sum"),
+            missing: format!("room for a superaccumulator per {unit} in local memory ({keeps})"),
             device: caps.label(),
         });
     }
-    Ok((
-        SegmentAlgo::Item,
-        format!("exact sums: staged would keep a superaccumulator per element in local memory, so a work-item per segment instead of staged ({why})"),
-    ))
+    Ok((instead, format!("exact sums: {reason} ({why})")))
 }
 
 /// The largest work-group size, at most `local`, whose trees (one accumulator slot per
