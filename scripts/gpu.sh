@@ -18,6 +18,11 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 EXCLUSIVE_TESTS="test-memory"
 
 # repeat_tests OUT [--repeat K] [--jobs J] [--only a,b] [--] [test args...]
+# A job is a separate test binary (.gpu/test-NAME) or one module of the suite binary
+# (.gpu/test-suite, tests/suite.rs: `SUITE --exact` its test names, scripts/suite_jobs.py);
+# --only names either. Test args: words starting with `-` go to the binary; other words are
+# name filters (a test runs if its name contains any of them), applied to the suite's names
+# before `--exact` and passed to the other binaries as they are.
 repeat_tests() {
   local out="$1"; shift
   local repeat=1 jobs="" only="" threads="${TEST_THREADS:-4}"
@@ -32,39 +37,60 @@ repeat_tests() {
   done
   jobs="${jobs:-$repeat}"
   local dir="$out/repeat"; mkdir -p "$dir"
-  local bins=() b name
+  local opts=() filters=() words=() a
+  for a in "$@"; do case "$a" in -*) opts+=("$a") ;; *) filters+=(--filter "$a"); words+=("$a") ;; esac; done
+  # label<TAB>binary<TAB>arguments, one line per job.
+  local list="" b name label names mods=()
   for b in .gpu/test-*; do
-    name="$(basename "$b")"
+    name="${b#.gpu/test-}"
     # The MPI test needs the carried OpenMPI: `run scaleout` runs it.
-    [ "$name" = test-mpi ] && continue
-    if [ -n "$only" ] && ! echo ",$only," | grep -q ",${name#test-},"; then continue; fi
-    bins+=("$b")
+    [ "$name" = mpi ] && continue
+    if [ "$name" = suite ]; then
+      mods=()
+      if [ -n "$only" ]; then
+        local all; all="$(python3 scripts/suite_jobs.py "$b" --each | cut -f1 | sed 's/^suite://')"
+        for a in ${only//,/ }; do echo "$all" | grep -qx "$a" && mods+=("$a"); done
+        [ ${#mods[@]} -gt 0 ] || continue
+      else
+        mods=(--each)
+      fi
+      while IFS=$'\t' read -r label names; do
+        [ -n "$label" ] && list+="$label"$'\t'"$b"$'\t'"--exact $names"$'\n'
+      done <<< "$(python3 scripts/suite_jobs.py "$b" "${filters[@]}" "${mods[@]}")"
+      continue
+    fi
+    if [ -n "$only" ] && ! echo ",$only," | grep -q ",$name,"; then continue; fi
+    list+="test-$name"$'\t'"$b"$'\t'"${words[*]}"$'\n'
   done
-  [ ${#bins[@]} -gt 0 ] || { echo "no test binary matches --only $only" >&2; return 2; }
-  echo "tests: ${#bins[@]} binaries x $repeat run(s), $jobs at once, --test-threads=$threads $*" | tee "$dir/summary.txt"
-  # one_run BIN K: its log and exit status under $dir; never fails itself.
+  list="${list%$'\n'}"
+  [ -n "$list" ] || { echo "no test job matches --only $only $*" >&2; return 2; }
+  echo "tests: $(echo "$list" | wc -l) jobs x $repeat run(s), $jobs at once, --test-threads=$threads $*" | tee "$dir/summary.txt"
+  # one_run "LABEL<TAB>BIN<TAB>ARGS" K: its log and exit status under $dir; never fails itself.
   one_run() {
-    local t0=$SECONDS rc=0 log="$dir/$(basename "$1").$2.log"
-    "$1" --test-threads="$threads" "${@:3}" > "$log" 2>&1 || rc=$?
+    local t0=$SECONDS rc=0 label bin args
+    IFS=$'\t' read -r label bin args <<< "$1"
+    local log="$dir/$label.$2.log"
+    # shellcheck disable=SC2086
+    "$bin" --test-threads="$threads" $args "${opts[@]}" > "$log" 2>&1 || rc=$?
     echo "$rc $((SECONDS - t0))" > "$log.rc"
   }
-  local k running=0
-  for b in "${bins[@]}"; do
-    case " $EXCLUSIVE_TESTS " in *" $(basename "$b") "*) continue ;; esac
+  local e k running=0
+  while IFS= read -r e; do
+    case " $EXCLUSIVE_TESTS " in *" ${e%%$'\t'*} "*) continue ;; esac
     for k in $(seq 1 "$repeat"); do
-      one_run "$b" "$k" "$@" &
+      one_run "$e" "$k" &
       running=$((running + 1))
       if [ "$running" -ge "$jobs" ]; then wait -n || true; running=$((running - 1)); fi
     done
-  done
+  done <<< "$list"
   wait || true
-  for b in "${bins[@]}"; do
-    case " $EXCLUSIVE_TESTS " in *" $(basename "$b") "*) ;; *) continue ;; esac
-    for k in $(seq 1 "$repeat"); do one_run "$b" "$k" "$@"; done
-  done
+  while IFS= read -r e; do
+    case " $EXCLUSIVE_TESTS " in *" ${e%%$'\t'*} "*) ;; *) continue ;; esac
+    for k in $(seq 1 "$repeat"); do one_run "$e" "$k"; done
+  done <<< "$list"
   local failed=0 rc secs log passed
-  for b in "${bins[@]}"; do
-    name="$(basename "$b")"; passed=0
+  while IFS= read -r e; do
+    name="${e%%$'\t'*}"; passed=0
     for k in $(seq 1 "$repeat"); do
       log="$dir/$name.$k.log"; read -r rc secs < "$log.rc"
       if [ "$rc" = 0 ]; then passed=$((passed + 1)); continue; fi
@@ -73,7 +99,7 @@ repeat_tests() {
         grep -E "^FAIL|panicked|^test .* FAILED|test result" "$log" | head -n 20 | sed 's/^/    /'; } | tee -a "$dir/summary.txt"
     done
     echo "$name: $passed/$repeat runs passed ($(grep -h "test result" "$dir/$name".*.log | sort | uniq -c | sed 's/^ *\([0-9]*\) test result: /\1x /' | head -n 3 | paste -sd';'))" | tee -a "$dir/summary.txt"
-  done
+  done <<< "$list"
   echo "failed runs: $failed" | tee -a "$dir/summary.txt"
   [ "$failed" = 0 ]
 }
@@ -101,7 +127,7 @@ build)
   cp target/release/examples/latency target/release/examples/sweep target/release/examples/lazy_alloc target/release/examples/closure_vs_string target/release/examples/shortcut_latency target/release/examples/segment_bench target/release/examples/read_path_ab target/release/examples/mailbox_probe .gpu/
   rm -f .gpu/test-*
   copy_tests
-  # tests/ui.rs runs rustc (trybuild): there is none on the GPU machines.
+  # macros/tests/ui.rs runs rustc (trybuild): there is none on the GPU machines.
   rm -f .gpu/test-ui
   cp -r benches/peers .gpu/ 2>/dev/null || true
   # The mpi feature (issue 18): the binary and the MPI test built with it, and the OpenMPI

@@ -48,7 +48,9 @@ if ! ls "$intel"/lib/libintelocl.so* >/dev/null 2>&1; then
   python3 -m pip install -q --disable-pip-version-check --no-warn-script-location \
     --prefix "$intel" intel-opencl-rt intel-cmplr-lib-rt
 fi
-intel_lib="$(ls "$intel"/lib/libintelocl.so* | sort | head -n1)"
+# The real path: in a git worktree whose .opencl links to another checkout's, the .icd file
+# is that checkout's too, and must keep naming a library that exists there.
+intel_lib="$(realpath "$(ls "$intel"/lib/libintelocl.so* | sort | head -n1)")"
 echo "$intel_lib" > "$vendors/intel-cpu.icd"
 
 echo "setup: OpenCL vendors in $vendors:" >&2

@@ -10,8 +10,7 @@
 //! calls them). Results start from a non-identity value, so an unwritten result is caught. A
 //! combination a device cannot run is a SKIP with the reason.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use clreduce::__private::{ClosureElem, HostEnv};
 use clreduce::check::reference::{

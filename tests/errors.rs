@@ -11,7 +11,7 @@
 //! tests/errors_input.rs: types, masks, strategies and names by text, buffers, devices and
 //! profiling.
 
-mod common;
+use crate::common;
 #[path = "errs/helpers.rs"]
 mod errs;
 

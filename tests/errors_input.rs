@@ -4,7 +4,7 @@
 //! as ignored reproducers (split from tests/errors.rs, whose header lists where every error is
 //! tested).
 
-mod common;
+use crate::common;
 #[path = "errs/helpers.rs"]
 mod errs;
 
@@ -278,7 +278,7 @@ fn unreachable_errors() {
 }
 
 // ---- known library problems: reproducers, ignored so the suite stays green --------------
-// Run one with `cargo test --release --test errors -- --ignored --exact <name> --nocapture`.
+// Run one with `cargo test --release --test suite -- --ignored --exact errors_input::<name> --nocapture`.
 
 /// A kernel argument made by another queue on the same device is used, and a read right after
 /// the launch sees the kernel's writes (before issue 29 it was refused with `ForeignBuffer`;

@@ -5,8 +5,7 @@
 //! pass; no fp64: three-float expansions); several variables in one launch; spans; f16 data;
 //! the queue shortcut; what Exact refuses; and proptest over random shapes.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use clreduce::check::adversarial::{f32s, f64s, Pattern};
 use clreduce::exact::{sum_f32, sum_f64};

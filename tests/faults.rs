@@ -14,7 +14,7 @@
 //! Each case uses its own queue (a fault belongs to one queue) and one i64 sum over an
 //! nd_range of 48 work-groups of 64, checked exactly.
 
-mod common;
+use crate::common;
 
 use clreduce::plan::{CrossAlgo, GroupAlgo, Strategy};
 use clreduce::{

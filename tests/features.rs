@@ -8,8 +8,7 @@
 //! initial value) so an unwritten result is caught; a combination a device cannot run is
 //! printed as a SKIP with the reason.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use clreduce::check::reference::{combination_depth, unit_roundoff};
 use clreduce::plan::{GroupAlgo, Strategy};

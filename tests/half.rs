@@ -6,7 +6,7 @@
 //! `n * 2^-24 * sum|x|` (f32 accumulation in any order), min/max/argmin/argmax exactly, exact
 //! sums bit for bit.
 
-mod common;
+use crate::common;
 
 use clreduce::{
     devices, reduction, Bf16, Device, Error, Half, Kernel, Mask, Op, Options, Queue, Range,

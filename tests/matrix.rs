@@ -35,7 +35,7 @@
 //! strategies (still every op and every type per test), unless `CLREDUCE_FULL_MATRIX=1` (scripts/gpu.sh sets it); each test prints its seed
 //! (`SAMPLE ...`, `CLREDUCE_SAMPLE_SEED` replays it). See `Sample`.
 
-mod common;
+use crate::common;
 
 use clreduce::plan::{CrossAlgo, GroupAlgo, Strategy};
 use clreduce::{ElemType, Mask, Op, Queue};

@@ -8,7 +8,7 @@
 
 #[path = "common/cli.rs"]
 mod cli_run;
-mod common;
+use crate::common;
 
 use clreduce::{devices, reduction, Error, Kernel, Mask, Op, Queue, Range};
 use common::{short, sim_lock, Tally};

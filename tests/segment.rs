@@ -9,7 +9,7 @@
 
 #[path = "common/cli.rs"]
 mod cli_run;
-mod common;
+use crate::common;
 
 use clreduce::check::reference::{check, random_input, reference, reference_arg};
 use clreduce::{

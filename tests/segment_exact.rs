@@ -10,7 +10,7 @@
 //! refused. A seeded sample by default (`CLREDUCE_FULL_MATRIX=1`: every pattern under every
 //! plan, layout and type, with or without initial values alternating).
 
-mod common;
+use crate::common;
 
 use clreduce::check::adversarial::{f32s, f64s, Pattern};
 use clreduce::exact::{sum_f32, sum_f64};

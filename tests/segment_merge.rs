@@ -9,7 +9,7 @@
 //! result is compared exactly with the host's; the same plan twice gives the same bits. Fresh
 //! seeded inputs per case.
 
-mod common;
+use crate::common;
 
 use clreduce::{
     reduction, reduction_argmax, reduction_argmin, Kernel, Op, Options, Queue, Range, SegmentAlgo,

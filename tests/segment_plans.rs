@@ -13,7 +13,7 @@
 //! so each device is given every forced plan on at least three shapes per run (10 or 15 shapes,
 //! at most three forced plans per axis) and every (shape, plan) pair over runs.
 
-mod common;
+use crate::common;
 
 use clreduce::{
     reduction, reduction_argmax, reduction_argmin, Axis, Kernel, Op, Options, Queue, Range,

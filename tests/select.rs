@@ -4,7 +4,7 @@
 //! that decides are `Error::AmbiguousDevice`), unknown names listing the devices, the default
 //! device, and the environment handed to child processes.
 
-mod common;
+use crate::common;
 
 use clreduce::caps::DeviceKind;
 use clreduce::{devices, Device, Error, Queue};

@@ -60,7 +60,7 @@ use syn::{Expr, ExprClosure, Ident, Pat, Type};
 /// reducer read, assigned or given an operator no op allows; rustc's own type errors point at
 /// the closure's code. The `compile_fail` examples are doc tests of `clreduce::closure` (they
 /// need clreduce, which this crate cannot depend on), the messages are checked by
-/// `tests/ui/*.rs` (trybuild), and design/closures.md explains the translation.
+/// `macros/tests/ui/*.rs` (trybuild), and design/closures.md explains the translation.
 #[proc_macro]
 pub fn kernel(input: TokenStream) -> TokenStream {
     let closure = syn::parse_macro_input!(input as ExprClosure);

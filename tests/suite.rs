@@ -1,0 +1,42 @@
+//! The integration tests in one test binary (issue 27, decision 60): each `tests/NAME.rs` below
+//! is a module of this crate, so the library's generic code, `tests/common` and the CLI's test
+//! helpers are compiled and linked once instead of once per file, and one process's device
+//! probes and program cache (Intel's runtime and Oclgrind keep no kernel cache on disk) serve
+//! many files. A test's name is `FILE::TEST` (`cargo test --release --test suite matrix::`).
+//!
+//! Files that need a process of their own stay separate test targets (Cargo.toml): memory.rs
+//! (fills device memory), device.rs and reliability.rs (count the process's program compilations),
+//! mailbox.rs (sets an environment variable), exact_kit.rs (drives Oclgrind through its own
+//! OpenCL context, outside the library's per-device command lock), ui.rs (trybuild) and mpi.rs
+//! (runs under mpirun).
+//!
+//! `scripts/test.sh` runs this binary as several processes, each with the exact names of one
+//! group of modules (`scripts/suite_jobs.py`), two at a time.
+
+#[macro_use]
+mod common;
+
+mod bad_input;
+mod cli;
+mod cli_first_use;
+mod cli_segsplit;
+mod closures;
+mod errors;
+mod errors_input;
+mod exact;
+mod faults;
+mod features;
+mod half;
+mod hostile;
+mod matrix;
+mod multi;
+mod multi_segments;
+mod props;
+mod queues;
+mod race;
+mod segment;
+mod segment_exact;
+mod segment_merge;
+mod segment_plans;
+mod select;
+mod tune;
