@@ -40,3 +40,32 @@ mod segment_merge;
 mod segment_plans;
 mod select;
 mod tune;
+
+/// With `autotests = false` a new `tests/NAME.rs` is built only if this file declares it or
+/// Cargo.toml lists it as a test target: a file in neither would never run, silently.
+#[test]
+fn every_test_file_is_built() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let suite = std::fs::read_to_string(root.join("tests/suite.rs")).unwrap();
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let mut missing = Vec::new();
+    for entry in std::fs::read_dir(root.join("tests")).unwrap() {
+        let path = entry.unwrap().path();
+        let (Some(stem), Some("rs")) = (
+            path.file_stem().and_then(|s| s.to_str()),
+            path.extension().and_then(|s| s.to_str()),
+        ) else {
+            continue;
+        };
+        let module = suite.lines().any(|l| l.trim() == format!("mod {stem};"));
+        let target = manifest.contains(&format!("path = \"tests/{stem}.rs\""));
+        if stem != "suite" && !module && !target {
+            missing.push(stem.to_string());
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "tests/{{{}}}.rs: neither a module of tests/suite.rs nor a [[test]] in Cargo.toml",
+        missing.join(",")
+    );
+}
