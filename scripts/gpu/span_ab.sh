@@ -19,6 +19,8 @@ REPS=${REPS:-10}
 ONLY=${ONLY:-.}
 out=${OUT:-/tmp}
 peers=$(ls -d .gpu/peers benches/peers 2>/dev/null | head -n 1)
+# The GPU's L2 (NVIDIA's OpenCL under-reports it) for the bench's cache rule, as gpu.sh does.
+llc=$(python3 -c 'import torch; print(torch.cuda.get_device_properties(0).L2_cache_size)' 2>/dev/null || true)
 
 # v LABEL LG [ENV=VALUE ...] -- BENCH ARGS...: one bench run, its JSON summarized.
 v() {
@@ -29,7 +31,7 @@ v() {
   echo "$label" | grep -Eq "$ONLY" || return 0
   local t0=$SECONDS json="$out/span-$label.json"
   env "${envs[@]}" timeout 200 "$B" bench --device "$DEV" --sizes "2^$lg" --reps "$REPS" \
-    --strategies auto --json "$json" "$@" > "$out/span-$label.log" 2>&1 ||
+    --strategies auto ${llc:+--llc $llc} --json "$json" "$@" > "$out/span-$label.log" 2>&1 ||
     { echo "span | $label: bench failed:"; grep -E "error|panicked" "$out/span-$label.log" | head -n 5; }
   python3 - "$json" "$label" <<'PY'
 import json, sys
