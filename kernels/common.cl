@@ -72,6 +72,7 @@
 #define CLR_SS_LPRIVATE 2  // one copy per work-item in local memory
 #define CLR_SS_GATOMIC 3   // global atomics straight on the result
 #define CLR_SS_GPRIVATE 4  // one copy per work-item in global scratch (extra pass)
+#define CLR_SS_GDIGITS 5   // f32 sums: narrow-digit superaccumulators in global scratch (extra pass)
 
 #define CLR_KIND_INT32 1
 #define CLR_KIND_INT64 2

@@ -536,6 +536,7 @@ static inline void VAR(clr_last)(__global VT* res, __global ulong* aux, __global
 
 static inline void VAR(clr_pass)(__global VT* res, __global ulong* aux, __global VA* part, uint count, __local VA* lm, __local long* ls) {
 #if VXS == CLR_XS_PASS
-    VAR(clr_reduce_partials)(res, aux, part, count, lm, 0);
+    // Work-group 0 alone (the extra pass has more work-groups beside a digits span).
+    if (get_group_id(0) == 0) VAR(clr_reduce_partials)(res, aux, part, count, lm, 0);
 #endif
 }

@@ -333,7 +333,7 @@ fn enqueue(
             program,
             "clr_finish",
             args,
-            &[plan.local],
+            &[finish_groups(plan) * plan.local],
             &[plan.local],
             &[],
         )?);
@@ -342,6 +342,19 @@ fn enqueue(
         scratch.poison(&q.queue)?;
     }
     Ok(())
+}
+
+/// Work-groups of the extra pass: one, or one work-item per element of the largest
+/// `global-digits` span (kernels/var_exact.cl rounds each element in its own work-item; the other
+/// variables' passes run in work-group 0).
+fn finish_groups(plan: &Plan) -> usize {
+    plan.vars
+        .iter()
+        .filter_map(|v| v.span.filter(|s| s.store == SpanStore::GlobalDigits))
+        .map(|s| s.len.div_ceil(plan.local))
+        .max()
+        .unwrap_or(1)
+        .max(1)
 }
 
 /// Sets a reduction variable (every span element; and the index of argmin/argmax, to
@@ -401,6 +414,9 @@ fn uses_scratch_state(plan: &Plan) -> bool {
 /// one per element of a span, or one row per work-group).
 fn partial_bytes(plan: &Plan, v: &VarPlan) -> u64 {
     let elems = v.span.map_or(1, |s| s.len) as u64;
+    if v.span.is_some_and(|s| s.store == SpanStore::GlobalDigits) {
+        return elems * (crate::plan::DIGITS_LONGS * 8) as u64;
+    }
     if let Some(e) = v.exact {
         let sacc = (e.limbs() * 8) as u64;
         return match (v.span, v.cross) {

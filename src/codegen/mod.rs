@@ -137,6 +137,8 @@ fn reducer_param(k: usize, v: &VarPlan) -> String {
         Some(SpanStore::GlobalAtomic | SpanStore::GlobalPrivate) => {
             format!("__global {t}* clr_r{k}")
         }
+        // Planned with an exact plan (its digits are a superaccumulator): the arm above.
+        Some(SpanStore::GlobalDigits) => format!("__global long* clr_r{k}"),
     }
 }
 
@@ -160,6 +162,7 @@ fn reducer_arg(k: usize, v: &VarPlan) -> String {
         Some(SpanStore::GlobalPrivate) => {
             format!("(clr_part_{k} + get_global_id(0) * (size_t)R{k}_SPAN)")
         }
+        Some(SpanStore::GlobalDigits) => format!("clr_part_{k}"),
     }
 }
 

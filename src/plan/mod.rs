@@ -43,6 +43,7 @@ pub use model::{
 };
 pub(crate) use segment::{stage_slots, TILE_LONGS};
 pub(crate) use segment_exact::segment_exact;
+pub(crate) use span::DIGITS_LONGS;
 pub use segment_model::{SegmentAlgo, SegmentLayout, SegmentPlan};
 testkit! { use segment::plan_segments; }
 testkit! { use segment_model::SegmentRequest; }
@@ -241,7 +242,8 @@ fn group_steps(caps: &DeviceCaps, req: &Request) -> Result<Vec<GroupStep>> {
         let exact_sum = exact::is_exact(v, req.determinism);
         let step = match v.span {
             Some(len) if exact_sum => {
-                let (store, why) = span::choose_exact_span(caps, v, len, req.strategy)?;
+                let (store, why) =
+                    span::choose_exact_span(caps, v, len, req.strategy, req.form)?;
                 GroupStep {
                     group: GroupAlgo::LocalAtomic,
                     reason: why.to_string(),
@@ -263,7 +265,10 @@ fn group_steps(caps: &DeviceCaps, req: &Request) -> Result<Vec<GroupStep>> {
                         store,
                         reason: why,
                     }),
-                    exact: None,
+                    // Digits are an exact superaccumulator: the exact kit's rounding.
+                    exact: (store == SpanStore::GlobalDigits)
+                        .then(|| exact::exact_plan(caps, v))
+                        .transpose()?,
                 }
             }
             None if exact_sum => {

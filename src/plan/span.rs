@@ -7,6 +7,34 @@ use super::request::{FormRequest, VarRequest};
 use super::strategy::{CrossAlgo, Determinism, GroupAlgo, Strategy};
 use crate::caps::{DeviceCaps, DeviceKind, Space};
 use crate::error::{Error, Result};
+use crate::ops::{Op, Operator};
+use crate::types::ElemType;
+
+/// Most work-items (or indices) a `GlobalDigits` span may have: a digit of 64 bits holds 2^32
+/// deposits below 2^31 in magnitude, so up to 4 updates of one element per index stay exact.
+pub(super) const DIGITS_MAX_ITEMS: u64 = 1 << 30;
+
+/// Longs of one element's digits in a `GlobalDigits` span: 32 digits of 8 bits (an f32 with
+/// biased exponent ex has its 24-bit significand at bit ex - 1 above 2^-149) and the NaN, +inf and
+/// -inf counters (kernels/var_exact.cl).
+pub(crate) const DIGITS_LONGS: usize = 35;
+
+/// Whether a span of `v` can keep narrow-digit superaccumulators in global memory: f32 sums on
+/// a device with 64-bit global atomics, over at most [`DIGITS_MAX_ITEMS`] work-items.
+pub(super) fn digits_ok(caps: &DeviceCaps, v: &VarRequest, form: FormRequest) -> bool {
+    let items = match form {
+        FormRequest::Range { n } => n,
+        FormRequest::NdRange { global, .. } => global,
+    };
+    v.ty == ElemType::F32
+        && v.op == Operator::Builtin(Op::Plus)
+        && caps.atomics.int64_base
+        && caps.atomics.int32_global_base
+        && items <= DIGITS_MAX_ITEMS
+}
+
+/// The reason of a `GlobalDigits` span.
+const DIGITS_WHY: &str = "f32 sums too large for private local copies: one narrow-digit superaccumulator per element in global memory, each update one 64-bit atomic add (exact, so the same bits on every run), an extra pass rounds every element once";
 
 /// Global scratch a `GlobalPrivate` span may take (one copy per work-item).
 pub(super) fn private_rows_cap(caps: &DeviceCaps) -> u64 {
@@ -91,7 +119,14 @@ pub(super) fn choose_span(
             "GPU with fast local atomics: one shared copy per work-group in local memory",
         ));
     }
-    if (!gpu && private_fits(1)) || (gpu && private_fits(32)) {
+    // Deterministic f32 sums (no float atomics) whose private copies would leave a GPU's
+    // work-groups under a warp, or fit no CPU work-item: exact digits in global memory, with the
+    // full launch (global-private would shrink it to fit its scratch).
+    let private_ok = (!gpu && private_fits(1)) || (gpu && private_fits(32));
+    if !private_ok && !shared_ok && !global_ok && digits_ok(caps, v, form) {
+        return Ok((SpanStore::GlobalDigits, GroupAlgo::LocalAtomic, DIGITS_WHY));
+    }
+    if private_ok {
         return Ok((
             SpanStore::LocalPrivate,
             GroupAlgo::Tree,
@@ -149,6 +184,12 @@ pub(super) fn fixed_cross(
             "the updates themselves are global atomics on the result".to_string(),
         ));
     }
+    if store == SpanStore::GlobalDigits {
+        return Ok((
+            CrossAlgo::ExtraPass,
+            "an extra pass, one work-item per element, rounds each element's digits once (and zeroes them for the next launch)".to_string(),
+        ));
+    }
     if strategy.cross.is_some_and(|c| c != CrossAlgo::ExtraPass) {
         return Err(Error::Unsupported {
             what: format!(
@@ -175,6 +216,7 @@ pub(super) fn choose_exact_span(
     v: &VarRequest,
     len: usize,
     strategy: Strategy,
+    form: FormRequest,
 ) -> Result<(SpanStore, &'static str)> {
     let unsupported = |missing: String| Error::Unsupported {
         what: format!("an exact span of {len} x {}", v.ty),
@@ -209,6 +251,12 @@ pub(super) fn choose_exact_span(
         return Ok((
             SpanStore::LocalShared,
             "exact span: one superaccumulator per element in local memory (64-bit local atomic deposits), added to the global ones at the end of each work-group",
+        ));
+    }
+    if strategy == Strategy::AUTO && digits_ok(caps, v, form) {
+        return Ok((
+            SpanStore::GlobalDigits,
+            "exact f32 span too large for local memory: one narrow-digit superaccumulator per element in global memory, each update one 64-bit atomic add; an extra pass rounds every element once",
         ));
     }
     Ok((
