@@ -466,9 +466,12 @@ CLR_X_INLINE void VAR(clr_supd)(__local long* p, size_t e, VT x) {
 // m << (o % 8): a value is m * 2^(o - 149), so digit j weighs 2^(8 j - 149). A deposit is below
 // 2^31 in magnitude and a digit a signed 64-bit carry-save limb: 2^32 deposits to one element
 // stay exact (the planner caps the work-items at 2^30). Digits 32, 33, 34 count NaN, +inf, -inf.
-// One 64-bit atomic add per update (none for a zero).
+// One 64-bit atomic add per update (none for a zero). On GPUs VSCOPIES copies of all this
+// (work-group g deposits into copy g mod VSCOPIES: fewer collisions on one address), summed by
+// the rounding pass.
 #define CLR_XDG_L 35
 CLR_X_INLINE void VAR(clr_supd)(__global long* p, size_t e, VT x) {
+    p += (size_t)(get_group_id(0) % VSCOPIES) * (CLR_XDG_L * (size_t)VSPAN);
     const uint b = as_uint(x);
     const uint ex = (b >> 23) & 0xffu, f = b & 0x7fffffu;
     if (ex == 0xffu) {
@@ -527,15 +530,17 @@ CLR_X_INLINE void VAR(clr_pass)(__global VT* res, __global ulong* aux, __global 
     if (e >= VSPAN) return;
     long p[VXL];
     for (uint j = 0; j < VXL; ++j) p[j] = 0;
-    for (uint j = 0; j < 32u; ++j) {
-        const long d = part[(size_t)j * VSPAN + e];
+    for (uint j = 0; j < 32u * VSCOPIES; ++j) {
+        // Digit j % 32 of copy j / 32.
+        const size_t at = ((size_t)(j >> 5) * CLR_XDG_L + (j & 31u)) * VSPAN + e;
+        const long d = part[at];
         if (d != 0) {
-            part[(size_t)j * VSPAN + e] = 0;
+            part[at] = 0;
             // d * 2^s at 32-bit digit q, as carry-save chunks without its magnitude (an abs
             // becomes llvm.abs.i64, which Oclgrind 21.10 cannot run): d = hi * 2^32 + lo with
             // lo in [0, 2^32), then lo * 2^s over digits q, q+1 and hi * 2^s (signed, below
             // 2^55) over q+1, q+2.
-            const uint q = j >> 2, sh = 8u * (j & 3u);
+            const uint q = (j & 31u) >> 2, sh = 8u * (j & 3u);
             const ulong lo = ((ulong)d & 0xffffffffUL) << sh;
             const long hs = (d >> 32) * (1L << sh);
             p[q] += (long)(lo & 0xffffffffUL);
@@ -543,9 +548,12 @@ CLR_X_INLINE void VAR(clr_pass)(__global VT* res, __global ulong* aux, __global 
             p[q + 2] += hs >> 32;
         }
     }
-    for (uint j = 0; j < 3u; ++j) {
-        p[CLR_X32_D + j] += part[(size_t)(32u + j) * VSPAN + e];
-        part[(size_t)(32u + j) * VSPAN + e] = 0;
+    for (uint c = 0; c < VSCOPIES; ++c) {
+        for (uint j = 0; j < 3u; ++j) {
+            const size_t at = ((size_t)c * CLR_XDG_L + 32u + j) * VSPAN + e;
+            p[CLR_X32_D + j] += part[at];
+            part[at] = 0;
+        }
     }
 #if VXRAW
     VX_P(clr_x_normalize)(p);

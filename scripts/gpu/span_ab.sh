@@ -9,7 +9,8 @@
 # against the host (counts exactly; f32 sums within the bound, exact sums bit for bit).
 # Built here with `bash scripts/gpu.sh build`; run there with
 #   bash scripts/gpu.sh run cmd bash scripts/gpu/span_ab.sh        (carry .gpu)
-# Env: DEV (NVIDIA), LG (28: n = 2^LG), REPS (10), ONLY (a grep -E on variant labels).
+# Env: DEV (NVIDIA), LG (28: n = 2^LG), REPS (10), ONLY (a grep -E on variant labels; round 2
+# of session 11 ran ONLY='counts2|weighted2').
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 B=${CLREDUCE:-.gpu/clreduce}
@@ -30,7 +31,7 @@ v() {
   shift
   echo "$label" | grep -Eq "$ONLY" || return 0
   local t0=$SECONDS json="$out/span-$label.json"
-  env "${envs[@]}" timeout 200 "$B" bench --device "$DEV" --sizes "2^$lg" --reps "$REPS" \
+  env "${envs[@]}" timeout 300 "$B" bench --device "$DEV" --sizes "2^$lg" --reps "$REPS" \
     --strategies auto ${llc:+--llc $llc} --json "$json" "$@" > "$out/span-$label.log" 2>&1 ||
     { echo "span | $label: bench failed:"; grep -E "error|panicked" "$out/span-$label.log" | head -n 5; }
   python3 - "$json" "$label" <<'PY'
@@ -64,16 +65,12 @@ U_LARGE="u32-hist16384,u32-hist65536,u32-hist1048576,u32-hist16777216"
 v counts "$LG" -- --cases "u32-sum,$U_SMALL,$U_LARGE" --peers
 # 2. Weighted f32 histograms (deterministic auto plan) and the exact span, with torch index_add_.
 v weighted "$LG" -- --cases "f32-sum,f32-hist256,f32-hist1048576-exact" --peers
-# 3. torch index_add_ at 2^20 and 2^16 bins (the issue's target; no clreduce plan here for the
-#    deterministic f32 span at 2^28 yet: global-private shrinks the launch to 32 work-items).
-if echo peers-weighted | grep -Eq "$ONLY"; then
-  python3 "$peers/torch_cupy_sum.py" --sizes "2^$LG" --reps "$REPS" --libs torch \
-    --cases f32-hist65536,f32-hist1048576 2>/dev/null |
-    python3 -c 'import json, sys
-for l in sys.stdin:
-    q = json.loads(l)
-    print("span | %-24s %-62s %10.1f us" % (q["case"], q["lib"] + " " + q["op"], q["device_time_us"]))'
-fi
-# 4. The old deterministic large f32 span (global-private) at a small n, to show its cost.
+# 3. Round 1's only: the old deterministic large f32 span (global-private, which shrinks the
+#    launch to fit its scratch) at 2^20, to show its cost; since decision 59 no plan takes it.
 v gprivate 20 -- --cases "f32-sum,f32-hist65536"
+# 4. Decision 59 (round 2): integer spans beyond local memory on copies (global-copies) against
+#    round 1's global-atomic figures, and the deterministic f32 spans on exact digits
+#    (global-digits) against torch index_add_ (float atomics) and its deterministic form.
+v counts2 "$LG" -- --cases "u32-sum,u32-hist8192,u32-hist16384,u32-hist65536,u32-hist262144,u32-hist1048576"
+v weighted2 "$LG" -- --cases "f32-sum,f32-hist4096,f32-hist65536,f32-hist1048576,f32-hist16777216,f32-hist1048576-exact" --peers
 echo "span | done"

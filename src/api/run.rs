@@ -345,12 +345,15 @@ fn enqueue(
 }
 
 /// Work-groups of the extra pass: one, or one work-item per element of the largest
-/// `global-digits` span (kernels/var_exact.cl rounds each element in its own work-item; the other
-/// variables' passes run in work-group 0).
+/// `global-digits` or `global-copies` span (each element is rounded or folded in its own
+/// work-item; the other variables' passes run in work-group 0).
 fn finish_groups(plan: &Plan) -> usize {
     plan.vars
         .iter()
-        .filter_map(|v| v.span.filter(|s| s.store == SpanStore::GlobalDigits))
+        .filter_map(|v| {
+            v.span
+                .filter(|s| matches!(s.store, SpanStore::GlobalDigits | SpanStore::GlobalCopies))
+        })
         .map(|s| s.len.div_ceil(plan.local))
         .max()
         .unwrap_or(1)
@@ -414,8 +417,14 @@ fn uses_scratch_state(plan: &Plan) -> bool {
 /// one per element of a span, or one row per work-group).
 fn partial_bytes(plan: &Plan, v: &VarPlan) -> u64 {
     let elems = v.span.map_or(1, |s| s.len) as u64;
-    if v.span.is_some_and(|s| s.store == SpanStore::GlobalDigits) {
-        return elems * (crate::plan::DIGITS_LONGS * 8) as u64;
+    match v.span {
+        Some(s) if s.store == SpanStore::GlobalDigits => {
+            return s.copies as u64 * elems * (crate::plan::DIGITS_LONGS * 8) as u64;
+        }
+        Some(s) if s.store == SpanStore::GlobalCopies => {
+            return s.copies as u64 * elems * v.acc_bytes as u64;
+        }
+        _ => {}
     }
     if let Some(e) = v.exact {
         let sacc = (e.limbs() * 8) as u64;

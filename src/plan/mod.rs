@@ -250,6 +250,7 @@ fn group_steps(caps: &DeviceCaps, req: &Request) -> Result<Vec<GroupStep>> {
                     span: Some(SpanPlan {
                         len,
                         store,
+                        copies: span::copies(caps, store, len, v.ty),
                         reason: why,
                     }),
                     exact: Some(exact::exact_plan(caps, v)?),
@@ -263,6 +264,7 @@ fn group_steps(caps: &DeviceCaps, req: &Request) -> Result<Vec<GroupStep>> {
                     span: Some(SpanPlan {
                         len,
                         store,
+                        copies: span::copies(caps, store, len, v.ty),
                         reason: why,
                     }),
                     // Digits are an exact superaccumulator: the exact kit's rounding.
