@@ -293,7 +293,15 @@ fn span_stores_follow_the_device() {
     assert_eq!(p.vars[0].span.unwrap().store, SpanStore::LocalPrivate);
     assert!(p.local_bytes <= nv.local_mem_size && p.local >= 32, "{p}");
     // Too large for local memory.
+    // Integers: atomics on copies in scratch below 2^20 elements (collisions), straight on the
+    // result from there; ops whose identity is not zero bits straight on the result.
     let p = plan(&nv, &span_req(N, Op::Plus, ElemType::U32, 65536)).unwrap();
+    let sp = p.vars[0].span.unwrap();
+    assert_eq!((sp.store, sp.copies), (SpanStore::GlobalCopies, 16));
+    assert_eq!((p.vars[0].cross, p.passes), (CrossAlgo::ExtraPass, 2));
+    let p = plan(&nv, &span_req(N, Op::Plus, ElemType::U32, 1 << 20)).unwrap();
+    assert_eq!(p.vars[0].span.unwrap().store, SpanStore::GlobalAtomic);
+    let p = plan(&nv, &span_req(N, Op::Minimum, ElemType::U32, 65536)).unwrap();
     assert_eq!(p.vars[0].span.unwrap().store, SpanStore::GlobalAtomic);
     // Deterministic f32 sums too large for private copies: exact digits in global memory, the
     // full launch (decision 59), rounded by an extra pass.
