@@ -245,7 +245,13 @@ fn group_steps(caps: &DeviceCaps, req: &Request) -> Result<Vec<GroupStep>> {
                 let (store, why) =
                     span::choose_exact_span(caps, v, len, req.strategy, req.form)?;
                 GroupStep {
-                    group: GroupAlgo::LocalAtomic,
+                    // Digits have no group step (see span::choose_span); the others deposit
+                    // with 64-bit atomics.
+                    group: if store == SpanStore::GlobalDigits {
+                        GroupAlgo::Tree
+                    } else {
+                        GroupAlgo::LocalAtomic
+                    },
                     reason: why.to_string(),
                     span: Some(SpanPlan {
                         len,

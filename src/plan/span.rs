@@ -161,7 +161,9 @@ pub(super) fn choose_span(
     // full launch (global-private would shrink it to fit its scratch).
     let private_ok = (!gpu && private_fits(1)) || (gpu && private_fits(32));
     if !private_ok && !shared_ok && !global_ok && digits_ok(caps, v, len, form) {
-        return Ok((SpanStore::GlobalDigits, GroupAlgo::LocalAtomic, DIGITS_WHY));
+        // No group step (as global-private): `tree` names it, since the updates are integer
+        // atomics, not float ones.
+        return Ok((SpanStore::GlobalDigits, GroupAlgo::Tree, DIGITS_WHY));
     }
     if private_ok {
         return Ok((
