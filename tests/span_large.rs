@@ -93,6 +93,9 @@ fn differ(got: &[f32], want: &[f32]) -> String {
     bad.join("; ")
 }
 
+/// Two runs' results and the store the plan chose.
+type TwoRuns = (Vec<f32>, Vec<f32>, Option<SpanStore>);
+
 /// One launch of `hist[k[i]] += x[i]` over `form` into `hist` (starting at `start`), twice; the
 /// two results and the store the plan chose.
 fn run_twice(
@@ -102,7 +105,7 @@ fn run_twice(
     start: &[f32],
     identity: bool,
     opts: Options,
-) -> Result<(Vec<f32>, Vec<f32>, Option<SpanStore>), Error> {
+) -> Result<TwoRuns, Error> {
     let bins = start.len();
     let kb = q.buffer_from(data.0)?;
     let xb = q.buffer_from(data.1)?;
@@ -153,7 +156,11 @@ fn large_f32_spans_are_exact_and_repeatable() {
             for &(identity, exact, nd) in variants {
                 let case = format!(
                     "{bins} bins{}{}{}",
-                    if identity { ", identity" } else { ", initial values" },
+                    if identity {
+                        ", identity"
+                    } else {
+                        ", initial values"
+                    },
                     if exact { ", exact" } else { "" },
                     if nd { ", nd_range" } else { "" }
                 );
@@ -184,7 +191,11 @@ fn large_f32_spans_are_exact_and_repeatable() {
                     }
                 };
                 if store != Some(SpanStore::GlobalDigits) {
-                    tally.fail(&dev, &case, &format!("planned {store:?}, not global-digits"));
+                    tally.fail(
+                        &dev,
+                        &case,
+                        &format!("planned {store:?}, not global-digits"),
+                    );
                     continue;
                 }
                 let init = (!identity).then_some(&start[..]);

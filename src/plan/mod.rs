@@ -43,8 +43,8 @@ pub use model::{
 };
 pub(crate) use segment::{stage_slots, TILE_LONGS};
 pub(crate) use segment_exact::segment_exact;
-pub(crate) use span::DIGITS_LONGS;
 pub use segment_model::{SegmentAlgo, SegmentLayout, SegmentPlan};
+pub(crate) use span::DIGITS_LONGS;
 testkit! { use segment::plan_segments; }
 testkit! { use segment_model::SegmentRequest; }
 pub use segment_model::SegmentTune;
@@ -242,8 +242,7 @@ fn group_steps(caps: &DeviceCaps, req: &Request) -> Result<Vec<GroupStep>> {
         let exact_sum = exact::is_exact(v, req.determinism);
         let step = match v.span {
             Some(len) if exact_sum => {
-                let (store, why) =
-                    span::choose_exact_span(caps, v, len, req.strategy, req.form)?;
+                let (store, why) = span::choose_exact_span(caps, v, len, req.strategy, req.form)?;
                 GroupStep {
                     // Digits have no group step (see span::choose_span); the others deposit
                     // with 64-bit atomics.
