@@ -575,7 +575,7 @@ fn host_of(b: &DynBuffer) -> Result<HostVec> {
 /// The input of a weighted histogram (`f32-histN`): random signs, the 23 fraction bits random
 /// and the exponent uniform in 2^-2 .. 2^1, so that `as_uint(x) & (N - 1)` is uniform over N
 /// bins up to 2^24 (bit 23 is the exponent's lowest bit). Every value is a multiple of 2^-25,
-/// so [`span_expected`] sums each bin exactly in integers.
+/// so the host sums each bin exactly in integers (`span_expected`).
 pub fn keyed_f32(n: usize, seed: u64) -> HostVec {
     let mut r = reference::Rng::new(seed ^ 0x6b65_7965_645f_6633);
     HostVec::F32(
