@@ -520,9 +520,9 @@ static inline void VAR(clr_group_cross)(VA acc, __local VA* lm, __local long* ls
 }
 
 #if VSSTORE == CLR_SS_GCOPIES
-// The extra pass, one work-item per element (as many work-groups as it takes): the element's
-// copies, each zeroed for the next launch, then the variable's initial value.
-static inline void VAR(clr_reduce_partials)(__global VT* res, __global ulong* aux, __global VA* part, uint count, __local VA* lm, int serial) {
+// The span pass (clr_finish_spans, one work-item per element, as many work-groups as it takes):
+// the element's copies, each zeroed for the next launch, then the variable's initial value.
+static inline void VAR(clr_spass)(__global VT* res, __global ulong* aux, __global VA* part) {
     const size_t e = get_global_id(0);
     if (e >= VSPAN) return;
     VT acc = VID;
@@ -556,13 +556,12 @@ static inline void VAR(clr_last)(__global VT* res, __global ulong* aux, __global
 }
 
 static inline void VAR(clr_pass)(__global VT* res, __global ulong* aux, __global VA* part, uint count, __local VA* lm, __local long* ls) {
-#if VXS == CLR_XS_PASS
-    // Work-group 0 alone (the extra pass has more work-groups beside a digits or copies span,
-    // whose own pass takes one work-item per element).
-#if VSSTORE == CLR_SS_GCOPIES
+#if VXS == CLR_XS_PASS && VSSTORE != CLR_SS_GCOPIES
     VAR(clr_reduce_partials)(res, aux, part, count, lm, 0);
-#else
-    if (get_group_id(0) == 0) VAR(clr_reduce_partials)(res, aux, part, count, lm, 0);
-#endif
 #endif
 }
+
+#if VSSTORE != CLR_SS_GCOPIES
+// Only a global-copies span has a span pass (kernels/reduce.cl clr_finish_spans).
+static inline void VAR(clr_spass)(__global VT* res, __global ulong* aux, __global VA* part) {}
+#endif

@@ -443,10 +443,12 @@ CLR_X_INLINE void VAR(clr_last)(__global VT* res, __global ulong* aux, __global 
 
 CLR_X_INLINE void VAR(clr_pass)(__global VT* res, __global ulong* aux, __global long* part, uint count, __local VA* lm, __local long* ls) {
 #if VXS == CLR_XS_PASS
-    // Work-item 0 of work-group 0 (the extra pass has more work-groups beside a digits span).
-    if (get_global_id(0) == 0) VAR(clr_xround_into)(res, aux, 0, part, count, 0);
+    if (get_local_id(0) == 0) VAR(clr_xround_into)(res, aux, 0, part, count, 0);
 #endif
 }
+
+// Only a global-digits span has a span pass (kernels/reduce.cl clr_finish_spans).
+CLR_X_INLINE void VAR(clr_spass)(__global VT* res, __global ulong* aux, __global long* part) {}
 
 #else
 // ---- an exact span: one superaccumulator per element --------------------------------------
@@ -521,11 +523,13 @@ CLR_X_INLINE void VAR(clr_group_cross)(VA acc, __local VA* lm, __local long* ls,
 #if VSSTORE == CLR_SS_GDIGITS
 CLR_X_INLINE void VAR(clr_last)(__global VT* res, __global ulong* aux, __global long* part, uint count, __local VA* lm, __local long* ls) {}
 
-// The extra pass (one work-item per element, as many work-groups as it takes): element e's
+CLR_X_INLINE void VAR(clr_pass)(__global VT* res, __global ulong* aux, __global long* part, uint count, __local VA* lm, __local long* ls) {}
+
+// The span pass (clr_finish_spans: one work-item per element, as many work-groups as it takes): element e's
 // digits into a private superaccumulator of the kit's format (digit j is a signed m < 2^63 at
 // bit offset 8 j), zeroed for the next launch, then kernels/exact.cl's single rounding (or, in
 // raw mode, the normalized limbs), as VAR(clr_xround_into) does.
-CLR_X_INLINE void VAR(clr_pass)(__global VT* res, __global ulong* aux, __global long* part, uint count, __local VA* lm, __local long* ls) {
+CLR_X_INLINE void VAR(clr_spass)(__global VT* res, __global ulong* aux, __global long* part) {
     const size_t e = get_global_id(0);
     if (e >= VSPAN) return;
     long p[VXL];
@@ -572,5 +576,7 @@ CLR_X_INLINE void VAR(clr_last)(__global VT* res, __global ulong* aux, __global 
 }
 
 CLR_X_INLINE void VAR(clr_pass)(__global VT* res, __global ulong* aux, __global long* part, uint count, __local VA* lm, __local long* ls) {}
+
+CLR_X_INLINE void VAR(clr_spass)(__global VT* res, __global ulong* aux, __global long* part) {}
 #endif
 #endif

@@ -328,15 +328,29 @@ fn enqueue(
     }
     if plan.passes > 1 {
         args[0] = Arg::Bytes(plan.groups.to_le_bytes().to_vec());
-        events.push(launch::enqueue_kernel(
-            &q.queue,
-            program,
-            "clr_finish",
-            args,
-            &[finish_groups(plan) * plan.local],
-            &[plan.local],
-            &[],
-        )?);
+        let spans = span_pass_groups(plan);
+        if spans == 0 || plan.vars.len() > 1 {
+            events.push(launch::enqueue_kernel(
+                &q.queue,
+                program,
+                "clr_finish",
+                args,
+                &[plan.local],
+                &[plan.local],
+                &[],
+            )?);
+        }
+        if spans > 0 {
+            events.push(launch::enqueue_kernel(
+                &q.queue,
+                program,
+                "clr_finish_spans",
+                args,
+                &[spans * plan.local],
+                &[plan.local],
+                &[],
+            )?);
+        }
     }
     if fault == Some(Fault::StaleScratch) && uses_scratch_state(plan) {
         scratch.poison(&q.queue)?;
@@ -344,10 +358,10 @@ fn enqueue(
     Ok(())
 }
 
-/// Work-groups of the extra pass: one, or one work-item per element of the largest
-/// `global-digits` or `global-copies` span (each element is rounded or folded in its own
-/// work-item; the other variables' passes run in work-group 0).
-fn finish_groups(plan: &Plan) -> usize {
+/// Work-groups of the span pass (`clr_finish_spans`, kernels/reduce.cl): one work-item per
+/// element of the largest `global-digits` or `global-copies` span, which rounds or folds it; 0
+/// when the plan has none. (`clr_finish`, one work-group, runs the other variables' passes.)
+fn span_pass_groups(plan: &Plan) -> usize {
     plan.vars
         .iter()
         .filter_map(|v| {
@@ -356,8 +370,7 @@ fn finish_groups(plan: &Plan) -> usize {
         })
         .map(|s| s.len.div_ceil(plan.local))
         .max()
-        .unwrap_or(1)
-        .max(1)
+        .unwrap_or(0)
 }
 
 /// Sets a reduction variable (every span element; and the index of argmin/argmax, to
