@@ -72,6 +72,8 @@
 #define CLR_SS_LPRIVATE 2  // one copy per work-item in local memory
 #define CLR_SS_GATOMIC 3   // global atomics straight on the result
 #define CLR_SS_GPRIVATE 4  // one copy per work-item in global scratch (extra pass)
+#define CLR_SS_GDIGITS 5   // f32 sums: narrow-digit superaccumulators in global scratch (extra pass)
+#define CLR_SS_GCOPIES 6   // Rk_SCOPIES copies in global scratch, global atomics (extra pass)
 
 #define CLR_KIND_INT32 1
 #define CLR_KIND_INT64 2
@@ -105,6 +107,7 @@
 #define VAOPID CLR_CAT3(R, CLR_V, _AOPID)
 #define VCUSTOM CLR_CAT3(R, CLR_V, _CUSTOM)
 #define VSPAN CLR_CAT3(R, CLR_V, _SPAN)
+#define VSCOPIES CLR_CAT3(R, CLR_V, _SCOPIES)
 #define VPAD CLR_CAT3(R, CLR_V, _PAD)
 #define VSSTORE CLR_CAT3(R, CLR_V, _SSTORE)
 #define VAID CLR_CAT3(clr_identity, _, CLR_V)()

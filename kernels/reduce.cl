@@ -22,6 +22,7 @@
 #define CLR_GROUP_CROSS(k) clr_group_cross_##k(clr_a##k[0], clr_lm##k, clr_ls##k, clr_res_##k, clr_part_##k);
 #define CLR_LAST(k) clr_last_##k(clr_res_##k, clr_aux_##k, clr_part_##k, clr_ngroups, clr_lm##k, clr_ls##k);
 #define CLR_PASS(k) clr_pass_##k(clr_res_##k, clr_aux_##k, clr_part_##k, (uint)clr_n_arg, clr_lm##k, clr_ls##k);
+#define CLR_SPASS(k) clr_spass_##k(clr_res_##k, clr_aux_##k, clr_part_##k);
 #define CLR_DECL_LM(k) __local R##k##_A clr_lm##k[R##k##_LSLOTS]; __local long clr_ls##k[R##k##_XLS];
 
 #if CLR_UNROLL == 1
@@ -245,4 +246,12 @@ __kernel __attribute__((reqd_work_group_size(CLR_WG, 1, 1)))
 void clr_finish(const ulong clr_n_arg, CLR_VAR_PARAMS __global uint* clr_counter CLR_USER_PARAMS CLR_MBOX_PARAMS) {
     CLR_FOR_VARS(CLR_DECL_LM)
     CLR_FOR_VARS(CLR_PASS)
+}
+
+// The span pass (decision 59): one work-item per element of every global-digits or
+// global-copies span, over as many work-groups as the largest takes (the others' functions are
+// empty); enqueued beside clr_finish, which stays one work-group.
+__kernel __attribute__((reqd_work_group_size(CLR_WG, 1, 1)))
+void clr_finish_spans(const ulong clr_n_arg, CLR_VAR_PARAMS __global uint* clr_counter CLR_USER_PARAMS CLR_MBOX_PARAMS) {
+    CLR_FOR_VARS(CLR_SPASS)
 }

@@ -467,6 +467,12 @@ static inline void VAR(clr_supd)(__local VT* p, size_t e, VT x) { VAR(clr_atomic
 static inline void VAR(clr_supd)(__local VT* p, size_t e, VT x) { p[e] = VAR(clr_eop)(p[e], x); }
 #elif VSSTORE == CLR_SS_GATOMIC
 static inline void VAR(clr_supd)(__global VT* p, size_t e, VT x) { VAR(clr_atomic_global)(&p[e], x); }
+#elif VSSTORE == CLR_SS_GCOPIES
+// VSCOPIES copies in the partials (zeroed: the op's identity is all-zero bits); work-group g
+// updates copy g mod VSCOPIES, so fewer updates collide on one address.
+static inline void VAR(clr_supd)(__global VT* p, size_t e, VT x) {
+    VAR(clr_atomic_global)(&p[(size_t)(get_group_id(0) % VSCOPIES) * VSPAN + e], x);
+}
 #else
 static inline void VAR(clr_supd)(__global VT* p, size_t e, VT x) { p[e] = VAR(clr_eop)(p[e], x); }
 #endif
@@ -513,6 +519,20 @@ static inline void VAR(clr_group_cross)(VA acc, __local VA* lm, __local long* ls
 #endif
 }
 
+#if VSSTORE == CLR_SS_GCOPIES
+// The span pass (clr_finish_spans, one work-item per element, as many work-groups as it takes):
+// the element's copies, each zeroed for the next launch, then the variable's initial value.
+static inline void VAR(clr_spass)(__global VT* res, __global ulong* aux, __global VA* part) {
+    const size_t e = get_global_id(0);
+    if (e >= VSPAN) return;
+    VT acc = VID;
+    for (uint r = 0; r < VSCOPIES; ++r) {
+        acc = VAR(clr_eop)(acc, part[(size_t)r * VSPAN + e]);
+        part[(size_t)r * VSPAN + e] = 0;
+    }
+    VAR(clr_store)(res, aux, e, acc);
+}
+#else
 // One work-group folds `rows` copies of the span, element by element, into the variable.
 static inline void VAR(clr_reduce_partials)(__global VT* res, __global ulong* aux, __global VA* part, uint count, __local VA* lm, int serial) {
 #if VSSTORE == CLR_SS_GPRIVATE
@@ -527,6 +547,7 @@ static inline void VAR(clr_reduce_partials)(__global VT* res, __global ulong* au
     }
 }
 #endif
+#endif
 
 static inline void VAR(clr_last)(__global VT* res, __global ulong* aux, __global VA* part, uint count, __local VA* lm, __local long* ls) {
 #if VXS == CLR_XS_LAST
@@ -535,7 +556,12 @@ static inline void VAR(clr_last)(__global VT* res, __global ulong* aux, __global
 }
 
 static inline void VAR(clr_pass)(__global VT* res, __global ulong* aux, __global VA* part, uint count, __local VA* lm, __local long* ls) {
-#if VXS == CLR_XS_PASS
+#if VXS == CLR_XS_PASS && VSSTORE != CLR_SS_GCOPIES
     VAR(clr_reduce_partials)(res, aux, part, count, lm, 0);
 #endif
 }
+
+#if VSSTORE != CLR_SS_GCOPIES
+// Only a global-copies span has a span pass (kernels/reduce.cl clr_finish_spans).
+static inline void VAR(clr_spass)(__global VT* res, __global ulong* aux, __global VA* part) {}
+#endif

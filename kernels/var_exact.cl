@@ -447,6 +447,9 @@ CLR_X_INLINE void VAR(clr_pass)(__global VT* res, __global ulong* aux, __global 
 #endif
 }
 
+// Only a global-digits span has a span pass (kernels/reduce.cl clr_finish_spans).
+CLR_X_INLINE void VAR(clr_spass)(__global VT* res, __global ulong* aux, __global long* part) {}
+
 #else
 // ---- an exact span: one superaccumulator per element --------------------------------------
 #if VSSTORE == CLR_SS_LSHARED
@@ -456,6 +459,30 @@ CLR_X_INLINE void VAR(clr_supd)(__local long* p, size_t e, VT x) {
 #else
     CLR_CAT3(clr_x_add_f64, _la, VX_SUF)((volatile __local long*)(p + e * VXL), as_ulong(x));
 #endif
+}
+#elif VSSTORE == CLR_SS_GDIGITS
+// global-digits (f32 only, decision 59): narrow-digit superaccumulators in global memory, digit
+// j of element e at part[j * VSPAN + e] (digit-major: the elements' same digit share cache
+// lines, and the rounding pass reads them coalesced). Digit j < 32 sums the significands m of the
+// values whose offset o = (biased exponent - 1, or 0 for subnormals and zeros) has o / 8 == j, as
+// m << (o % 8): a value is m * 2^(o - 149), so digit j weighs 2^(8 j - 149). A deposit is below
+// 2^31 in magnitude and a digit a signed 64-bit carry-save limb: 2^32 deposits to one element
+// stay exact (the planner caps the work-items at 2^30). Digits 32, 33, 34 count NaN, +inf, -inf.
+// One 64-bit atomic add per update (none for a zero). On GPUs VSCOPIES copies of all this
+// (work-group g deposits into copy g mod VSCOPIES: fewer collisions on one address), summed by
+// the rounding pass.
+#define CLR_XDG_L 35
+CLR_X_INLINE void VAR(clr_supd)(__global long* p, size_t e, VT x) {
+    p += (size_t)(get_group_id(0) % VSCOPIES) * (CLR_XDG_L * (size_t)VSPAN);
+    const uint b = as_uint(x);
+    const uint ex = (b >> 23) & 0xffu, f = b & 0x7fffffu;
+    if (ex == 0xffu) {
+        atom_add((volatile __global long*)&p[(size_t)(32u + (f ? 0u : ((b >> 31) ? 2u : 1u))) * VSPAN + e], 1L);
+        return;
+    }
+    const uint o = ex ? ex - 1u : 0u;
+    const long m = (long)((ex ? (f | 0x800000u) : f) << (o & 7u));
+    if (m != 0) atom_add((volatile __global long*)&p[(size_t)(o >> 3) * VSPAN + e], (b >> 31) ? -m : m);
 }
 #else
 CLR_X_INLINE void VAR(clr_supd)(__global long* p, size_t e, VT x) {
@@ -493,9 +520,63 @@ CLR_X_INLINE void VAR(clr_group_cross)(VA acc, __local VA* lm, __local long* ls,
 #endif
 }
 
+#if VSSTORE == CLR_SS_GDIGITS
+CLR_X_INLINE void VAR(clr_last)(__global VT* res, __global ulong* aux, __global long* part, uint count, __local VA* lm, __local long* ls) {}
+
+CLR_X_INLINE void VAR(clr_pass)(__global VT* res, __global ulong* aux, __global long* part, uint count, __local VA* lm, __local long* ls) {}
+
+// The span pass (clr_finish_spans: one work-item per element, as many work-groups as it takes): element e's
+// digits into a private superaccumulator of the kit's format (digit j is a signed m < 2^63 at
+// bit offset 8 j), zeroed for the next launch, then kernels/exact.cl's single rounding (or, in
+// raw mode, the normalized limbs), as VAR(clr_xround_into) does.
+CLR_X_INLINE void VAR(clr_spass)(__global VT* res, __global ulong* aux, __global long* part) {
+    const size_t e = get_global_id(0);
+    if (e >= VSPAN) return;
+    long p[VXL];
+    for (uint j = 0; j < VXL; ++j) p[j] = 0;
+    for (uint j = 0; j < 32u * VSCOPIES; ++j) {
+        // Digit j % 32 of copy j / 32.
+        const size_t at = ((size_t)(j >> 5) * CLR_XDG_L + (j & 31u)) * VSPAN + e;
+        const long d = part[at];
+        if (d != 0) {
+            part[at] = 0;
+            // d * 2^s at 32-bit digit q, as carry-save chunks without its magnitude (an abs
+            // becomes llvm.abs.i64, which Oclgrind 21.10 cannot run): d = hi * 2^32 + lo with
+            // lo in [0, 2^32), then lo * 2^s over digits q, q+1 and hi * 2^s (signed, below
+            // 2^55) over q+1, q+2.
+            const uint q = (j & 31u) >> 2, sh = 8u * (j & 3u);
+            const ulong lo = ((ulong)d & 0xffffffffUL) << sh;
+            const long hs = (d >> 32) * (1L << sh);
+            p[q] += (long)(lo & 0xffffffffUL);
+            p[q + 1] += (long)(lo >> 32) + (hs & 0xffffffffL);
+            p[q + 2] += hs >> 32;
+        }
+    }
+    for (uint c = 0; c < VSCOPIES; ++c) {
+        for (uint j = 0; j < 3u; ++j) {
+            const size_t at = ((size_t)c * CLR_XDG_L + 32u + j) * VSPAN + e;
+            p[CLR_X32_D + j] += part[at];
+            part[at] = 0;
+        }
+    }
+#if VXRAW
+    VX_P(clr_x_normalize)(p);
+    __global long* out = (__global long*)aux + e * VXL;
+    for (uint j = 0; j < VXL; ++j) out[j] = p[j];
+#else
+#if VINIT
+    VAR(clr_xadd_private)(p, res[e]);
+#endif
+    res[e] = VAR(clr_xround)(p);
+#endif
+}
+#else
 CLR_X_INLINE void VAR(clr_last)(__global VT* res, __global ulong* aux, __global long* part, uint count, __local VA* lm, __local long* ls) {
     for (uint e = (uint)get_local_id(0); e < VSPAN; e += CLR_WG) VAR(clr_xround_into)(res, aux, e, part, 1, 1);
 }
 
 CLR_X_INLINE void VAR(clr_pass)(__global VT* res, __global ulong* aux, __global long* part, uint count, __local VA* lm, __local long* ls) {}
+
+CLR_X_INLINE void VAR(clr_spass)(__global VT* res, __global ulong* aux, __global long* part) {}
+#endif
 #endif

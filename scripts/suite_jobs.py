@@ -34,6 +34,7 @@ GROUPS = [
     ["tune", "props"],
     ["hostile", "cli_segsplit"],
     ["closures", "features", "half"],
+    ["span_large"],
     ["multi", "queues", "select"],
     ["cli", "cli_first_use", "bad_input"],
     ["errors", "errors_input", "faults"],

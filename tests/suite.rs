@@ -39,6 +39,7 @@ mod segment_exact;
 mod segment_merge;
 mod segment_plans;
 mod select;
+mod span_large;
 mod tune;
 
 /// With `autotests = false` a new `tests/NAME.rs` is built only if this file declares it or

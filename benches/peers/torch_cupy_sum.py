@@ -23,6 +23,13 @@ default f32-sum,f32-sum-min-max) and their ops:
                                   torch's CUDA bincount also reads x for its min and max first.
                    histc          torch only: torch.histc(x, bins=N, min=0, max=N) over float32
                                   values in [0, N) (one bin per integer)
+  f32-histN        index_add_     torch only: out.zero_().index_add_(0, keys, x), the weighted
+                                  histogram of clreduce's f32-histN (keys = the low bits of x's
+                                  bits, int64, computed before the clock starts; x's values are
+                                  clreduce's: random sign and fraction, exponent 2^-2..2^1).
+                                  Float atomics: the rounding varies from run to run.
+                   index_add_(deterministic)  the same under
+                                  torch.use_deterministic_algorithms(True) (sort-based)
   f32-argmin       argmin         torch.argmin(x) / cupy.argmin(x) (index of the first minimum;
                                   clreduce returns the value as well)
 Every (lib, case) runs in its own try/except: a failure is printed on stderr and the others go
@@ -76,9 +83,9 @@ def parse_cases(s):
     """[(case, bins or None)]; unknown names are reported and dropped."""
     out = []
     for c in filter(None, (x.strip() for x in s.split(","))):
-        m = re.fullmatch(r"u32-hist(\d+)", c)
+        m = re.fullmatch(r"(u32|f32)-hist(\d+)", c)
         if m:
-            out.append((c, int(m.group(1))))
+            out.append((c, int(m.group(2))))
         elif c in ("f32-sum", "f32-sum-min-max", "f32-argmin"):
             out.append((c, None))
         else:
@@ -126,6 +133,18 @@ def torch_inputs(torch, case, bins, n, k, dev, g):
         ints = [torch.randint(0, bins, (n,), dtype=torch.int32, device=dev, generator=g)
                 for _ in range(k)]
         return {"int": ints, "float": [x.float() for x in ints]}
+    if case.startswith("f32-hist"):
+        # clreduce's keyed_f32: random sign and 23 fraction bits, biased exponent 125..128
+        xs, keys = [], []
+        for _ in range(k):
+            b = torch.randint(-(1 << 31), 1 << 31, (n,), dtype=torch.int64, device=dev,
+                              generator=g)
+            e = torch.randint(125, 129, (n,), dtype=torch.int64, device=dev, generator=g)
+            bits = (b & 0x8000_0000) | (e << 23) | (b & 0x7F_FFFF)
+            bits = torch.where(bits >= (1 << 31), bits - (1 << 32), bits).to(torch.int32)
+            xs.append(bits.view(torch.float32))
+            keys.append((bits & (bins - 1)).to(torch.int64))
+        return {"float": xs, "keys": keys}
     if case == "f32-argmin":
         # f32 on a grid of 1/64 in [-64, 64), like clreduce's data (the minimum has ties)
         return {"float": [torch.randint(-4096, 4096, (n,), dtype=torch.int32, device=dev,
@@ -150,6 +169,20 @@ def torch_variants(torch, case, bins, xs, sink):
     if case == "f32-argmin":
         x = xs["float"]
         return [("argmin", lambda i: sink.append(torch.argmin(x[i])))]
+    if case.startswith("f32-hist"):
+        x, keys = xs["float"], xs["keys"]
+        out = torch.zeros(bins, dtype=torch.float32, device=x[0].device)
+
+        def det(i):
+            torch.use_deterministic_algorithms(True)
+            try:
+                sink.append(out.zero_().index_add_(0, keys[i], x[i]))
+            finally:
+                torch.use_deterministic_algorithms(False)
+        return [
+            ("index_add_", lambda i: sink.append(out.zero_().index_add_(0, keys[i], x[i]))),
+            ("index_add_(deterministic)", det),
+        ]
     if case.startswith("u32-hist"):
         xi, xf = xs["int"], xs["float"]
         return [
@@ -179,8 +212,8 @@ def run_torch(sizes, cases, reps, warmup, dev_index):
     for case, bins in cases:
         for n in sizes:
             nbytes = n * 4
-            # histograms keep an int and a float copy of each input
-            copies = 2 if bins else 1
+            # histograms keep an int and a float copy of each input (weighted: int64 keys)
+            copies = (3 if case.startswith("f32-hist") else 2) if bins else 1
             if 2 * copies * nbytes > props.total_memory:
                 print(f"torch: {case} n={n} does not fit, skipped", file=sys.stderr)
                 continue
@@ -227,7 +260,7 @@ def run_cupy(sizes, cases, reps, warmup, dev_index):
     l2 = props.get("l2CacheSize", 0) or (50 << 20)
     name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
     for case, bins in cases:
-        if case == "f32-sum-min-max":
+        if case == "f32-sum-min-max" or case.startswith("f32-hist"):
             continue  # torch only
         for n in sizes:
             nbytes = n * 4
@@ -276,7 +309,7 @@ def main():
     ap.add_argument("--cuda-device", type=int, default=0)
     ap.add_argument("--libs", default="torch,cupy")
     ap.add_argument("--cases", default=DEFAULT_CASES,
-                    help="clreduce bench case names (f32-sum, f32-sum-min-max, u32-histN, "
+                    help="clreduce bench case names (f32-sum, f32-sum-min-max, u32-histN, f32-histN, "
                          "f32-argmin)")
     a = ap.parse_args()
     sizes = parse_sizes(a.sizes)

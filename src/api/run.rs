@@ -328,20 +328,49 @@ fn enqueue(
     }
     if plan.passes > 1 {
         args[0] = Arg::Bytes(plan.groups.to_le_bytes().to_vec());
-        events.push(launch::enqueue_kernel(
-            &q.queue,
-            program,
-            "clr_finish",
-            args,
-            &[plan.local],
-            &[plan.local],
-            &[],
-        )?);
+        let spans = span_pass_groups(plan);
+        if spans == 0 || plan.vars.len() > 1 {
+            events.push(launch::enqueue_kernel(
+                &q.queue,
+                program,
+                "clr_finish",
+                args,
+                &[plan.local],
+                &[plan.local],
+                &[],
+            )?);
+        }
+        if spans > 0 {
+            events.push(launch::enqueue_kernel(
+                &q.queue,
+                program,
+                "clr_finish_spans",
+                args,
+                &[spans * plan.local],
+                &[plan.local],
+                &[],
+            )?);
+        }
     }
     if fault == Some(Fault::StaleScratch) && uses_scratch_state(plan) {
         scratch.poison(&q.queue)?;
     }
     Ok(())
+}
+
+/// Work-groups of the span pass (`clr_finish_spans`, kernels/reduce.cl): one work-item per
+/// element of the largest `global-digits` or `global-copies` span, which rounds or folds it; 0
+/// when the plan has none. (`clr_finish`, one work-group, runs the other variables' passes.)
+fn span_pass_groups(plan: &Plan) -> usize {
+    plan.vars
+        .iter()
+        .filter_map(|v| {
+            v.span
+                .filter(|s| matches!(s.store, SpanStore::GlobalDigits | SpanStore::GlobalCopies))
+        })
+        .map(|s| s.len.div_ceil(plan.local))
+        .max()
+        .unwrap_or(0)
 }
 
 /// Sets a reduction variable (every span element; and the index of argmin/argmax, to
@@ -401,6 +430,15 @@ fn uses_scratch_state(plan: &Plan) -> bool {
 /// one per element of a span, or one row per work-group).
 fn partial_bytes(plan: &Plan, v: &VarPlan) -> u64 {
     let elems = v.span.map_or(1, |s| s.len) as u64;
+    match v.span {
+        Some(s) if s.store == SpanStore::GlobalDigits => {
+            return s.copies as u64 * elems * (crate::plan::DIGITS_LONGS * 8) as u64;
+        }
+        Some(s) if s.store == SpanStore::GlobalCopies => {
+            return s.copies as u64 * elems * v.acc_bytes as u64;
+        }
+        _ => {}
+    }
     if let Some(e) = v.exact {
         let sacc = (e.limbs() * 8) as u64;
         return match (v.span, v.cross) {

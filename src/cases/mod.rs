@@ -1,6 +1,7 @@
 //! The one case model of `clreduce bench`, `clreduce tune` and `clreduce reduce`'s checks
 //! (issue 27): a [`Case`] is what one launch reduces, named as the bench and the tuner spell it
-//! (`f32-sum`, `u32-or`, `f32-sum-min-max`, `u32-hist256`, `f32-argmin`, `f32-sum-exact`, and
+//! (`f32-sum`, `u32-or`, `f32-sum-min-max`, `u32-hist256`, `f32-hist1048576`, `f32-argmin`,
+//! `f32-sum-exact`, and
 //! per segment `f32-rows-RxC`, `f32-cols-RxC`, `f32-ragged-MEAN`): element types, variables,
 //! body, result shape and segment layout (`layout.rs`); its seeded input, its result buffers,
 //! the launch itself ([`Case::launch`]: what the bench reports is what the tuner times), what
@@ -29,7 +30,8 @@ use std::fmt;
 pub enum Shape {
     /// One result per entry of `vars` (per segment under a segment layout).
     Scalars,
-    /// One span variable (`vars[0]`, op plus) of this many u32 counters: a histogram.
+    /// One span variable (`vars[0]`, op plus) of this many bins of the case's type: u32 counters
+    /// (`u32-histN`) or f32 sums (`f32-histN`, a weighted histogram).
     Span(usize),
     /// One argmin variable (`vars[0]`, op minimum): the value in the element type and the
     /// lowest index holding it in a u64 buffer.
@@ -74,8 +76,22 @@ pub const QUICK_SEGMENT_CASES: &str = "f32-rows-65536x16,f32-rows-4096x256,f32-r
 /// The segmented cases of `clreduce tune` (2^22 elements): more shapes, one row shape of i32.
 pub const FULL_SEGMENT_CASES: &str = "f32-rows-262144x16,f32-rows-16384x256,f32-rows-256x16384,f32-rows-1x4194304,f32-cols-262144x16,f32-cols-16384x256,f32-cols-256x16384,f32-ragged-16,f32-ragged-256,f32-ragged-65536,i32-rows-16384x256";
 
-/// Most bins a `u32-histN` case may have.
-const MAX_BINS: usize = 1 << 16;
+/// Most bins a `u32-histN` or `f32-histN` case may have (issue 26: large spans of 2^16 to 2^24
+/// bins with arbitrary keys).
+const MAX_BINS: usize = 1 << 24;
+
+/// The bins of a histogram case `PREFIX-histN` (N a power of two up to [`MAX_BINS`]).
+fn hist_bins(s: &str, prefix: &str) -> Option<std::result::Result<usize, String>> {
+    let bins = s.strip_prefix(prefix)?;
+    Some(
+        bins.parse()
+            .ok()
+            .filter(|b: &usize| b.is_power_of_two() && *b <= MAX_BINS)
+            .ok_or_else(|| {
+                format!("bad case {s:?} (expected {prefix}N, N a power of two up to {MAX_BINS})")
+            }),
+    )
+}
 
 /// What a launch of a case is forced to: nothing (`auto`), a strategy (the ordinary
 /// reductions) or a segment plan (segmented cases), as the bench runs them in turn.
@@ -131,9 +147,12 @@ fn parse_flat(s: &str) -> std::result::Result<Case, String> {
     };
     if let Some(plain) = s.strip_suffix("-exact") {
         let mut c = parse_flat(plain)?;
-        if !(c.vars[0].0 == Op::Plus && c.ty.is_float() && c.shape == Shape::Scalars) {
+        if !(c.vars[0].0 == Op::Plus
+            && c.ty.is_float()
+            && matches!(c.shape, Shape::Scalars | Shape::Span(_)))
+        {
             return Err(format!(
-                "bad case {s:?} (exact cases are f32-sum-exact, f64-sum-exact, f16-sum-exact, bf16-sum-exact and f32-sum-min-max-exact)"
+                "bad case {s:?} (exact cases are f32-sum-exact, f64-sum-exact, f16-sum-exact, bf16-sum-exact, f32-sum-min-max-exact and f32-histN-exact)"
             ));
         }
         c.name = format!("{}-exact", c.name);
@@ -145,18 +164,20 @@ fn parse_flat(s: &str) -> std::result::Result<Case, String> {
         let body = "sum += x[i]; combine(lo, x[i]); combine(hi, x[i]);".into();
         return Ok(case(s.into(), ElemType::F32, Op::Plus, vars, Shape::Scalars, body));
     }
-    if let Some(bins) = s.strip_prefix("u32-hist") {
-        let bins: usize = bins
-            .parse()
-            .ok()
-            .filter(|b: &usize| b.is_power_of_two() && *b <= MAX_BINS)
-            .ok_or_else(|| {
-                format!("bad case {s:?} (expected u32-histN, N a power of two up to {MAX_BINS})")
-            })?;
+    if let Some(bins) = hist_bins(s, "u32-hist") {
+        let bins = bins?;
         // Full-range random u32: the low bits are uniform over the bins.
         let body = format!("hist[(uint)x[i] & {}u] += 1u;", bins - 1);
         let vars = vec![(Op::Plus, "hist")];
         return Ok(case(s.into(), ElemType::U32, Op::BitOr, vars, Shape::Span(bins), body));
+    }
+    if let Some(bins) = hist_bins(s, "f32-hist") {
+        let bins = bins?;
+        // A weighted histogram with random keys: the key is the low bits of x's own bits (the
+        // case model has one input; `keyed_f32` makes those bits uniform), the weight is x.
+        let body = format!("hist[as_uint(x[i]) & {}u] += x[i];", bins - 1);
+        let vars = vec![(Op::Plus, "hist")];
+        return Ok(case(s.into(), ElemType::F32, Op::Plus, vars, Shape::Span(bins), body));
     }
     if let Some(t) = s.strip_suffix("-argmin") {
         let stored = ElemType::parse(t).map_err(|e| e.to_string())?;
@@ -185,8 +206,8 @@ fn parse_flat(s: &str) -> std::result::Result<Case, String> {
 }
 
 impl Case {
-    /// A case by name: TYPE-OP, f32-sum-min-max, u32-histN, TYPE-argmin, TYPE-sum-exact (f32,
-    /// f64, f16, bf16) or f32-sum-min-max-exact, and per segment PREFIX-rows-RxC,
+    /// A case by name: TYPE-OP, f32-sum-min-max, u32-histN, f32-histN (a weighted histogram),
+    /// TYPE-argmin, TYPE-sum-exact (f32, f64, f16, bf16), f32-sum-min-max-exact or f32-histN-exact, and per segment PREFIX-rows-RxC,
     /// PREFIX-cols-RxC or PREFIX-ragged-MEAN where PREFIX is a TYPE (a sum: `f32-rows-4x4`),
     /// TYPE-OP, f32-sum-min-max or TYPE-argmin (R, C and MEAN as N or 2^K). TYPE may be f16 or
     /// bf16 (`f16-sum`, `bf16-max`): the input is stored in 16 bits and reduced in f32.
@@ -300,6 +321,9 @@ impl Case {
     /// exactly the values the device reads. Upload it with `DynBuffer::upload_as(q, data,
     /// stored)`.
     pub fn input(&self, n: usize, seed: u64) -> HostVec {
+        if matches!(self.shape, Shape::Span(_)) && self.ty == ElemType::F32 {
+            return keyed_f32(n, seed);
+        }
         let data = reference::random_input(self.data_op, self.ty, n, seed);
         match (data, self.stored) {
             (HostVec::F32(v), ElemType::F16) => HostVec::F32(
@@ -322,11 +346,12 @@ impl Case {
         let offsets = self.layout.offsets(n);
         let results = self.layout.results(offsets.as_deref());
         let off = offsets.as_ref().map(|o| q.buffer_from(o)).transpose()?;
-        let at = |op: Op| -> Result<DynBuffer> {
+        let at_len = |op: Op, len: usize| -> Result<DynBuffer> {
             let id = identity(op, self.ty);
-            let host = HostVec::from_values(self.ty, &vec![id; results]).expect("values of ty");
+            let host = HostVec::from_values(self.ty, &vec![id; len]).expect("values of ty");
             DynBuffer::upload(q, &host)
         };
+        let at = |op: Op| at_len(op, results);
         Ok(match self.shape {
             Shape::Scalars => Outs {
                 vars: self
@@ -338,7 +363,7 @@ impl Case {
                 offsets: off,
             },
             Shape::Span(len) => Outs {
-                vars: vec![DynBuffer::U32(q.buffer_from(&vec![0u32; len])?)],
+                vars: vec![at_len(Op::Plus, len)?],
                 index: None,
                 offsets: off,
             },
@@ -358,6 +383,7 @@ impl Case {
         }
         match (self.shape, &o.vars[..]) {
             (Shape::Span(len), [DynBuffer::U32(b)]) => b.write(0, &vec![0u32; len]),
+            (Shape::Span(len), [DynBuffer::F32(b)]) => b.write(0, &vec![0f32; len]),
             _ => {
                 for (r, (op, _)) in o.vars.iter().zip(&self.vars) {
                     r.set(0, identity(*op, self.ty))?;
@@ -443,24 +469,7 @@ impl Case {
             return self.expect_segments(data);
         }
         match self.shape {
-            Shape::Span(len) => {
-                let mut h = vec![0i128; len];
-                if let HostVec::U32(v) = data {
-                    for &x in v {
-                        h[x as usize & (len - 1)] += 1;
-                    }
-                }
-                let bins = h
-                    .into_iter()
-                    .map(|c| reference::Reference {
-                        exact: Some(c),
-                        value: c as f64,
-                        sum_abs: 0.0,
-                        n: c as usize,
-                    })
-                    .collect();
-                vec![Expected::Span(bins)]
-            }
+            Shape::Span(len) => vec![span_expected(data, len, self.exact)],
             Shape::ArgMin => vec![Expected::Arg(reference::reference_arg(false, data, None))],
             Shape::Scalars => self
                 .vars
@@ -561,6 +570,87 @@ fn host_of(b: &DynBuffer) -> Result<HostVec> {
         DynBuffer::F64(b) => HostVec::F64(b.to_vec()?),
         other => HostVec::from_values(ElemType::F32, &other.to_values()?).expect("f32 values"),
     })
+}
+
+/// The input of a weighted histogram (`f32-histN`): random signs, the 23 fraction bits random
+/// and the exponent uniform in 2^-2 .. 2^1, so that `as_uint(x) & (N - 1)` is uniform over N
+/// bins up to 2^24 (bit 23 is the exponent's lowest bit). Every value is a multiple of 2^-25,
+/// so the host sums each bin exactly in integers (`span_expected`).
+pub fn keyed_f32(n: usize, seed: u64) -> HostVec {
+    let mut r = reference::Rng::new(seed ^ 0x6b65_7965_645f_6633);
+    HostVec::F32(
+        (0..n)
+            .map(|_| {
+                let b = r.next_u64();
+                let exp = 125 + (b >> 32) as u32 % 4;
+                f32::from_bits(((b >> 40) as u32 & 0x8000_0000) | (exp << 23) | (b as u32 & 0x7f_ffff))
+            })
+            .collect(),
+    )
+}
+
+/// Each bin's reference for a histogram case over `data`: u32 counts exactly; f32 sums (the
+/// data of [`keyed_f32`], multiples of 2^-25) exactly in i128, as the float64 reference with
+/// the sum of magnitudes, or with `exact` as the correctly rounded f32 (the i128 total rounded
+/// once to f32, then scaled by a power of two: exact).
+fn span_expected(data: &HostVec, len: usize, exact: bool) -> Expected {
+    let mask = len - 1;
+    let mut total = vec![0i128; len];
+    let mut count = vec![0usize; len];
+    let mut abs = vec![0f64; len];
+    match data {
+        HostVec::U32(v) => {
+            for &x in v {
+                total[x as usize & mask] += 1;
+                count[x as usize & mask] += 1;
+            }
+        }
+        HostVec::F32(v) => {
+            for &x in v {
+                let b = x.to_bits() as usize & mask;
+                let scaled = (x as f64 * (1u64 << 25) as f64) as i128;
+                debug_assert_eq!(scaled as f64, x as f64 * (1u64 << 25) as f64);
+                total[b] += scaled;
+                count[b] += 1;
+                abs[b] += (x as f64).abs();
+            }
+        }
+        other => unreachable!("histogram cases are u32 or f32, not {}", other.ty()),
+    }
+    let unit = (-25f64).exp2();
+    if let HostVec::F32(_) = data {
+        if exact {
+            return Expected::ExactSpan(
+                total
+                    .into_iter()
+                    .map(|t| Value::F32(t as f32 * unit as f32))
+                    .collect(),
+            );
+        }
+        let bins = total
+            .into_iter()
+            .zip(count)
+            .zip(abs)
+            .map(|((t, n), a)| reference::Reference {
+                exact: None,
+                value: t as f64 * unit,
+                sum_abs: a,
+                n,
+            })
+            .collect();
+        return Expected::Span(bins);
+    }
+    let bins = total
+        .into_iter()
+        .zip(count)
+        .map(|(c, n)| reference::Reference {
+            exact: Some(c),
+            value: c as f64,
+            sum_abs: 0.0,
+            n,
+        })
+        .collect();
+    Expected::Span(bins)
 }
 
 /// The op's identity in `ty` (a placeholder 0 where it has none).

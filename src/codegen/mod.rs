@@ -134,9 +134,11 @@ fn reducer_param(k: usize, v: &VarPlan) -> String {
     match v.span.map(|s| s.store) {
         None => format!("{}* clr_r{k}", acc_type(k, v)),
         Some(SpanStore::LocalShared | SpanStore::LocalPrivate) => format!("__local {t}* clr_r{k}"),
-        Some(SpanStore::GlobalAtomic | SpanStore::GlobalPrivate) => {
+        Some(SpanStore::GlobalAtomic | SpanStore::GlobalPrivate | SpanStore::GlobalCopies) => {
             format!("__global {t}* clr_r{k}")
         }
+        // Planned with an exact plan (its digits are a superaccumulator): the arm above.
+        Some(SpanStore::GlobalDigits) => format!("__global long* clr_r{k}"),
     }
 }
 
@@ -160,6 +162,7 @@ fn reducer_arg(k: usize, v: &VarPlan) -> String {
         Some(SpanStore::GlobalPrivate) => {
             format!("(clr_part_{k} + get_global_id(0) * (size_t)R{k}_SPAN)")
         }
+        Some(SpanStore::GlobalDigits | SpanStore::GlobalCopies) => format!("clr_part_{k}"),
     }
 }
 

@@ -176,6 +176,10 @@ pub(crate) fn options(plan: &Plan, caps: &DeviceCaps) -> String {
             &format!("R{k}_SSTORE"),
             v.span.map_or("0", |s| s.store.cl_id()).into(),
         );
+        d(
+            &format!("R{k}_SCOPIES"),
+            v.span.map_or(1, |s| s.copies).to_string(),
+        );
     }
     o.join(" ")
 }

@@ -44,6 +44,7 @@ pub use model::{
 pub(crate) use segment::{stage_slots, TILE_LONGS};
 pub(crate) use segment_exact::segment_exact;
 pub use segment_model::{SegmentAlgo, SegmentLayout, SegmentPlan};
+pub(crate) use span::DIGITS_LONGS;
 testkit! { use segment::plan_segments; }
 testkit! { use segment_model::SegmentRequest; }
 pub use segment_model::SegmentTune;
@@ -241,13 +242,20 @@ fn group_steps(caps: &DeviceCaps, req: &Request) -> Result<Vec<GroupStep>> {
         let exact_sum = exact::is_exact(v, req.determinism);
         let step = match v.span {
             Some(len) if exact_sum => {
-                let (store, why) = span::choose_exact_span(caps, v, len, req.strategy)?;
+                let (store, why) = span::choose_exact_span(caps, v, len, req.strategy, req.form)?;
                 GroupStep {
-                    group: GroupAlgo::LocalAtomic,
+                    // Digits have no group step (see span::choose_span); the others deposit
+                    // with 64-bit atomics.
+                    group: if store == SpanStore::GlobalDigits {
+                        GroupAlgo::Tree
+                    } else {
+                        GroupAlgo::LocalAtomic
+                    },
                     reason: why.to_string(),
                     span: Some(SpanPlan {
                         len,
                         store,
+                        copies: span::copies(caps, store, len, v.ty),
                         reason: why,
                     }),
                     exact: Some(exact::exact_plan(caps, v)?),
@@ -261,9 +269,13 @@ fn group_steps(caps: &DeviceCaps, req: &Request) -> Result<Vec<GroupStep>> {
                     span: Some(SpanPlan {
                         len,
                         store,
+                        copies: span::copies(caps, store, len, v.ty),
                         reason: why,
                     }),
-                    exact: None,
+                    // Digits are an exact superaccumulator: the exact kit's rounding.
+                    exact: (store == SpanStore::GlobalDigits)
+                        .then(|| exact::exact_plan(caps, v))
+                        .transpose()?,
                 }
             }
             None if exact_sum => {

@@ -148,20 +148,37 @@ pub enum SpanStore {
     GlobalAtomic,
     /// One copy per work-item in global scratch memory (no atomics), folded by an extra pass.
     GlobalPrivate,
+    /// f32 sums: one narrow-digit superaccumulator per element in global scratch (32 digits of
+    /// 8 bits and 3 counters), each update one 64-bit atomic add, exact in any order; an extra
+    /// pass over the elements rounds each once (decision 59).
+    GlobalDigits,
+    /// Integer spans whose identity is all-zero bits (plus, or, xor, unsigned max): `copies`
+    /// copies in global scratch, work-group g updating copy g mod copies with global atomics
+    /// (fewer collisions on one address); an extra pass folds them (decision 59).
+    GlobalCopies,
 }
 
 impl SpanStore {
     /// Whether the store fixes the cross-group step (global atomics, or an extra pass).
     pub(crate) fn cross_is_fixed(self) -> bool {
-        matches!(self, SpanStore::GlobalAtomic | SpanStore::GlobalPrivate)
+        matches!(
+            self,
+            SpanStore::GlobalAtomic
+                | SpanStore::GlobalPrivate
+                | SpanStore::GlobalDigits
+                | SpanStore::GlobalCopies
+        )
     }
-    /// Its name in plans: `local-shared`, `local-private`, `global-atomic` or `global-private`.
+    /// Its name in plans: `local-shared`, `local-private`, `global-atomic`, `global-private` or
+    /// `global-digits` or `global-copies`.
     pub fn name(self) -> &'static str {
         match self {
             SpanStore::LocalShared => "local-shared",
             SpanStore::LocalPrivate => "local-private",
             SpanStore::GlobalAtomic => "global-atomic",
             SpanStore::GlobalPrivate => "global-private",
+            SpanStore::GlobalDigits => "global-digits",
+            SpanStore::GlobalCopies => "global-copies",
         }
     }
     pub(crate) fn cl_id(self) -> &'static str {
@@ -170,6 +187,8 @@ impl SpanStore {
             SpanStore::LocalPrivate => "CLR_SS_LPRIVATE",
             SpanStore::GlobalAtomic => "CLR_SS_GATOMIC",
             SpanStore::GlobalPrivate => "CLR_SS_GPRIVATE",
+            SpanStore::GlobalDigits => "CLR_SS_GDIGITS",
+            SpanStore::GlobalCopies => "CLR_SS_GCOPIES",
         }
     }
 }
@@ -181,6 +200,9 @@ pub struct SpanPlan {
     pub len: usize,
     /// Where the work-group copies live.
     pub store: SpanStore,
+    /// Copies of the span in global scratch that the work-groups share out (`global-copies`
+    /// and `global-digits`; 1 otherwise).
+    pub copies: usize,
     /// Why this store.
     #[serde(skip)]
     pub reason: &'static str,

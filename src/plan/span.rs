@@ -7,6 +7,71 @@ use super::request::{FormRequest, VarRequest};
 use super::strategy::{CrossAlgo, Determinism, GroupAlgo, Strategy};
 use crate::caps::{DeviceCaps, DeviceKind, Space};
 use crate::error::{Error, Result};
+use crate::ops::{Op, Operator};
+use crate::types::ElemType;
+
+/// Most work-items (or indices) a `GlobalDigits` span may have: a digit of 64 bits holds 2^32
+/// deposits below 2^31 in magnitude, so up to 4 updates of one element per index stay exact.
+pub(super) const DIGITS_MAX_ITEMS: u64 = 1 << 30;
+
+/// Longs of one element's digits in a `GlobalDigits` span: 32 digits of 8 bits (an f32 with
+/// biased exponent ex has its 24-bit significand at bit ex - 1 above 2^-149) and the NaN, +inf and
+/// -inf counters (kernels/var_exact.cl).
+pub(crate) const DIGITS_LONGS: usize = 35;
+
+/// Whether a span of `v` can keep narrow-digit superaccumulators in global memory: f32 sums on
+/// a device with 64-bit global atomics, over at most [`DIGITS_MAX_ITEMS`] work-items, the digits
+/// within one allocation.
+pub(super) fn digits_ok(caps: &DeviceCaps, v: &VarRequest, len: usize, form: FormRequest) -> bool {
+    let items = match form {
+        FormRequest::Range { n } => n,
+        FormRequest::NdRange { global, .. } => global,
+    };
+    v.ty == ElemType::F32
+        && v.op == Operator::Builtin(Op::Plus)
+        && caps.atomics.int64_base
+        && caps.atomics.int32_global_base
+        && items <= DIGITS_MAX_ITEMS
+        && (len * DIGITS_LONGS * 8) as u64 <= caps.max_alloc
+}
+
+/// Slots (copies x elements) that `global-copies` and `global-digits` spread a GPU span's
+/// updates over. Measured on the H200 (2^28 random u32 keys, one global atomic add each,
+/// design/bench/2026-11-24-h200-session11-span.txt): 2^14 bins 5726 us, 2^16 3224 us, 2^20 2654
+/// us, 2^24 8589 us: fewer addresses collide, more leave L2. Below 2^20 elements a span gets
+/// that many slots in copies.
+const COPY_SLOTS: usize = 1 << 20;
+/// Most copies.
+const MAX_COPIES: usize = 64;
+
+/// Copies of a span of `ty` in global scratch (see [`SpanStore::GlobalCopies`]): on GPUs enough
+/// to spread the updates over [`COPY_SLOTS`] slots (at most [`MAX_COPIES`], a power of two, and
+/// within the scratch cap); 1 for every other store and on CPUs (few threads collide).
+pub(super) fn copies(caps: &DeviceCaps, store: SpanStore, len: usize, ty: ElemType) -> usize {
+    let bytes = match store {
+        SpanStore::GlobalDigits => DIGITS_LONGS * 8,
+        SpanStore::GlobalCopies => ty.size(),
+        _ => return 1,
+    };
+    if caps.kind != DeviceKind::Gpu {
+        return 1;
+    }
+    let by_mem = (private_rows_cap(caps) / (len.max(1) * bytes) as u64) as usize;
+    let want = (COPY_SLOTS / len.max(1)).min(MAX_COPIES).min(by_mem).max(1);
+    1 << want.ilog2()
+}
+
+/// Whether the op's identity is all-zero bits in `v`'s type (plus, or, xor on integers,
+/// maximum on unsigned ones), so that zeroed scratch starts every copy at it.
+fn zero_identity(v: &VarRequest) -> bool {
+    !v.ty.is_float()
+        && v.op
+            .identity(v.ty)
+            .is_some_and(|id| id.to_bytes().iter().all(|&b| b == 0))
+}
+
+/// The reason of a `GlobalDigits` span.
+const DIGITS_WHY: &str = "f32 sums too large for private local copies: one narrow-digit superaccumulator per element in global memory, each update one 64-bit atomic add (exact, so the same bits on every run), an extra pass rounds every element once";
 
 /// Global scratch a `GlobalPrivate` span may take (one copy per work-item).
 pub(super) fn private_rows_cap(caps: &DeviceCaps) -> u64 {
@@ -91,7 +156,16 @@ pub(super) fn choose_span(
             "GPU with fast local atomics: one shared copy per work-group in local memory",
         ));
     }
-    if (!gpu && private_fits(1)) || (gpu && private_fits(32)) {
+    // Deterministic f32 sums (no float atomics) whose private copies would leave a GPU's
+    // work-groups under a warp, or fit no CPU work-item: exact digits in global memory, with the
+    // full launch (global-private would shrink it to fit its scratch).
+    let private_ok = (!gpu && private_fits(1)) || (gpu && private_fits(32));
+    if !private_ok && !shared_ok && !global_ok && digits_ok(caps, v, len, form) {
+        // No group step (as global-private): `tree` names it, since the updates are integer
+        // atomics, not float ones.
+        return Ok((SpanStore::GlobalDigits, GroupAlgo::Tree, DIGITS_WHY));
+    }
+    if private_ok {
         return Ok((
             SpanStore::LocalPrivate,
             GroupAlgo::Tree,
@@ -107,6 +181,17 @@ pub(super) fn choose_span(
             SpanStore::LocalShared,
             GroupAlgo::LocalAtomic,
             "one shared copy per work-group in local memory, local atomics",
+        ));
+    }
+    if global_ok
+        && zero_identity(v)
+        && copies(caps, SpanStore::GlobalCopies, len, v.ty) > 1
+        && strategy.cross.is_none()
+    {
+        return Ok((
+            SpanStore::GlobalCopies,
+            GroupAlgo::LocalAtomic,
+            "GPU, too large for local memory: global atomics on copies in global scratch (work-group g updates copy g mod copies, so fewer updates collide on one address), folded by an extra pass",
         ));
     }
     if global_ok {
@@ -149,6 +234,18 @@ pub(super) fn fixed_cross(
             "the updates themselves are global atomics on the result".to_string(),
         ));
     }
+    if store == SpanStore::GlobalCopies {
+        return Ok((
+            CrossAlgo::ExtraPass,
+            "an extra pass, one work-item per element, folds the copies (and zeroes them for the next launch)".to_string(),
+        ));
+    }
+    if store == SpanStore::GlobalDigits {
+        return Ok((
+            CrossAlgo::ExtraPass,
+            "an extra pass, one work-item per element, rounds each element's digits once (and zeroes them for the next launch)".to_string(),
+        ));
+    }
     if strategy.cross.is_some_and(|c| c != CrossAlgo::ExtraPass) {
         return Err(Error::Unsupported {
             what: format!(
@@ -175,6 +272,7 @@ pub(super) fn choose_exact_span(
     v: &VarRequest,
     len: usize,
     strategy: Strategy,
+    form: FormRequest,
 ) -> Result<(SpanStore, &'static str)> {
     let unsupported = |missing: String| Error::Unsupported {
         what: format!("an exact span of {len} x {}", v.ty),
@@ -209,6 +307,12 @@ pub(super) fn choose_exact_span(
         return Ok((
             SpanStore::LocalShared,
             "exact span: one superaccumulator per element in local memory (64-bit local atomic deposits), added to the global ones at the end of each work-group",
+        ));
+    }
+    if strategy == Strategy::AUTO && digits_ok(caps, v, len, form) {
+        return Ok((
+            SpanStore::GlobalDigits,
+            "exact f32 span too large for local memory: one narrow-digit superaccumulator per element in global memory, each update one 64-bit atomic add; an extra pass rounds every element once",
         ));
     }
     Ok((

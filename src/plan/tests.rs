@@ -293,12 +293,49 @@ fn span_stores_follow_the_device() {
     assert_eq!(p.vars[0].span.unwrap().store, SpanStore::LocalPrivate);
     assert!(p.local_bytes <= nv.local_mem_size && p.local >= 32, "{p}");
     // Too large for local memory.
+    // Integers: atomics on copies in scratch below 2^20 elements (collisions), straight on the
+    // result from there; ops whose identity is not zero bits straight on the result.
     let p = plan(&nv, &span_req(N, Op::Plus, ElemType::U32, 65536)).unwrap();
+    let sp = p.vars[0].span.unwrap();
+    assert_eq!((sp.store, sp.copies), (SpanStore::GlobalCopies, 16));
+    assert_eq!((p.vars[0].cross, p.passes), (CrossAlgo::ExtraPass, 2));
+    let p = plan(&nv, &span_req(N, Op::Plus, ElemType::U32, 1 << 20)).unwrap();
     assert_eq!(p.vars[0].span.unwrap().store, SpanStore::GlobalAtomic);
-    let p = plan(&nv, &span_req(N, Op::Plus, ElemType::F32, 65536)).unwrap();
+    let p = plan(&nv, &span_req(N, Op::Minimum, ElemType::U32, 65536)).unwrap();
+    assert_eq!(p.vars[0].span.unwrap().store, SpanStore::GlobalAtomic);
+    // Deterministic f32 sums too large for private copies: exact digits in global memory, the
+    // full launch (decision 59), rounded by an extra pass.
+    let full = plan(&nv, &req(N, Op::Plus, ElemType::F32)).unwrap();
+    for len in [4096, 65536, 1 << 20, 1 << 24] {
+        let p = plan(&nv, &span_req(N, Op::Plus, ElemType::F32, len)).unwrap();
+        let v = &p.vars[0];
+        assert_eq!(v.span.unwrap().store, SpanStore::GlobalDigits, "{p}");
+        assert!(v.exact.is_some() && v.deterministic, "{p}");
+        assert_eq!((v.cross, p.passes), (CrossAlgo::ExtraPass, 2));
+        assert_eq!(p.groups * p.local as u64, full.groups * full.local as u64);
+    }
+    // ... and so do exact ones (one atomic per update instead of the 14-limb deposits).
+    let mut ex = span_req(N, Op::Plus, ElemType::F32, 65536);
+    ex.determinism = Determinism::Exact;
+    assert_eq!(
+        plan(&nv, &ex).unwrap().vars[0].span.unwrap().store,
+        SpanStore::GlobalDigits
+    );
+    // Without 64-bit atomics, or for f64, or past 2^30 work-items: per-work-item copies.
+    let no64 = Mask::parse("no-int64-atomics").unwrap().apply(&nv);
+    let p = plan(&no64, &span_req(N, Op::Plus, ElemType::F32, 65536)).unwrap();
     assert_eq!(p.vars[0].span.unwrap().store, SpanStore::GlobalPrivate);
-    assert_eq!(p.passes, 2);
     assert!(p.groups * p.local as u64 * 65536 * 4 <= 256 << 20);
+    let p = plan(&nv, &span_req(N, Op::Plus, ElemType::F64, 65536)).unwrap();
+    assert_eq!(p.vars[0].span.unwrap().store, SpanStore::GlobalPrivate);
+    let huge = FormRequest::Range { n: (1 << 30) + 1 };
+    let p = plan(&nv, &span_req(huge, Op::Plus, ElemType::F32, 65536)).unwrap();
+    assert_eq!(p.vars[0].span.unwrap().store, SpanStore::GlobalPrivate);
+    // CPUs: digits once a private copy no longer fits one work-item's local memory.
+    let pocl = fixtures::pocl_cpu();
+    let big = (pocl.local_mem_size as usize / 4 + 1).next_power_of_two();
+    let p = plan(&pocl, &span_req(N, Op::Plus, ElemType::F32, big)).unwrap();
+    assert_eq!(p.vars[0].span.unwrap().store, SpanStore::GlobalDigits);
     // CPUs keep a private copy per work-item.
     let p = plan(
         &fixtures::pocl_cpu(),

@@ -28,7 +28,8 @@ pub struct BenchArgs {
     pub max_n: Option<String>,
     /// Cases: comma list of TYPE-OP (f32-sum, u32-or, i64-min, ...), f32-sum-min-max (three
     /// variables sum, lo, hi in one launch), u32-histN (a span of N u32 bins, N a power of two
-    /// up to 65536: `hist[(uint)x[i] & (N-1)] += 1u;`), TYPE-argmin (value and lowest index,
+    /// up to 2^24: `hist[(uint)x[i] & (N-1)] += 1u;`), f32-histN (a weighted histogram of N f32
+    /// bins: `hist[as_uint(x[i]) & (N-1)] += x[i];`), TYPE-argmin (value and lowest index,
     /// `combine(best, x[i], i);`), TYPE-sum-exact, and one result per segment:
     /// PREFIX-rows-RxC (row sums of an R x C array, n = R x C), PREFIX-cols-RxC (column sums)
     /// and PREFIX-ragged-MEAN (CSR segments of that mean length over each --sizes n), PREFIX a

@@ -228,6 +228,9 @@ pub fn attach(points: &mut [Point], devs: &[DevInfo], peers: &[PeerPoint]) {
             ("f32-sum-min-max", _) if info.nvidia => Some(("torch", "sum,min,max")),
             ("f32-argmin", _) if info.nvidia => Some(("torch", "argmin")),
             (c, _) if info.nvidia && c.starts_with("u32-hist") => Some(("torch", "bincount")),
+            (c, _) if info.nvidia && c.starts_with("f32-hist") && !c.ends_with("-exact") => {
+                Some(("torch", "index_add_"))
+            }
             _ => None,
         };
         let segmented = Case::parse(&p.case).is_ok_and(|c| c.layout.is_segmented());

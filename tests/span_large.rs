@@ -1,0 +1,288 @@
+//! Large spans with arbitrary keys (issue 26, decision 59): 2^16 and more bins, beyond local
+//! memory, keys read from a buffer of random u32. Deterministic f32 sums (the `global-digits`
+//! store: narrow-digit superaccumulators, one 64-bit atomic per update) must come out as the
+//! correctly rounded sum of each bin, bit for bit, on every run and under `Determinism::Exact`
+//! alike, over values of every exponent (subnormals and infinities and NaN included), with and
+//! without initialize_to_identity, in both forms; integer spans (plus, min, max, and, or, xor)
+//! exactly. Small n on the simulator.
+
+#[macro_use]
+use crate::common;
+
+use clreduce::exact::sum_f32;
+use clreduce::plan::SpanStore;
+use clreduce::{reduction_span, Error, Form, Kernel, NdRange, Op, Options, Queue, Range};
+use common::rng::Rng;
+use common::*;
+
+/// A launch the device cannot plan is a skip (with its reason), anything else a failure.
+fn skip_reason(e: &Error) -> Option<String> {
+    match e {
+        Error::Unsupported { .. } | Error::LocalMemory { .. } | Error::WorkGroupTooLarge { .. } => {
+            Some(e.to_string())
+        }
+        _ => None,
+    }
+}
+
+/// Elements per launch: fewer on the simulator.
+fn n_for(q: &Queue) -> usize {
+    if q.device().is_simulator() {
+        3000
+    } else {
+        200_003
+    }
+}
+
+/// Random keys below `bins` and f32 values of every kind: mostly normal values of a few
+/// binades, some tiny and subnormal ones, some near 2^120, zeros of both signs; with
+/// `specials`, one +inf, one -inf and one NaN in bins of their own and +inf with -inf in a
+/// fourth (NaN). Values stay below 2^121, so no finite bin overflows.
+fn keyed_values(n: usize, bins: usize, seed: u64, specials: bool) -> (Vec<u32>, Vec<f32>) {
+    let mut r = Rng(seed);
+    let keys: Vec<u32> = (0..n).map(|_| r.below(bins as u64) as u32).collect();
+    let mut x: Vec<f32> = (0..n)
+        .map(|_| {
+            let b = r.next();
+            let sign = (b >> 63) as u32;
+            let frac = (b as u32) & 0x7f_ffff;
+            let exp = match (b >> 32) % 100 {
+                0..=79 => 120 + (b >> 40) as u32 % 12,
+                80..=89 => (b >> 40) as u32 % 8,
+                90..=94 => 230 + (b >> 40) as u32 % 17,
+                _ => return if b & 1 == 0 { 0.0 } else { -0.0 },
+            };
+            f32::from_bits(sign << 31 | exp << 23 | frac)
+        })
+        .collect();
+    if specials && n >= 8 {
+        x[1] = f32::INFINITY;
+        x[3] = f32::NEG_INFINITY;
+        x[5] = f32::NAN;
+        x[6] = f32::INFINITY;
+        x[7] = f32::NEG_INFINITY;
+        let mut k = keys;
+        k[6] = k[1] ^ 1;
+        k[7] = k[1] ^ 1;
+        return (k, x);
+    }
+    (keys, x)
+}
+
+/// Each bin's correctly rounded sum (its initial value first, when it has one).
+fn exact_bins(keys: &[u32], x: &[f32], init: Option<&[f32]>, bins: usize) -> Vec<f32> {
+    let mut per: Vec<Vec<f32>> = (0..bins)
+        .map(|b| init.map(|i| vec![i[b]]).unwrap_or_default())
+        .collect();
+    for (&k, &v) in keys.iter().zip(x) {
+        per[k as usize].push(v);
+    }
+    per.iter().map(|v| sum_f32(v)).collect()
+}
+
+/// The first bins whose bits differ ("" when none do; NaN matches NaN).
+fn differ(got: &[f32], want: &[f32]) -> String {
+    let bad: Vec<String> = got
+        .iter()
+        .zip(want)
+        .enumerate()
+        .filter(|(_, (g, w))| !(g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan())))
+        .take(4)
+        .map(|(b, (g, w))| format!("bin {b}: {g:e} ({:08x}) vs {w:e}", g.to_bits()))
+        .collect();
+    bad.join("; ")
+}
+
+/// Two runs' results and the store the plan chose.
+type TwoRuns = (Vec<f32>, Vec<f32>, Option<SpanStore>);
+
+/// One launch of `hist[k[i]] += x[i]` over `form` into `hist` (starting at `start`), twice; the
+/// two results and the store the plan chose.
+fn run_twice(
+    q: &Queue,
+    form: Form,
+    data: (&[u32], &[f32]),
+    start: &[f32],
+    identity: bool,
+    opts: Options,
+) -> Result<TwoRuns, Error> {
+    let bins = start.len();
+    let kb = q.buffer_from(data.0)?;
+    let xb = q.buffer_from(data.1)?;
+    let mut out = Vec::new();
+    let mut store = None;
+    for _ in 0..2 {
+        let hist = q.buffer_from(start)?;
+        let mut r = reduction_span(&hist, bins, Op::Plus).name("hist");
+        if identity {
+            r = r.initialize_to_identity();
+        }
+        let k = Kernel::new("hist[k[i]] += x[i];")
+            .arg("k", &kb)
+            .arg("x", &xb);
+        let ev = q.parallel_for_reduce_with(form, r, k, opts)?;
+        store = ev.plan().and_then(|p| p.vars[0].span).map(|s| s.store);
+        out.push(hist.to_vec()?);
+    }
+    let second = out.pop().expect("two runs");
+    Ok((out.pop().expect("two runs"), second, store))
+}
+
+/// Deterministic f32 spans beyond local memory: global-digits, exact and repeatable.
+#[test]
+fn large_f32_spans_are_exact_and_repeatable() {
+    let mut tally = Tally::new("span_large::large_f32_spans_are_exact_and_repeatable");
+    for q in queues() {
+        let _serial = sim_lock(q.device());
+        let dev = short(q.device());
+        let n = n_for(q);
+        // The largest span the device's local memory cannot hold a copy of, and 2^16 at least.
+        let big = ((q.caps().local_mem_size as usize / 4) + 1)
+            .next_power_of_two()
+            .max(1 << 16);
+        let sizes = [big];
+        for (s, &bins) in sizes.iter().enumerate() {
+            // The simulator rounds 2^16 elements in about 9 s a launch: one variant there.
+            let variants: &[(bool, bool, bool)] = if q.device().is_simulator() {
+                &[(false, false, false)]
+            } else {
+                &[
+                    (true, false, false),
+                    (false, false, false),
+                    (true, true, false),
+                    (false, false, true),
+                ]
+            };
+            for &(identity, exact, nd) in variants {
+                let case = format!(
+                    "{bins} bins{}{}{}",
+                    if identity {
+                        ", identity"
+                    } else {
+                        ", initial values"
+                    },
+                    if exact { ", exact" } else { "" },
+                    if nd { ", nd_range" } else { "" }
+                );
+                let seed = 0x5a17 ^ (bins as u64) << 8 ^ s as u64;
+                let (keys, x) = keyed_values(n, bins, seed, !nd);
+                let (form, used) = if nd {
+                    // 64 work-items per group; the last partial group's indices are dropped.
+                    let groups = (n / 64) as u64;
+                    (NdRange::new(groups * 64, 64).into(), groups as usize * 64)
+                } else {
+                    (Range::new(n as u64).into(), n)
+                };
+                let start: Vec<f32> = (0..bins).map(|b| (b % 7) as f32 * 0.375 - 1.0).collect();
+                let opts = if exact {
+                    Options::default().exact()
+                } else {
+                    Options::default()
+                };
+                let got = run_twice(q, form, (&keys, &x), &start, identity, opts);
+                let (a, b, store) = match got {
+                    Ok(v) => v,
+                    Err(e) => {
+                        match skip_reason(&e) {
+                            Some(r) => tally.skip(&dev, &case, &r),
+                            None => tally.fail(&dev, &case, &e.to_string()),
+                        }
+                        continue;
+                    }
+                };
+                if store != Some(SpanStore::GlobalDigits) {
+                    tally.fail(
+                        &dev,
+                        &case,
+                        &format!("planned {store:?}, not global-digits"),
+                    );
+                    continue;
+                }
+                let init = (!identity).then_some(&start[..]);
+                let want = exact_bins(&keys[..used], &x[..used], init, bins);
+                let o = match (differ(&a, &want), differ(&a, &b)) {
+                    (w, r) if w.is_empty() && r.is_empty() => Outcome::Pass,
+                    (w, r) if w.is_empty() => Outcome::Fail(format!("second run differs: {r}")),
+                    (w, _) => Outcome::Fail(format!("not the correctly rounded sums: {w}")),
+                };
+                tally.record(&dev, &case, o);
+            }
+        }
+    }
+    tally.finish();
+}
+
+/// Integer spans beyond local memory (global atomics where the device has them): every op the
+/// span plans allow, each bin exactly.
+#[test]
+fn large_integer_spans_are_exact() {
+    let mut tally = Tally::new("span_large::large_integer_spans_are_exact");
+    for q in queues() {
+        let _serial = sim_lock(q.device());
+        let dev = short(q.device());
+        let n = n_for(q);
+        let bins = ((q.caps().local_mem_size as usize / 4) + 1)
+            .next_power_of_two()
+            .max(1 << 16);
+        let mut r = Rng(0x1a7e ^ bins as u64);
+        let keys: Vec<u32> = (0..n).map(|_| r.below(bins as u64) as u32).collect();
+        let vals: Vec<u32> = (0..n).map(|_| r.next() as u32).collect();
+        type Fold = fn(u32, u32) -> u32;
+        let ops: [(Op, u32, Fold); 6] = [
+            (Op::Plus, 0, u32::wrapping_add),
+            (Op::Minimum, u32::MAX, u32::min),
+            (Op::Maximum, 0, u32::max),
+            (Op::BitAnd, u32::MAX, |a, b| a & b),
+            (Op::BitOr, 0, |a, b| a | b),
+            (Op::BitXor, 0, |a, b| a ^ b),
+        ];
+        for (op, id, fold) in ops {
+            let case = format!("u32 {op} over {bins} bins");
+            let run = || -> Result<(Vec<u32>, Option<SpanStore>), Error> {
+                let kb = q.buffer_from(&keys)?;
+                let vb = q.buffer_from(&vals)?;
+                let hist = q.buffer_from(&vec![0u32; bins])?;
+                let body = match op {
+                    Op::Plus => "hist[k[i]] += v[i];",
+                    _ => "combine(hist[k[i]], v[i]);",
+                };
+                let ev = q.parallel_for_reduce_with(
+                    Range::new(n as u64),
+                    reduction_span(&hist, bins, op)
+                        .name("hist")
+                        .initialize_to_identity(),
+                    Kernel::new(body).arg("k", &kb).arg("v", &vb),
+                    Options::default(),
+                )?;
+                let store = ev.plan().and_then(|p| p.vars[0].span).map(|s| s.store);
+                Ok((hist.to_vec()?, store))
+            };
+            let (got, store) = match run() {
+                Ok(v) => v,
+                Err(e) => {
+                    match skip_reason(&e) {
+                        Some(r) => tally.skip(&dev, &case, &r),
+                        None => tally.fail(&dev, &case, &e.to_string()),
+                    }
+                    continue;
+                }
+            };
+            let mut want = vec![id; bins];
+            for (&k, &v) in keys.iter().zip(&vals) {
+                want[k as usize] = fold(want[k as usize], v);
+            }
+            let bad: Vec<String> = (0..bins)
+                .filter(|&b| got[b] != want[b])
+                .take(4)
+                .map(|b| format!("bin {b}: {} vs {}", got[b], want[b]))
+                .collect();
+            let o = if bad.is_empty() {
+                Outcome::Pass
+            } else {
+                Outcome::Fail(format!("{store:?}: {}", bad.join("; ")))
+            };
+            tally.record(&dev, &case, o);
+        }
+    }
+    tally.finish();
+}
