@@ -628,21 +628,72 @@ proptest! {
 #[test]
 fn speculative_loop_is_exact() {
     use clreduce::plan::IndexOrder;
-    speculative_loop_in(IndexOrder::GridStride);
+    speculative_loop_in(IndexOrder::GridStride, false);
 }
 
 /// [`speculative_loop_is_exact`] in the contiguous order.
 #[test]
 fn speculative_loop_is_exact_contiguous() {
     use clreduce::plan::IndexOrder;
-    speculative_loop_in(IndexOrder::Contiguous);
+    speculative_loop_in(IndexOrder::Contiguous, false);
 }
 
-fn speculative_loop_in(order: clreduce::plan::IndexOrder) {
+/// The speculative loop's hot form (`Tuning::hot`, design/exact.md "The hot loop": range checks
+/// once per chunk, f32 blocks into one expansion), forced on every device here in the
+/// grid-stride order the GPUs run, over every adversarial pattern and blocks at the edge of the
+/// exponent span they may hold.
+#[test]
+fn hot_loop_is_exact() {
+    use clreduce::plan::IndexOrder;
+    speculative_loop_in(IndexOrder::GridStride, true);
+}
+
+/// [`hot_loop_is_exact`] in the contiguous order.
+#[test]
+fn hot_loop_is_exact_contiguous() {
+    use clreduce::plan::IndexOrder;
+    speculative_loop_in(IndexOrder::Contiguous, true);
+}
+
+/// f32 values whose exponent fields lie within `w` of a random top field, random signs and
+/// fractions, a few exact powers of two (their mn field is one less) and zeros: the blocks of
+/// the hot loop sit at the edge of the span they may hold (29 - lb fields for blocks of 2^lb).
+fn f32_band(n: usize, w: u32, seed: u64) -> Vec<f32> {
+    let mut s = seed;
+    let mut next = move || {
+        s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = s;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    let top = 40 + (next() % 160) as u32;
+    (0..n)
+        .map(|_| {
+            let r = next();
+            let e = top - (r % (w as u64 + 1)) as u32;
+            let frac = if r >> 60 == 0 { 0 } else { (r >> 8) as u32 & 0x7f_ffff };
+            let bits = ((r >> 63) as u32) << 31 | e << 23 | frac;
+            if (r >> 32) % 97 == 0 {
+                0.0
+            } else {
+                f32::from_bits(bits)
+            }
+        })
+        .collect()
+}
+
+fn speculative_loop_in(order: clreduce::plan::IndexOrder, hot: bool) {
     use clreduce::plan::Tuning;
-    let mut tally = Tally::new(&format!("exact::speculative_loop_is_exact {order:?}"));
+    let name = if hot {
+        "hot_loop_is_exact"
+    } else {
+        "speculative_loop_is_exact"
+    };
+    let mut tally = Tally::new(&format!("exact::{name} {order:?}"));
     let tuning = Tuning {
         spec: Some(true),
+        hot: Some(hot),
         order: Some(order),
         ..Tuning::default()
     };
@@ -651,10 +702,24 @@ fn speculative_loop_in(order: clreduce::plan::IndexOrder) {
         ..Options::default()
     }
     .exact();
+    // The hot form is planned for two-double expansions only (a device with fp64).
     let spec = |p: &Option<clreduce::Plan>| {
         p.as_ref()
             .and_then(|p| p.vars[0].exact)
-            .is_some_and(|e| e.speculative)
+            .is_some_and(|e| {
+                e.speculative && e.hot == (hot && e.expansion == clreduce::plan::Expansion::TwoDouble)
+            })
+    };
+    let patterns: Vec<Pattern> = if hot {
+        Pattern::ALL.to_vec()
+    } else {
+        vec![
+            Pattern::Random,
+            Pattern::Cancel,
+            Pattern::Spread,
+            Pattern::Ties,
+            Pattern::NaNs,
+        ]
     };
     for q in queues() {
         let _serial = sim_lock(q.device());
@@ -665,13 +730,35 @@ fn speculative_loop_in(order: clreduce::plan::IndexOrder) {
             200_003
         };
         let shape = Shape::Range(n as u64);
-        for p in [
-            Pattern::Random,
-            Pattern::Cancel,
-            Pattern::Spread,
-            Pattern::Ties,
-            Pattern::NaNs,
-        ] {
+        if hot {
+            // Spans of 24..=30 fields around the blocks' limits (27 at unroll 4, 25 at 16).
+            for (w, unroll) in (24..=30u32).flat_map(|w| [(w, 4usize), (w, 16)]) {
+                let d = f32_band(n, w, 0xba4d + w as u64);
+                let o16 = Options {
+                    tuning: Some(Tuning {
+                        unroll: Some(unroll),
+                        ..tuning
+                    }),
+                    ..opts
+                };
+                let (o, plan) = run_with(
+                    q,
+                    &d,
+                    0.25f32,
+                    shape,
+                    o16,
+                    |v| sum_f32(v).to_bits() as u64,
+                    |v| v.to_bits() as u64,
+                );
+                let o = if matches!(o, Outcome::Pass) && !spec(&plan) {
+                    Outcome::Fail("the plan did not take the hot loop".into())
+                } else {
+                    o
+                };
+                tally.record(&dev, &format!("band {w} unroll {unroll} f32"), o);
+            }
+        }
+        for &p in &patterns {
             let d = f32s(p, n, 9);
             let (o, plan) = run_with(
                 q,
@@ -722,10 +809,11 @@ fn speculative_loop_in(order: clreduce::plan::IndexOrder) {
 fn speculative_loop_beside_other_variables() {
     use clreduce::plan::{IndexOrder, Tuning};
     let mut tally = Tally::new("exact::speculative_loop_beside_other_variables");
-    let opts = |spec: bool, order: IndexOrder| {
+    let opts = |spec: bool, order: IndexOrder, hot: bool| {
         Options {
             tuning: Some(Tuning {
                 spec: Some(spec),
+                hot: Some(hot),
                 order: Some(order),
                 ..Tuning::default()
             }),
@@ -752,8 +840,14 @@ fn speculative_loop_beside_other_variables() {
         } else {
             200_003
         };
-        let orders = [IndexOrder::GridStride, IndexOrder::Contiguous];
-        for (p, order) in [
+        // Both orders, each in the speculative loop and in its hot form (Tuning::hot).
+        let orders = [
+            (IndexOrder::GridStride, false),
+            (IndexOrder::Contiguous, false),
+            (IndexOrder::GridStride, true),
+            (IndexOrder::Contiguous, true),
+        ];
+        for (p, (order, hot)) in [
             Pattern::Random,
             Pattern::Cancel,
             Pattern::Spread,
@@ -763,7 +857,7 @@ fn speculative_loop_beside_other_variables() {
         .into_iter()
         .flat_map(|p| orders.map(|o| (p, o)))
         {
-            let case = format!("{} {order:?} seed {seed}", p.name());
+            let case = format!("{} {order:?} hot {hot} seed {seed}", p.name());
             let f = f32s(p, n, seed);
             let d = f64s(p, n, seed ^ 0x5eed);
             let run = |spec: bool| -> Result<(Vec<u64>, Option<clreduce::Plan>), Error> {
@@ -788,7 +882,7 @@ fn speculative_loop_beside_other_variables() {
                     )
                     .arg("x", &x)
                     .arg("y", &y),
-                    opts(spec, order),
+                    opts(spec, order, hot),
                 )?;
                 let bits = vec![
                     s32.get(0)?.to_bits() as u64,
@@ -811,7 +905,10 @@ fn speculative_loop_beside_other_variables() {
             };
             let speculated = on.1.as_ref().is_some_and(|p| {
                 p.vars.iter().filter_map(|v| v.exact).count() == 2
-                    && p.vars.iter().filter_map(|v| v.exact).all(|e| e.speculative)
+                    && p.vars
+                        .iter()
+                        .filter_map(|v| v.exact)
+                        .all(|e| e.speculative && e.hot == hot)
             });
             let want32 = sum_f32(&[&[0.5f32][..], &f].concat()).to_bits() as u64;
             let want64 = sum_f64(&[&[-0.25f64][..], &d].concat()).to_bits();

@@ -511,12 +511,13 @@ fn spec_glue(plan: &Plan, user_args: &str) -> String {
     s.push_str(&format!(
         "#define CLR_CALL_TRY(clr_ci, clr_cu) clr_body_try((clr_ci), clr_n{accs}, &clr_bad{user_args})\n"
     ));
+    // The hot f32 loop redoes into accumulator 0 (clr_xone_k, kernels/var_exact.cl).
     let redo: String = plan
         .vars
         .iter()
         .enumerate()
         .map(|(k, v)| match v.exact {
-            Some(_) => format!(", {}", reducer_arg(k, v)),
+            Some(_) => format!(", &clr_a{k}[clr_xone_{k} ? 0 : clr_cu], clr_ls{k}"),
             None => format!(", &clr_t{k}"),
         })
         .collect();

@@ -48,7 +48,13 @@ fn exact_defines(d: &mut impl FnMut(&str, String), k: usize, v: &VarPlan, local:
         .into(),
     );
     d(&format!("R{k}_XL"), e.limbs().to_string());
-    d(&format!("R{k}_XSPEC"), (e.speculative as u8).to_string());
+    // 0: the element loop; 1: the speculative loop; 2: its hot form (kernels/var_exact.cl).
+    let spec = match (e.speculative, e.hot) {
+        (false, _) => 0,
+        (true, false) => 1,
+        (true, true) => 2,
+    };
+    d(&format!("R{k}_XSPEC"), spec.to_string());
     let longs = match v.span {
         Some(sp) if sp.store == SpanStore::LocalShared => sp.len * e.limbs(),
         Some(_) => 1,

@@ -73,6 +73,7 @@ pub(super) fn exact_plan(caps: &DeviceCaps, v: &VarRequest) -> Result<ExactPlan>
         expansion,
         store,
         speculative: false,
+        hot: false,
     })
 }
 
@@ -175,6 +176,13 @@ pub(super) fn check_nd_groups(caps: &DeviceCaps, form: FormRequest, any_exact: b
         }
     }
     Ok(())
+}
+
+/// Whether a speculative exact sum runs the loop's hot form (design/exact.md "The hot loop"):
+/// the two-double expansions only (f32 data in blocks, f64 data), as `CLREDUCE_TUNE=hot=0|1`
+/// says; off by default until the H200 measures it.
+pub(super) fn hot(req: &Request, e: &ExactPlan) -> bool {
+    e.expansion == Expansion::TwoDouble && req.tuning.and_then(|t| t.hot).unwrap_or(false)
 }
 
 /// Whether the launch's exact sums run the speculative loop: every exact variable a scalar, no

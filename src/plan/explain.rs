@@ -89,6 +89,9 @@ impl fmt::Display for Plan {
                 if e.speculative {
                     writeln!(f, "    speculative loop: chunks through the branch-free try, a flagged chunk runs again exactly")?;
                 }
+                if e.hot {
+                    writeln!(f, "    hot loop: range checks once per chunk; f32 data in blocks into one expansion per work-item")?;
+                }
             }
             writeln!(f, "    work-group step: {}", v.group_reason)?;
             writeln!(f, "    cross-group step: {}", v.cross_reason)?;
