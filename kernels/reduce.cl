@@ -52,11 +52,14 @@
 #define CLR_SPEC_SAVE(k) \
     R##k##_A clr_save##k[clr_xsaves_##k]; \
     for (int clr_u = 0; clr_u < clr_xsaves_##k; ++clr_u) clr_save##k[clr_u] = clr_a##k[clr_u]; \
-    clr_xbs_t_##k clr_xbs##k = clr_xbs_zero_##k();
+    clr_xbs_t_##k clr_xbs##k[clr_xnbs_##k]; \
+    for (int clr_u = 0; clr_u < clr_xnbs_##k; ++clr_u) clr_xbs##k[clr_u] = clr_xbs_zero_##k();
 #define CLR_SPEC_RESTORE(k) \
     for (int clr_u = 0; clr_u < clr_xsaves_##k; ++clr_u) clr_a##k[clr_u] = clr_save##k[clr_u];
-#define CLR_SPEC_BLKEND(k) clr_a##k[0] = clr_xblkend_##k(clr_a##k[0], &clr_xbs##k, &clr_bad);
-#define CLR_SPEC_CHKEND(k) clr_xchkend_##k(&clr_xbs##k, &clr_bad);
+#define CLR_SPEC_BLKEND(k) \
+    for (int clr_u = 0; clr_u < clr_xnbs_##k; ++clr_u) clr_a##k[clr_u] = clr_xblkend_##k(clr_a##k[clr_u], &clr_xbs##k[clr_u], &clr_bad);
+#define CLR_SPEC_CHKEND(k) \
+    for (int clr_u = 0; clr_u < clr_xnbs_##k; ++clr_u) clr_xchkend_##k(&clr_xbs##k[clr_u], &clr_bad);
 #define CLR_SPEC_RENORM(k) \
     for (int clr_u = 0; clr_u < clr_xlive_##k; ++clr_u) clr_a##k[clr_u] = clr_xrenorm_##k(clr_a##k[clr_u]);
 // The exact sums' speculative loop over i, with s between the unrolled indices and end the

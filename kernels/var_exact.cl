@@ -198,8 +198,17 @@ CLR_X_INLINE void VAR(clr_xflush)(VA e, VX_PTR s) {
 // cascade. One cascade per block instead of one per element. CLR_XSPEC_BLK 0: every element
 // through its accumulator's cascade (clr_x_try_f32d). Both are -D switches
 // (CLREDUCE_EXTRA_OPTIONS), for A/B runs; f64 and three-float sums have no block.
+#ifndef CLR_XLANES
+#define CLR_XLANES 0
+#endif
+// Unrolled steps per block: 1 (the block is one step's CLR_UNROLL elements); the lanes form's
+// blocks hold one element of each step, so 8 steps.
 #ifndef CLR_XBLK
+#if CLR_XLANES
+#define CLR_XBLK 8
+#else
 #define CLR_XBLK 1
+#endif
 #endif
 #ifndef CLR_XSPEC_BLK
 #define CLR_XSPEC_BLK 1
@@ -210,20 +219,26 @@ CLR_X_INLINE void VAR(clr_xflush)(VA e, VX_PTR s) {
 #else
 #define VX_SBLK 0
 #endif
-#if CLR_UNROLL * CLR_XBLK <= 1
+// Elements per block: a step's (CLR_UNROLL) times CLR_XBLK, or in the lanes form CLR_XBLK.
+#if CLR_XLANES
+#define CLR_XBLK_N (CLR_XBLK)
+#else
+#define CLR_XBLK_N (CLR_UNROLL * CLR_XBLK)
+#endif
+#if CLR_XBLK_N <= 1
 #define CLR_XBLK_LB 0u
-#elif CLR_UNROLL * CLR_XBLK <= 2
+#elif CLR_XBLK_N <= 2
 #define CLR_XBLK_LB 1u
-#elif CLR_UNROLL * CLR_XBLK <= 4
+#elif CLR_XBLK_N <= 4
 #define CLR_XBLK_LB 2u
-#elif CLR_UNROLL * CLR_XBLK <= 8
+#elif CLR_XBLK_N <= 8
 #define CLR_XBLK_LB 3u
-#elif CLR_UNROLL * CLR_XBLK <= 16
+#elif CLR_XBLK_N <= 16
 #define CLR_XBLK_LB 4u
-#elif CLR_UNROLL * CLR_XBLK <= 32
+#elif CLR_XBLK_N <= 32
 #define CLR_XBLK_LB 5u
 #else
-#error "clreduce: CLR_UNROLL * CLR_XBLK must be at most 32"
+#error "clreduce: a block holds at most 32 elements (CLR_UNROLL * CLR_XBLK, or CLR_XBLK in the lanes form)"
 #endif
 // The hot form (Rk_XSPEC 2, the plan's ExactPlan::hot; design/exact.md "The hot loop"): the
 // range checks leave the element and move to the chunk. Each element only updates two 32-bit
@@ -239,14 +254,23 @@ CLR_X_INLINE void VAR(clr_xflush)(VA e, VX_PTR s) {
 // f64 data: every element through its accumulator's cascade as before, without the
 // per-element window test (the chunk's bounds: fields 53..2012, a subnormal's low word counted
 // so that it never passes for a zero).
+// The lanes form (Rk_XSPEC 3, HotLoop::Lanes): one block state per accumulator, each block of
+// CLR_XBLK steps (one element per step) into its own accumulator: every step does the same
+// operations on each accumulator, which a CPU compiler can run as one vector operation.
 #undef VX_HOT32
 #undef VX_HOT64
-#if VXSPEC == 2 && VX_SBLK
+#undef VX_LANES
+#if VXSPEC == 3
+#define VX_LANES 1
+#else
+#define VX_LANES 0
+#endif
+#if VXSPEC >= 2 && VX_SBLK
 #define VX_HOT32 1
 #else
 #define VX_HOT32 0
 #endif
-#if VXSPEC == 2 && VXF == 64 && VXE == CLR_XE_E2D
+#if VXSPEC >= 2 && VXF == 64 && VXE == CLR_XE_E2D
 #define VX_HOT64 1
 #else
 #define VX_HOT64 0
@@ -282,14 +306,16 @@ typedef uint VAR(clr_xbs_t);
 CLR_X_INLINE VAR(clr_xbs_t) VAR(clr_xbs_zero)(void) { return 0u; }
 #endif
 
-// How many of the work-item's CLR_UNROLL expansions a chunk saves for its redo: with blocks the
-// try changes only accumulator 0 (fewer registers held through the chunk), else every one.
-// clr_xone: the redo pushes into accumulator 0 too (the hot f32 loop), so the loop changes
-// clr_xlive expansions, and only those are renormalized.
+// How many of the work-item's CLR_UNROLL expansions a chunk saves for its redo: with shared
+// blocks the try changes only accumulator 0 (fewer registers held through the chunk), else
+// every one. clr_xone: the redo pushes into accumulator 0 too (the shared hot f32 loop), so
+// the loop changes clr_xlive expansions, and only those are renormalized. clr_xnbs: block
+// states, one per accumulator in the lanes form.
 enum {
-    VAR(clr_xsaves) = VX_SBLK ? 1 : CLR_UNROLL,
-    VAR(clr_xone) = VX_HOT32,
-    VAR(clr_xlive) = VX_HOT32 ? 1 : CLR_UNROLL
+    VAR(clr_xsaves) = VX_SBLK && !VX_LANES ? 1 : CLR_UNROLL,
+    VAR(clr_xone) = VX_HOT32 && !VX_LANES,
+    VAR(clr_xlive) = VX_HOT32 && !VX_LANES ? 1 : CLR_UNROLL,
+    VAR(clr_xnbs) = VX_LANES ? CLR_UNROLL : 1
 };
 
 CLR_X_INLINE VA VAR(clr_xtry)(VA e, __private VAR(clr_xbs_t)* blk, VT v, __private uint* bad) {

@@ -627,32 +627,34 @@ proptest! {
 /// path; adversarial data flags chunks, which run again exactly.
 #[test]
 fn speculative_loop_is_exact() {
-    use clreduce::plan::IndexOrder;
-    speculative_loop_in(IndexOrder::GridStride, false);
+    use clreduce::plan::{HotLoop, IndexOrder};
+    speculative_loop_in(IndexOrder::GridStride, HotLoop::Off);
 }
 
 /// [`speculative_loop_is_exact`] in the contiguous order.
 #[test]
 fn speculative_loop_is_exact_contiguous() {
-    use clreduce::plan::IndexOrder;
-    speculative_loop_in(IndexOrder::Contiguous, false);
+    use clreduce::plan::{HotLoop, IndexOrder};
+    speculative_loop_in(IndexOrder::Contiguous, HotLoop::Off);
 }
 
-/// The speculative loop's hot form (`Tuning::hot`, design/exact.md "The hot loop": range checks
-/// once per chunk, f32 blocks into one expansion), forced on every device here in the
-/// grid-stride order the GPUs run, over every adversarial pattern and blocks at the edge of the
-/// exponent span they may hold.
+/// The speculative loop's hot forms (`Tuning::hot`, design/exact.md "The hot loop": range
+/// checks once per chunk; f32 blocks into one expansion, or per accumulator), forced on every
+/// device here in the grid-stride order the GPUs run, over every adversarial pattern and blocks
+/// at the edge of the exponent span they may hold.
 #[test]
 fn hot_loop_is_exact() {
-    use clreduce::plan::IndexOrder;
-    speculative_loop_in(IndexOrder::GridStride, true);
+    use clreduce::plan::{HotLoop, IndexOrder};
+    speculative_loop_in(IndexOrder::GridStride, HotLoop::Shared);
+    speculative_loop_in(IndexOrder::GridStride, HotLoop::Lanes);
 }
 
-/// [`hot_loop_is_exact`] in the contiguous order.
+/// [`hot_loop_is_exact`] in the contiguous order (the CPUs').
 #[test]
 fn hot_loop_is_exact_contiguous() {
-    use clreduce::plan::IndexOrder;
-    speculative_loop_in(IndexOrder::Contiguous, true);
+    use clreduce::plan::{HotLoop, IndexOrder};
+    speculative_loop_in(IndexOrder::Contiguous, HotLoop::Shared);
+    speculative_loop_in(IndexOrder::Contiguous, HotLoop::Lanes);
 }
 
 /// f32 values whose exponent fields lie within `w` of a random top field, random signs and
@@ -683,17 +685,18 @@ fn f32_band(n: usize, w: u32, seed: u64) -> Vec<f32> {
         .collect()
 }
 
-fn speculative_loop_in(order: clreduce::plan::IndexOrder, hot: bool) {
-    use clreduce::plan::Tuning;
+fn speculative_loop_in(order: clreduce::plan::IndexOrder, form: clreduce::plan::HotLoop) {
+    use clreduce::plan::{Expansion, HotLoop, Tuning};
+    let hot = form != HotLoop::Off;
     let name = if hot {
         "hot_loop_is_exact"
     } else {
         "speculative_loop_is_exact"
     };
-    let mut tally = Tally::new(&format!("exact::{name} {order:?}"));
+    let mut tally = Tally::new(&format!("exact::{name} {order:?} {form:?}"));
     let tuning = Tuning {
         spec: Some(true),
-        hot: Some(hot),
+        hot: Some(form),
         order: Some(order),
         ..Tuning::default()
     };
@@ -707,7 +710,12 @@ fn speculative_loop_in(order: clreduce::plan::IndexOrder, hot: bool) {
         p.as_ref()
             .and_then(|p| p.vars[0].exact)
             .is_some_and(|e| {
-                e.speculative && e.hot == (hot && e.expansion == clreduce::plan::Expansion::TwoDouble)
+                let want = if e.expansion == Expansion::TwoDouble {
+                    form
+                } else {
+                    HotLoop::Off
+                };
+                e.speculative && e.hot == want
             })
     };
     let patterns: Vec<Pattern> = if hot {
@@ -807,9 +815,9 @@ fn speculative_loop_in(order: clreduce::plan::IndexOrder, hot: bool) {
 /// the others equal the same launch without the speculative loop, and the count is n.
 #[test]
 fn speculative_loop_beside_other_variables() {
-    use clreduce::plan::{IndexOrder, Tuning};
+    use clreduce::plan::{HotLoop, IndexOrder, Tuning};
     let mut tally = Tally::new("exact::speculative_loop_beside_other_variables");
-    let opts = |spec: bool, order: IndexOrder, hot: bool| {
+    let opts = |spec: bool, order: IndexOrder, hot: HotLoop| {
         Options {
             tuning: Some(Tuning {
                 spec: Some(spec),
@@ -840,12 +848,13 @@ fn speculative_loop_beside_other_variables() {
         } else {
             200_003
         };
-        // Both orders, each in the speculative loop and in its hot form (Tuning::hot).
+        // Both orders, in the speculative loop and in its hot forms (Tuning::hot): the GPUs'
+        // shared one in the grid-stride order, the CPUs' lanes in the contiguous one.
         let orders = [
-            (IndexOrder::GridStride, false),
-            (IndexOrder::Contiguous, false),
-            (IndexOrder::GridStride, true),
-            (IndexOrder::Contiguous, true),
+            (IndexOrder::GridStride, HotLoop::Off),
+            (IndexOrder::Contiguous, HotLoop::Off),
+            (IndexOrder::GridStride, HotLoop::Shared),
+            (IndexOrder::Contiguous, HotLoop::Lanes),
         ];
         for (p, (order, hot)) in [
             Pattern::Random,
@@ -857,7 +866,7 @@ fn speculative_loop_beside_other_variables() {
         .into_iter()
         .flat_map(|p| orders.map(|o| (p, o)))
         {
-            let case = format!("{} {order:?} hot {hot} seed {seed}", p.name());
+            let case = format!("{} {order:?} {hot:?} seed {seed}", p.name());
             let f = f32s(p, n, seed);
             let d = f64s(p, n, seed ^ 0x5eed);
             let run = |spec: bool| -> Result<(Vec<u64>, Option<clreduce::Plan>), Error> {

@@ -34,22 +34,22 @@ v() {
   echo "$label | (tune [$tune] options [$opts]) $((SECONDS - t0)) s" | tee -a "$out"
 }
 
-# 1. Today's loop (the speculative loop, f32 blocks of one unrolled step), and its best switch.
+# 1. Today's loop (the speculative loop, f32 blocks of one unrolled step; its best switch
+# -DCLR_XBLK=2 measured 1.58x at 2^28 in session 8).
 v base "" ""
-v xblk2 "" "-DCLR_XBLK=2"
-# 2. The hot loop: range checks once per chunk, f32 blocks into one expansion; its unroll (the
-# block's size and the loads in flight), blocks of two steps, chunk length, work-groups.
+# 2. The hot loop (hot=1: range checks once per chunk, f32 blocks into one expansion): its
+# unroll (the block's size and the loads in flight), chunk length and work-groups per SM; the
+# lanes form (hot=2: a block of 8 steps per accumulator, each into its own expansion).
 v hot "hot=1" ""
 v hot-u8 "hot=1,unroll=8" ""
 v hot-u16 "hot=1,unroll=16" ""
-v hot-u8-x2 "hot=1,unroll=8" "-DCLR_XBLK=2"
+v lanes "hot=2" ""
 v hot-u8-c64 "hot=1,unroll=8" "-DCLR_SPEC_CHUNK=64u"
 v hot-u8-g4 "hot=1,unroll=8,groups_per_cu=4" ""
-v hot-u8-g16 "hot=1,unroll=8,groups_per_cu=16" ""
 
 # 3. Register counts and stack frames of each loop's clr_main (f32, f64, sum+min+max).
 if [ "${REGS:-1}" = 1 ] && echo regs | grep -Eq "$ONLY"; then
-  for t in "" "hot=1" "hot=1,unroll=8" "hot=1,unroll=16"; do
+  for t in "" "hot=1" "hot=1,unroll=8" "hot=1,unroll=16" "hot=2"; do
     for c in "--type f32" "--type f64" "--type f32 --op sum,min,max"; do
       r=$(CLREDUCE_LOG=debug CLREDUCE_EXTRA_OPTIONS=-cl-nv-verbose CLREDUCE_TUNE="$t" timeout 60 \
         "$B" reduce $c --determinism exact --n 16777216 --device "$DEV" 2>&1 |

@@ -504,7 +504,7 @@ fn spec_glue(plan: &Plan, user_args: &str) -> String {
         .iter()
         .enumerate()
         .map(|(k, v)| match v.exact {
-            Some(_) => format!(", &clr_a{k}[clr_cu], &clr_xbs{k}"),
+            Some(_) => format!(", &clr_a{k}[clr_cu], &clr_xbs{k}[clr_xnbs_{k} > 1 ? clr_cu : 0]"),
             None => format!(", {}", reducer_arg(k, v)),
         })
         .collect();

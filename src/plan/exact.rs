@@ -3,7 +3,7 @@
 //! superaccumulator lives, the work-group and cross-group steps). design/exact.md explains the
 //! algorithm; kernels/exact.cl and kernels/var_exact.cl run it.
 
-use super::model::{ExactFormat, ExactPlan, Expansion, IndexOrder, SaccStore};
+use super::model::{ExactFormat, ExactPlan, Expansion, HotLoop, IndexOrder, SaccStore};
 use super::request::{FormRequest, Request, VarRequest};
 use super::strategy::{CrossAlgo, Determinism, GroupAlgo};
 use crate::caps::{DeviceCaps, DeviceKind};
@@ -73,7 +73,7 @@ pub(super) fn exact_plan(caps: &DeviceCaps, v: &VarRequest) -> Result<ExactPlan>
         expansion,
         store,
         speculative: false,
-        hot: false,
+        hot: HotLoop::Off,
     })
 }
 
@@ -179,10 +179,13 @@ pub(super) fn check_nd_groups(caps: &DeviceCaps, form: FormRequest, any_exact: b
 }
 
 /// Whether a speculative exact sum runs the loop's hot form (design/exact.md "The hot loop"):
-/// the two-double expansions only (f32 data in blocks, f64 data), as `CLREDUCE_TUNE=hot=0|1`
+/// the two-double expansions only (f32 data in blocks, f64 data), as `CLREDUCE_TUNE=hot=0|1|2`
 /// says; off by default until the H200 measures it.
-pub(super) fn hot(req: &Request, e: &ExactPlan) -> bool {
-    e.expansion == Expansion::TwoDouble && req.tuning.and_then(|t| t.hot).unwrap_or(false)
+pub(super) fn hot(req: &Request, e: &ExactPlan) -> HotLoop {
+    match req.tuning.and_then(|t| t.hot) {
+        Some(h) if e.expansion == Expansion::TwoDouble => h,
+        _ => HotLoop::Off,
+    }
 }
 
 /// Whether the launch's exact sums run the speculative loop: every exact variable a scalar, no

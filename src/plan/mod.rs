@@ -38,7 +38,7 @@ mod tuning;
 mod tuning_tests;
 
 pub use model::{
-    AccShape, ExactFormat, ExactPlan, Expansion, IndexOrder, Plan, SaccStore, SpanPlan, SpanStore,
+    AccShape, ExactFormat, ExactPlan, Expansion, HotLoop, IndexOrder, Plan, SaccStore, SpanPlan, SpanStore,
     VarPlan,
 };
 pub(crate) use segment::{stage_slots, TILE_LONGS};

@@ -46,6 +46,22 @@ impl ExactFormat {
     }
 }
 
+/// The speculative loop's hot form (design/exact.md "The hot loop"): an exact sum's range checks
+/// once per chunk instead of per element.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HotLoop {
+    /// The per-element checks of the speculative loop.
+    Off,
+    /// One block state per work-item: f32 data summed in blocks of an unrolled step (or
+    /// `CLR_XBLK` steps), every block into accumulator 0's expansion (GPUs).
+    Shared,
+    /// One block state per accumulator: accumulator u sums its own elements of `CLR_XBLK`
+    /// steps (default 8) in a double, into its own expansion; every step is the same operation
+    /// on each accumulator (SIMD across the accumulators on CPUs).
+    Lanes,
+}
+
 /// The per-work-item expansion of an exact sum.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -107,7 +123,7 @@ pub struct ExactPlan {
     /// The speculative loop's hot form (design/exact.md "The hot loop"): range checks once per
     /// chunk instead of per element; for f32 data in doubles, the blocks' doubles into one
     /// expansion per work-item.
-    pub hot: bool,
+    pub hot: HotLoop,
 }
 
 impl ExactPlan {

@@ -124,10 +124,10 @@ pub struct Tuning {
     /// Exact sums: the speculative loop on (`spec=1`) or off (`spec=0`); `None` is automatic
     /// (on for GPUs where it applies).
     pub spec: Option<bool>,
-    /// Exact sums in the speculative loop: its hot form (`hot=1`: the range checks once per
-    /// chunk, f32 blocks into one expansion; design/exact.md "The hot loop") or the per-element
-    /// one (`hot=0`); `None` is automatic.
-    pub hot: Option<bool>,
+    /// Exact sums in the speculative loop: its hot form (design/exact.md "The hot loop"), `hot=1`
+    /// [`HotLoop::Shared`](super::HotLoop::Shared), `hot=2` [`HotLoop::Lanes`](super::HotLoop::Lanes), or the per-element checks
+    /// (`hot=0`); `None` is automatic.
+    pub hot: Option<super::HotLoop>,
     /// Consecutive indices per work-item and step where the body reads a 16-bit buffer at
     /// `[i]` (`vec=1|2|4|8`, [`Request::narrow_reads`]); ignored by launches that cannot use
     /// it; `None` is automatic.
@@ -162,7 +162,7 @@ impl Tuning {
                     "unroll=1|2|4|8|16",
                     "order=1 (grid-stride)|2 (blocked)|3 (contiguous)",
                     "spec=0|1 (exact sums: the speculative loop)",
-                    "hot=0|1 (exact sums: the speculative loop's hot form)",
+                    "hot=0|1|2 (exact sums: the speculative loop's hot form, off, shared or lanes)",
                     "vec=1|2|4|8 (16-bit reads at [i]: elements per load)",
                 ],
             };
@@ -182,7 +182,13 @@ impl Tuning {
                 }
                 "unroll" => one.unroll = Some(usize::try_from(v).unwrap_or(usize::MAX)),
                 "spec" if v <= 1 => one.spec = Some(v == 1),
-                "hot" if v <= 1 => one.hot = Some(v == 1),
+                "hot" if v <= 2 => {
+                    one.hot = Some(match v {
+                        0 => super::HotLoop::Off,
+                        1 => super::HotLoop::Shared,
+                        _ => super::HotLoop::Lanes,
+                    })
+                }
                 "vec" => one.vec = Some(usize::try_from(v).unwrap_or(usize::MAX)),
                 _ => return Err(bad(false)),
             }
