@@ -657,32 +657,40 @@ fn hot_loop_is_exact_contiguous() {
     speculative_loop_in(IndexOrder::Contiguous, HotLoop::Lanes);
 }
 
-/// f32 values whose exponent fields lie within `w` of a random top field, random signs and
-/// fractions, a few exact powers of two (their mn field is one less) and zeros: the blocks of
-/// the hot loop sit at the edge of the span they may hold (29 - lb fields for blocks of 2^lb).
-fn f32_band(n: usize, w: u32, seed: u64) -> Vec<f32> {
-    let mut s = seed;
+/// f32 data at the edge of the exponent span a block of the hot loop may hold (29 - lb fields
+/// for blocks of 2^lb elements): equally many `+B` and `-B` (`B` the largest fraction at field
+/// `e`), and a sixteenth of small pairs `s = (2^23 + 1) u`, `t = -(2^23 + 2) u` (field
+/// `e - w`, `u = 2^(e - w - 150)`), shuffled; the exact sum is `-u` per pair, a float. A block
+/// holding two or three same-signed `B` and an `s` needs `w + 25` or `w + 26` bits: exact up
+/// to `w = 29 - lb`; beyond it the plain double addition drops the odd unit (downward: the
+/// partial sum is 1 mod 8 units), so a block bound one or two fields too wide moves the sum by
+/// about a unit per such block, and the result's bits.
+fn f32_edge(n: usize, w: u32, seed: u64) -> Vec<f32> {
+    let mut st = seed;
     let mut next = move || {
-        s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = s;
+        st = st.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = st;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^ (z >> 31)
     };
-    let top = 40 + (next() % 160) as u32;
-    (0..n)
-        .map(|_| {
-            let r = next();
-            let e = top - (r % (w as u64 + 1)) as u32;
-            let frac = if r >> 60 == 0 { 0 } else { (r >> 8) as u32 & 0x7f_ffff };
-            let bits = ((r >> 63) as u32) << 31 | e << 23 | frac;
-            if (r >> 32) % 97 == 0 {
-                0.0
-            } else {
-                f32::from_bits(bits)
-            }
-        })
-        .collect()
+    let e = 100u32;
+    let big = f32::from_bits(e << 23 | 0x7f_ffff);
+    let odd = f32::from_bits((e - w) << 23 | 1);
+    let small = f32::from_bits((e - w) << 23 | 2);
+    let pairs = n / 32;
+    let bigs = (n - 2 * pairs) / 2;
+    let mut v: Vec<f32> = std::iter::repeat_n(big, bigs)
+        .chain(std::iter::repeat_n(-big, bigs))
+        .chain(std::iter::repeat_n(odd, pairs))
+        .chain(std::iter::repeat_n(-small, pairs))
+        .chain(std::iter::repeat_n(odd, n - 2 * pairs - 2 * bigs))
+        .collect();
+    for i in (1..v.len()).rev() {
+        let j = (next() % (i as u64 + 1)) as usize;
+        v.swap(i, j);
+    }
+    v
 }
 
 fn speculative_loop_in(order: clreduce::plan::IndexOrder, form: clreduce::plan::HotLoop) {
@@ -707,16 +715,14 @@ fn speculative_loop_in(order: clreduce::plan::IndexOrder, form: clreduce::plan::
     .exact();
     // The hot form is planned for two-double expansions only (a device with fp64).
     let spec = |p: &Option<clreduce::Plan>| {
-        p.as_ref()
-            .and_then(|p| p.vars[0].exact)
-            .is_some_and(|e| {
-                let want = if e.expansion == Expansion::TwoDouble {
-                    form
-                } else {
-                    HotLoop::Off
-                };
-                e.speculative && e.hot == want
-            })
+        p.as_ref().and_then(|p| p.vars[0].exact).is_some_and(|e| {
+            let want = if e.expansion == Expansion::TwoDouble {
+                form
+            } else {
+                HotLoop::Off
+            };
+            e.speculative && e.hot == want
+        })
     };
     let patterns: Vec<Pattern> = if hot {
         Pattern::ALL.to_vec()
@@ -739,31 +745,40 @@ fn speculative_loop_in(order: clreduce::plan::IndexOrder, form: clreduce::plan::
         };
         let shape = Shape::Range(n as u64);
         if hot {
-            // Spans of 24..=30 fields around the blocks' limits (27 at unroll 4, 25 at 16).
-            for (w, unroll) in (24..=30u32).flat_map(|w| [(w, 4usize), (w, 16)]) {
-                let d = f32_band(n, w, 0xba4d + w as u64);
-                let o16 = Options {
-                    tuning: Some(Tuning {
-                        unroll: Some(unroll),
-                        ..tuning
-                    }),
-                    ..opts
-                };
-                let (o, plan) = run_with(
-                    q,
-                    &d,
-                    0.25f32,
-                    shape,
-                    o16,
-                    |v| sum_f32(v).to_bits() as u64,
-                    |v| v.to_bits() as u64,
-                );
-                let o = if matches!(o, Outcome::Pass) && !spec(&plan) {
-                    Outcome::Fail("the plan did not take the hot loop".into())
+            // Spans at a block's limit 29 - lb and one and two fields past it (blocks of
+            // unroll elements in the shared form, 8 per accumulator in the lanes form).
+            for unroll in [4usize, 16] {
+                let lb = if form == HotLoop::Lanes {
+                    3
                 } else {
-                    o
+                    unroll.trailing_zeros()
                 };
-                tally.record(&dev, &format!("band {w} unroll {unroll} f32"), o);
+                for w in 29 - lb..=31 - lb {
+                    let d = f32_edge(n, w, 0xed9e + w as u64);
+                    // No initial value: the sum is a few units u, far below 0.25's ulp.
+                    let o16 = Options {
+                        tuning: Some(Tuning {
+                            unroll: Some(unroll),
+                            ..tuning
+                        }),
+                        ..opts
+                    };
+                    let (o, plan) = run_with(
+                        q,
+                        &d,
+                        0.0f32,
+                        shape,
+                        o16,
+                        |v| sum_f32(v).to_bits() as u64,
+                        |v| v.to_bits() as u64,
+                    );
+                    let o = if matches!(o, Outcome::Pass) && !spec(&plan) {
+                        Outcome::Fail("the plan did not take the hot loop".into())
+                    } else {
+                        o
+                    };
+                    tally.record(&dev, &format!("edge span {w} unroll {unroll} f32"), o);
+                }
             }
         }
         for &p in &patterns {

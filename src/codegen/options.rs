@@ -130,10 +130,10 @@ pub(crate) fn options(plan: &Plan, caps: &DeviceCaps) -> String {
     d("CLR_HAS_LAST", (plan.takes_tickets() as u8).to_string());
     d("CLR_SPEC", (speculative(plan) as u8).to_string());
     // The hot loop's lanes form: blocks of CLR_XBLK steps per accumulator (kernels/var_exact.cl).
-    let lanes = plan
-        .vars
-        .iter()
-        .any(|v| v.exact.is_some_and(|e| e.speculative && e.hot == HotLoop::Lanes));
+    let lanes = plan.vars.iter().any(|v| {
+        v.exact
+            .is_some_and(|e| e.speculative && e.hot == HotLoop::Lanes)
+    });
     d("CLR_XLANES", (lanes as u8).to_string());
     d(
         "CLR_I64_ATOMICS",

@@ -38,8 +38,8 @@ mod tuning;
 mod tuning_tests;
 
 pub use model::{
-    AccShape, ExactFormat, ExactPlan, Expansion, HotLoop, IndexOrder, Plan, SaccStore, SpanPlan, SpanStore,
-    VarPlan,
+    AccShape, ExactFormat, ExactPlan, Expansion, HotLoop, IndexOrder, Plan, SaccStore, SpanPlan,
+    SpanStore, VarPlan,
 };
 pub(crate) use segment::{stage_slots, TILE_LONGS};
 pub(crate) use segment_exact::segment_exact;
