@@ -47,6 +47,24 @@ v lanes "hot=2" ""
 v hot-u8-c64 "hot=1,unroll=8" "-DCLR_SPEC_CHUNK=64u"
 v hot-u8-g4 "hot=1,unroll=8,groups_per_cu=4" ""
 
+# The same with the rounding out of clr_main (its cross-group step forced to the extra pass:
+# clr_finish rounds), to see whether the last group's rounding code costs the loop registers:
+# the bench's own lines (case, strategy, n, median us), auto and forced, for every case.
+x() {
+  local label="$1" tune="$2"
+  echo "$label" | grep -Eq "$ONLY" || return 0
+  local t0=$SECONDS
+  CLREDUCE_TUNE="$tune" timeout 150 "$B" bench --device "$DEV" --cases "$CASES" --sizes "$SIZES" \
+    --strategies auto,sg-reduce+extra-pass 2>&1 |
+    awk '($2 == "auto" || $2 ~ /extra-pass/) && $1 ~ /-sum/ {
+      n = ""; t = ""
+      for (i = 2; i <= NF; i++) { if ($i ~ /^2\^[0-9]+$/ && n == "") n = $i; if ($i ~ /^[0-9.]+\.\.[0-9.]+$/ && t == "") t = $(i - 1) }
+      if (n != "" && t != "") print $1, ($2 == "auto" ? "auto " $3 : $2), n, t, "us" }' |
+    sed "s/^/$label | /" | tee -a "$out"
+  echo "$label | (tune [$tune] strategies auto,sg-reduce+extra-pass) $((SECONDS - t0)) s" | tee -a "$out"
+}
+x xpass-hot-u8 "hot=1,unroll=8"
+
 # 3. Register counts and stack frames of each loop's clr_main (f32, f64, sum+min+max).
 if [ "${REGS:-1}" = 1 ] && echo regs | grep -Eq "$ONLY"; then
   for t in "" "hot=1" "hot=1,unroll=8" "hot=2"; do
