@@ -577,6 +577,40 @@ fn every_exact_sum_of_a_launch_speculates_beside_other_variables() {
         .all(|v| v.exact.is_none_or(|e| !e.speculative)));
 }
 
+/// The speculative loop's hot forms (`Tuning::hot`, design/exact.md "The hot loop"): planned for
+/// speculative two-double expansions as the override says, never for three floats or a launch
+/// that does not speculate; `hot=0|1|2` parse, `hot=3` is refused.
+#[test]
+fn the_hot_loop_follows_the_override() {
+    let hot = |caps: &DeviceCaps, t: &str| {
+        let mut r = exact_req(N, Op::Plus, ElemType::F32);
+        r.vars.push(VarRequest::new(Op::Plus, ElemType::F64));
+        r.tuning = Some(Tuning::parse(t).unwrap());
+        plan(caps, &r)
+            .unwrap()
+            .vars
+            .iter()
+            .map(|v| v.exact.map(|e| e.hot))
+            .collect::<Vec<_>>()
+    };
+    let h200 = fixtures::nvidia_h200();
+    assert_eq!(hot(&h200, ""), [Some(HotLoop::Off); 2]);
+    assert_eq!(hot(&h200, "hot=1"), [Some(HotLoop::Shared); 2]);
+    assert_eq!(hot(&h200, "hot=2"), [Some(HotLoop::Lanes); 2]);
+    assert_eq!(hot(&h200, "hot=1,spec=0"), [Some(HotLoop::Off); 2]);
+    // CPUs speculate only when told to.
+    let pocl = fixtures::pocl_cpu();
+    assert_eq!(hot(&pocl, "hot=2"), [Some(HotLoop::Off); 2]);
+    assert_eq!(hot(&pocl, "hot=2,spec=1"), [Some(HotLoop::Lanes); 2]);
+    // Three floats (no fp64; the f64 sum is then refused, so f32 alone) keep the element checks.
+    let caps = Mask::parse("no-fp64").unwrap().apply(&pocl);
+    let mut r = exact_req(N, Op::Plus, ElemType::F32);
+    r.tuning = Some(Tuning::parse("hot=1,spec=1").unwrap());
+    let e = plan(&caps, &r).unwrap().vars[0].exact.unwrap();
+    assert!(e.speculative && e.expansion == Expansion::ThreeFloat && e.hot == HotLoop::Off);
+    assert!(Tuning::parse("hot=3").is_err());
+}
+
 /// The vector step (design/decisions.md section 49): GPUs take `DeviceCaps::narrow_vec`
 /// consecutive indices per step where the body reads a 16-bit buffer at `[i]`; CPUs (their
 /// contiguous chunks), nd_ranges, exact sums and bodies without such reads keep one; the
