@@ -22,57 +22,40 @@ CASES=${CASES:-f32-sum,f32-sum-exact,f64-sum,f64-sum-exact,f32-sum-min-max,f32-s
 out=${OUT:-/tmp}/exact_ab.txt
 : > "$out"
 
-# v LABEL TUNE OPTIONS
+# v LABEL TUNE OPTIONS [CASES [SIZES]]
 v() {
-  local label="$1" tune="$2" opts="$3"
+  local label="$1" tune="$2" opts="$3" cases="${4:-$CASES}" sizes="${5:-$SIZES}"
   echo "$label" | grep -Eq "$ONLY" || return 0
   local t0=$SECONDS
   CLREDUCE_TUNE="$tune" CLREDUCE_EXTRA_OPTIONS="$opts" timeout 120 "$B" bench --device "$DEV" \
-    --cases "$CASES" --sizes "$SIZES" --strategies auto 2>&1 |
+    --cases "$cases" --sizes "$sizes" --strategies auto 2>&1 |
     awk '/exact sums against/ {t = 1; next} t && /-exact / {print; next} /error|panicked|MISMATCH|mismatch|wrong/ {print}' |
     sed "s/^/$label | /" | tee -a "$out"
   echo "$label | (tune [$tune] options [$opts]) $((SECONDS - t0)) s" | tee -a "$out"
 }
 
-# 1. Today's loop (the speculative loop, f32 blocks of one unrolled step; its best switch
-# -DCLR_XBLK=2 measured 1.58x at 2^28 in session 8).
-v base "" ""
-# 2. The hot loop (hot=1: range checks once per chunk, f32 blocks into one expansion): its
-# unroll (the block's size and the loads in flight), chunk length and work-groups per SM; the
-# lanes form (hot=2: a block of 8 steps per accumulator, each into its own expansion).
+# Round 1 (design/bench/2026-11-24-h200-session11-exact.txt) ran base, hot, hot-u8, hot-u16,
+# lanes, hot-u8-c64 and hot-u8-g4: every CLREDUCE_TUNE variant measured the default plan,
+# because the bench ignored CLREDUCE_TUNE (fixed since); the register counts showed f64's
+# clr_main at 128 registers (the last group's 71-limb rounding), f32's at 40 (32 with unroll 8),
+# the plain sum's at 32. Round 2: the hot loop as the bench now plans it, and a register cap
+# (-cl-nv-maxrregcount, NVIDIA's compiler option) that leaves the loop its occupancy.
+F2="f32-sum,f32-sum-exact,f64-sum,f64-sum-exact"
+v base "" "" "$F2" "2^24,2^28"
 v hot "hot=1" ""
-v hot-u8 "hot=1,unroll=8" ""
-v hot-u16 "hot=1,unroll=16" ""
-v lanes "hot=2" ""
-v hot-u8-c64 "hot=1,unroll=8" "-DCLR_SPEC_CHUNK=64u"
-v hot-u8-g4 "hot=1,unroll=8,groups_per_cu=4" ""
-
-# The same with the rounding out of clr_main (its cross-group step forced to the extra pass:
-# clr_finish rounds), to see whether the last group's rounding code costs the loop registers:
-# the bench's own lines (case, strategy, n, median us), auto and forced, for every case.
-x() {
-  local label="$1" tune="$2"
-  echo "$label" | grep -Eq "$ONLY" || return 0
-  local t0=$SECONDS
-  CLREDUCE_TUNE="$tune" timeout 150 "$B" bench --device "$DEV" --cases "$CASES" --sizes "$SIZES" \
-    --strategies auto,sg-reduce+extra-pass 2>&1 |
-    awk '($2 == "auto" || $2 ~ /extra-pass/) && $1 ~ /-sum/ {
-      n = ""; t = ""
-      for (i = 2; i <= NF; i++) { if ($i ~ /^2\^[0-9]+$/ && n == "") n = $i; if ($i ~ /^[0-9.]+\.\.[0-9.]+$/ && t == "") t = $(i - 1) }
-      if (n != "" && t != "") print $1, ($2 == "auto" ? "auto " $3 : $2), n, t, "us" }' |
-    sed "s/^/$label | /" | tee -a "$out"
-  echo "$label | (tune [$tune] strategies auto,sg-reduce+extra-pass) $((SECONDS - t0)) s" | tee -a "$out"
-}
-x xpass-hot-u8 "hot=1,unroll=8"
+v hot-r64 "hot=1" "-cl-nv-maxrregcount=64"
+v hot-u8-r64 "hot=1,unroll=8" "-cl-nv-maxrregcount=64" "$F2" "2^24,2^28"
 
 # 3. Register counts and stack frames of each loop's clr_main (f32, f64, sum+min+max).
 if [ "${REGS:-1}" = 1 ] && echo regs | grep -Eq "$ONLY"; then
-  for t in "" "hot=1" "hot=1,unroll=8" "hot=2"; do
+  for t in "hot=1" "hot=1,unroll=8"; do
     for c in "--type f32" "--type f64"; do
-      r=$(CLREDUCE_LOG=debug CLREDUCE_EXTRA_OPTIONS=-cl-nv-verbose CLREDUCE_TUNE="$t" timeout 60 \
+     for o in "" "-cl-nv-maxrregcount=64"; do
+      r=$(CLREDUCE_LOG=debug CLREDUCE_EXTRA_OPTIONS="-cl-nv-verbose $o" CLREDUCE_TUNE="$t" timeout 60 \
         "$B" reduce $c --determinism exact --n 1048576 --device "$DEV" 2>&1 |
         grep -ioE "(function properties for clr_main|[0-9]+ bytes stack frame|used [0-9]+ registers)" | tr '\n' ' ')
-      echo "regs [$t] [$c] | $r" | tee -a "$out"
+      echo "regs [$t] [$c] [$o] | $r" | tee -a "$out"
+     done
     done
   done
   r=$(CLREDUCE_LOG=debug CLREDUCE_EXTRA_OPTIONS=-cl-nv-verbose timeout 60 "$B" reduce --type f32 \
