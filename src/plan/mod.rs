@@ -380,7 +380,7 @@ fn assemble(
         for v in vars.iter_mut() {
             if let Some(e) = v.exact.as_mut() {
                 e.speculative = true;
-                e.hot = exact::hot(req, e);
+                e.hot = exact::hot(caps, req, e);
                 v.acc_bytes = e.acc_bytes();
             }
         }
