@@ -39,7 +39,9 @@ v() {
 # because the bench ignored CLREDUCE_TUNE (fixed since); the register counts showed f64's
 # clr_main at 128 registers (the last group's 71-limb rounding), f32's at 40 (32 with unroll 8),
 # the plain sum's at 32. Round 2: the hot loop as the bench now plans it, and a register cap
-# (-cl-nv-maxrregcount, NVIDIA's compiler option) that leaves the loop its occupancy.
+# (-cl-nv-maxrregcount, NVIDIA's compiler option; it changed no count). Since round 2 the
+# default on GPUs is the shared hot loop with unroll 8 for a single exact sum (decision 57), so
+# `base` is that, `hot` its unroll-4 form, and `hot=0` the speculative loop before it.
 F2="f32-sum,f32-sum-exact,f64-sum,f64-sum-exact"
 v base "" "" "$F2" "2^24,2^28"
 v hot "hot=1" ""
