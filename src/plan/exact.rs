@@ -3,8 +3,8 @@
 //! superaccumulator lives, the work-group and cross-group steps). design/exact.md explains the
 //! algorithm; kernels/exact.cl and kernels/var_exact.cl run it.
 
-use super::model::{ExactFormat, ExactPlan, Expansion, HotLoop, IndexOrder, SaccStore};
-use super::request::{FormRequest, Request, VarRequest};
+use super::model::{ExactFormat, ExactPlan, Expansion, IndexOrder, SaccStore};
+use super::request::{FormRequest, HotLoop, Request, VarRequest};
 use super::strategy::{CrossAlgo, Determinism, GroupAlgo};
 use crate::caps::{DeviceCaps, DeviceKind};
 use crate::error::{Error, Result};

@@ -38,14 +38,15 @@ mod tuning;
 mod tuning_tests;
 
 pub use model::{
-    AccShape, ExactFormat, ExactPlan, Expansion, HotLoop, IndexOrder, Plan, SaccStore, SpanPlan,
-    SpanStore, VarPlan,
+    AccShape, ExactFormat, ExactPlan, Expansion, IndexOrder, Plan, SaccStore, SpanPlan, SpanStore,
+    VarPlan,
 };
 pub(crate) use segment::{stage_slots, TILE_LONGS};
 pub(crate) use segment_exact::segment_exact;
 pub use segment_model::{SegmentAlgo, SegmentLayout, SegmentPlan};
 testkit! { use segment::plan_segments; }
 testkit! { use segment_model::SegmentRequest; }
+pub use request::HotLoop;
 pub use segment_model::SegmentTune;
 pub use strategy::{CrossAlgo, Determinism, GroupAlgo, Strategy};
 testkit! { use request::{FormRequest, Request, Shape, Tuning, VarRequest}; }

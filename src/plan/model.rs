@@ -1,7 +1,7 @@
 //! The plan itself: [`Plan`] and its parts ([`VarPlan`], [`SpanPlan`], [`AccShape`],
 //! [`SpanStore`], [`IndexOrder`]), plain serializable data.
 
-use super::request::{FormRequest, Shape};
+use super::request::{FormRequest, HotLoop, Shape};
 pub use super::strategy::IndexOrder;
 use super::strategy::{CrossAlgo, GroupAlgo};
 use crate::ops::Operator;
@@ -44,22 +44,6 @@ impl ExactFormat {
             ExactFormat::F64 => 71,
         }
     }
-}
-
-/// The speculative loop's hot form (design/exact.md "The hot loop"): an exact sum's range checks
-/// once per chunk instead of per element.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum HotLoop {
-    /// The per-element checks of the speculative loop.
-    Off,
-    /// One block state per work-item: f32 data summed in blocks of an unrolled step (or
-    /// `CLR_XBLK` steps), every block into accumulator 0's expansion (GPUs).
-    Shared,
-    /// One block state per accumulator: accumulator u sums its own elements of `CLR_XBLK`
-    /// steps (default 8) in a double, into its own expansion; every step is the same operation
-    /// on each accumulator (SIMD across the accumulators on CPUs).
-    Lanes,
 }
 
 /// The per-work-item expansion of an exact sum.

@@ -108,6 +108,22 @@ pub struct Request {
     pub narrow_reads: bool,
 }
 
+/// The speculative loop's hot form (design/exact.md "The hot loop"): an exact sum's range checks
+/// once per chunk instead of per element.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HotLoop {
+    /// The per-element checks of the speculative loop.
+    Off,
+    /// One block state per work-item: f32 data summed in blocks of an unrolled step (or
+    /// `CLR_XBLK` steps), every block into accumulator 0's expansion (GPUs).
+    Shared,
+    /// One block state per accumulator: accumulator u sums its own elements of `CLR_XBLK`
+    /// steps (default 8) in a double, into its own expansion; every step is the same operation
+    /// on each accumulator (SIMD across the accumulators on CPUs).
+    Lanes,
+}
+
 /// Geometry override for the range form, for tuning experiments:
 /// `CLREDUCE_TUNE=local=512,groups_per_cu=4,unroll=16,vec=4` (any subset).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
@@ -125,9 +141,9 @@ pub struct Tuning {
     /// (on for GPUs where it applies).
     pub spec: Option<bool>,
     /// Exact sums in the speculative loop: its hot form (design/exact.md "The hot loop"), `hot=1`
-    /// [`HotLoop::Shared`](super::HotLoop::Shared), `hot=2` [`HotLoop::Lanes`](super::HotLoop::Lanes), or the per-element checks
+    /// [`HotLoop::Shared`](HotLoop::Shared), `hot=2` [`HotLoop::Lanes`](HotLoop::Lanes), or the per-element checks
     /// (`hot=0`); `None` is automatic.
-    pub hot: Option<super::HotLoop>,
+    pub hot: Option<HotLoop>,
     /// Consecutive indices per work-item and step where the body reads a 16-bit buffer at
     /// `[i]` (`vec=1|2|4|8`, [`Request::narrow_reads`]); ignored by launches that cannot use
     /// it; `None` is automatic.
@@ -184,9 +200,9 @@ impl Tuning {
                 "spec" if v <= 1 => one.spec = Some(v == 1),
                 "hot" if v <= 2 => {
                     one.hot = Some(match v {
-                        0 => super::HotLoop::Off,
-                        1 => super::HotLoop::Shared,
-                        _ => super::HotLoop::Lanes,
+                        0 => HotLoop::Off,
+                        1 => HotLoop::Shared,
+                        _ => HotLoop::Lanes,
                     })
                 }
                 "vec" => one.vec = Some(usize::try_from(v).unwrap_or(usize::MAX)),
