@@ -53,17 +53,22 @@
 #define CLR_SPEC_SAVE(k) \
     R##k##_A clr_save##k[clr_xsaves_##k]; \
     for (int clr_u = 0; clr_u < clr_xsaves_##k; ++clr_u) clr_save##k[clr_u] = clr_a##k[clr_u]; \
-    clr_xbs_t_##k clr_xbs##k = clr_xbs_zero_##k();
+    clr_xbs_t_##k clr_xbs##k[clr_xnbs_##k]; \
+    for (int clr_u = 0; clr_u < clr_xnbs_##k; ++clr_u) clr_xbs##k[clr_u] = clr_xbs_zero_##k();
 #define CLR_SPEC_RESTORE(k) \
     for (int clr_u = 0; clr_u < clr_xsaves_##k; ++clr_u) clr_a##k[clr_u] = clr_save##k[clr_u];
-#define CLR_SPEC_BLKEND(k) clr_a##k[0] = clr_xblkend_##k(clr_a##k[0], &clr_xbs##k, &clr_bad);
+#define CLR_SPEC_BLKEND(k) \
+    for (int clr_u = 0; clr_u < clr_xnbs_##k; ++clr_u) clr_a##k[clr_u] = clr_xblkend_##k(clr_a##k[clr_u], &clr_xbs##k[clr_u], &clr_bad);
+#define CLR_SPEC_CHKEND(k) \
+    for (int clr_u = 0; clr_u < clr_xnbs_##k; ++clr_u) clr_xchkend_##k(&clr_xbs##k[clr_u], &clr_bad);
 #define CLR_SPEC_RENORM(k) \
-    for (int clr_u = 0; clr_u < CLR_UNROLL; ++clr_u) clr_a##k[clr_u] = clr_xrenorm_##k(clr_a##k[clr_u]);
+    for (int clr_u = 0; clr_u < clr_xlive_##k; ++clr_u) clr_a##k[clr_u] = clr_xrenorm_##k(clr_a##k[clr_u]);
 // The exact sums' speculative loop over i, with s between the unrolled indices and end the
 // bound (kernels/var_exact.cl): chunks of CLR_SPEC_CHUNK unrolled steps through the
 // branch-free try (a block ending every CLR_XBLK steps); a flagged chunk runs again exactly,
 // from the expansions saved before it (the body only reads: running it twice is harmless), the
-// other variables into throwaway accumulators (the try counted them once).
+// other variables into throwaway accumulators (the try counted them once). The hot loop's
+// range checks run once per chunk (CLR_SPEC_CHKEND) before the flag is read.
 #define CLR_SPEC_RUN(s, end)                                                                      \
     while (i + (CLR_UNROLL - 1) * (s) < (end)) {                                                  \
         const CLR_IDX clr_i0 = i;                                                                 \
@@ -75,6 +80,7 @@
             }                                                                                     \
             CLR_FOR_SPEC(CLR_SPEC_BLKEND)                                                         \
         }                                                                                         \
+        CLR_FOR_SPEC(CLR_SPEC_CHKEND)                                                             \
         if (clr_bad) {                                                                            \
             CLR_FOR_SPEC(CLR_SPEC_RESTORE)                                                        \
             CLR_REDO_DECL                                                                         \

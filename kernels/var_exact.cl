@@ -198,8 +198,17 @@ CLR_X_INLINE void VAR(clr_xflush)(VA e, VX_PTR s) {
 // cascade. One cascade per block instead of one per element. CLR_XSPEC_BLK 0: every element
 // through its accumulator's cascade (clr_x_try_f32d). Both are -D switches
 // (CLREDUCE_EXTRA_OPTIONS), for A/B runs; f64 and three-float sums have no block.
+#ifndef CLR_XLANES
+#define CLR_XLANES 0
+#endif
+// Unrolled steps per block: 1 (the block is one step's CLR_UNROLL elements); the lanes form's
+// blocks hold one element of each step, so 8 steps.
 #ifndef CLR_XBLK
+#if CLR_XLANES
+#define CLR_XBLK 8
+#else
 #define CLR_XBLK 1
+#endif
 #endif
 #ifndef CLR_XSPEC_BLK
 #define CLR_XSPEC_BLK 1
@@ -210,22 +219,76 @@ CLR_X_INLINE void VAR(clr_xflush)(VA e, VX_PTR s) {
 #else
 #define VX_SBLK 0
 #endif
-#if CLR_UNROLL * CLR_XBLK <= 1
+// Elements per block: a step's (CLR_UNROLL) times CLR_XBLK, or in the lanes form CLR_XBLK.
+#if CLR_XLANES
+#define CLR_XBLK_N (CLR_XBLK)
+#else
+#define CLR_XBLK_N (CLR_UNROLL * CLR_XBLK)
+#endif
+#if CLR_XBLK_N <= 1
 #define CLR_XBLK_LB 0u
-#elif CLR_UNROLL * CLR_XBLK <= 2
+#elif CLR_XBLK_N <= 2
 #define CLR_XBLK_LB 1u
-#elif CLR_UNROLL * CLR_XBLK <= 4
+#elif CLR_XBLK_N <= 4
 #define CLR_XBLK_LB 2u
-#elif CLR_UNROLL * CLR_XBLK <= 8
+#elif CLR_XBLK_N <= 8
 #define CLR_XBLK_LB 3u
-#elif CLR_UNROLL * CLR_XBLK <= 16
+#elif CLR_XBLK_N <= 16
 #define CLR_XBLK_LB 4u
-#elif CLR_UNROLL * CLR_XBLK <= 32
+#elif CLR_XBLK_N <= 32
 #define CLR_XBLK_LB 5u
 #else
-#error "clreduce: CLR_UNROLL * CLR_XBLK must be at most 32"
+#error "clreduce: a block holds at most 32 elements (CLR_UNROLL * CLR_XBLK, or CLR_XBLK in the lanes form)"
 #endif
-#if VX_SBLK
+// The hot form (Rk_XSPEC 2, the plan's ExactPlan::hot; design/exact.md "The hot loop"): the
+// range checks leave the element and move to the chunk. Each element only updates two 32-bit
+// bounds of its exponent field (mx, the largest of its bits shifted left once, sign dropped;
+// mn, the smallest of those minus 1, so that zeros, 0 - 1 = 0xffffffff, never count), and
+// after the chunk VAR(clr_xchkend) flags a chunk whose bounds leave the window. mn's field is
+// the element's or one less (a zero fraction), which only flags more.
+// f32 data (with blocks): the block's double takes each element by the hardware conversion
+// (exact for a normal float; subnormals, inf and NaN flag the chunk), one expansion per
+// work-item (the redo pushes into accumulator 0 as well, so the others stay zero and hold no
+// registers), and the block's elements share the chunk's span check: every element of the
+// chunk within 29 - lb exponent fields of the largest, 2^lb >= the block's elements.
+// f64 data: every element through its accumulator's cascade as before, without the
+// per-element window test (the chunk's bounds: fields 53..2012, a subnormal's low word counted
+// so that it never passes for a zero).
+// The lanes form (Rk_XSPEC 3, HotLoop::Lanes): one block state per accumulator, each block of
+// CLR_XBLK steps (one element per step) into its own accumulator: every step does the same
+// operations on each accumulator, which a CPU compiler can run as one vector operation.
+#undef VX_HOT32
+#undef VX_HOT64
+#undef VX_LANES
+#if VXSPEC == 3
+#define VX_LANES 1
+#else
+#define VX_LANES 0
+#endif
+#if VXSPEC >= 2 && VX_SBLK
+#define VX_HOT32 1
+#else
+#define VX_HOT32 0
+#endif
+#if VXSPEC >= 2 && VXF == 64 && VXE == CLR_XE_E2D
+#define VX_HOT64 1
+#else
+#define VX_HOT64 0
+#endif
+#if VX_HOT32 || VX_HOT64
+typedef struct {
+    double d;
+    uint mx;
+    uint mn;
+} VAR(clr_xbs_t);
+CLR_X_INLINE VAR(clr_xbs_t) VAR(clr_xbs_zero)(void) {
+    VAR(clr_xbs_t) b;
+    b.d = 0.0;
+    b.mx = 0u;
+    b.mn = 0xffffffffu;
+    return b;
+}
+#elif VX_SBLK
 typedef struct {
     double d;
     uint emax;
@@ -243,12 +306,36 @@ typedef uint VAR(clr_xbs_t);
 CLR_X_INLINE VAR(clr_xbs_t) VAR(clr_xbs_zero)(void) { return 0u; }
 #endif
 
-// How many of the work-item's CLR_UNROLL expansions a chunk saves for its redo: with blocks the
-// try changes only accumulator 0 (fewer registers held through the chunk), else every one.
-enum { VAR(clr_xsaves) = VX_SBLK ? 1 : CLR_UNROLL };
+// How many of the work-item's CLR_UNROLL expansions a chunk saves for its redo: with shared
+// blocks the try changes only accumulator 0 (fewer registers held through the chunk), else
+// every one. clr_xone: the redo pushes into accumulator 0 too (the shared hot f32 loop), so
+// the loop changes clr_xlive expansions, and only those are renormalized. clr_xnbs: block
+// states, one per accumulator in the lanes form.
+enum {
+    VAR(clr_xsaves) = VX_SBLK && !VX_LANES ? 1 : CLR_UNROLL,
+    VAR(clr_xone) = VX_HOT32 && !VX_LANES,
+    VAR(clr_xlive) = VX_HOT32 && !VX_LANES ? 1 : CLR_UNROLL,
+    VAR(clr_xnbs) = VX_LANES ? CLR_UNROLL : 1
+};
 
 CLR_X_INLINE VA VAR(clr_xtry)(VA e, __private VAR(clr_xbs_t)* blk, VT v, __private uint* bad) {
-#if VX_SBLK
+#if VX_HOT32
+    const uint s = as_uint(v) << 1;
+    blk->mx = max(blk->mx, s);
+    blk->mn = min(blk->mn, s - 1u);
+    blk->d += (double)v;
+    return e;
+#elif VX_HOT64
+    const ulong b = as_ulong(v);
+    const uint s = ((uint)(b >> 32) << 1) | (uint)((uint)b != 0u);
+    blk->mx = max(blk->mx, s);
+    blk->mn = min(blk->mn, s - 1u);
+    double t, r;
+    e.s = clr_x_two_sum_d(e.s, v, &t);
+    e.c = clr_x_two_sum_d(e.c, t, &r);
+    *bad |= (uint)(r != 0.0);
+    return e;
+#elif VX_SBLK
     blk->d = clr_x_blk_add(blk->d, as_uint(v), &blk->emax, &blk->emin, bad);
     return e;
 #elif VXF == 32 && VXE == CLR_XE_E2D
@@ -261,11 +348,27 @@ CLR_X_INLINE VA VAR(clr_xtry)(VA e, __private VAR(clr_xbs_t)* blk, VT v, __priva
 }
 // After each step: the block's double through the cascade of accumulator e, a new block.
 CLR_X_INLINE VA VAR(clr_xblkend)(VA e, __private VAR(clr_xbs_t)* blk, __private uint* bad) {
-#if VX_SBLK
+#if VX_HOT32
+    double t, r;
+    e.s = clr_x_two_sum_d(e.s, blk->d, &t);
+    e.c = clr_x_two_sum_d(e.c, t, &r);
+    *bad |= (uint)(r != 0.0);
+    blk->d = 0.0;
+#elif VX_SBLK
     e = clr_x_try_blk_f32d(e, blk->d, blk->emax, blk->emin, CLR_XBLK_LB, bad);
     *blk = VAR(clr_xbs_zero)();
 #endif
     return e;
+}
+// After each chunk (before its flag is read): the hot loop's range checks.
+CLR_X_INLINE void VAR(clr_xchkend)(__private VAR(clr_xbs_t)* blk, __private uint* bad) {
+#if VX_HOT32
+    // inf or NaN; a subnormal (or the smallest normal); a span wider than 29 - lb.
+    *bad |= (uint)(blk->mx >= 0xff000000u) | (uint)(blk->mn < 0x01000000u) |
+            (uint)((blk->mx >> 24) > (blk->mn >> 24) + 29u - CLR_XBLK_LB);
+#elif VX_HOT64
+    *bad |= (uint)((blk->mx >> 21) > CLR_X_W64D_HI) | (uint)((blk->mn >> 21) < CLR_X_W64D_LO);
+#endif
 }
 // After each chunk: the same value with a small second component (fewer residues later).
 CLR_X_INLINE VA VAR(clr_xrenorm)(VA e) {

@@ -626,22 +626,84 @@ proptest! {
 /// path; adversarial data flags chunks, which run again exactly.
 #[test]
 fn speculative_loop_is_exact() {
-    use clreduce::plan::IndexOrder;
-    speculative_loop_in(IndexOrder::GridStride);
+    use clreduce::plan::{HotLoop, IndexOrder};
+    speculative_loop_in(IndexOrder::GridStride, HotLoop::Off);
 }
 
 /// [`speculative_loop_is_exact`] in the contiguous order.
 #[test]
 fn speculative_loop_is_exact_contiguous() {
-    use clreduce::plan::IndexOrder;
-    speculative_loop_in(IndexOrder::Contiguous);
+    use clreduce::plan::{HotLoop, IndexOrder};
+    speculative_loop_in(IndexOrder::Contiguous, HotLoop::Off);
 }
 
-fn speculative_loop_in(order: clreduce::plan::IndexOrder) {
-    use clreduce::plan::Tuning;
-    let mut tally = Tally::new(&format!("exact::speculative_loop_is_exact {order:?}"));
+/// The speculative loop's hot forms (`Tuning::hot`, design/exact.md "The hot loop": range
+/// checks once per chunk; f32 blocks into one expansion, or per accumulator), forced on every
+/// device here in the grid-stride order the GPUs run, over every adversarial pattern and blocks
+/// at the edge of the exponent span they may hold.
+#[test]
+fn hot_loop_is_exact() {
+    use clreduce::plan::{HotLoop, IndexOrder};
+    speculative_loop_in(IndexOrder::GridStride, HotLoop::Shared);
+    speculative_loop_in(IndexOrder::GridStride, HotLoop::Lanes);
+}
+
+/// [`hot_loop_is_exact`] in the contiguous order (the CPUs').
+#[test]
+fn hot_loop_is_exact_contiguous() {
+    use clreduce::plan::{HotLoop, IndexOrder};
+    speculative_loop_in(IndexOrder::Contiguous, HotLoop::Shared);
+    speculative_loop_in(IndexOrder::Contiguous, HotLoop::Lanes);
+}
+
+/// f32 data at the edge of the exponent span a block of the hot loop may hold (29 - lb fields
+/// for blocks of 2^lb elements): equally many `+B` and `-B` (`B` the largest fraction at field
+/// `e`), and a sixteenth of small pairs `s = (2^23 + 1) u`, `t = -(2^23 + 2) u` (field
+/// `e - w`, `u = 2^(e - w - 150)`), shuffled; the exact sum is `-u` per pair, a float. A block
+/// holding two or three same-signed `B` and an `s` needs `w + 25` or `w + 26` bits: exact up
+/// to `w = 29 - lb`; beyond it the plain double addition drops the odd unit (downward: the
+/// partial sum is 1 mod 8 units), so a block bound one or two fields too wide moves the sum by
+/// about a unit per such block, and the result's bits.
+fn f32_edge(n: usize, w: u32, seed: u64) -> Vec<f32> {
+    let mut st = seed;
+    let mut next = move || {
+        st = st.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = st;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    let e = 100u32;
+    let big = f32::from_bits(e << 23 | 0x7f_ffff);
+    let odd = f32::from_bits((e - w) << 23 | 1);
+    let small = f32::from_bits((e - w) << 23 | 2);
+    let pairs = n / 32;
+    let bigs = (n - 2 * pairs) / 2;
+    let mut v: Vec<f32> = std::iter::repeat_n(big, bigs)
+        .chain(std::iter::repeat_n(-big, bigs))
+        .chain(std::iter::repeat_n(odd, pairs))
+        .chain(std::iter::repeat_n(-small, pairs))
+        .chain(std::iter::repeat_n(odd, n - 2 * pairs - 2 * bigs))
+        .collect();
+    for i in (1..v.len()).rev() {
+        let j = (next() % (i as u64 + 1)) as usize;
+        v.swap(i, j);
+    }
+    v
+}
+
+fn speculative_loop_in(order: clreduce::plan::IndexOrder, form: clreduce::plan::HotLoop) {
+    use clreduce::plan::{Expansion, HotLoop, Tuning};
+    let hot = form != HotLoop::Off;
+    let name = if hot {
+        "hot_loop_is_exact"
+    } else {
+        "speculative_loop_is_exact"
+    };
+    let mut tally = Tally::new(&format!("exact::{name} {order:?} {form:?}"));
     let tuning = Tuning {
         spec: Some(true),
+        hot: Some(form),
         order: Some(order),
         ..Tuning::default()
     };
@@ -650,10 +712,27 @@ fn speculative_loop_in(order: clreduce::plan::IndexOrder) {
         ..Options::default()
     }
     .exact();
+    // The hot form is planned for two-double expansions only (a device with fp64).
     let spec = |p: &Option<clreduce::Plan>| {
-        p.as_ref()
-            .and_then(|p| p.vars[0].exact)
-            .is_some_and(|e| e.speculative)
+        p.as_ref().and_then(|p| p.vars[0].exact).is_some_and(|e| {
+            let want = if e.expansion == Expansion::TwoDouble {
+                form
+            } else {
+                HotLoop::Off
+            };
+            e.speculative && e.hot == want
+        })
+    };
+    let patterns: Vec<Pattern> = if hot {
+        Pattern::ALL.to_vec()
+    } else {
+        vec![
+            Pattern::Random,
+            Pattern::Cancel,
+            Pattern::Spread,
+            Pattern::Ties,
+            Pattern::NaNs,
+        ]
     };
     for q in queues() {
         let _serial = sim_lock(q.device());
@@ -664,13 +743,44 @@ fn speculative_loop_in(order: clreduce::plan::IndexOrder) {
             200_003
         };
         let shape = Shape::Range(n as u64);
-        for p in [
-            Pattern::Random,
-            Pattern::Cancel,
-            Pattern::Spread,
-            Pattern::Ties,
-            Pattern::NaNs,
-        ] {
+        if hot {
+            // Spans at a block's limit 29 - lb and one and two fields past it (blocks of
+            // unroll elements in the shared form, 8 per accumulator in the lanes form).
+            for unroll in [4usize, 16] {
+                let lb = if form == HotLoop::Lanes {
+                    3
+                } else {
+                    unroll.trailing_zeros()
+                };
+                for w in 29 - lb..=31 - lb {
+                    let d = f32_edge(n, w, 0xed9e + w as u64);
+                    // No initial value: the sum is a few units u, far below 0.25's ulp.
+                    let o16 = Options {
+                        tuning: Some(Tuning {
+                            unroll: Some(unroll),
+                            ..tuning
+                        }),
+                        ..opts
+                    };
+                    let (o, plan) = run_with(
+                        q,
+                        &d,
+                        0.0f32,
+                        shape,
+                        o16,
+                        |v| sum_f32(v).to_bits() as u64,
+                        |v| v.to_bits() as u64,
+                    );
+                    let o = if matches!(o, Outcome::Pass) && !spec(&plan) {
+                        Outcome::Fail("the plan did not take the hot loop".into())
+                    } else {
+                        o
+                    };
+                    tally.record(&dev, &format!("edge span {w} unroll {unroll} f32"), o);
+                }
+            }
+        }
+        for &p in &patterns {
             let d = f32s(p, n, 9);
             let (o, plan) = run_with(
                 q,
@@ -719,12 +829,13 @@ fn speculative_loop_in(order: clreduce::plan::IndexOrder) {
 /// the others equal the same launch without the speculative loop, and the count is n.
 #[test]
 fn speculative_loop_beside_other_variables() {
-    use clreduce::plan::{IndexOrder, Tuning};
+    use clreduce::plan::{HotLoop, IndexOrder, Tuning};
     let mut tally = Tally::new("exact::speculative_loop_beside_other_variables");
-    let opts = |spec: bool, order: IndexOrder| {
+    let opts = |spec: bool, order: IndexOrder, hot: HotLoop| {
         Options {
             tuning: Some(Tuning {
                 spec: Some(spec),
+                hot: Some(hot),
                 order: Some(order),
                 ..Tuning::default()
             }),
@@ -751,8 +862,15 @@ fn speculative_loop_beside_other_variables() {
         } else {
             200_003
         };
-        let orders = [IndexOrder::GridStride, IndexOrder::Contiguous];
-        for (p, order) in [
+        // Both orders, in the speculative loop and in its hot forms (Tuning::hot): the GPUs'
+        // shared one in the grid-stride order, the CPUs' lanes in the contiguous one.
+        let orders = [
+            (IndexOrder::GridStride, HotLoop::Off),
+            (IndexOrder::Contiguous, HotLoop::Off),
+            (IndexOrder::GridStride, HotLoop::Shared),
+            (IndexOrder::Contiguous, HotLoop::Lanes),
+        ];
+        for (p, (order, hot)) in [
             Pattern::Random,
             Pattern::Cancel,
             Pattern::Spread,
@@ -762,7 +880,7 @@ fn speculative_loop_beside_other_variables() {
         .into_iter()
         .flat_map(|p| orders.map(|o| (p, o)))
         {
-            let case = format!("{} {order:?} seed {seed}", p.name());
+            let case = format!("{} {order:?} {hot:?} seed {seed}", p.name());
             let f = f32s(p, n, seed);
             let d = f64s(p, n, seed ^ 0x5eed);
             let run = |spec: bool| -> Result<(Vec<u64>, Option<clreduce::Plan>), Error> {
@@ -787,7 +905,7 @@ fn speculative_loop_beside_other_variables() {
                     )
                     .arg("x", &x)
                     .arg("y", &y),
-                    opts(spec, order),
+                    opts(spec, order, hot),
                 )?;
                 let bits = vec![
                     s32.get(0)?.to_bits() as u64,
@@ -810,7 +928,10 @@ fn speculative_loop_beside_other_variables() {
             };
             let speculated = on.1.as_ref().is_some_and(|p| {
                 p.vars.iter().filter_map(|v| v.exact).count() == 2
-                    && p.vars.iter().filter_map(|v| v.exact).all(|e| e.speculative)
+                    && p.vars
+                        .iter()
+                        .filter_map(|v| v.exact)
+                        .all(|e| e.speculative && e.hot == hot)
             });
             let want32 = sum_f32(&[&[0.5f32][..], &f].concat()).to_bits() as u64;
             let want64 = sum_f64(&[&[-0.25f64][..], &d].concat()).to_bits();

@@ -507,19 +507,20 @@ fn spec_glue(plan: &Plan, user_args: &str) -> String {
         .iter()
         .enumerate()
         .map(|(k, v)| match v.exact {
-            Some(_) => format!(", &clr_a{k}[clr_cu], &clr_xbs{k}"),
+            Some(_) => format!(", &clr_a{k}[clr_cu], &clr_xbs{k}[clr_xnbs_{k} > 1 ? clr_cu : 0]"),
             None => format!(", {}", reducer_arg(k, v)),
         })
         .collect();
     s.push_str(&format!(
         "#define CLR_CALL_TRY(clr_ci, clr_cu) clr_body_try((clr_ci), clr_n{accs}, &clr_bad{user_args})\n"
     ));
+    // The hot f32 loop redoes into accumulator 0 (clr_xone_k, kernels/var_exact.cl).
     let redo: String = plan
         .vars
         .iter()
         .enumerate()
         .map(|(k, v)| match v.exact {
-            Some(_) => format!(", {}", reducer_arg(k, v)),
+            Some(_) => format!(", &clr_a{k}[clr_xone_{k} ? 0 : clr_cu], clr_ls{k}"),
             None => format!(", &clr_t{k}"),
         })
         .collect();

@@ -3,7 +3,8 @@
 
 use crate::caps::DeviceCaps;
 use crate::plan::{
-    AccShape, ExactFormat, Expansion, FormRequest, IndexOrder, Plan, SaccStore, SpanStore, VarPlan,
+    AccShape, ExactFormat, Expansion, FormRequest, HotLoop, IndexOrder, Plan, SaccStore, SpanStore,
+    VarPlan,
 };
 use crate::types::ElemType;
 
@@ -48,7 +49,15 @@ fn exact_defines(d: &mut impl FnMut(&str, String), k: usize, v: &VarPlan, local:
         .into(),
     );
     d(&format!("R{k}_XL"), e.limbs().to_string());
-    d(&format!("R{k}_XSPEC"), (e.speculative as u8).to_string());
+    // 0: the element loop; 1: the speculative loop; 2, 3: its hot forms, shared and lanes
+    // (kernels/var_exact.cl).
+    let spec = match (e.speculative, e.hot) {
+        (false, _) => 0,
+        (true, HotLoop::Off) => 1,
+        (true, HotLoop::Shared) => 2,
+        (true, HotLoop::Lanes) => 3,
+    };
+    d(&format!("R{k}_XSPEC"), spec.to_string());
     let longs = match v.span {
         Some(sp) if sp.store == SpanStore::LocalShared => sp.len * e.limbs(),
         Some(_) => 1,
@@ -120,6 +129,12 @@ pub(crate) fn options(plan: &Plan, caps: &DeviceCaps) -> String {
     d("CLR_PTX_ACQREL", (plan.ptx_acq_rel as u8).to_string());
     d("CLR_HAS_LAST", (plan.takes_tickets() as u8).to_string());
     d("CLR_SPEC", (speculative(plan) as u8).to_string());
+    // The hot loop's lanes form: blocks of CLR_XBLK steps per accumulator (kernels/var_exact.cl).
+    let lanes = plan.vars.iter().any(|v| {
+        v.exact
+            .is_some_and(|e| e.speculative && e.hot == HotLoop::Lanes)
+    });
+    d("CLR_XLANES", (lanes as u8).to_string());
     d(
         "CLR_I64_ATOMICS",
         (caps.atomics.int64_base as u8).to_string(),

@@ -4,7 +4,7 @@
 //! algorithm; kernels/exact.cl and kernels/var_exact.cl run it.
 
 use super::model::{ExactFormat, ExactPlan, Expansion, IndexOrder, SaccStore};
-use super::request::{FormRequest, Request, VarRequest};
+use super::request::{FormRequest, HotLoop, Request, VarRequest};
 use super::strategy::{CrossAlgo, Determinism, GroupAlgo};
 use crate::caps::{DeviceCaps, DeviceKind};
 use crate::error::{Error, Result};
@@ -73,6 +73,7 @@ pub(super) fn exact_plan(caps: &DeviceCaps, v: &VarRequest) -> Result<ExactPlan>
         expansion,
         store,
         speculative: false,
+        hot: HotLoop::Off,
     })
 }
 
@@ -177,6 +178,61 @@ pub(super) fn check_nd_groups(caps: &DeviceCaps, form: FormRequest, any_exact: b
     Ok(())
 }
 
+/// The hot form a launch's speculative exact sums ask for: `CLREDUCE_TUNE=hot=0|1|2`, else
+/// [`HotLoop::Shared`] on GPUs (H200, 2^28, unroll 8: f32 exact 1.70x the plain sum before,
+/// 1.03x after; f64 1.57x before, 1.20x; design/bench/2026-11-24-h200-session11-exact.txt
+/// round 2) and off on CPUs (no form measured within noise of the push loop there).
+fn hot_wanted(caps: &DeviceCaps, req: &Request) -> HotLoop {
+    req.tuning
+        .and_then(|t| t.hot)
+        .unwrap_or(if caps.kind == DeviceKind::Gpu {
+            HotLoop::Shared
+        } else {
+            HotLoop::Off
+        })
+}
+
+/// Whether a speculative exact sum runs the loop's hot form (design/exact.md "The hot loop"):
+/// the two-double expansions only (f32 data in blocks, f64 data).
+pub(super) fn hot(caps: &DeviceCaps, req: &Request, e: &ExactPlan) -> HotLoop {
+    if e.expansion == Expansion::TwoDouble {
+        hot_wanted(caps, req)
+    } else {
+        HotLoop::Off
+    }
+}
+
+/// The accumulators per work-item of a launch whose one variable is an exact sum that will run
+/// the shared hot loop (its expansions are one, so the unroll is only the block's size and the
+/// loads in flight): 8, as the plain f32 sum's loop. H200, 2^28 (round 2 above): f32
+/// 373.7 us at unroll 4, 249.1 us at 8 (plain 241.9); f64 742.0 and 572.4 us (plain 472-479).
+/// `None` where the launch keeps the default (several variables: sum + min + max at unroll 4
+/// was measured, 8 was not).
+pub(super) fn hot_unroll(
+    caps: &DeviceCaps,
+    req: &Request,
+    exacts: &[ExactPlan],
+    order: IndexOrder,
+) -> Option<usize> {
+    let shared = req.vars.len() == 1
+        && req.vars.iter().all(|v| v.span.is_none())
+        && exacts.len() == 1
+        && exacts[0].expansion == Expansion::TwoDouble
+        && req.pure_body
+        && matches!(order, IndexOrder::GridStride | IndexOrder::Contiguous)
+        && matches!(req.form, FormRequest::Range { .. })
+        && spec_wanted(caps, req)
+        && hot_wanted(caps, req) == HotLoop::Shared;
+    shared.then_some(8)
+}
+
+/// Whether the speculative loop is wanted: `CLREDUCE_TUNE=spec=0|1`, else on GPUs.
+fn spec_wanted(caps: &DeviceCaps, req: &Request) -> bool {
+    req.tuning
+        .and_then(|t| t.spec)
+        .unwrap_or(caps.kind == DeviceKind::Gpu)
+}
+
 /// Whether the launch's exact sums run the speculative loop: every exact variable a scalar, no
 /// variable a span, a body that only reads (a flagged chunk runs again), the grid-stride order
 /// (GPUs) or the contiguous one (CPUs: each work-item's chunks of consecutive elements);
@@ -195,9 +251,5 @@ pub(super) fn speculate(
         && req.pure_body
         && matches!(order, IndexOrder::GridStride | IndexOrder::Contiguous)
         && matches!(req.form, FormRequest::Range { .. });
-    let wanted = req
-        .tuning
-        .and_then(|t| t.spec)
-        .unwrap_or(caps.kind == DeviceKind::Gpu);
-    applies && wanted
+    applies && spec_wanted(caps, req)
 }

@@ -89,6 +89,11 @@ impl fmt::Display for Plan {
                 if e.speculative {
                     writeln!(f, "    speculative loop: chunks through the branch-free try, a flagged chunk runs again exactly")?;
                 }
+                match e.hot {
+                    super::request::HotLoop::Off => {}
+                    super::request::HotLoop::Shared => writeln!(f, "    hot loop: range checks once per chunk; f32 data in blocks into one expansion per work-item")?,
+                    super::request::HotLoop::Lanes => writeln!(f, "    hot loop: range checks once per chunk; f32 data in blocks per accumulator, each into its own expansion")?,
+                }
             }
             writeln!(f, "    work-group step: {}", v.group_reason)?;
             writeln!(f, "    cross-group step: {}", v.cross_reason)?;

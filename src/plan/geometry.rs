@@ -288,21 +288,24 @@ pub(super) fn range(
     // 8-byte ones) keep 4, or the extra registers cost more than they hide. Measured on
     // the H200 (examples/sweep, 2^28 f32): 1 var unroll 8 = 4351 GB/s vs unroll 4 = 4257;
     // sum+min+max unroll 8 = 2734 GB/s vs unroll 4 = 4200 (design/bench/).
-    // Exact sums keep 4: their accumulators are expansions (measured on the H200, 2^28 f32 exact,
-    // blocks: unroll 8 1410 us, 4 961 us, 2 942 us; design/bench/2026-11-23-h200-exact-exp.txt).
+    // Exact sums keep 4 where every accumulator is an expansion (measured on the H200, 2^28 f32
+    // exact, the branchy loop with blocks: unroll 8 1410 us, 4 961 us, 2 942 us;
+    // design/bench/2026-11-23-h200-exact-exp.txt).
+    // A single exact sum in the shared hot loop (one expansion) takes the plain sum's 8
+    // (super::exact::hot_unroll: H200 f32 2^28 1.55x at 4, 1.03x at 8).
+    let order = tune.order.unwrap_or(if gpu {
+        IndexOrder::GridStride
+    } else {
+        IndexOrder::Contiguous
+    });
     let default_unroll = if !exacts.is_empty() {
-        4
+        exact::hot_unroll(caps, req, exacts, order).unwrap_or(4)
     } else if widest < 8 && req.vars.len() == 1 {
         8
     } else {
         4
     };
     let unroll = tune.unroll.unwrap_or(default_unroll);
-    let order = tune.order.unwrap_or(if gpu {
-        IndexOrder::GridStride
-    } else {
-        IndexOrder::Contiguous
-    });
     let vec = vec_width(caps, req, exacts, order);
     // Enough work-groups to fill the device: GPUs 8 per compute unit (2048 resident
     // work-items per SM / 256), CPUs 4 per core for load balance.

@@ -47,6 +47,7 @@ pub use segment_model::{SegmentAlgo, SegmentLayout, SegmentPlan};
 pub(crate) use span::DIGITS_LONGS;
 testkit! { use segment::plan_segments; }
 testkit! { use segment_model::SegmentRequest; }
+pub use request::HotLoop;
 pub use segment_model::SegmentTune;
 pub use strategy::{CrossAlgo, Determinism, GroupAlgo, Strategy};
 testkit! { use request::{FormRequest, Request, Shape, Tuning, VarRequest}; }
@@ -392,6 +393,7 @@ fn assemble(
         for v in vars.iter_mut() {
             if let Some(e) = v.exact.as_mut() {
                 e.speculative = true;
+                e.hot = exact::hot(caps, req, e);
                 v.acc_bytes = e.acc_bytes();
             }
         }

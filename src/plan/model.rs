@@ -1,7 +1,7 @@
 //! The plan itself: [`Plan`] and its parts ([`VarPlan`], [`SpanPlan`], [`AccShape`],
 //! [`SpanStore`], [`IndexOrder`]), plain serializable data.
 
-use super::request::{FormRequest, Shape};
+use super::request::{FormRequest, HotLoop, Shape};
 pub use super::strategy::IndexOrder;
 use super::strategy::{CrossAlgo, GroupAlgo};
 use crate::ops::Operator;
@@ -104,6 +104,10 @@ pub struct ExactPlan {
     /// variable of a launch without spans whose body only reads, in the grid-stride or the
     /// contiguous order).
     pub speculative: bool,
+    /// The speculative loop's hot form (design/exact.md "The hot loop"): range checks once per
+    /// chunk instead of per element; for f32 data in doubles, the blocks' doubles into one
+    /// expansion per work-item.
+    pub hot: HotLoop,
 }
 
 impl ExactPlan {

@@ -108,6 +108,22 @@ pub struct Request {
     pub narrow_reads: bool,
 }
 
+/// The speculative loop's hot form (design/exact.md "The hot loop"): an exact sum's range checks
+/// once per chunk instead of per element.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HotLoop {
+    /// The per-element checks of the speculative loop.
+    Off,
+    /// One block state per work-item: f32 data summed in blocks of an unrolled step (or
+    /// `CLR_XBLK` steps), every block into accumulator 0's expansion (GPUs).
+    Shared,
+    /// One block state per accumulator: accumulator u sums its own elements of `CLR_XBLK`
+    /// steps (default 8) in a double, into its own expansion; every step is the same operation
+    /// on each accumulator (SIMD across the accumulators on CPUs).
+    Lanes,
+}
+
 /// Geometry override for the range form, for tuning experiments:
 /// `CLREDUCE_TUNE=local=512,groups_per_cu=4,unroll=16,vec=4` (any subset).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
@@ -124,6 +140,10 @@ pub struct Tuning {
     /// Exact sums: the speculative loop on (`spec=1`) or off (`spec=0`); `None` is automatic
     /// (on for GPUs where it applies).
     pub spec: Option<bool>,
+    /// Exact sums in the speculative loop: its hot form (design/exact.md "The hot loop"), `hot=1`
+    /// [`HotLoop::Shared`](HotLoop::Shared), `hot=2` [`HotLoop::Lanes`](HotLoop::Lanes), or the per-element checks
+    /// (`hot=0`); `None` is automatic.
+    pub hot: Option<HotLoop>,
     /// Consecutive indices per work-item and step where the body reads a 16-bit buffer at
     /// `[i]` (`vec=1|2|4|8`, [`Request::narrow_reads`]); ignored by launches that cannot use
     /// it; `None` is automatic.
@@ -158,6 +178,7 @@ impl Tuning {
                     "unroll=1|2|4|8|16",
                     "order=1 (grid-stride)|2 (blocked)|3 (contiguous)",
                     "spec=0|1 (exact sums: the speculative loop)",
+                    "hot=0|1|2 (exact sums: the speculative loop's hot form, off, shared or lanes)",
                     "vec=1|2|4|8 (16-bit reads at [i]: elements per load)",
                 ],
             };
@@ -177,6 +198,13 @@ impl Tuning {
                 }
                 "unroll" => one.unroll = Some(usize::try_from(v).unwrap_or(usize::MAX)),
                 "spec" if v <= 1 => one.spec = Some(v == 1),
+                "hot" if v <= 2 => {
+                    one.hot = Some(match v {
+                        0 => HotLoop::Off,
+                        1 => HotLoop::Shared,
+                        _ => HotLoop::Lanes,
+                    })
+                }
                 "vec" => one.vec = Some(usize::try_from(v).unwrap_or(usize::MAX)),
                 _ => return Err(bad(false)),
             }
@@ -189,6 +217,7 @@ impl Tuning {
                 unroll: one.unroll.or(t.unroll),
                 order: one.order.or(t.order),
                 spec: one.spec.or(t.spec),
+                hot: one.hot.or(t.hot),
                 vec: one.vec.or(t.vec),
             };
         }

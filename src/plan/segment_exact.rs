@@ -95,6 +95,7 @@ pub(crate) fn segment_exact(
             expansion,
             store: SaccStore::Carried,
             speculative: false,
+            hot: super::HotLoop::Off,
         };
         v.shape = AccShape::Exact;
         v.exact = Some(e);

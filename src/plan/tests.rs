@@ -493,10 +493,11 @@ fn exact_sums_plan_per_device() {
     );
     assert!(p.deterministic && p.takes_tickets());
     assert!(p.to_string().contains("exact sum"), "{p}");
-    // Four expansions per work-item (eight were slower on the H200), and on a GPU the
-    // speculative loop for a single exact sum whose body only reads.
-    assert_eq!(p.unroll, 4);
-    assert!(e.speculative);
+    // On a GPU the speculative loop in its shared hot form for a single exact sum whose body
+    // only reads, with the plain sum's 8 accumulators (one expansion: H200 2^28 1.03x the plain
+    // sum at 8, 1.55x at 4).
+    assert_eq!(p.unroll, 8);
+    assert!(e.speculative && e.hot == HotLoop::Shared);
     let p = plan(
         &fixtures::oclgrind(),
         &exact_req(N, Op::Plus, ElemType::F64),
@@ -612,6 +613,50 @@ fn every_exact_sum_of_a_launch_speculates_beside_other_variables() {
         .vars
         .iter()
         .all(|v| v.exact.is_none_or(|e| !e.speculative)));
+}
+
+/// The speculative loop's hot forms (`Tuning::hot`, design/exact.md "The hot loop"): planned for
+/// speculative two-double expansions as the override says (the shared form by default on GPUs),
+/// never for three floats or a launch that does not speculate; `hot=0|1|2` parse, `hot=3` is
+/// refused; a single exact sum in the shared form takes 8 accumulators, several keep 4.
+#[test]
+fn the_hot_loop_follows_the_override() {
+    let hot = |caps: &DeviceCaps, t: &str| {
+        let mut r = exact_req(N, Op::Plus, ElemType::F32);
+        r.vars.push(VarRequest::new(Op::Plus, ElemType::F64));
+        r.tuning = Some(Tuning::parse(t).unwrap());
+        plan(caps, &r)
+            .unwrap()
+            .vars
+            .iter()
+            .map(|v| v.exact.map(|e| e.hot))
+            .collect::<Vec<_>>()
+    };
+    let h200 = fixtures::nvidia_h200();
+    assert_eq!(hot(&h200, ""), [Some(HotLoop::Shared); 2]);
+    assert_eq!(hot(&h200, "hot=0"), [Some(HotLoop::Off); 2]);
+    assert_eq!(hot(&h200, "hot=1"), [Some(HotLoop::Shared); 2]);
+    assert_eq!(hot(&h200, "hot=2"), [Some(HotLoop::Lanes); 2]);
+    assert_eq!(hot(&h200, "hot=1,spec=0"), [Some(HotLoop::Off); 2]);
+    // CPUs speculate only when told to.
+    let pocl = fixtures::pocl_cpu();
+    assert_eq!(hot(&pocl, "hot=2"), [Some(HotLoop::Off); 2]);
+    assert_eq!(hot(&pocl, "hot=2,spec=1"), [Some(HotLoop::Lanes); 2]);
+    // Three floats (no fp64; the f64 sum is then refused, so f32 alone) keep the element checks.
+    let caps = Mask::parse("no-fp64").unwrap().apply(&pocl);
+    let mut r = exact_req(N, Op::Plus, ElemType::F32);
+    r.tuning = Some(Tuning::parse("hot=1,spec=1").unwrap());
+    let e = plan(&caps, &r).unwrap().vars[0].exact.unwrap();
+    assert!(e.speculative && e.expansion == Expansion::ThreeFloat && e.hot == HotLoop::Off);
+    assert!(Tuning::parse("hot=3").is_err());
+    let one = plan(&h200, &exact_req(N, Op::Plus, ElemType::F64)).unwrap();
+    assert_eq!(one.unroll, 8);
+    let mut r = exact_req(N, Op::Plus, ElemType::F64);
+    r.tuning = Some(Tuning::parse("hot=0").unwrap());
+    assert_eq!(plan(&h200, &r).unwrap().unroll, 4);
+    r.tuning = None;
+    r.vars.push(VarRequest::new(Op::Minimum, ElemType::F64));
+    assert_eq!(plan(&h200, &r).unwrap().unroll, 4);
 }
 
 /// The vector step (design/decisions.md section 49): GPUs take `DeviceCaps::narrow_vec`

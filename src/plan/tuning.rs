@@ -135,6 +135,7 @@ impl TunedGeometry {
             unroll: Some(self.unroll),
             order: Some(self.order),
             spec: None,
+            hot: None,
             vec: None,
         }
     }

@@ -119,6 +119,9 @@ pub struct Config {
     pub mask: Mask,
     pub determinism: Determinism,
     pub llc_override: Option<u64>,
+    /// `CLREDUCE_TUNE`: the geometry and loop override every timed launch plans with, as
+    /// `clreduce reduce` and the library do (before session 11 the bench ignored it).
+    pub tuning: Option<clreduce::plan::Tuning>,
 }
 
 impl Config {
@@ -176,6 +179,7 @@ impl Config {
             .transpose()
             .map_err(flag("--llc"))?;
         check_outputs(&a)?;
+        let tuning = clreduce::plan::Tuning::from_env()?;
         Ok(Config {
             a,
             reps,
@@ -187,6 +191,7 @@ impl Config {
             mask,
             determinism,
             llc_override,
+            tuning,
         })
     }
 }

@@ -159,6 +159,10 @@ fn planning_strategies(
 /// Whether `case` plans with `s` at `n` (the planner's refusal otherwise).
 fn plans(queue: &Queue, case: &Case, n: u64, s: Force, cfg: &Config) -> Result<()> {
     let outs = case.outs(queue, n)?;
-    case.explain(queue, n, &outs, case.options(cfg.determinism, s))?;
+    let opts = clreduce::Options {
+        tuning: cfg.tuning,
+        ..case.options(cfg.determinism, s)
+    };
+    case.explain(queue, n, &outs, opts)?;
     Ok(())
 }

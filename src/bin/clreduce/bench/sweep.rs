@@ -233,7 +233,10 @@ impl Sweep<'_> {
         let plain = at.case.plain_sum();
         let r = (|| -> Result<(Spread, String)> {
             let outs = plain.outs(&d.queue, at.n)?;
-            let opts = plain.options(Determinism::Deterministic, Force::Auto);
+            let opts = clreduce::Options {
+                tuning: self.cfg.tuning,
+                ..plain.options(Determinism::Deterministic, Force::Auto)
+            };
             let (warmup, reps) = (self.cfg.a.warmup, at.reps);
             let m = measure(
                 &d.queue,
@@ -285,7 +288,10 @@ impl Sweep<'_> {
         wall: &Bufs,
         peer: Option<&mut NativePeer>,
     ) -> Result<(Measured, Measured)> {
-        let opts = at.case.options(self.cfg.determinism, s);
+        let opts = clreduce::Options {
+            tuning: self.cfg.tuning,
+            ..at.case.options(self.cfg.determinism, s)
+        };
         let (warmup, reps) = (self.cfg.a.warmup, at.reps);
         let m = measure(
             &d.queue,

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# A/B of the exact sum's loops on the GPU (issue 28, decision 57, design/exact.md "The hot
+# loop"). Each variant runs `clreduce bench` in its own process (programs are cached per
+# process) with its CLREDUCE_TUNE / CLREDUCE_EXTRA_OPTIONS, and prints one line per exact case:
+#   VARIANT | CASE n EXACT_us PLAIN_us RATIOx
+# with RATIO the exact case's median device time over its plain case's in the same run (the
+# bench's table "exact sums against the plain case of the same run"; auto plans; every result
+# checked, the exact ones bit for bit: a wrong one is printed as an error line). Then the
+# register counts of each loop (NVIDIA's build log, -cl-nv-verbose) and the exact tests with the
+# hot loop forced (bits checked against the host).
+# Built here with `bash scripts/gpu.sh build`; run there with
+#   bash scripts/gpu.sh run cmd bash scripts/gpu/exact_ab.sh        (carry .gpu)
+# Env: DEV (NVIDIA), SIZES (2^20,2^24,2^28), ONLY (a grep -E on variant labels), REGS (1: the
+# register counts), TESTS (1: .gpu/test-exact hot_loop speculative_loop_beside).
+set -u
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+B=${CLREDUCE:-.gpu/clreduce}
+DEV=${DEV:-NVIDIA}
+SIZES=${SIZES:-2^20,2^24,2^28}
+ONLY=${ONLY:-.}
+CASES=${CASES:-f32-sum,f32-sum-exact,f64-sum,f64-sum-exact,f32-sum-min-max,f32-sum-min-max-exact}
+out=${OUT:-/tmp}/exact_ab.txt
+: > "$out"
+
+# v LABEL TUNE OPTIONS [CASES [SIZES]]
+v() {
+  local label="$1" tune="$2" opts="$3" cases="${4:-$CASES}" sizes="${5:-$SIZES}"
+  echo "$label" | grep -Eq "$ONLY" || return 0
+  local t0=$SECONDS
+  CLREDUCE_TUNE="$tune" CLREDUCE_EXTRA_OPTIONS="$opts" timeout 120 "$B" bench --device "$DEV" \
+    --cases "$cases" --sizes "$sizes" --strategies auto 2>&1 |
+    awk '/exact sums against/ {t = 1; next} t && /-exact / {print; next} /error|panicked|MISMATCH|mismatch|wrong/ {print}' |
+    sed "s/^/$label | /" | tee -a "$out"
+  echo "$label | (tune [$tune] options [$opts]) $((SECONDS - t0)) s" | tee -a "$out"
+}
+
+# Round 1 (design/bench/2026-11-24-h200-session11-exact.txt) ran base, hot, hot-u8, hot-u16,
+# lanes, hot-u8-c64 and hot-u8-g4: every CLREDUCE_TUNE variant measured the default plan,
+# because the bench ignored CLREDUCE_TUNE (fixed since); the register counts showed f64's
+# clr_main at 128 registers (the last group's 71-limb rounding), f32's at 40 (32 with unroll 8),
+# the plain sum's at 32. Round 2: the hot loop as the bench now plans it, and a register cap
+# (-cl-nv-maxrregcount, NVIDIA's compiler option; it changed no count). Since round 2 the
+# default on GPUs is the shared hot loop with unroll 8 for a single exact sum (decision 57), so
+# `base` is that, `hot` its unroll-4 form, and `hot=0` the speculative loop before it.
+F2="f32-sum,f32-sum-exact,f64-sum,f64-sum-exact"
+v base "" "" "$F2" "2^24,2^28"
+v hot "hot=1" ""
+v hot-r64 "hot=1" "-cl-nv-maxrregcount=64"
+v hot-u8-r64 "hot=1,unroll=8" "-cl-nv-maxrregcount=64" "$F2" "2^24,2^28"
+
+# 3. Register counts and stack frames of each loop's clr_main (f32, f64, sum+min+max).
+if [ "${REGS:-1}" = 1 ] && echo regs | grep -Eq "$ONLY"; then
+  for t in "hot=1" "hot=1,unroll=8"; do
+    for c in "--type f32" "--type f64"; do
+     for o in "" "-cl-nv-maxrregcount=64"; do
+      r=$(CLREDUCE_LOG=debug CLREDUCE_EXTRA_OPTIONS="-cl-nv-verbose $o" CLREDUCE_TUNE="$t" timeout 60 \
+        "$B" reduce $c --determinism exact --n 1048576 --device "$DEV" 2>&1 |
+        grep -ioE "(function properties for clr_main|[0-9]+ bytes stack frame|used [0-9]+ registers)" | tr '\n' ' ')
+      echo "regs [$t] [$c] [$o] | $r" | tee -a "$out"
+     done
+    done
+  done
+  r=$(CLREDUCE_LOG=debug CLREDUCE_EXTRA_OPTIONS=-cl-nv-verbose timeout 60 "$B" reduce --type f32 \
+    --n 1048576 --device "$DEV" 2>&1 | grep -ioE "(function properties for clr_main|[0-9]+ bytes stack frame|used [0-9]+ registers)" | tr '\n' ' ')
+  echo "regs plain f32 sum | $r" | tee -a "$out"
+fi
+
+# 4. The exact tests with the hot loop forced (and the speculative loop), bits checked.
+if [ "${TESTS:-1}" = 1 ] && echo tests | grep -Eq "$ONLY" && [ -x .gpu/test-exact ]; then
+  timeout 120 .gpu/test-exact --test-threads=2 hot_loop speculative_loop_beside 2>&1 |
+    grep -E "SUMMARY|FAIL|panicked|test result" | sed "s/^/tests | /" | tee -a "$out"
+fi
+echo "written: $out"
