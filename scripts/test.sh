@@ -23,7 +23,7 @@ if [ $# -gt 0 ]; then
 fi
 jobs="${CLREDUCE_TEST_JOBS:-2}"
 # The jobs that took longest here (decision 52), started first so the two lanes end together.
-slow="suite:matrix suite:segment suite:exact suite:segment_plans ui suite:multi_segments+segment_merge suite:segment_exact suite:race exact_kit reliability"
+slow="suite:matrix suite:segment suite:exact suite:segment_plans ui multi_segments suite:segment_exact suite:race exact_kit reliability"
 # The binaries that must run alone (memory.rs fills device memory, host memory on CPU devices).
 alone="memory"
 
