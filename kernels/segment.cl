@@ -10,6 +10,7 @@
 //   CLR_SEG_LONGS    tiles: room for the longer segments of one tile (>= tile / (short + 1))
 //   CLR_SEG_E        staged: elements per work-item in a stage (1 otherwise)
 //   CLR_SEG_STAGE    staged: local slots of a stage, CLR_WG * CLR_SEG_E plus the skew
+//   CLR_SEG_BUFS     staged uniform rows: stage buffers (1 or 2)
 //   CLR_SEG_S        lanes: work-items per segment, a power of two dividing CLR_WG (1 otherwise)
 //   CLR_SEG_U        accumulators per work-item in the strided loops (group, lanes, tiles'
 //                    work-group pieces, columns, stripes)
@@ -90,6 +91,11 @@ static inline ulong clr_seg_lower(ulong p, ulong nseg, ulong c, __global const u
 #define CLR_STPUT(k) clr_st##k[CLR_SKEW(clr_p)] = clr_a##k[0];
 #define CLR_STGET(k) clr_a##k[0] = clr_st##k[CLR_SKEW(clr_p)];
 #define CLR_STFOLD(k) clr_a##k[0] = clr_op_##k(clr_a##k[0], clr_st##k[CLR_SKEW(clr_p)]);
+// Staged uniform rows: CLR_SEG_BUFS stage buffers, clr_buf the current one's first slot.
+#define CLR_STDECLB(k) __local R##k##_A clr_st##k[CLR_SEG_STAGE * CLR_SEG_BUFS];
+#define CLR_STPUTB(k) clr_st##k[clr_buf + CLR_SKEW(clr_p)] = clr_a##k[0];
+#define CLR_STGETB(k) clr_a##k[0] = clr_st##k[clr_buf + CLR_SKEW(clr_p)];
+#define CLR_STFOLDB(k) clr_a##k[0] = clr_op_##k(clr_a##k[0], clr_st##k[clr_buf + CLR_SKEW(clr_p)]);
 // Lanes: the tree over the CLR_SEG_S lanes of each segment (lane 0 ends with the value).
 #define CLR_SLANES(k)                                                                     \
     clr_lm##k[clr_lid] = clr_a##k[0];                                                     \
@@ -203,6 +209,24 @@ static inline ulong clr_seg_lower(ulong p, ulong nseg, ulong c, __global const u
         CLR_FOR_VARS(CLR_SMERGEU)                                           \
     }
 
+// The plain sum's loop shape (kernels/reduce.cl, the grid-stride order): indices clr_i = b,
+// b + s, ... < e as CLR_IDX with a runtime stride, CLR_SEG_U calls written out per step, row u
+// into accumulator u. Used where a 64-bit look-ahead cannot wrap a 32-bit CLR_IDX; the 64-bit
+// CLR_STRIDED otherwise.
+#define CLR_PROW(u) CLR_CALL(clr_pi + (CLR_IDX)(u) * clr_ps, (u));
+#define CLR_PLAIN_STRIDED(clr_b, clr_e2, clr_s)                                                \
+    if ((ulong)(clr_e2) + (CLR_SEG_U + 1) * (ulong)(clr_s) <= (ulong)((CLR_IDX)-1)) {          \
+        const CLR_IDX clr_pe = (CLR_IDX)(clr_e2), clr_ps = (CLR_IDX)(clr_s);                   \
+        CLR_IDX clr_pi = (CLR_IDX)(clr_b);                                                     \
+        CLR_FOR_VARS(CLR_SRESETU)                                                              \
+        for (; clr_pi + (CLR_SEG_U - 1) * clr_ps < clr_pe; clr_pi += CLR_SEG_U * clr_ps) {     \
+            CLR_CROWS(CLR_PROW)                                                                \
+        }                                                                                      \
+        for (; clr_pi < clr_pe; clr_pi += clr_ps) CLR_CALL(clr_pi, 0);                         \
+        CLR_FOR_VARS(CLR_SMERGEU)                                                              \
+    } else                                                                                     \
+        CLR_STRIDED(clr_b, clr_e2, clr_s)
+
 // Reduces indices [clr_b, clr_e2) with the whole work-group into clr_a*[0] of every work-item.
 #define CLR_GROUP_RANGE(clr_b, clr_e2)                  \
     CLR_STRIDED((clr_b) + clr_lid, (clr_e2), CLR_WG)    \
@@ -231,6 +255,25 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
         CLR_FOR_VARS(CLR_SSTORE)
     }
 #elif CLR_SEG_ALGO == CLR_SEG_GROUP
+    // clr_tile > 1 (fewer segments than the device's work-groups): clr_tile work-groups per
+    // segment, work-group w taking part w % clr_tile of segment w / clr_tile with the plain
+    // sum's grid-stride loop over the segment (stride clr_tile work-groups), its partial to
+    // slot w; clr_finish combines each segment's parts in order.
+    if (clr_tile > 1) {
+        for (ulong clr_w = get_group_id(0); clr_w < clr_nseg * clr_tile; clr_w += get_num_groups(0)) {
+            const ulong clr_e = clr_w / clr_tile;
+            const ulong clr_sb = clr_seg_begin(clr_e, clr_c, clr_off);
+            const ulong clr_se = clr_seg_begin(clr_e + 1, clr_c, clr_off);
+            CLR_PLAIN_STRIDED(clr_sb + (clr_w % clr_tile) * CLR_WG + clr_lid, clr_se, clr_tile * CLR_WG)
+            CLR_FOR_VARS(CLR_SGROUP)
+            if (clr_lid == 0) {
+                const ulong clr_slot = clr_w;
+                CLR_FOR_VARS(CLR_SPART)
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        return;
+    }
     // A work-group per segment: coalesced strided reads, then the work-group tree. The loop
     // bounds are the same for every work-item of the group (the barriers are uniform).
     for (ulong clr_e = get_group_id(0); clr_e < clr_nseg; clr_e += get_num_groups(0)) {
@@ -495,8 +538,13 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
     // indices, one accumulator per element into local memory, then a work-item per row
     // combines the row's accumulators in index order and stores (consecutive rows from
     // consecutive work-items).
-    CLR_FOR_VARS(CLR_STDECL)
+    // With CLR_SEG_BUFS == 2 consecutive stages of a work-group alternate between two
+    // buffers: a stage's writes go to the buffer the previous stage did not read, and the
+    // barrier before that previous stage's rows were read orders them after the reads of the
+    // stage before it, so one barrier per stage suffices.
+    CLR_FOR_VARS(CLR_STDECLB)
     const ulong clr_nst = (clr_nseg + clr_tile - 1) / clr_tile;
+    uint clr_buf = 0;
     for (ulong clr_t = get_group_id(0); clr_t < clr_nst; clr_t += get_num_groups(0)) {
         const ulong clr_r0 = clr_t * clr_tile;
         const uint clr_rows = (uint)(clr_nseg - clr_r0 < clr_tile ? clr_nseg - clr_r0 : clr_tile);
@@ -508,7 +556,7 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
             if (clr_p < clr_cnt) {
                 CLR_FOR_VARS(CLR_SRESET)
                 CLR_CALL((CLR_IDX)(clr_base + clr_p), 0);
-                CLR_FOR_VARS(CLR_STPUT)
+                CLR_FOR_VARS(CLR_STPUTB)
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -516,16 +564,20 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
             const uint clr_p0 = clr_r * (uint)clr_c;
             {
                 const uint clr_p = clr_p0;
-                CLR_FOR_VARS(CLR_STGET)
+                CLR_FOR_VARS(CLR_STGETB)
             }
             for (uint clr_p = clr_p0 + 1; clr_p < clr_p0 + (uint)clr_c; ++clr_p) {
-                CLR_FOR_VARS(CLR_STFOLD)
+                CLR_FOR_VARS(CLR_STFOLDB)
             }
             const ulong clr_e = clr_r0 + clr_r;
             const ulong clr_sb = clr_base + clr_p0;
             CLR_FOR_VARS(CLR_SSTORE)
         }
+#if CLR_SEG_BUFS == 2
+        clr_buf ^= CLR_SEG_STAGE;
+#else
         barrier(CLK_LOCAL_MEM_FENCE);
+#endif
     }
 #elif CLR_SEG_ALGO == CLR_SEG_LANES
     // CLR_SEG_S consecutive work-items per segment, CLR_WG / CLR_SEG_S segments per work-group
@@ -675,6 +727,29 @@ void clr_finish(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_
         const ulong clr_sb = clr_e;
         const ulong clr_ss = clr_cols;
         CLR_FOR_VARS(CLR_SSTORE)
+    }
+#elif CLR_SEG_ALGO == CLR_SEG_GROUP
+    // A work-group per segment combines its clr_tile parts (slots e * clr_tile ..) in order:
+    // strided over the work-group, then the tree. An empty segment's parts are identities.
+    for (ulong clr_e = get_group_id(0); clr_e < clr_nseg; clr_e += get_num_groups(0)) {
+        const ulong clr_sb = clr_seg_begin(clr_e, clr_c, clr_off);
+        const ulong clr_se = clr_seg_begin(clr_e + 1, clr_c, clr_off);
+        if (clr_sb == clr_se) {
+            if (clr_lid == 0) {
+                CLR_FOR_VARS(CLR_SEMPTY)
+            }
+            continue;
+        }
+        CLR_FOR_VARS(CLR_SRESET)
+        for (ulong clr_u = clr_lid; clr_u < clr_tile; clr_u += CLR_WG) {
+            const ulong clr_slot = clr_e * clr_tile + clr_u;
+            CLR_FOR_VARS(CLR_SFOLD)
+        }
+        CLR_FOR_VARS(CLR_SGROUP)
+        if (clr_lid == 0) {
+            CLR_FOR_VARS(CLR_SSTORE)
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
     }
 #elif CLR_SEG_ALGO == CLR_SEG_STRIPES
     // A work-group per column combines the first pass's clr_tile work-groups' partials.

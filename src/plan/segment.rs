@@ -84,6 +84,7 @@ pub fn plan_segments(
         v.group_reason = format!("per segment: {}", v.group_reason);
         v.cross_reason = match algo {
             SegmentAlgo::Tiles
+            | SegmentAlgo::Group
             | SegmentAlgo::Columns
             | SegmentAlgo::Chunks
             | SegmentAlgo::Stripes
@@ -99,7 +100,8 @@ pub fn plan_segments(
     }
     let acc: usize = base.vars.iter().map(|v| v.acc_bytes * (local + 1)).sum();
     let stage: usize = base.vars.iter().map(|v| v.acc_bytes).sum::<usize>()
-        * stage_slots(local, g.per_item) as usize;
+        * stage_slots(local, g.per_item) as usize
+        * g.bufs.max(1) as usize;
     base.local_bytes = acc as u64
         + match algo {
             SegmentAlgo::Tiles => TILE_LONGS * 8 + 4,
@@ -153,6 +155,7 @@ pub fn plan_segments(
         short: g.short,
         per_item: g.per_item,
         lanes: g.lanes,
+        bufs: g.bufs.max(1),
         unroll,
         index_in_segment: vec![false; base.vars.len()],
         span_idiom: false,
@@ -171,6 +174,8 @@ struct Geometry {
     short: u64,
     per_item: u64,
     lanes: u64,
+    /// `staged` over uniform rows: stage buffers (1 or 2).
+    bufs: u64,
     reason: String,
 }
 
@@ -183,6 +188,7 @@ impl Geometry {
             short: 0,
             per_item: 0,
             lanes: 0,
+            bufs: 1,
             reason,
         }
     }
@@ -221,11 +227,23 @@ fn geometry(
             )
         }
         SegmentAlgo::Group => {
+            // Fewer segments than the device's work-groups: `split` work-groups per segment,
+            // each the plain sum's grid-stride loop over its share of the segment, their
+            // partials combined in order by a second pass (decision 58); one pass otherwise.
+            let split = req
+                .tune
+                .split
+                .unwrap_or(if segments < fill { fill / segments } else { 1 })
+                .max(1);
+            if split > 1 {
+                let groups = (segments * split).min(fill * 4);
+                return Ok(Geometry::new(groups, 2, split, format!("{split} work-groups of {local} per segment ({groups} work-groups), each a grid-stride loop over its share of the segment as in the plain sum; the partials combined in order by a second pass")));
+            }
             let groups = segments.min(fill * 4);
             Geometry::new(
                 groups,
                 1,
-                0,
+                1,
                 format!("{groups} work-groups of {local} taking segments in turn"),
             )
         }
@@ -272,7 +290,8 @@ fn geometry(
         SegmentAlgo::Tiles => {
             // Tiles: at least 16 elements per work-item, and no more tiles than 4 rounds of
             // the device's work-groups need; each tile lists at most TILE_LONGS long segments.
-            let per_group = req.elements.div_ceil(fill * 4).max(1);
+            let rounds = req.tune.rounds.unwrap_or(4);
+            let per_group = req.elements.div_ceil(fill * rounds).max(1);
             let tile = per_group.next_multiple_of(l).max(16 * l);
             let short = (tile / TILE_LONGS).max(32);
             let tiles = req.elements.div_ceil(tile).max(1);
@@ -350,8 +369,15 @@ fn staged(
     // CSR the segment marks) would not fit the local memory beside their trees.
     let tree = (acc_bytes * (local + 1)) as u64;
     let room = caps.local_mem_size.saturating_sub(tree);
+    // Uniform rows may double-buffer the stage (`bufs=2`: one barrier per stage).
+    let bufs = if offsets {
+        1
+    } else {
+        req.tune.bufs.unwrap_or(1)
+    };
     let need = |e: u64| {
-        stage_slots(local, e) * acc_bytes as u64 + if offsets { 4 * l * e + 4 * l + 4 } else { 0 }
+        stage_slots(local, e) * acc_bytes as u64 * bufs
+            + if offsets { 4 * l * e + 4 * l + 4 } else { 0 }
     };
     let fits = (1..=64u64).rev().find(|&e| need(e) <= room).unwrap_or(0);
     let per_item = req
@@ -378,6 +404,7 @@ fn staged(
         Geometry::new(groups, 1, rows, format!("{stages} stages of {rows} rows ({per_item} elements per work-item, read coalesced into local memory) on {groups} work-groups of {local}; a work-item per row combines it in index order"))
     };
     g.per_item = per_item;
+    g.bufs = bufs;
     Ok(g)
 }
 

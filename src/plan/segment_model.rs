@@ -179,8 +179,8 @@ pub struct SegmentRequest {
 }
 
 /// Geometry overrides of the segmented plans, for tuning experiments:
-/// `CLREDUCE_SEGMENT_TUNE=local=256,groups_per_cu=8,per_item=8,lanes=32,unroll=8,chunks=16` (any
-/// subset). Values
+/// `CLREDUCE_SEGMENT_TUNE=local=256,groups_per_cu=8,per_item=8,lanes=32,unroll=8,chunks=16,split=4,rounds=4,bufs=2`
+/// (any subset). Values
 /// out of range are refused, never clamped; a value a plan does not use is ignored by it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct SegmentTune {
@@ -197,6 +197,14 @@ pub struct SegmentTune {
     /// `columns`: the row chunks (`chunks=N`, 1..=65536; at most the rows), in place of the
     /// rule's.
     pub chunks: Option<u64>,
+    /// `group`: work-groups per segment (`split=N`, 1..=65536), in place of the rule's (as
+    /// many as fill the device when there are fewer segments than `fill`; decision 58).
+    pub split: Option<u64>,
+    /// `tiles`: tiles per work-group (`rounds=N`, 1..=64; 4 by default).
+    pub rounds: Option<u64>,
+    /// `staged` over uniform rows: stage buffers in local memory (`bufs=1|2`; with 2 a
+    /// stage's reads go to the other buffer, one barrier per stage instead of two).
+    pub bufs: Option<u64>,
 }
 
 impl SegmentTune {
@@ -215,6 +223,9 @@ impl SegmentTune {
                     "lanes=1|2|4..1024 (a power of two)",
                     "unroll=1|2|4|8|16",
                     "chunks=1..65536",
+                    "split=1..65536",
+                    "rounds=1..64",
+                    "bufs=1|2",
                 ],
             };
             let (k, v) = part.split_once('=').ok_or_else(bad)?;
@@ -227,6 +238,9 @@ impl SegmentTune {
                 "lanes" if pow2 => t.lanes = Some(v),
                 "unroll" if pow2 && v <= 16 => t.unroll = Some(v),
                 "chunks" if (1..=65536).contains(&v) => t.chunks = Some(v),
+                "split" if (1..=65536).contains(&v) => t.split = Some(v),
+                "rounds" if (1..=64).contains(&v) => t.rounds = Some(v),
+                "bufs" if (1..=2).contains(&v) => t.bufs = Some(v),
                 _ => return Err(bad()),
             }
         }
@@ -253,7 +267,8 @@ pub struct SegmentPlan {
     /// The algorithm.
     pub algo: SegmentAlgo,
     /// Tiles and chunks: elements per tile; columns: rows per chunk; staged: rows per stage;
-    /// stripes: the first pass's work-groups; 0 otherwise.
+    /// stripes: the first pass's work-groups; group: work-groups per segment (1: one pass);
+    /// 0 otherwise.
     pub tile: u64,
     /// Tiles: the longest segment one work-item reduces alone; 0 otherwise.
     pub short: u64,
@@ -261,6 +276,8 @@ pub struct SegmentPlan {
     pub per_item: u64,
     /// `lanes`: work-items per segment; 0 otherwise.
     pub lanes: u64,
+    /// `staged` over uniform rows: stage buffers (1 or 2); 1 otherwise.
+    pub bufs: u64,
     /// Accumulators per work-item in the strided loops (loads in flight).
     pub unroll: u64,
     /// Per variable: argmin/argmax indices within the segment instead of global ones.
