@@ -228,9 +228,20 @@ static inline ulong clr_seg_lower(ulong p, ulong nseg, ulong c, __global const u
         CLR_STRIDED(clr_b, clr_e2, clr_s)
 
 // Reduces indices [clr_b, clr_e2) with the whole work-group into clr_a*[0] of every work-item.
+// CLR_SEG_PLAIN (an experiment, -D through CLREDUCE_EXTRA_OPTIONS) takes the plain sum's loop
+// (CLR_PLAIN_STRIDED) in place of the 64-bit one.
+#ifndef CLR_SEG_PLAIN
+#define CLR_SEG_PLAIN 0
+#endif
+#if CLR_SEG_PLAIN
+#define CLR_GROUP_RANGE(clr_b, clr_e2)                        \
+    CLR_PLAIN_STRIDED((clr_b) + clr_lid, (clr_e2), CLR_WG)    \
+    CLR_FOR_VARS(CLR_SGROUP)
+#else
 #define CLR_GROUP_RANGE(clr_b, clr_e2)                  \
     CLR_STRIDED((clr_b) + clr_lid, (clr_e2), CLR_WG)    \
     CLR_FOR_VARS(CLR_SGROUP)
+#endif
 
 #if CLR_SEG_ALGO != CLR_SEG_MERGE
 __kernel __attribute__((reqd_work_group_size(CLR_WG, 1, 1)))

@@ -147,7 +147,15 @@ v s11-staged SEGBENCH_PLANS=auto,staged -- $SHORT
 v s11-staged-b2 SEGBENCH_PLANS=staged CLREDUCE_SEGMENT_TUNE=bufs=2 -- $SHORT
 for e in 4 16; do v s11-staged-b2-e$e SEGBENCH_PLANS=staged CLREDUCE_SEGMENT_TUNE=bufs=2,per_item=$e -- rows-2^24x2^4; done
 for g in 4 16; do v s11-staged-b2-g$g SEGBENCH_PLANS=staged CLREDUCE_SEGMENT_TUNE=bufs=2,groups_per_cu=$g -- rows-2^24x2^4; done
-for g in 4 16; do v s11-staged-g$g SEGBENCH_PLANS=staged CLREDUCE_SEGMENT_TUNE=groups_per_cu=$g -- rows-2^24x2^4; done
+v s11-staged-l128 SEGBENCH_PLANS=staged CLREDUCE_SEGMENT_TUNE=local=128 -- rows-2^24x2^4
+v s11-staged-b2-l128 SEGBENCH_PLANS=staged CLREDUCE_SEGMENT_TUNE=local=128,bufs=2 -- rows-2^24x2^4
+# The plain sum's loop (32-bit CLR_IDX, runtime-checked) in tiles' work-group pieces.
+v s11-tiles-plain SEGBENCH_PLANS=tiles "CLREDUCE_EXTRA_OPTIONS=-D CLR_SEG_PLAIN=1" -- rows-2^8x2^20 rows-2^0x2^28 ragged-65536
+v s11-tiles-plain-r1 SEGBENCH_PLANS=tiles "CLREDUCE_EXTRA_OPTIONS=-D CLR_SEG_PLAIN=1" CLREDUCE_SEGMENT_TUNE=rounds=1 -- rows-2^8x2^20 rows-2^0x2^28 ragged-65536
 # CSR mean 65536 (4096 segments, heavy-tailed): tiles against a work-group per segment.
 v s11-csr SEGBENCH_PLANS=auto,tiles,group,merge -- ragged-65536 ragged-4096
+# merge: segment values kept in the stage and stored coalesced after the scan (no global
+# store in the walk's divergent branch), per_item 16 (default) and 8.
+v s11-merge-defer SEGBENCH_PLANS=auto,merge "CLREDUCE_EXTRA_OPTIONS=-D CLR_MERGE_DEFER=1" -- ragged-16 ragged-256
+v s11-merge-defer-e8 SEGBENCH_PLANS=merge "CLREDUCE_EXTRA_OPTIONS=-D CLR_MERGE_DEFER=1" CLREDUCE_SEGMENT_TUNE=per_item=8 -- ragged-16 ragged-256
 echo "written: $out"
