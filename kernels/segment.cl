@@ -96,6 +96,23 @@ static inline ulong clr_seg_lower(ulong p, ulong nseg, ulong c, __global const u
 #define CLR_STPUTB(k) clr_st##k[clr_buf + CLR_SKEW(clr_p)] = clr_a##k[0];
 #define CLR_STGETB(k) clr_a##k[0] = clr_st##k[clr_buf + CLR_SKEW(clr_p)];
 #define CLR_STFOLDB(k) clr_a##k[0] = clr_op_##k(clr_a##k[0], clr_st##k[clr_buf + CLR_SKEW(clr_p)]);
+#ifndef CLR_SEG_PREFETCH
+#define CLR_SEG_PREFETCH 0
+#endif
+// Staged prefetch: element q of a stage's work-item in accumulator 1 + q.
+#define CLR_SRESETQ(k) clr_a##k[1 + clr_q] = clr_identity_##k();
+#define CLR_STPUTQ(k) clr_st##k[clr_buf + CLR_SKEW(clr_p)] = clr_a##k[1 + clr_q];
+#define CLR_STLOAD(clr_tl)                                                                     \
+    {                                                                                          \
+        const ulong clr_lr0 = (clr_tl) * clr_tile;                                             \
+        const uint clr_lcnt =                                                                  \
+            (uint)(clr_nseg - clr_lr0 < clr_tile ? clr_nseg - clr_lr0 : clr_tile) * (uint)clr_c; \
+        _Pragma("unroll") for (uint clr_q = 0; clr_q < CLR_SEG_E; ++clr_q) {                  \
+            const uint clr_p = clr_q * CLR_WG + clr_lid;                                       \
+            CLR_FOR_VARS(CLR_SRESETQ)                                                          \
+            if (clr_p < clr_lcnt) CLR_CALL((CLR_IDX)(clr_lr0 * clr_c + clr_p), 1 + clr_q);     \
+        }                                                                                      \
+    }
 // Lanes: the tree over the CLR_SEG_S lanes of each segment (lane 0 ends with the value).
 #define CLR_SLANES(k)                                                                     \
     clr_lm##k[clr_lid] = clr_a##k[0];                                                     \
@@ -556,6 +573,33 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
     CLR_FOR_VARS(CLR_STDECLB)
     const ulong clr_nst = (clr_nseg + clr_tile - 1) / clr_tile;
     uint clr_buf = 0;
+#if CLR_SEG_PREFETCH
+    // CLR_SEG_PREFETCH (an experiment, -D through CLREDUCE_EXTRA_OPTIONS, with bufs=2 and
+    // unroll > per_item): stage t + groups is loaded into registers (accumulators 1..E)
+    // before stage t's barrier, so its loads are in flight while stage t is folded.
+#if CLR_SEG_BUFS != 2 || CLR_SEG_U <= CLR_SEG_E
+#error "clreduce: CLR_SEG_PREFETCH needs bufs=2 and unroll > per_item"
+#endif
+    if (get_group_id(0) < clr_nst) {
+        CLR_STLOAD(get_group_id(0))
+    }
+    for (ulong clr_t = get_group_id(0); clr_t < clr_nst; clr_t += get_num_groups(0)) {
+        const ulong clr_r0 = clr_t * clr_tile;
+        const uint clr_rows = (uint)(clr_nseg - clr_r0 < clr_tile ? clr_nseg - clr_r0 : clr_tile);
+        const uint clr_cnt = clr_rows * (uint)clr_c;
+        const ulong clr_base = clr_r0 * clr_c;
+#pragma unroll
+        for (uint clr_q = 0; clr_q < CLR_SEG_E; ++clr_q) {
+            const uint clr_p = clr_q * CLR_WG + clr_lid;
+            if (clr_p < clr_cnt) {
+                CLR_FOR_VARS(CLR_STPUTQ)
+            }
+        }
+        if (clr_t + get_num_groups(0) < clr_nst) {
+            CLR_STLOAD(clr_t + get_num_groups(0))
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+#else
     for (ulong clr_t = get_group_id(0); clr_t < clr_nst; clr_t += get_num_groups(0)) {
         const ulong clr_r0 = clr_t * clr_tile;
         const uint clr_rows = (uint)(clr_nseg - clr_r0 < clr_tile ? clr_nseg - clr_r0 : clr_tile);
@@ -571,6 +615,7 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
+#endif
         for (uint clr_r = clr_lid; clr_r < clr_rows; clr_r += CLR_WG) {
             const uint clr_p0 = clr_r * (uint)clr_c;
             {

@@ -147,6 +147,11 @@ v s11-staged SEGBENCH_PLANS=auto,staged -- $SHORT
 v s11-staged-b2 SEGBENCH_PLANS=staged CLREDUCE_SEGMENT_TUNE=bufs=2 -- $SHORT
 for e in 4 16; do v s11-staged-b2-e$e SEGBENCH_PLANS=staged CLREDUCE_SEGMENT_TUNE=bufs=2,per_item=$e -- rows-2^24x2^4; done
 for g in 4 16; do v s11-staged-b2-g$g SEGBENCH_PLANS=staged CLREDUCE_SEGMENT_TUNE=bufs=2,groups_per_cu=$g -- rows-2^24x2^4; done
+# Register prefetch: the next stage's loads in flight while this one is folded (bufs=2,
+# accumulators 1..per_item hold them, so unroll > per_item).
+v s11-staged-pf SEGBENCH_PLANS=staged "CLREDUCE_EXTRA_OPTIONS=-D CLR_SEG_PREFETCH=1" CLREDUCE_SEGMENT_TUNE=bufs=2,unroll=16 -- $SHORT
+v s11-staged-pf-e4 SEGBENCH_PLANS=staged "CLREDUCE_EXTRA_OPTIONS=-D CLR_SEG_PREFETCH=1" CLREDUCE_SEGMENT_TUNE=bufs=2,unroll=8,per_item=4 -- rows-2^24x2^4 rows-2^26x2^2
+v s11-staged-pf-g16 SEGBENCH_PLANS=staged "CLREDUCE_EXTRA_OPTIONS=-D CLR_SEG_PREFETCH=1" CLREDUCE_SEGMENT_TUNE=bufs=2,unroll=16,groups_per_cu=16 -- rows-2^24x2^4
 v s11-staged-l128 SEGBENCH_PLANS=staged CLREDUCE_SEGMENT_TUNE=local=128 -- rows-2^24x2^4
 v s11-staged-b2-l128 SEGBENCH_PLANS=staged CLREDUCE_SEGMENT_TUNE=local=128,bufs=2 -- rows-2^24x2^4
 # The plain sum's loop (32-bit CLR_IDX, runtime-checked) in tiles' work-group pieces.

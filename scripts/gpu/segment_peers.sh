@@ -22,9 +22,12 @@ LG=${LG:-28}
 REPS=${REPS:-20}
 TY=${SEGBENCH_TYPE:-f32}
 CASES=${CASES:-"rows-2^14x2^14 rows-2^20x2^8 rows-2^8x2^20 rows-2^24x2^4 rows-2^26x2^2 rows-2^0x2^28 cols-2^14x2^14 cols-2^20x2^8 cols-2^8x2^20 cols-2^24x2^4 ragged-16 ragged-256 ragged-65536"}
-dir=${OUT:-/tmp}
-ours="$dir/segment_peers_ours.txt"
-peers="$dir/segment_peers_peers.jsonl"
+# Everything (our lines, the peers' JSON lines and log, the table) goes to stdout and to one
+# file, $OUT/segment_peers.txt; the pieces are kept in a temporary folder.
+dir=$(mktemp -d)
+ours="$dir/ours.txt"
+peers="$dir/peers.jsonl"
+exec > >(tee "${OUT:-/tmp}/segment_peers.txt") 2>&1
 t0=$SECONDS
 SEGBENCH_TYPE=$TY SEGBENCH_PLANS=${PLANS:-auto} timeout 300 "$B" "$DEV" "$LG" "$REPS" $CASES 2>&1 | tee "$ours"
 echo "ours: $((SECONDS - t0)) s"
@@ -44,9 +47,10 @@ print(",".join(out))
 PY
 )
 t1=$SECONDS
-timeout 400 python3 "$PEERS" --n "2^$LG" --reps "$REPS" --cases "$pcases" > "$peers" 2> "$dir/segment_peers_peers.log"
+timeout 400 python3 "$PEERS" --n "2^$LG" --reps "$REPS" --cases "$pcases" > "$peers" 2> "$dir/peers.log"
 echo "peers: rc $? $((SECONDS - t1)) s"
-grep -E "failed|skipped|Error" "$dir/segment_peers_peers.log" | head -n 20
+cat "$peers"
+grep -E "failed|skipped|Error" "$dir/peers.log" | head -n 20
 python3 - "$ours" "$peers" "$TY" <<'PY'
 import json, re, sys
 ours_f, peers_f, ty = sys.argv[1:4]
@@ -92,3 +96,4 @@ for case, (us, x, algo, wrong) in ours.items():
     print(f"| {case} | {us:.1f} us ({algo}) | {x:.2f} | {ps} | {ratio} | {wrong} |")
 PY
 echo "total: $((SECONDS - t0)) s"
+rm -rf "$dir"

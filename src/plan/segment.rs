@@ -797,6 +797,9 @@ mod tests {
             "groups_per_cu=0",
             "chunks=0",
             "chunks=65537",
+            "split=0",
+            "rounds=65",
+            "bufs=3",
             "wg=256",
             "local",
         ] {
@@ -884,6 +887,48 @@ mod tests {
         let s = p.segment.unwrap();
         assert_eq!((s.tile, p.passes), (256 * s.per_item, 2));
         assert!(p.local_bytes <= c.local_mem_size);
+    }
+
+    #[test]
+    fn group_splits_few_segments_over_the_device() {
+        let c = fixtures::nvidia_h200();
+        let (n, fill) = (1u64 << 28, c.compute_units as u64 * 8);
+        let plan = |segments: u64, tune: SegmentTune| {
+            let req = SegmentRequest {
+                layout: SegmentLayout::Uniform { len: n / segments },
+                segments,
+                elements: n,
+                force: Some(SegmentAlgo::Group),
+                tune,
+                longest: 0,
+            };
+            let p = plan_segments(&c, base(&c, n), &req, None).unwrap();
+            (p.segment.clone().unwrap().tile, p.groups, p.passes)
+        };
+        // Parts per segment fill one round of work-groups; enough segments take one pass.
+        assert_eq!(plan(256, Default::default()), (fill / 256, fill / 256 * 256, 2));
+        assert_eq!(plan(1, Default::default()), (fill, fill, 2));
+        assert_eq!(plan(1 << 14, Default::default()), (1, fill * 4, 1));
+        let split = |s| SegmentTune {
+            split: Some(s),
+            ..Default::default()
+        };
+        assert_eq!(plan(256, split(2)), (2, 512, 2));
+        assert_eq!(plan(1 << 14, split(1)).2, 1);
+        // tiles: tiles per work-group.
+        let req = SegmentRequest {
+            layout: SegmentLayout::Uniform { len: n },
+            segments: 1,
+            elements: n,
+            force: Some(SegmentAlgo::Tiles),
+            tune: SegmentTune {
+                rounds: Some(1),
+                ..Default::default()
+            },
+            longest: 0,
+        };
+        let s = plan_segments(&c, base(&c, n), &req, None).unwrap().segment.unwrap();
+        assert_eq!(n.div_ceil(s.tile), fill);
     }
 
     #[test]
