@@ -132,21 +132,19 @@ v types-i32-rows SEGBENCH_TYPE=i32 SEGBENCH_PLANS=auto -- $ROWS_SHORT $ROWS_MID 
 # Long rows and one row: tiles (4 tiles per work-group, 64-bit strided loop) against group
 # split over several work-groups per segment (fill / segments of them, each the plain sum's
 # grid-stride loop in CLR_IDX, a second pass per segment), its split, unroll and fill; tiles'
-# tiles per work-group (rounds) and unroll.
+# tiles per work-group (rounds).
 LONG="rows-2^8x2^20 rows-2^0x2^28 rows-2^4x2^24 rows-2^10x2^18"
 v s11-long SEGBENCH_PLANS=auto,tiles,group -- $LONG
 for sp in 2 8; do v s11-split$sp SEGBENCH_PLANS=group CLREDUCE_SEGMENT_TUNE=split=$sp -- rows-2^8x2^20; done
 for u in 4 16; do v s11-group-u$u SEGBENCH_PLANS=group CLREDUCE_SEGMENT_TUNE=unroll=$u -- rows-2^8x2^20 rows-2^0x2^28; done
-for g in 4 16; do v s11-group-g$g SEGBENCH_PLANS=group CLREDUCE_SEGMENT_TUNE=groups_per_cu=$g -- rows-2^8x2^20 rows-2^0x2^28; done
+for g in 16; do v s11-group-g$g SEGBENCH_PLANS=group CLREDUCE_SEGMENT_TUNE=groups_per_cu=$g -- rows-2^8x2^20 rows-2^0x2^28; done
 for r in 1 2 8; do v s11-tiles-r$r SEGBENCH_PLANS=tiles CLREDUCE_SEGMENT_TUNE=rounds=$r -- rows-2^8x2^20 rows-2^0x2^28 ragged-65536; done
-for u in 1 4; do v s11-tiles-u$u SEGBENCH_PLANS=tiles CLREDUCE_SEGMENT_TUNE=unroll=$u -- rows-2^0x2^28 ragged-65536; done
 # Rows of 16 (and 4, 32): staged with one stage buffer (two barriers per stage) against two
-# (one barrier), with its elements per work-item and work-groups per compute unit.
+# (one barrier), with its elements per work-item.
 SHORT="rows-2^24x2^4 rows-2^26x2^2 rows-2^23x2^5"
 v s11-staged SEGBENCH_PLANS=auto,staged -- $SHORT
 v s11-staged-b2 SEGBENCH_PLANS=staged CLREDUCE_SEGMENT_TUNE=bufs=2 -- $SHORT
 for e in 4 16; do v s11-staged-b2-e$e SEGBENCH_PLANS=staged CLREDUCE_SEGMENT_TUNE=bufs=2,per_item=$e -- rows-2^24x2^4; done
-for g in 4 16; do v s11-staged-b2-g$g SEGBENCH_PLANS=staged CLREDUCE_SEGMENT_TUNE=bufs=2,groups_per_cu=$g -- rows-2^24x2^4; done
 # Register prefetch: the next stage's loads in flight while this one is folded (bufs=2,
 # accumulators 1..per_item hold them, so unroll > per_item).
 v s11-staged-pf SEGBENCH_PLANS=staged "CLREDUCE_EXTRA_OPTIONS=-D CLR_SEG_PREFETCH=1" CLREDUCE_SEGMENT_TUNE=bufs=2,unroll=16 -- $SHORT
