@@ -85,6 +85,39 @@ static inline ulong clr_seg_lower(ulong p, ulong nseg, ulong c, __global const u
 #define CLR_SFOLDU(k) clr_a##k[clr_u] = clr_op_##k(clr_a##k[clr_u], clr_part_##k[clr_slot]);
 #define CLR_SFOLD(k) clr_a##k[0] = clr_op_##k(clr_a##k[0], clr_part_##k[clr_slot]);
 #define CLR_SFIRST(k) clr_a##k[0] = clr_op_##k(clr_part_##k[clr_slot], clr_a##k[0]);
+// A segment cut by tile boundaries, finished by the tile clr_ct where it starts: its tail
+// (slot 2 clr_ct + 1), then the heads (slots 2u) of the tiles u = clr_ct + 1 .. clr_ct1 it
+// covers, in tile order, stored as segment clr_e (clr_sb its first index). The tiles, staged
+// (CSR) and merge plans' second passes. CLR_CUT_SERIAL: one work-item walks the heads.
+// CLR_CUT_GROUP: the whole work-group, strided over the heads, then the tree (uniform: every
+// work-item of the group must reach it), work-item 0 storing.
+#define CLR_CUT_SERIAL(clr_ct, clr_ct1)                               \
+    {                                                                 \
+        {                                                             \
+            const ulong clr_slot = 2 * (clr_ct) + 1;                  \
+            CLR_FOR_VARS(CLR_SGETP)                                   \
+        }                                                             \
+        for (ulong clr_u = (clr_ct) + 1; clr_u <= (clr_ct1); ++clr_u) { \
+            const ulong clr_slot = 2 * clr_u;                         \
+            CLR_FOR_VARS(CLR_SFOLD)                                   \
+        }                                                             \
+        CLR_FOR_VARS(CLR_SSTORE)                                      \
+    }
+#define CLR_CUT_GROUP(clr_ct, clr_ct1)                                                 \
+    {                                                                                  \
+        CLR_FOR_VARS(CLR_SRESET)                                                       \
+        for (ulong clr_u = (clr_ct) + 1 + clr_lid; clr_u <= (clr_ct1); clr_u += CLR_WG) { \
+            const ulong clr_slot = 2 * clr_u;                                          \
+            CLR_FOR_VARS(CLR_SFOLD)                                                    \
+        }                                                                              \
+        CLR_FOR_VARS(CLR_SGROUP)                                                       \
+        if (clr_lid == 0) {                                                            \
+            const ulong clr_slot = 2 * (clr_ct) + 1;                                   \
+            CLR_FOR_VARS(CLR_SFIRST)                                                   \
+            CLR_FOR_VARS(CLR_SSTORE)                                                   \
+        }                                                                              \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                  \
+    }
 
 // Staged: the stage's slots per variable; one element's accumulator in, one row's fold.
 #define CLR_STDECL(k) __local R##k##_A clr_st##k[CLR_SEG_STAGE];
@@ -725,18 +758,7 @@ void clr_finish(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_
         const ulong clr_e = clr_kb - 1;
         const ulong clr_sb = clr_seg_begin(clr_e, clr_c, clr_off);
         const ulong clr_t1 = (clr_end - 1 - clr_lo) / clr_tile;
-        CLR_FOR_VARS(CLR_SRESET)
-        for (ulong clr_u = clr_t + 1 + clr_lid; clr_u <= clr_t1; clr_u += CLR_WG) {
-            const ulong clr_slot = 2 * clr_u;
-            CLR_FOR_VARS(CLR_SFOLD)
-        }
-        CLR_FOR_VARS(CLR_SGROUP)
-        if (clr_lid == 0) {
-            const ulong clr_slot = 2 * clr_t + 1;
-            CLR_FOR_VARS(CLR_SFIRST)
-            CLR_FOR_VARS(CLR_SSTORE)
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
+        CLR_CUT_GROUP(clr_t, clr_t1)
     }
 #elif CLR_SEG_ALGO == CLR_SEG_STAGED && CLR_SEG_OFFSETS
     // A work-item per tile whose tail segment goes on: the tail (slot 2t+1), then the heads
@@ -753,15 +775,7 @@ void clr_finish(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_
         const ulong clr_end = clr_off[clr_kb];
         if (clr_sb < clr_ts || clr_end <= clr_te) continue;
         const ulong clr_t1 = (clr_end - 1 - clr_lo) / clr_tile;
-        {
-            const ulong clr_slot = 2 * clr_t + 1;
-            CLR_FOR_VARS(CLR_SGETP)
-        }
-        for (ulong clr_u = clr_t + 1; clr_u <= clr_t1; ++clr_u) {
-            const ulong clr_slot = 2 * clr_u;
-            CLR_FOR_VARS(CLR_SFOLD)
-        }
-        CLR_FOR_VARS(CLR_SSTORE)
+        CLR_CUT_SERIAL(clr_t, clr_t1)
     }
 #elif CLR_SEG_ALGO == CLR_SEG_COLUMNS
     // A work-item per column combines its chunks' partials in chunk order.

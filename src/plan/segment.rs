@@ -906,7 +906,10 @@ mod tests {
             (p.segment.clone().unwrap().tile, p.groups, p.passes)
         };
         // Parts per segment fill one round of work-groups; enough segments take one pass.
-        assert_eq!(plan(256, Default::default()), (fill / 256, fill / 256 * 256, 2));
+        assert_eq!(
+            plan(256, Default::default()),
+            (fill / 256, fill / 256 * 256, 2)
+        );
         assert_eq!(plan(1, Default::default()), (fill, fill, 2));
         assert_eq!(plan(1 << 14, Default::default()), (1, fill * 4, 1));
         let split = |s| SegmentTune {
@@ -927,7 +930,10 @@ mod tests {
             },
             longest: 0,
         };
-        let s = plan_segments(&c, base(&c, n), &req, None).unwrap().segment.unwrap();
+        let s = plan_segments(&c, base(&c, n), &req, None)
+            .unwrap()
+            .segment
+            .unwrap();
         assert_eq!(n.div_ceil(s.tile), fill);
     }
 
