@@ -10,7 +10,6 @@
 //   CLR_SEG_LONGS    tiles: room for the longer segments of one tile (>= tile / (short + 1))
 //   CLR_SEG_E        staged: elements per work-item in a stage (1 otherwise)
 //   CLR_SEG_STAGE    staged: local slots of a stage, CLR_WG * CLR_SEG_E plus the skew
-//   CLR_SEG_BUFS     staged uniform rows: stage buffers (1 or 2)
 //   CLR_SEG_S        lanes: work-items per segment, a power of two dividing CLR_WG (1 otherwise)
 //   CLR_SEG_U        accumulators per work-item in the strided loops (group, lanes, tiles'
 //                    work-group pieces, columns, stripes)
@@ -31,6 +30,14 @@
 #define CLR_SEG_LANES 7
 #define CLR_SEG_STRIPES 8
 #define CLR_SEG_MERGE 9  // its kernels are kernels/segment_merge.cl
+
+// Tiles over CSR offsets: the boundary searches of CLR_TKB tiles at once (uniform segments
+// compute them with a division). CLREDUCE_EXTRA_OPTIONS=-D CLR_TILES_BATCH=0 turns it off
+// (the A/B of decision 58).
+#ifndef CLR_TILES_BATCH
+#define CLR_TILES_BATCH CLR_SEG_OFFSETS
+#endif
+#define CLR_TKB 32
 
 // Staged: element p of a stage lives in slot p + p / 32, so the work-items of a warp each
 // reading their own row (rows of c apart) fall on different banks.
@@ -124,28 +131,6 @@ static inline ulong clr_seg_lower(ulong p, ulong nseg, ulong c, __global const u
 #define CLR_STPUT(k) clr_st##k[CLR_SKEW(clr_p)] = clr_a##k[0];
 #define CLR_STGET(k) clr_a##k[0] = clr_st##k[CLR_SKEW(clr_p)];
 #define CLR_STFOLD(k) clr_a##k[0] = clr_op_##k(clr_a##k[0], clr_st##k[CLR_SKEW(clr_p)]);
-// Staged uniform rows: CLR_SEG_BUFS stage buffers, clr_buf the current one's first slot.
-#define CLR_STDECLB(k) __local R##k##_A clr_st##k[CLR_SEG_STAGE * CLR_SEG_BUFS];
-#define CLR_STPUTB(k) clr_st##k[clr_buf + CLR_SKEW(clr_p)] = clr_a##k[0];
-#define CLR_STGETB(k) clr_a##k[0] = clr_st##k[clr_buf + CLR_SKEW(clr_p)];
-#define CLR_STFOLDB(k) clr_a##k[0] = clr_op_##k(clr_a##k[0], clr_st##k[clr_buf + CLR_SKEW(clr_p)]);
-#ifndef CLR_SEG_PREFETCH
-#define CLR_SEG_PREFETCH 0
-#endif
-// Staged prefetch: element q of a stage's work-item in accumulator 1 + q.
-#define CLR_SRESETQ(k) clr_a##k[1 + clr_q] = clr_identity_##k();
-#define CLR_STPUTQ(k) clr_st##k[clr_buf + CLR_SKEW(clr_p)] = clr_a##k[1 + clr_q];
-#define CLR_STLOAD(clr_tl)                                                                     \
-    {                                                                                          \
-        const ulong clr_lr0 = (clr_tl) * clr_tile;                                             \
-        const uint clr_lcnt =                                                                  \
-            (uint)(clr_nseg - clr_lr0 < clr_tile ? clr_nseg - clr_lr0 : clr_tile) * (uint)clr_c; \
-        _Pragma("unroll") for (uint clr_q = 0; clr_q < CLR_SEG_E; ++clr_q) {                  \
-            const uint clr_p = clr_q * CLR_WG + clr_lid;                                       \
-            CLR_FOR_VARS(CLR_SRESETQ)                                                          \
-            if (clr_p < clr_lcnt) CLR_CALL((CLR_IDX)(clr_lr0 * clr_c + clr_p), 1 + clr_q);     \
-        }                                                                                      \
-    }
 // Lanes: the tree over the CLR_SEG_S lanes of each segment (lane 0 ends with the value).
 #define CLR_SLANES(k)                                                                     \
     clr_lm##k[clr_lid] = clr_a##k[0];                                                     \
@@ -278,20 +263,10 @@ static inline ulong clr_seg_lower(ulong p, ulong nseg, ulong c, __global const u
         CLR_STRIDED(clr_b, clr_e2, clr_s)
 
 // Reduces indices [clr_b, clr_e2) with the whole work-group into clr_a*[0] of every work-item.
-// CLR_SEG_PLAIN (an experiment, -D through CLREDUCE_EXTRA_OPTIONS) takes the plain sum's loop
-// (CLR_PLAIN_STRIDED) in place of the 64-bit one.
-#ifndef CLR_SEG_PLAIN
-#define CLR_SEG_PLAIN 0
-#endif
-#if CLR_SEG_PLAIN
-#define CLR_GROUP_RANGE(clr_b, clr_e2)                        \
-    CLR_PLAIN_STRIDED((clr_b) + clr_lid, (clr_e2), CLR_WG)    \
-    CLR_FOR_VARS(CLR_SGROUP)
-#else
+// (The plain sum's loop, CLR_PLAIN_STRIDED, measured slower here: decision 58.)
 #define CLR_GROUP_RANGE(clr_b, clr_e2)                  \
     CLR_STRIDED((clr_b) + clr_lid, (clr_e2), CLR_WG)    \
     CLR_FOR_VARS(CLR_SGROUP)
-#endif
 
 #if CLR_SEG_ALGO != CLR_SEG_MERGE
 __kernel __attribute__((reqd_work_group_size(CLR_WG, 1, 1)))
@@ -358,15 +333,44 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
     // work-item each; longer ones are listed and reduced by the whole work-group; the piece of
     // the segment that enters the tile (head, slot 2t) and of the one that leaves it (tail,
     // slot 2t+1) become partials that clr_finish combines in tile order.
+    // CSR offsets (CLR_TILES_BATCH, decision 58): the binary searches of the segments at the
+    // boundaries of a work-group's next CLR_TKB tiles run at once, one per work-item, into
+    // local memory, so a tile does not wait on two searches' chains of dependent loads.
     __local ulong clr_long[CLR_SEG_LONGS];
     __local uint clr_nlong;
     const ulong clr_ntiles = (clr_hi - clr_lo + clr_tile - 1) / clr_tile;
+#if CLR_TILES_BATCH
+    __local ulong clr_tka[CLR_TKB], clr_tkb[CLR_TKB];
+    for (ulong clr_tb = get_group_id(0); clr_tb < clr_ntiles; clr_tb += CLR_TKB * get_num_groups(0)) {
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint clr_i = clr_lid; clr_i < 2 * CLR_TKB; clr_i += CLR_WG) {
+        const uint clr_r = clr_i % CLR_TKB;
+        const ulong clr_t = clr_tb + clr_r * get_num_groups(0);
+        if (clr_t < clr_ntiles) {
+            const ulong clr_ts = clr_lo + clr_t * clr_tile;
+            const ulong clr_te = clr_hi - clr_ts < clr_tile ? clr_hi : clr_ts + clr_tile;
+            if (clr_i < CLR_TKB)
+                clr_tka[clr_r] = clr_seg_lower(clr_ts, clr_nseg, clr_c, clr_off);
+            else
+                clr_tkb[clr_r] = clr_te == clr_hi ? clr_nseg : clr_seg_lower(clr_te, clr_nseg, clr_c, clr_off);
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint clr_r = 0; clr_r < CLR_TKB; ++clr_r) {
+        const ulong clr_t = clr_tb + clr_r * get_num_groups(0);
+        if (clr_t >= clr_ntiles) break;
+        const ulong clr_ts = clr_lo + clr_t * clr_tile;
+        const ulong clr_te = clr_hi - clr_ts < clr_tile ? clr_hi : clr_ts + clr_tile;
+        const ulong clr_ka = clr_tka[clr_r];
+        const ulong clr_kb = clr_tkb[clr_r];
+#else
     for (ulong clr_t = get_group_id(0); clr_t < clr_ntiles; clr_t += get_num_groups(0)) {
         const ulong clr_ts = clr_lo + clr_t * clr_tile;
         const ulong clr_te = clr_hi - clr_ts < clr_tile ? clr_hi : clr_ts + clr_tile;
         const ulong clr_ka = clr_seg_lower(clr_ts, clr_nseg, clr_c, clr_off);
         // The last tile also owns the empty segments that begin at the end.
         const ulong clr_kb = clr_te == clr_hi ? clr_nseg : clr_seg_lower(clr_te, clr_nseg, clr_c, clr_off);
+#endif
         const ulong clr_ba = clr_seg_begin(clr_ka, clr_c, clr_off);
         if (clr_lid == 0) clr_nlong = 0u;
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -415,6 +419,9 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
             barrier(CLK_LOCAL_MEM_FENCE);
         }
     }
+#if CLR_TILES_BATCH
+    }
+#endif
 #elif CLR_SEG_ALGO == CLR_SEG_CHUNKS
     // Chunks: each work-item owns clr_tile consecutive elements and walks them in one flat
     // loop, finishing a segment whenever its end is reached (so every work-item runs the same
@@ -599,40 +606,8 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
     // indices, one accumulator per element into local memory, then a work-item per row
     // combines the row's accumulators in index order and stores (consecutive rows from
     // consecutive work-items).
-    // With CLR_SEG_BUFS == 2 consecutive stages of a work-group alternate between two
-    // buffers: a stage's writes go to the buffer the previous stage did not read, and the
-    // barrier before that previous stage's rows were read orders them after the reads of the
-    // stage before it, so one barrier per stage suffices.
-    CLR_FOR_VARS(CLR_STDECLB)
+    CLR_FOR_VARS(CLR_STDECL)
     const ulong clr_nst = (clr_nseg + clr_tile - 1) / clr_tile;
-    uint clr_buf = 0;
-#if CLR_SEG_PREFETCH
-    // CLR_SEG_PREFETCH (an experiment, -D through CLREDUCE_EXTRA_OPTIONS, with bufs=2 and
-    // unroll > per_item): stage t + groups is loaded into registers (accumulators 1..E)
-    // before stage t's barrier, so its loads are in flight while stage t is folded.
-#if CLR_SEG_BUFS != 2 || CLR_SEG_U <= CLR_SEG_E
-#error "clreduce: CLR_SEG_PREFETCH needs bufs=2 and unroll > per_item"
-#endif
-    if (get_group_id(0) < clr_nst) {
-        CLR_STLOAD(get_group_id(0))
-    }
-    for (ulong clr_t = get_group_id(0); clr_t < clr_nst; clr_t += get_num_groups(0)) {
-        const ulong clr_r0 = clr_t * clr_tile;
-        const uint clr_rows = (uint)(clr_nseg - clr_r0 < clr_tile ? clr_nseg - clr_r0 : clr_tile);
-        const uint clr_cnt = clr_rows * (uint)clr_c;
-        const ulong clr_base = clr_r0 * clr_c;
-#pragma unroll
-        for (uint clr_q = 0; clr_q < CLR_SEG_E; ++clr_q) {
-            const uint clr_p = clr_q * CLR_WG + clr_lid;
-            if (clr_p < clr_cnt) {
-                CLR_FOR_VARS(CLR_STPUTQ)
-            }
-        }
-        if (clr_t + get_num_groups(0) < clr_nst) {
-            CLR_STLOAD(clr_t + get_num_groups(0))
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-#else
     for (ulong clr_t = get_group_id(0); clr_t < clr_nst; clr_t += get_num_groups(0)) {
         const ulong clr_r0 = clr_t * clr_tile;
         const uint clr_rows = (uint)(clr_nseg - clr_r0 < clr_tile ? clr_nseg - clr_r0 : clr_tile);
@@ -644,29 +619,24 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
             if (clr_p < clr_cnt) {
                 CLR_FOR_VARS(CLR_SRESET)
                 CLR_CALL((CLR_IDX)(clr_base + clr_p), 0);
-                CLR_FOR_VARS(CLR_STPUTB)
+                CLR_FOR_VARS(CLR_STPUT)
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-#endif
         for (uint clr_r = clr_lid; clr_r < clr_rows; clr_r += CLR_WG) {
             const uint clr_p0 = clr_r * (uint)clr_c;
             {
                 const uint clr_p = clr_p0;
-                CLR_FOR_VARS(CLR_STGETB)
+                CLR_FOR_VARS(CLR_STGET)
             }
             for (uint clr_p = clr_p0 + 1; clr_p < clr_p0 + (uint)clr_c; ++clr_p) {
-                CLR_FOR_VARS(CLR_STFOLDB)
+                CLR_FOR_VARS(CLR_STFOLD)
             }
             const ulong clr_e = clr_r0 + clr_r;
             const ulong clr_sb = clr_base + clr_p0;
             CLR_FOR_VARS(CLR_SSTORE)
         }
-#if CLR_SEG_BUFS == 2
-        clr_buf ^= CLR_SEG_STAGE;
-#else
         barrier(CLK_LOCAL_MEM_FENCE);
-#endif
     }
 #elif CLR_SEG_ALGO == CLR_SEG_LANES
     // CLR_SEG_S consecutive work-items per segment, CLR_WG / CLR_SEG_S segments per work-group

@@ -48,15 +48,6 @@ static inline ulong clr_merge_split(ulong d, ulong nseg, ulong lo, __global cons
 #define CLR_MCOMB(k) clr_a##k[0] = clr_op_##k(clr_mt##k, clr_a##k[0]);
 #define CLR_MCARRY(k) clr_mt##k = clr_lid > 0 ? clr_lm##k[clr_lid - 1] : clr_identity_##k();
 #define CLR_MJOIN(k) clr_a##k[0] = clr_op_##k(clr_mt##k, clr_mh##k);
-// CLR_MERGE_DEFER (an experiment, -D through CLREDUCE_EXTRA_OPTIONS): the walk keeps segment
-// clr_jj's value in the stage slot past the tile's values (clr_cnt + clr_jj < the tile's
-// items, so no value is overwritten) instead of storing it to global memory in a divergent
-// branch; the work-group stores them coalesced after the scan.
-#ifndef CLR_MERGE_DEFER
-#define CLR_MERGE_DEFER 0
-#endif
-#define CLR_MDEF(k) clr_st##k[CLR_SKEW(clr_cnt + clr_jj)] = clr_a##k[0];
-#define CLR_MGETD(k) clr_a##k[0] = clr_st##k[CLR_SKEW(clr_cnt + clr_jj)];
 
 __kernel __attribute__((reqd_work_group_size(CLR_WG, 1, 1)))
 void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_off,
@@ -137,9 +128,6 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
                         CLR_FOR_VARS(CLR_MHEAD)
                         clr_had = 1;
                     } else {
-#if CLR_MERGE_DEFER
-                        CLR_FOR_VARS(CLR_MDEF)
-#else
                         const ulong clr_e = clr_ks + clr_jj;
                         if (clr_mo[clr_jj] == clr_mo[clr_jj + 1]) {
                             CLR_FOR_VARS(CLR_SEMPTY)
@@ -147,7 +135,6 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
                             const ulong clr_sb = clr_lo + clr_is + (ulong)clr_mo[clr_jj];
                             CLR_FOR_VARS(CLR_SSTORE)
                         }
-#endif
                     }
                     CLR_FOR_VARS(CLR_SRESET)
                     ++clr_jj;
@@ -199,10 +186,6 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
                     const ulong clr_slot = 2 * clr_t;
                     CLR_FOR_VARS(CLR_SPART)
                 } else {
-#if CLR_MERGE_DEFER
-                    const uint clr_jj = clr_hj;
-                    CLR_FOR_VARS(CLR_MDEF)
-#else
                     const ulong clr_e = clr_ks + clr_hj;
                     if (clr_mo[clr_hj] == clr_mo[clr_hj + 1]) {
                         CLR_FOR_VARS(CLR_SEMPTY)
@@ -210,25 +193,8 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
                         const ulong clr_sb = clr_lo + clr_is + (ulong)clr_mo[clr_hj];
                         CLR_FOR_VARS(CLR_SSTORE)
                     }
-#endif
                 }
             }
-#if CLR_MERGE_DEFER
-            // 4. the tile's segments that end in it, stored by consecutive work-items
-            // (coalesced) from the stage's slots past the values; the segment that began
-            // before the tile went to slot 2t.
-            barrier(CLK_LOCAL_MEM_FENCE);
-            for (uint clr_jj = (uint)clr_began + clr_lid; clr_jj < clr_nend; clr_jj += CLR_WG) {
-                const ulong clr_e = clr_ks + clr_jj;
-                if (clr_mo[clr_jj] == clr_mo[clr_jj + 1]) {
-                    CLR_FOR_VARS(CLR_SEMPTY)
-                } else {
-                    const ulong clr_sb = clr_lo + clr_is + (ulong)clr_mo[clr_jj];
-                    CLR_FOR_VARS(CLR_MGETD)
-                    CLR_FOR_VARS(CLR_SSTORE)
-                }
-            }
-#endif
             barrier(CLK_LOCAL_MEM_FENCE);
         }
         if (clr_lid == 0) clr_msp[0] = clr_msp[clr_tn];

@@ -21,7 +21,6 @@ pub(super) fn defines(sp: &SegmentPlan, local: usize, d: &mut impl FnMut(&str, S
     d("CLR_SEG_E", e.to_string());
     d("CLR_SEG_STAGE", stage_slots(local, e).to_string());
     d("CLR_SEG_S", sp.lanes.max(1).to_string());
-    d("CLR_SEG_BUFS", sp.bufs.clamp(1, 2).to_string());
     d("CLR_SEG_U", sp.unroll.max(1).to_string());
 }
 

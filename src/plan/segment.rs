@@ -14,6 +14,9 @@ use crate::error::{Error, Result};
 
 /// Room for the longer segments of one tile (local memory, 8 bytes each).
 pub(crate) const TILE_LONGS: u64 = 256;
+/// Local memory of `tiles` beside the trees: the long-segment list and its count, and the
+/// boundary searches of 32 tiles (`CLR_TKB`, two 8-byte segment numbers each).
+const TILES_LOCAL: u64 = TILE_LONGS * 8 + 4 + 2 * 32 * 8;
 
 /// Chooses the segment algorithm and geometry, and rewrites `base` (the ordinary plan of the
 /// same variables, forced to an extra pass) into the segmented plan.
@@ -69,7 +72,7 @@ pub fn plan_segments(
     }
     .min(max_local);
     let local = if exact {
-        super::segment_exact::fit_local(caps, &base, local, TILE_LONGS * 8 + 4)
+        super::segment_exact::fit_local(caps, &base, local, TILES_LOCAL)
     } else {
         local
     };
@@ -100,11 +103,10 @@ pub fn plan_segments(
     }
     let acc: usize = base.vars.iter().map(|v| v.acc_bytes * (local + 1)).sum();
     let stage: usize = base.vars.iter().map(|v| v.acc_bytes).sum::<usize>()
-        * stage_slots(local, g.per_item) as usize
-        * g.bufs.max(1) as usize;
+        * stage_slots(local, g.per_item) as usize;
     base.local_bytes = acc as u64
         + match algo {
-            SegmentAlgo::Tiles => TILE_LONGS * 8 + 4,
+            SegmentAlgo::Tiles => TILES_LOCAL,
             SegmentAlgo::Staged if req.layout == SegmentLayout::Offsets => {
                 stage as u64 + 4 * (local as u64) * (g.per_item + 1) + 4
             }
@@ -155,7 +157,6 @@ pub fn plan_segments(
         short: g.short,
         per_item: g.per_item,
         lanes: g.lanes,
-        bufs: g.bufs.max(1),
         unroll,
         index_in_segment: vec![false; base.vars.len()],
         span_idiom: false,
@@ -174,8 +175,6 @@ struct Geometry {
     short: u64,
     per_item: u64,
     lanes: u64,
-    /// `staged` over uniform rows: stage buffers (1 or 2).
-    bufs: u64,
     reason: String,
 }
 
@@ -188,7 +187,6 @@ impl Geometry {
             short: 0,
             per_item: 0,
             lanes: 0,
-            bufs: 1,
             reason,
         }
     }
@@ -227,13 +225,20 @@ fn geometry(
             )
         }
         SegmentAlgo::Group => {
-            // Fewer segments than the device's work-groups: `split` work-groups per segment,
-            // each the plain sum's grid-stride loop over its share of the segment, their
-            // partials combined in order by a second pass (decision 58); one pass otherwise.
+            // Fewer segments than the device's work-groups: `split` work-groups per segment
+            // (two rounds of `fill` in all), each the plain sum's grid-stride loop over its
+            // share of the segment, their partials combined in order by a second pass; one
+            // pass otherwise. H200, 2^28 f32: 256 rows 253.3 us with 8 per row (2048
+            // work-groups) against 256.7 with 4 (1024), 313.0 with 2; one row 252.9 with 2112
+            // work-groups against 256.4 with 1056; tiles 275-276 (decision 58).
             let split = req
                 .tune
                 .split
-                .unwrap_or(if segments < fill { fill / segments } else { 1 })
+                .unwrap_or(if segments < fill {
+                    2 * fill / segments
+                } else {
+                    1
+                })
                 .max(1);
             if split > 1 {
                 let groups = (segments * split).min(fill * 4);
@@ -290,7 +295,12 @@ fn geometry(
         SegmentAlgo::Tiles => {
             // Tiles: at least 16 elements per work-item, and no more tiles than 4 rounds of
             // the device's work-groups need; each tile lists at most TILE_LONGS long segments.
-            let rounds = req.tune.rounds.unwrap_or(4);
+            // Tiles per work-group: 2 on GPUs (H200, CSR mean 65536: 326 us against 335 with
+            // 4, 353 with 1, 360 with 8; decision 58), 4 on CPUs.
+            let rounds =
+                req.tune
+                    .rounds
+                    .unwrap_or(if caps.kind == DeviceKind::Gpu { 2 } else { 4 });
             let per_group = req.elements.div_ceil(fill * rounds).max(1);
             let tile = per_group.next_multiple_of(l).max(16 * l);
             let short = (tile / TILE_LONGS).max(32);
@@ -369,15 +379,8 @@ fn staged(
     // CSR the segment marks) would not fit the local memory beside their trees.
     let tree = (acc_bytes * (local + 1)) as u64;
     let room = caps.local_mem_size.saturating_sub(tree);
-    // Uniform rows may double-buffer the stage (`bufs=2`: one barrier per stage).
-    let bufs = if offsets {
-        1
-    } else {
-        req.tune.bufs.unwrap_or(1)
-    };
     let need = |e: u64| {
-        stage_slots(local, e) * acc_bytes as u64 * bufs
-            + if offsets { 4 * l * e + 4 * l + 4 } else { 0 }
+        stage_slots(local, e) * acc_bytes as u64 + if offsets { 4 * l * e + 4 * l + 4 } else { 0 }
     };
     let fits = (1..=64u64).rev().find(|&e| need(e) <= room).unwrap_or(0);
     let per_item = req
@@ -404,7 +407,6 @@ fn staged(
         Geometry::new(groups, 1, rows, format!("{stages} stages of {rows} rows ({per_item} elements per work-item, read coalesced into local memory) on {groups} work-groups of {local}; a work-item per row combines it in index order"))
     };
     g.per_item = per_item;
-    g.bufs = bufs;
     Ok(g)
 }
 
@@ -553,10 +555,22 @@ fn choose(
             SegmentAlgo::Lanes,
             format!("{} segments of mean length {mean} <= 1024 on a GPU: a few work-items per segment and several segments per work-group (a work-group per segment would be too small to fill the device)", req.segments),
         )
-    } else if gpu && req.segments >= fill && mean <= 1 << 16 {
+    } else if gpu && req.segments >= fill && (mean <= 1 << 16 || uniform) {
         (
             SegmentAlgo::Group,
             format!("{} segments >= {fill} resident work-groups, mean length {mean}: a work-group per segment", req.segments),
+        )
+    } else if gpu && uniform {
+        // H200, 2^28 f32: 256 rows 253 us, one row 253 us, 16 rows 252 us (1.02-1.03x the
+        // plain sum) against 274-278 us for tiles (decision 58).
+        let split = req
+            .tune
+            .split
+            .unwrap_or(2 * fill / req.segments.max(1))
+            .max(1);
+        (
+            SegmentAlgo::Group,
+            format!("{} uniform segment(s) of {mean}, fewer than {fill} work-groups' worth, on a GPU: {split} work-groups per segment, each the plain sum's grid-stride loop over its share, a second pass per segment (1.02-1.04x the plain sum on the H200; tiles 1.11x)", req.segments),
         )
     } else {
         (
@@ -615,8 +629,10 @@ mod tests {
         assert_eq!(algo(&c, u(16), n / 16, n), SegmentAlgo::Staged);
         assert_eq!(algo(&c, u(256), n / 256, n), SegmentAlgo::Lanes);
         assert_eq!(algo(&c, u(16384), n / 16384, n), SegmentAlgo::Group);
-        assert_eq!(algo(&c, u(1 << 20), 256, n), SegmentAlgo::Tiles);
-        assert_eq!(algo(&c, u(n), 1, n), SegmentAlgo::Tiles);
+        // Few long rows: group split over several work-groups per row (decision 58).
+        assert_eq!(algo(&c, u(1 << 20), 256, n), SegmentAlgo::Group);
+        assert_eq!(algo(&c, u(n), 1, n), SegmentAlgo::Group);
+        assert_eq!(algo(&c, u(1 << 17), 2048, n), SegmentAlgo::Group);
         assert_eq!(
             algo(&c, SegmentLayout::Offsets, n / 256, n),
             SegmentAlgo::Merge
@@ -773,41 +789,6 @@ mod tests {
     }
 
     #[test]
-    fn segment_tune_parses_and_refuses() {
-        let t =
-            SegmentTune::parse("local=512, groups_per_cu=16,per_item=4,lanes=8,unroll=2,chunks=33")
-                .unwrap();
-        assert_eq!(
-            (
-                t.local,
-                t.groups_per_cu,
-                t.per_item,
-                t.lanes,
-                t.unroll,
-                t.chunks
-            ),
-            (Some(512), Some(16), Some(4), Some(8), Some(2), Some(33))
-        );
-        assert_eq!(SegmentTune::parse("").unwrap(), SegmentTune::default());
-        for bad in [
-            "local=300",
-            "lanes=0",
-            "per_item=65",
-            "unroll=32",
-            "groups_per_cu=0",
-            "chunks=0",
-            "chunks=65537",
-            "split=0",
-            "rounds=65",
-            "bufs=3",
-            "wg=256",
-            "local",
-        ] {
-            assert!(SegmentTune::parse(bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
     fn new_plans_geometry() {
         let c = fixtures::nvidia_h200();
         let n = 1u64 << 28;
@@ -905,12 +886,9 @@ mod tests {
             let p = plan_segments(&c, base(&c, n), &req, None).unwrap();
             (p.segment.clone().unwrap().tile, p.groups, p.passes)
         };
-        // Parts per segment fill one round of work-groups; enough segments take one pass.
-        assert_eq!(
-            plan(256, Default::default()),
-            (fill / 256, fill / 256 * 256, 2)
-        );
-        assert_eq!(plan(1, Default::default()), (fill, fill, 2));
+        // Parts per segment fill two rounds of work-groups; enough segments take one pass.
+        assert_eq!(plan(256, Default::default()), (8, 2048, 2));
+        assert_eq!(plan(1, Default::default()), (2 * fill, 2 * fill, 2));
         assert_eq!(plan(1 << 14, Default::default()), (1, fill * 4, 1));
         let split = |s| SegmentTune {
             split: Some(s),

@@ -179,7 +179,7 @@ pub struct SegmentRequest {
 }
 
 /// Geometry overrides of the segmented plans, for tuning experiments:
-/// `CLREDUCE_SEGMENT_TUNE=local=256,groups_per_cu=8,per_item=8,lanes=32,unroll=8,chunks=16,split=4,rounds=4,bufs=2`
+/// `CLREDUCE_SEGMENT_TUNE=local=256,groups_per_cu=8,per_item=8,lanes=32,unroll=8,chunks=16,split=4,rounds=4`
 /// (any subset). Values
 /// out of range are refused, never clamped; a value a plan does not use is ignored by it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
@@ -200,11 +200,8 @@ pub struct SegmentTune {
     /// `group`: work-groups per segment (`split=N`, 1..=65536), in place of the rule's (as
     /// many as fill the device when there are fewer segments than `fill`; decision 58).
     pub split: Option<u64>,
-    /// `tiles`: tiles per work-group (`rounds=N`, 1..=64; 4 by default).
+    /// `tiles`: tiles per work-group (`rounds=N`, 1..=64), in place of the rule's.
     pub rounds: Option<u64>,
-    /// `staged` over uniform rows: stage buffers in local memory (`bufs=1|2`; with 2 a
-    /// stage's reads go to the other buffer, one barrier per stage instead of two).
-    pub bufs: Option<u64>,
 }
 
 impl SegmentTune {
@@ -225,7 +222,6 @@ impl SegmentTune {
                     "chunks=1..65536",
                     "split=1..65536",
                     "rounds=1..64",
-                    "bufs=1|2",
                 ],
             };
             let (k, v) = part.split_once('=').ok_or_else(bad)?;
@@ -240,7 +236,6 @@ impl SegmentTune {
                 "chunks" if (1..=65536).contains(&v) => t.chunks = Some(v),
                 "split" if (1..=65536).contains(&v) => t.split = Some(v),
                 "rounds" if (1..=64).contains(&v) => t.rounds = Some(v),
-                "bufs" if (1..=2).contains(&v) => t.bufs = Some(v),
                 _ => return Err(bad()),
             }
         }
@@ -276,8 +271,6 @@ pub struct SegmentPlan {
     pub per_item: u64,
     /// `lanes`: work-items per segment; 0 otherwise.
     pub lanes: u64,
-    /// `staged` over uniform rows: stage buffers (1 or 2); 1 otherwise.
-    pub bufs: u64,
     /// Accumulators per work-item in the strided loops (loads in flight).
     pub unroll: u64,
     /// Per variable: argmin/argmax indices within the segment instead of global ones.
@@ -302,5 +295,44 @@ impl fmt::Display for SegmentPlan {
             self.segments, self.mean_len, self.algo
         )?;
         writeln!(f, "    because {}", self.reason)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segment_tune_parses_and_refuses() {
+        let t =
+            SegmentTune::parse("local=512, groups_per_cu=16,per_item=4,lanes=8,unroll=2,chunks=33")
+                .unwrap();
+        assert_eq!(
+            (
+                t.local,
+                t.groups_per_cu,
+                t.per_item,
+                t.lanes,
+                t.unroll,
+                t.chunks
+            ),
+            (Some(512), Some(16), Some(4), Some(8), Some(2), Some(33))
+        );
+        assert_eq!(SegmentTune::parse("").unwrap(), SegmentTune::default());
+        for bad in [
+            "local=300",
+            "lanes=0",
+            "per_item=65",
+            "unroll=32",
+            "groups_per_cu=0",
+            "chunks=0",
+            "chunks=65537",
+            "split=0",
+            "rounds=65",
+            "wg=256",
+            "local",
+        ] {
+            assert!(SegmentTune::parse(bad).is_err(), "{bad}");
+        }
     }
 }
