@@ -161,4 +161,16 @@ v s11-csr SEGBENCH_PLANS=auto,tiles,group,merge -- ragged-65536 ragged-4096
 # store in the walk's divergent branch), per_item 16 (default) and 8.
 v s11-merge-defer SEGBENCH_PLANS=auto,merge "CLREDUCE_EXTRA_OPTIONS=-D CLR_MERGE_DEFER=1" -- ragged-16 ragged-256
 v s11-merge-defer-e8 SEGBENCH_PLANS=merge "CLREDUCE_EXTRA_OPTIONS=-D CLR_MERGE_DEFER=1" CLREDUCE_SEGMENT_TUNE=per_item=8 -- ragged-16 ragged-256
+# 11. Session 11, round 2 (decision 58): the new automatic plans. ONLY='^s11b' (about 40 s).
+# Uniform rows on GPUs: group split into two rounds of work-groups below fill segments, a
+# work-group per row from fill on, against tiles.
+v s11b-rows SEGBENCH_PLANS=auto,tiles -- rows-2^8x2^20 rows-2^0x2^28 rows-2^4x2^24 rows-2^9x2^19 rows-2^10x2^18 rows-2^11x2^17
+v s11b-rows-split1 SEGBENCH_PLANS=group CLREDUCE_SEGMENT_TUNE=split=1 -- rows-2^10x2^18
+# CSR through tiles: 2 tiles per work-group with the boundary searches of 32 tiles at once
+# (auto), the same without the batch, and 1 and 4 tiles per work-group.
+v s11b-csr SEGBENCH_PLANS=auto,tiles -- ragged-65536 ragged-4096 ragged-1024
+v s11b-csr-nobatch SEGBENCH_PLANS=tiles "CLREDUCE_EXTRA_OPTIONS=-D CLR_TILES_BATCH=0" -- ragged-65536 ragged-4096
+for r in 1 4; do v s11b-csr-r$r SEGBENCH_PLANS=tiles CLREDUCE_SEGMENT_TUNE=rounds=$r -- ragged-65536 ragged-4096; done
+# Rows of 4..32: staged with 128 work-items (round 1: 299.1 against 303.8 us at rows of 16).
+v s11b-staged-l128 SEGBENCH_PLANS=auto,staged CLREDUCE_SEGMENT_TUNE=local=128 -- rows-2^24x2^4 rows-2^26x2^2 rows-2^23x2^5
 echo "written: $out"
