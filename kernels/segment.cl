@@ -16,7 +16,8 @@
 // Arguments after the variables: the offsets (any buffer for uniform segments), the number of
 // segments (columns), the uniform length (the number of columns), the first index of the
 // first segment and one past the last one's end (the number of rows), the tile (elements per
-// tile; rows per chunk) and the longest segment one work-item of a tile reduces alone.
+// tile; rows per chunk; group: work-groups per segment) and the longest segment one work-item
+// of a tile reduces alone. CLR_TILES_BATCH (default: CLR_SEG_OFFSETS) batches tiles' searches.
 // Sizes are arguments, not defines, so one program serves every n.
 // Every result is deterministic: no float atomics, and each segment's values are combined in
 // an order fixed by the plan (the local atomic below only orders a list of segment numbers).
