@@ -17,7 +17,7 @@
 // segments (columns), the uniform length (the number of columns), the first index of the
 // first segment and one past the last one's end (the number of rows), the tile (elements per
 // tile; rows per chunk; group: work-groups per segment) and the longest segment one work-item
-// of a tile reduces alone. CLR_TILES_BATCH (default: CLR_SEG_OFFSETS) batches tiles' searches.
+// of a tile reduces alone.
 // Sizes are arguments, not defines, so one program serves every n.
 // Every result is deterministic: no float atomics, and each segment's values are combined in
 // an order fixed by the plan (the local atomic below only orders a list of segment numbers).
@@ -31,14 +31,6 @@
 #define CLR_SEG_LANES 7
 #define CLR_SEG_STRIPES 8
 #define CLR_SEG_MERGE 9  // its kernels are kernels/segment_merge.cl
-
-// Tiles over CSR offsets: the boundary searches of CLR_TKB tiles at once (uniform segments
-// compute them with a division). CLREDUCE_EXTRA_OPTIONS=-D CLR_TILES_BATCH=0 turns it off
-// (the A/B of decision 58).
-#ifndef CLR_TILES_BATCH
-#define CLR_TILES_BATCH CLR_SEG_OFFSETS
-#endif
-#define CLR_TKB 32
 
 // Staged: element p of a stage lives in slot p + p / 32, so the work-items of a warp each
 // reading their own row (rows of c apart) fall on different banks.
@@ -334,44 +326,15 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
     // work-item each; longer ones are listed and reduced by the whole work-group; the piece of
     // the segment that enters the tile (head, slot 2t) and of the one that leaves it (tail,
     // slot 2t+1) become partials that clr_finish combines in tile order.
-    // CSR offsets (CLR_TILES_BATCH, decision 58): the binary searches of the segments at the
-    // boundaries of a work-group's next CLR_TKB tiles run at once, one per work-item, into
-    // local memory, so a tile does not wait on two searches' chains of dependent loads.
     __local ulong clr_long[CLR_SEG_LONGS];
     __local uint clr_nlong;
     const ulong clr_ntiles = (clr_hi - clr_lo + clr_tile - 1) / clr_tile;
-#if CLR_TILES_BATCH
-    __local ulong clr_tka[CLR_TKB], clr_tkb[CLR_TKB];
-    for (ulong clr_tb = get_group_id(0); clr_tb < clr_ntiles; clr_tb += CLR_TKB * get_num_groups(0)) {
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint clr_i = clr_lid; clr_i < 2 * CLR_TKB; clr_i += CLR_WG) {
-        const uint clr_r = clr_i % CLR_TKB;
-        const ulong clr_t = clr_tb + clr_r * get_num_groups(0);
-        if (clr_t < clr_ntiles) {
-            const ulong clr_ts = clr_lo + clr_t * clr_tile;
-            const ulong clr_te = clr_hi - clr_ts < clr_tile ? clr_hi : clr_ts + clr_tile;
-            if (clr_i < CLR_TKB)
-                clr_tka[clr_r] = clr_seg_lower(clr_ts, clr_nseg, clr_c, clr_off);
-            else
-                clr_tkb[clr_r] = clr_te == clr_hi ? clr_nseg : clr_seg_lower(clr_te, clr_nseg, clr_c, clr_off);
-        }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint clr_r = 0; clr_r < CLR_TKB; ++clr_r) {
-        const ulong clr_t = clr_tb + clr_r * get_num_groups(0);
-        if (clr_t >= clr_ntiles) break;
-        const ulong clr_ts = clr_lo + clr_t * clr_tile;
-        const ulong clr_te = clr_hi - clr_ts < clr_tile ? clr_hi : clr_ts + clr_tile;
-        const ulong clr_ka = clr_tka[clr_r];
-        const ulong clr_kb = clr_tkb[clr_r];
-#else
     for (ulong clr_t = get_group_id(0); clr_t < clr_ntiles; clr_t += get_num_groups(0)) {
         const ulong clr_ts = clr_lo + clr_t * clr_tile;
         const ulong clr_te = clr_hi - clr_ts < clr_tile ? clr_hi : clr_ts + clr_tile;
         const ulong clr_ka = clr_seg_lower(clr_ts, clr_nseg, clr_c, clr_off);
         // The last tile also owns the empty segments that begin at the end.
         const ulong clr_kb = clr_te == clr_hi ? clr_nseg : clr_seg_lower(clr_te, clr_nseg, clr_c, clr_off);
-#endif
         const ulong clr_ba = clr_seg_begin(clr_ka, clr_c, clr_off);
         if (clr_lid == 0) clr_nlong = 0u;
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -420,9 +383,6 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
             barrier(CLK_LOCAL_MEM_FENCE);
         }
     }
-#if CLR_TILES_BATCH
-    }
-#endif
 #elif CLR_SEG_ALGO == CLR_SEG_CHUNKS
     // Chunks: each work-item owns clr_tile consecutive elements and walks them in one flat
     // loop, finishing a segment whenever its end is reached (so every work-item runs the same

@@ -14,9 +14,8 @@ use crate::error::{Error, Result};
 
 /// Room for the longer segments of one tile (local memory, 8 bytes each).
 pub(crate) const TILE_LONGS: u64 = 256;
-/// Local memory of `tiles` beside the trees: the long-segment list and its count, and the
-/// boundary searches of 32 tiles (`CLR_TKB`, two 8-byte segment numbers each).
-const TILES_LOCAL: u64 = TILE_LONGS * 8 + 4 + 2 * 32 * 8;
+/// Local memory of `tiles` beside the trees: the long-segment list and its count.
+const TILES_LOCAL: u64 = TILE_LONGS * 8 + 4;
 
 /// Chooses the segment algorithm and geometry, and rewrites `base` (the ordinary plan of the
 /// same variables, forced to an extra pass) into the segmented plan.
@@ -67,6 +66,12 @@ pub fn plan_segments(
         (SegmentAlgo::Group, _) => (mean / 8).next_power_of_two().clamp(8, 64) as usize,
         // merge: 128 work-items of 16 items each on GPUs (see merge()).
         (SegmentAlgo::Merge, _) if gpu => 128,
+        // staged uniform rows: 128 work-items on GPUs. H200, 2^28 f32, rows of 16 / 4 / 32:
+        // 299.0-299.8 / 331.1-331.8 / 301.2-302.5 us against 303.1-304.9 / 337.0-340.9 /
+        // 304.1-304.9 with 256, in two runs (decision 58).
+        (SegmentAlgo::Staged, _) if gpu && matches!(req.layout, SegmentLayout::Uniform { .. }) => {
+            128
+        }
         _ if gpu => 256,
         _ => 64,
     }
@@ -812,7 +817,7 @@ mod tests {
         let s = p.segment.clone().unwrap();
         assert_eq!(
             (s.algo, s.per_item, s.tile),
-            (SegmentAlgo::Staged, 8, 256 * 8 / 16)
+            (SegmentAlgo::Staged, 8, 128 * 8 / 16)
         );
         assert!(p.local_bytes <= c.local_mem_size);
         // lanes: 16 elements per lane, a tuned count wins.
