@@ -16,7 +16,8 @@
 // Arguments after the variables: the offsets (any buffer for uniform segments), the number of
 // segments (columns), the uniform length (the number of columns), the first index of the
 // first segment and one past the last one's end (the number of rows), the tile (elements per
-// tile; rows per chunk) and the longest segment one work-item of a tile reduces alone.
+// tile; rows per chunk; group: work-groups per segment) and the longest segment one work-item
+// of a tile reduces alone.
 // Sizes are arguments, not defines, so one program serves every n.
 // Every result is deterministic: no float atomics, and each segment's values are combined in
 // an order fixed by the plan (the local atomic below only orders a list of segment numbers).
@@ -84,6 +85,39 @@ static inline ulong clr_seg_lower(ulong p, ulong nseg, ulong c, __global const u
 #define CLR_SFOLDU(k) clr_a##k[clr_u] = clr_op_##k(clr_a##k[clr_u], clr_part_##k[clr_slot]);
 #define CLR_SFOLD(k) clr_a##k[0] = clr_op_##k(clr_a##k[0], clr_part_##k[clr_slot]);
 #define CLR_SFIRST(k) clr_a##k[0] = clr_op_##k(clr_part_##k[clr_slot], clr_a##k[0]);
+// A segment cut by tile boundaries, finished by the tile clr_ct where it starts: its tail
+// (slot 2 clr_ct + 1), then the heads (slots 2u) of the tiles u = clr_ct + 1 .. clr_ct1 it
+// covers, in tile order, stored as segment clr_e (clr_sb its first index). The tiles, staged
+// (CSR) and merge plans' second passes. CLR_CUT_SERIAL: one work-item walks the heads.
+// CLR_CUT_GROUP: the whole work-group, strided over the heads, then the tree (uniform: every
+// work-item of the group must reach it), work-item 0 storing.
+#define CLR_CUT_SERIAL(clr_ct, clr_ct1)                               \
+    {                                                                 \
+        {                                                             \
+            const ulong clr_slot = 2 * (clr_ct) + 1;                  \
+            CLR_FOR_VARS(CLR_SGETP)                                   \
+        }                                                             \
+        for (ulong clr_u = (clr_ct) + 1; clr_u <= (clr_ct1); ++clr_u) { \
+            const ulong clr_slot = 2 * clr_u;                         \
+            CLR_FOR_VARS(CLR_SFOLD)                                   \
+        }                                                             \
+        CLR_FOR_VARS(CLR_SSTORE)                                      \
+    }
+#define CLR_CUT_GROUP(clr_ct, clr_ct1)                                                 \
+    {                                                                                  \
+        CLR_FOR_VARS(CLR_SRESET)                                                       \
+        for (ulong clr_u = (clr_ct) + 1 + clr_lid; clr_u <= (clr_ct1); clr_u += CLR_WG) { \
+            const ulong clr_slot = 2 * clr_u;                                          \
+            CLR_FOR_VARS(CLR_SFOLD)                                                    \
+        }                                                                              \
+        CLR_FOR_VARS(CLR_SGROUP)                                                       \
+        if (clr_lid == 0) {                                                            \
+            const ulong clr_slot = 2 * (clr_ct) + 1;                                   \
+            CLR_FOR_VARS(CLR_SFIRST)                                                   \
+            CLR_FOR_VARS(CLR_SSTORE)                                                   \
+        }                                                                              \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                  \
+    }
 
 // Staged: the stage's slots per variable; one element's accumulator in, one row's fold.
 #define CLR_STDECL(k) __local R##k##_A clr_st##k[CLR_SEG_STAGE];
@@ -203,7 +237,26 @@ static inline ulong clr_seg_lower(ulong p, ulong nseg, ulong c, __global const u
         CLR_FOR_VARS(CLR_SMERGEU)                                           \
     }
 
+// The plain sum's loop shape (kernels/reduce.cl, the grid-stride order): indices clr_i = b,
+// b + s, ... < e as CLR_IDX with a runtime stride, CLR_SEG_U calls written out per step, row u
+// into accumulator u. Used where a 64-bit look-ahead cannot wrap a 32-bit CLR_IDX; the 64-bit
+// CLR_STRIDED otherwise.
+#define CLR_PROW(u) CLR_CALL(clr_pi + (CLR_IDX)(u) * clr_ps, (u));
+#define CLR_PLAIN_STRIDED(clr_b, clr_e2, clr_s)                                                \
+    if ((ulong)(clr_e2) + (CLR_SEG_U + 1) * (ulong)(clr_s) <= (ulong)((CLR_IDX)-1)) {          \
+        const CLR_IDX clr_pe = (CLR_IDX)(clr_e2), clr_ps = (CLR_IDX)(clr_s);                   \
+        CLR_IDX clr_pi = (CLR_IDX)(clr_b);                                                     \
+        CLR_FOR_VARS(CLR_SRESETU)                                                              \
+        for (; clr_pi + (CLR_SEG_U - 1) * clr_ps < clr_pe; clr_pi += CLR_SEG_U * clr_ps) {     \
+            CLR_CROWS(CLR_PROW)                                                                \
+        }                                                                                      \
+        for (; clr_pi < clr_pe; clr_pi += clr_ps) CLR_CALL(clr_pi, 0);                         \
+        CLR_FOR_VARS(CLR_SMERGEU)                                                              \
+    } else                                                                                     \
+        CLR_STRIDED(clr_b, clr_e2, clr_s)
+
 // Reduces indices [clr_b, clr_e2) with the whole work-group into clr_a*[0] of every work-item.
+// (The plain sum's loop, CLR_PLAIN_STRIDED, measured slower here: decision 58.)
 #define CLR_GROUP_RANGE(clr_b, clr_e2)                  \
     CLR_STRIDED((clr_b) + clr_lid, (clr_e2), CLR_WG)    \
     CLR_FOR_VARS(CLR_SGROUP)
@@ -231,6 +284,25 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
         CLR_FOR_VARS(CLR_SSTORE)
     }
 #elif CLR_SEG_ALGO == CLR_SEG_GROUP
+    // clr_tile > 1 (fewer segments than the device's work-groups): clr_tile work-groups per
+    // segment, work-group w taking part w % clr_tile of segment w / clr_tile with the plain
+    // sum's grid-stride loop over the segment (stride clr_tile work-groups), its partial to
+    // slot w; clr_finish combines each segment's parts in order.
+    if (clr_tile > 1) {
+        for (ulong clr_w = get_group_id(0); clr_w < clr_nseg * clr_tile; clr_w += get_num_groups(0)) {
+            const ulong clr_e = clr_w / clr_tile;
+            const ulong clr_sb = clr_seg_begin(clr_e, clr_c, clr_off);
+            const ulong clr_se = clr_seg_begin(clr_e + 1, clr_c, clr_off);
+            CLR_PLAIN_STRIDED(clr_sb + (clr_w % clr_tile) * CLR_WG + clr_lid, clr_se, clr_tile * CLR_WG)
+            CLR_FOR_VARS(CLR_SGROUP)
+            if (clr_lid == 0) {
+                const ulong clr_slot = clr_w;
+                CLR_FOR_VARS(CLR_SPART)
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        return;
+    }
     // A work-group per segment: coalesced strided reads, then the work-group tree. The loop
     // bounds are the same for every work-item of the group (the barriers are uniform).
     for (ulong clr_e = get_group_id(0); clr_e < clr_nseg; clr_e += get_num_groups(0)) {
@@ -617,18 +689,7 @@ void clr_finish(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_
         const ulong clr_e = clr_kb - 1;
         const ulong clr_sb = clr_seg_begin(clr_e, clr_c, clr_off);
         const ulong clr_t1 = (clr_end - 1 - clr_lo) / clr_tile;
-        CLR_FOR_VARS(CLR_SRESET)
-        for (ulong clr_u = clr_t + 1 + clr_lid; clr_u <= clr_t1; clr_u += CLR_WG) {
-            const ulong clr_slot = 2 * clr_u;
-            CLR_FOR_VARS(CLR_SFOLD)
-        }
-        CLR_FOR_VARS(CLR_SGROUP)
-        if (clr_lid == 0) {
-            const ulong clr_slot = 2 * clr_t + 1;
-            CLR_FOR_VARS(CLR_SFIRST)
-            CLR_FOR_VARS(CLR_SSTORE)
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
+        CLR_CUT_GROUP(clr_t, clr_t1)
     }
 #elif CLR_SEG_ALGO == CLR_SEG_STAGED && CLR_SEG_OFFSETS
     // A work-item per tile whose tail segment goes on: the tail (slot 2t+1), then the heads
@@ -645,15 +706,7 @@ void clr_finish(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_
         const ulong clr_end = clr_off[clr_kb];
         if (clr_sb < clr_ts || clr_end <= clr_te) continue;
         const ulong clr_t1 = (clr_end - 1 - clr_lo) / clr_tile;
-        {
-            const ulong clr_slot = 2 * clr_t + 1;
-            CLR_FOR_VARS(CLR_SGETP)
-        }
-        for (ulong clr_u = clr_t + 1; clr_u <= clr_t1; ++clr_u) {
-            const ulong clr_slot = 2 * clr_u;
-            CLR_FOR_VARS(CLR_SFOLD)
-        }
-        CLR_FOR_VARS(CLR_SSTORE)
+        CLR_CUT_SERIAL(clr_t, clr_t1)
     }
 #elif CLR_SEG_ALGO == CLR_SEG_COLUMNS
     // A work-item per column combines its chunks' partials in chunk order.
@@ -675,6 +728,29 @@ void clr_finish(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_
         const ulong clr_sb = clr_e;
         const ulong clr_ss = clr_cols;
         CLR_FOR_VARS(CLR_SSTORE)
+    }
+#elif CLR_SEG_ALGO == CLR_SEG_GROUP
+    // A work-group per segment combines its clr_tile parts (slots e * clr_tile ..) in order:
+    // strided over the work-group, then the tree. An empty segment's parts are identities.
+    for (ulong clr_e = get_group_id(0); clr_e < clr_nseg; clr_e += get_num_groups(0)) {
+        const ulong clr_sb = clr_seg_begin(clr_e, clr_c, clr_off);
+        const ulong clr_se = clr_seg_begin(clr_e + 1, clr_c, clr_off);
+        if (clr_sb == clr_se) {
+            if (clr_lid == 0) {
+                CLR_FOR_VARS(CLR_SEMPTY)
+            }
+            continue;
+        }
+        CLR_FOR_VARS(CLR_SRESET)
+        for (ulong clr_u = clr_lid; clr_u < clr_tile; clr_u += CLR_WG) {
+            const ulong clr_slot = clr_e * clr_tile + clr_u;
+            CLR_FOR_VARS(CLR_SFOLD)
+        }
+        CLR_FOR_VARS(CLR_SGROUP)
+        if (clr_lid == 0) {
+            CLR_FOR_VARS(CLR_SSTORE)
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
     }
 #elif CLR_SEG_ALGO == CLR_SEG_STRIPES
     // A work-group per column combines the first pass's clr_tile work-groups' partials.

@@ -1,7 +1,7 @@
 // clreduce: the `merge` segmented plan over CSR offsets (design/algorithms.md, "merge";
 // decision 54). Appended after segment.cl (whose kernels it replaces when CLR_SEG_ALGO is
 // CLR_SEG_MERGE) and uses its macros: CLR_SDECL, CLR_SSTORE, CLR_SEMPTY, CLR_STDECL, CLR_STPUT,
-// CLR_STFOLD, CLR_SGROUP, CLR_SPART, CLR_SFOLD, CLR_SFIRST and CLR_SKEW.
+// CLR_STFOLD, CLR_SGROUP, CLR_SPART, CLR_SFOLD, CLR_CUT_SERIAL, CLR_CUT_GROUP and CLR_SKEW.
 //
 // Merge path (Merrill & Garland 2016): the items are the elements begin[0]..begin[nseg] and the
 // segment ends, merged so that the end of segment k comes after its last element and before
@@ -233,15 +233,7 @@ void clr_finish(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_
                 if (clr_t1 - clr_t > CLR_MERGE_SERIAL) {
                     clr_ml[atomic_inc(&clr_mn)] = clr_t;
                 } else {
-                    {
-                        const ulong clr_slot = 2 * clr_t + 1;
-                        CLR_FOR_VARS(CLR_SGETP)
-                    }
-                    for (ulong clr_u = clr_t + 1; clr_u <= clr_t1; ++clr_u) {
-                        const ulong clr_slot = 2 * clr_u;
-                        CLR_FOR_VARS(CLR_SFOLD)
-                    }
-                    CLR_FOR_VARS(CLR_SSTORE)
+                    CLR_CUT_SERIAL(clr_t, clr_t1)
                 }
             }
         }
@@ -252,18 +244,7 @@ void clr_finish(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_
             const ulong clr_e = clr_merge_split((clr_tl + 1) * clr_tile, clr_nseg, clr_lo, clr_off);
             const ulong clr_sb = clr_off[clr_e];
             const ulong clr_t1 = (clr_off[clr_e + 1] - clr_lo + clr_e) / clr_tile;
-            CLR_FOR_VARS(CLR_SRESET)
-            for (ulong clr_u = clr_tl + 1 + clr_lid; clr_u <= clr_t1; clr_u += CLR_WG) {
-                const ulong clr_slot = 2 * clr_u;
-                CLR_FOR_VARS(CLR_SFOLD)
-            }
-            CLR_FOR_VARS(CLR_SGROUP)
-            if (clr_lid == 0) {
-                const ulong clr_slot = 2 * clr_tl + 1;
-                CLR_FOR_VARS(CLR_SFIRST)
-                CLR_FOR_VARS(CLR_SSTORE)
-            }
-            barrier(CLK_LOCAL_MEM_FENCE);
+            CLR_CUT_GROUP(clr_tl, clr_t1)
         }
     }
 }

@@ -128,4 +128,34 @@ LG=$LG64 v types-f64-cols SEGBENCH_TYPE=f64 SEGBENCH_PLANS=auto,columns,stripes 
 LG=$LG64 v types-f64-rows SEGBENCH_TYPE=f64 SEGBENCH_PLANS=auto -- $T64_ROWS ragged-16 ragged-256 ragged-65536
 v types-i32-cols SEGBENCH_TYPE=i32 SEGBENCH_PLANS=auto,columns,stripes -- $COLS
 v types-i32-rows SEGBENCH_TYPE=i32 SEGBENCH_PLANS=auto -- $ROWS_SHORT $ROWS_MID $ROWS_LONG $RAGGED
+# 10. Session 11 (decision 58). ONLY='^s11' runs these (about 2 minutes).
+# Long rows and one row: tiles (4 tiles per work-group, 64-bit strided loop) against group
+# split over several work-groups per segment (2 fill / segments of them, each the plain sum's
+# grid-stride loop in CLR_IDX, a second pass per segment), its split, unroll and fill; tiles'
+# tiles per work-group (rounds).
+LONG="rows-2^8x2^20 rows-2^0x2^28 rows-2^4x2^24 rows-2^10x2^18"
+v s11-long SEGBENCH_PLANS=auto,tiles,group -- $LONG
+for sp in 2 8; do v s11-split$sp SEGBENCH_PLANS=group CLREDUCE_SEGMENT_TUNE=split=$sp -- rows-2^8x2^20; done
+for u in 4 16; do v s11-group-u$u SEGBENCH_PLANS=group CLREDUCE_SEGMENT_TUNE=unroll=$u -- rows-2^8x2^20 rows-2^0x2^28; done
+for g in 16; do v s11-group-g$g SEGBENCH_PLANS=group CLREDUCE_SEGMENT_TUNE=groups_per_cu=$g -- rows-2^8x2^20 rows-2^0x2^28; done
+for r in 1 2 8; do v s11-tiles-r$r SEGBENCH_PLANS=tiles CLREDUCE_SEGMENT_TUNE=rounds=$r -- rows-2^8x2^20 rows-2^0x2^28 ragged-65536; done
+# (Run 1 of record, design/bench/2026-11-24-h200-session11-segrows.txt, also compared staged
+# with two stage buffers and a register prefetch, the plain sum's loop in tiles' pieces
+# (CLR_SEG_PLAIN) and merge's deferred stores (CLR_MERGE_DEFER): none gained, all removed.)
+SHORT="rows-2^24x2^4 rows-2^26x2^2 rows-2^23x2^5"
+v s11-staged SEGBENCH_PLANS=auto,staged -- $SHORT
+v s11-staged-l256 SEGBENCH_PLANS=staged CLREDUCE_SEGMENT_TUNE=local=256 -- $SHORT
+# CSR mean 65536 (4096 segments, heavy-tailed): tiles against a work-group per segment.
+v s11-csr SEGBENCH_PLANS=auto,tiles,group,merge -- ragged-65536 ragged-4096
+# 11. Session 11, round 2 (decision 58): the new automatic plans. ONLY='^s11b' (about 40 s).
+# Uniform rows on GPUs: group split into two rounds of work-groups below fill segments, a
+# work-group per row from fill on, against tiles.
+v s11b-rows SEGBENCH_PLANS=auto,tiles -- rows-2^8x2^20 rows-2^0x2^28 rows-2^4x2^24 rows-2^9x2^19 rows-2^10x2^18 rows-2^11x2^17
+v s11b-rows-split1 SEGBENCH_PLANS=group CLREDUCE_SEGMENT_TUNE=split=1 -- rows-2^10x2^18
+# CSR through tiles: 2 tiles per work-group (auto), 1 and 4. (Run 2 of record also ran the
+# boundary searches of 32 tiles at once, CLR_TILES_BATCH, since reverted: 440 against 323 us.)
+v s11b-csr SEGBENCH_PLANS=auto,tiles -- ragged-65536 ragged-4096 ragged-1024
+for r in 1 4; do v s11b-csr-r$r SEGBENCH_PLANS=tiles CLREDUCE_SEGMENT_TUNE=rounds=$r -- ragged-65536 ragged-4096; done
+# Rows of 4..32: staged with 128 work-items (now the GPU default) against 256.
+v s11b-staged-l256 SEGBENCH_PLANS=auto,staged CLREDUCE_SEGMENT_TUNE=local=256 -- rows-2^24x2^4 rows-2^26x2^2 rows-2^23x2^5
 echo "written: $out"

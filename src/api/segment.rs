@@ -418,6 +418,8 @@ impl Queue {
                 rows.div_ceil(sp.tile) * cols
             }
             (SegmentAlgo::Stripes, _) => plan.groups * f.segments,
+            // One per (segment, work-group of the segment).
+            (SegmentAlgo::Group, _) if plan.passes > 1 => f.segments * sp.tile,
             _ => 0,
         };
         let mut partials = Vec::new();
@@ -484,7 +486,8 @@ impl Queue {
             if plan.passes > 1 {
                 let groups = match sp.algo {
                     SegmentAlgo::Columns => f.segments.div_ceil(local as u64).min(1 << 16),
-                    SegmentAlgo::Stripes => f.segments.min(1 << 16),
+                    // A work-group per column or per split segment.
+                    SegmentAlgo::Stripes | SegmentAlgo::Group => f.segments.min(1 << 16),
                     // A work-item per stage.
                     SegmentAlgo::Staged => (f.hi - f.lo)
                         .div_ceil(sp.tile)

@@ -14,6 +14,8 @@ use crate::error::{Error, Result};
 
 /// Room for the longer segments of one tile (local memory, 8 bytes each).
 pub(crate) const TILE_LONGS: u64 = 256;
+/// Local memory of `tiles` beside the trees: the long-segment list and its count.
+const TILES_LOCAL: u64 = TILE_LONGS * 8 + 4;
 
 /// Chooses the segment algorithm and geometry, and rewrites `base` (the ordinary plan of the
 /// same variables, forced to an extra pass) into the segmented plan.
@@ -64,12 +66,18 @@ pub fn plan_segments(
         (SegmentAlgo::Group, _) => (mean / 8).next_power_of_two().clamp(8, 64) as usize,
         // merge: 128 work-items of 16 items each on GPUs (see merge()).
         (SegmentAlgo::Merge, _) if gpu => 128,
+        // staged uniform rows: 128 work-items on GPUs. H200, 2^28 f32, rows of 16 / 4 / 32:
+        // 299.0-299.8 / 331.1-331.8 / 301.2-302.5 us against 303.1-304.9 / 337.0-340.9 /
+        // 304.1-304.9 with 256, in two runs (decision 58).
+        (SegmentAlgo::Staged, _) if gpu && matches!(req.layout, SegmentLayout::Uniform { .. }) => {
+            128
+        }
         _ if gpu => 256,
         _ => 64,
     }
     .min(max_local);
     let local = if exact {
-        super::segment_exact::fit_local(caps, &base, local, TILE_LONGS * 8 + 4)
+        super::segment_exact::fit_local(caps, &base, local, TILES_LOCAL)
     } else {
         local
     };
@@ -84,6 +92,7 @@ pub fn plan_segments(
         v.group_reason = format!("per segment: {}", v.group_reason);
         v.cross_reason = match algo {
             SegmentAlgo::Tiles
+            | SegmentAlgo::Group
             | SegmentAlgo::Columns
             | SegmentAlgo::Chunks
             | SegmentAlgo::Stripes
@@ -102,7 +111,7 @@ pub fn plan_segments(
         * stage_slots(local, g.per_item) as usize;
     base.local_bytes = acc as u64
         + match algo {
-            SegmentAlgo::Tiles => TILE_LONGS * 8 + 4,
+            SegmentAlgo::Tiles => TILES_LOCAL,
             SegmentAlgo::Staged if req.layout == SegmentLayout::Offsets => {
                 stage as u64 + 4 * (local as u64) * (g.per_item + 1) + 4
             }
@@ -221,11 +230,30 @@ fn geometry(
             )
         }
         SegmentAlgo::Group => {
+            // Fewer segments than the device's work-groups: `split` work-groups per segment
+            // (two rounds of `fill` in all), each the plain sum's grid-stride loop over its
+            // share of the segment, their partials combined in order by a second pass; one
+            // pass otherwise. H200, 2^28 f32: 256 rows 253.3 us with 8 per row (2048
+            // work-groups) against 256.7 with 4 (1024), 313.0 with 2; one row 252.9 with 2112
+            // work-groups against 256.4 with 1056; tiles 275-276 (decision 58).
+            let split = req
+                .tune
+                .split
+                .unwrap_or(if segments < fill {
+                    2 * fill / segments
+                } else {
+                    1
+                })
+                .max(1);
+            if split > 1 {
+                let groups = (segments * split).min(fill * 4);
+                return Ok(Geometry::new(groups, 2, split, format!("{split} work-groups of {local} per segment ({groups} work-groups), each a grid-stride loop over its share of the segment as in the plain sum; the partials combined in order by a second pass")));
+            }
             let groups = segments.min(fill * 4);
             Geometry::new(
                 groups,
                 1,
-                0,
+                1,
                 format!("{groups} work-groups of {local} taking segments in turn"),
             )
         }
@@ -272,7 +300,13 @@ fn geometry(
         SegmentAlgo::Tiles => {
             // Tiles: at least 16 elements per work-item, and no more tiles than 4 rounds of
             // the device's work-groups need; each tile lists at most TILE_LONGS long segments.
-            let per_group = req.elements.div_ceil(fill * 4).max(1);
+            // Tiles per work-group: 2 on GPUs (H200, CSR mean 65536: 326 us against 335 with
+            // 4, 353 with 1, 360 with 8; decision 58), 4 on CPUs.
+            let rounds =
+                req.tune
+                    .rounds
+                    .unwrap_or(if caps.kind == DeviceKind::Gpu { 2 } else { 4 });
+            let per_group = req.elements.div_ceil(fill * rounds).max(1);
             let tile = per_group.next_multiple_of(l).max(16 * l);
             let short = (tile / TILE_LONGS).max(32);
             let tiles = req.elements.div_ceil(tile).max(1);
@@ -526,10 +560,22 @@ fn choose(
             SegmentAlgo::Lanes,
             format!("{} segments of mean length {mean} <= 1024 on a GPU: a few work-items per segment and several segments per work-group (a work-group per segment would be too small to fill the device)", req.segments),
         )
-    } else if gpu && req.segments >= fill && mean <= 1 << 16 {
+    } else if gpu && req.segments >= fill && (mean <= 1 << 16 || uniform) {
         (
             SegmentAlgo::Group,
             format!("{} segments >= {fill} resident work-groups, mean length {mean}: a work-group per segment", req.segments),
+        )
+    } else if gpu && uniform {
+        // H200, 2^28 f32: 256 rows 253 us, one row 253 us, 16 rows 252 us (1.02-1.03x the
+        // plain sum) against 274-278 us for tiles (decision 58).
+        let split = req
+            .tune
+            .split
+            .unwrap_or(2 * fill / req.segments.max(1))
+            .max(1);
+        (
+            SegmentAlgo::Group,
+            format!("{} uniform segment(s) of {mean}, fewer than {fill} work-groups' worth, on a GPU: {split} work-groups per segment, each the plain sum's grid-stride loop over its share, a second pass per segment (1.02-1.04x the plain sum on the H200; tiles 1.11x)", req.segments),
         )
     } else {
         (
@@ -588,8 +634,10 @@ mod tests {
         assert_eq!(algo(&c, u(16), n / 16, n), SegmentAlgo::Staged);
         assert_eq!(algo(&c, u(256), n / 256, n), SegmentAlgo::Lanes);
         assert_eq!(algo(&c, u(16384), n / 16384, n), SegmentAlgo::Group);
-        assert_eq!(algo(&c, u(1 << 20), 256, n), SegmentAlgo::Tiles);
-        assert_eq!(algo(&c, u(n), 1, n), SegmentAlgo::Tiles);
+        // Few long rows: group split over several work-groups per row (decision 58).
+        assert_eq!(algo(&c, u(1 << 20), 256, n), SegmentAlgo::Group);
+        assert_eq!(algo(&c, u(n), 1, n), SegmentAlgo::Group);
+        assert_eq!(algo(&c, u(1 << 17), 2048, n), SegmentAlgo::Group);
         assert_eq!(
             algo(&c, SegmentLayout::Offsets, n / 256, n),
             SegmentAlgo::Merge
@@ -746,38 +794,6 @@ mod tests {
     }
 
     #[test]
-    fn segment_tune_parses_and_refuses() {
-        let t =
-            SegmentTune::parse("local=512, groups_per_cu=16,per_item=4,lanes=8,unroll=2,chunks=33")
-                .unwrap();
-        assert_eq!(
-            (
-                t.local,
-                t.groups_per_cu,
-                t.per_item,
-                t.lanes,
-                t.unroll,
-                t.chunks
-            ),
-            (Some(512), Some(16), Some(4), Some(8), Some(2), Some(33))
-        );
-        assert_eq!(SegmentTune::parse("").unwrap(), SegmentTune::default());
-        for bad in [
-            "local=300",
-            "lanes=0",
-            "per_item=65",
-            "unroll=32",
-            "groups_per_cu=0",
-            "chunks=0",
-            "chunks=65537",
-            "wg=256",
-            "local",
-        ] {
-            assert!(SegmentTune::parse(bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
     fn new_plans_geometry() {
         let c = fixtures::nvidia_h200();
         let n = 1u64 << 28;
@@ -801,7 +817,7 @@ mod tests {
         let s = p.segment.clone().unwrap();
         assert_eq!(
             (s.algo, s.per_item, s.tile),
-            (SegmentAlgo::Staged, 8, 256 * 8 / 16)
+            (SegmentAlgo::Staged, 8, 128 * 8 / 16)
         );
         assert!(p.local_bytes <= c.local_mem_size);
         // lanes: 16 elements per lane, a tuned count wins.
@@ -857,6 +873,51 @@ mod tests {
         let s = p.segment.unwrap();
         assert_eq!((s.tile, p.passes), (256 * s.per_item, 2));
         assert!(p.local_bytes <= c.local_mem_size);
+    }
+
+    #[test]
+    fn group_splits_few_segments_over_the_device() {
+        let c = fixtures::nvidia_h200();
+        let (n, fill) = (1u64 << 28, c.compute_units as u64 * 8);
+        let plan = |segments: u64, tune: SegmentTune| {
+            let req = SegmentRequest {
+                layout: SegmentLayout::Uniform { len: n / segments },
+                segments,
+                elements: n,
+                force: Some(SegmentAlgo::Group),
+                tune,
+                longest: 0,
+            };
+            let p = plan_segments(&c, base(&c, n), &req, None).unwrap();
+            (p.segment.clone().unwrap().tile, p.groups, p.passes)
+        };
+        // Parts per segment fill two rounds of work-groups; enough segments take one pass.
+        assert_eq!(plan(256, Default::default()), (8, 2048, 2));
+        assert_eq!(plan(1, Default::default()), (2 * fill, 2 * fill, 2));
+        assert_eq!(plan(1 << 14, Default::default()), (1, fill * 4, 1));
+        let split = |s| SegmentTune {
+            split: Some(s),
+            ..Default::default()
+        };
+        assert_eq!(plan(256, split(2)), (2, 512, 2));
+        assert_eq!(plan(1 << 14, split(1)).2, 1);
+        // tiles: tiles per work-group.
+        let req = SegmentRequest {
+            layout: SegmentLayout::Uniform { len: n },
+            segments: 1,
+            elements: n,
+            force: Some(SegmentAlgo::Tiles),
+            tune: SegmentTune {
+                rounds: Some(1),
+                ..Default::default()
+            },
+            longest: 0,
+        };
+        let s = plan_segments(&c, base(&c, n), &req, None)
+            .unwrap()
+            .segment
+            .unwrap();
+        assert_eq!(n.div_ceil(s.tile), fill);
     }
 
     #[test]

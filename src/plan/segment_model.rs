@@ -179,8 +179,8 @@ pub struct SegmentRequest {
 }
 
 /// Geometry overrides of the segmented plans, for tuning experiments:
-/// `CLREDUCE_SEGMENT_TUNE=local=256,groups_per_cu=8,per_item=8,lanes=32,unroll=8,chunks=16` (any
-/// subset). Values
+/// `CLREDUCE_SEGMENT_TUNE=local=256,groups_per_cu=8,per_item=8,lanes=32,unroll=8,chunks=16,split=4,rounds=4`
+/// (any subset). Values
 /// out of range are refused, never clamped; a value a plan does not use is ignored by it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct SegmentTune {
@@ -197,6 +197,11 @@ pub struct SegmentTune {
     /// `columns`: the row chunks (`chunks=N`, 1..=65536; at most the rows), in place of the
     /// rule's.
     pub chunks: Option<u64>,
+    /// `group`: work-groups per segment (`split=N`, 1..=65536), in place of the rule's (as
+    /// many as fill the device when there are fewer segments than `fill`; decision 58).
+    pub split: Option<u64>,
+    /// `tiles`: tiles per work-group (`rounds=N`, 1..=64), in place of the rule's.
+    pub rounds: Option<u64>,
 }
 
 impl SegmentTune {
@@ -215,6 +220,8 @@ impl SegmentTune {
                     "lanes=1|2|4..1024 (a power of two)",
                     "unroll=1|2|4|8|16",
                     "chunks=1..65536",
+                    "split=1..65536",
+                    "rounds=1..64",
                 ],
             };
             let (k, v) = part.split_once('=').ok_or_else(bad)?;
@@ -227,6 +234,8 @@ impl SegmentTune {
                 "lanes" if pow2 => t.lanes = Some(v),
                 "unroll" if pow2 && v <= 16 => t.unroll = Some(v),
                 "chunks" if (1..=65536).contains(&v) => t.chunks = Some(v),
+                "split" if (1..=65536).contains(&v) => t.split = Some(v),
+                "rounds" if (1..=64).contains(&v) => t.rounds = Some(v),
                 _ => return Err(bad()),
             }
         }
@@ -253,7 +262,8 @@ pub struct SegmentPlan {
     /// The algorithm.
     pub algo: SegmentAlgo,
     /// Tiles and chunks: elements per tile; columns: rows per chunk; staged: rows per stage;
-    /// stripes: the first pass's work-groups; 0 otherwise.
+    /// stripes: the first pass's work-groups; group: work-groups per segment (1: one pass);
+    /// 0 otherwise.
     pub tile: u64,
     /// Tiles: the longest segment one work-item reduces alone; 0 otherwise.
     pub short: u64,
@@ -285,5 +295,44 @@ impl fmt::Display for SegmentPlan {
             self.segments, self.mean_len, self.algo
         )?;
         writeln!(f, "    because {}", self.reason)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segment_tune_parses_and_refuses() {
+        let t =
+            SegmentTune::parse("local=512, groups_per_cu=16,per_item=4,lanes=8,unroll=2,chunks=33")
+                .unwrap();
+        assert_eq!(
+            (
+                t.local,
+                t.groups_per_cu,
+                t.per_item,
+                t.lanes,
+                t.unroll,
+                t.chunks
+            ),
+            (Some(512), Some(16), Some(4), Some(8), Some(2), Some(33))
+        );
+        assert_eq!(SegmentTune::parse("").unwrap(), SegmentTune::default());
+        for bad in [
+            "local=300",
+            "lanes=0",
+            "per_item=65",
+            "unroll=32",
+            "groups_per_cu=0",
+            "chunks=0",
+            "chunks=65537",
+            "split=0",
+            "rounds=65",
+            "wg=256",
+            "local",
+        ] {
+            assert!(SegmentTune::parse(bad).is_err(), "{bad}");
+        }
     }
 }
