@@ -6,7 +6,6 @@
 //! without initialize_to_identity, in both forms; integer spans (plus, min, max, and, or, xor)
 //! exactly. Small n on the simulator.
 
-#[macro_use]
 use crate::common;
 
 use clreduce::exact::sum_f32;
