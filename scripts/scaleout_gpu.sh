@@ -40,7 +40,7 @@ step tests
 : > "$out/tests.txt"
 for t in multi multi_segments mpi; do
   rc=0
-  timeout 240 ".gpu/test-$t" --test-threads=4 > "$out/test-$t.log" 2>&1 || rc=$?
+  timeout 240 bash scripts/gpu/test_of.sh "$t" --test-threads=4 > "$out/test-$t.log" 2>&1 || rc=$?
   { echo "test-$t: exit $rc"; grep -E "^SUMMARY|^SKIP|^FAIL|test result|panicked" "$out/test-$t.log" | head -n 40; } | tee -a "$out/tests.txt"
 done
 

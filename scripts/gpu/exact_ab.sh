@@ -11,7 +11,7 @@
 # Built here with `bash scripts/gpu.sh build`; run there with
 #   bash scripts/gpu.sh run cmd bash scripts/gpu/exact_ab.sh        (carry .gpu)
 # Env: DEV (NVIDIA), SIZES (2^20,2^24,2^28), ONLY (a grep -E on variant labels), REGS (1: the
-# register counts), TESTS (1: .gpu/test-exact hot_loop speculative_loop_beside).
+# register counts), TESTS (1: the exact tests hot_loop and speculative_loop_beside).
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 B=${CLREDUCE:-.gpu/clreduce}
@@ -66,8 +66,8 @@ if [ "${REGS:-1}" = 1 ] && echo regs | grep -Eq "$ONLY"; then
 fi
 
 # 4. The exact tests with the hot loop forced (and the speculative loop), bits checked.
-if [ "${TESTS:-1}" = 1 ] && echo tests | grep -Eq "$ONLY" && [ -x .gpu/test-exact ]; then
-  timeout 120 .gpu/test-exact --test-threads=2 hot_loop speculative_loop_beside 2>&1 |
+if [ "${TESTS:-1}" = 1 ] && echo tests | grep -Eq "$ONLY"; then
+  timeout 120 .gpu/test-suite --test-threads=2 exact::hot_loop exact::speculative_loop_beside 2>&1 |
     grep -E "SUMMARY|FAIL|panicked|test result" | sed "s/^/tests | /" | tee -a "$out"
 fi
 echo "written: $out"

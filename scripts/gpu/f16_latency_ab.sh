@@ -47,4 +47,4 @@ for vec in 1 2 4 8; do
 done 2>&1 | tee "$out/f16-plans.txt"
 
 echo "== 4. tests/half.rs on the GPU"
-.gpu/test-half --test-threads=1 2>&1 | tail -n 25 | tee "$out/test-half.txt"
+bash scripts/gpu/test_of.sh half --test-threads=1 2>&1 | tail -n 25 | tee "$out/test-half.txt"

@@ -29,4 +29,4 @@ $B bench --device "$GPU" --cases f32-sum,f16-sum,bf16-sum --sizes 2^20,2^24,2^27
   grep -E "^(f32|f16|bf16)-sum +auto|error" | tee "$out/f16-default.txt"
 
 echo "== 3. tests/half.rs and tests/queues.rs on the GPU"
-for t in half queues; do .gpu/test-$t --test-threads=1 2>&1 | grep -E "^test |test result|FAIL|panicked" ; done 2>&1 | tee "$out/tests-2.txt"
+for t in half queues; do bash scripts/gpu/test_of.sh $t --test-threads=1 2>&1 | grep -E "^test |test result|FAIL|panicked" ; done 2>&1 | tee "$out/tests-2.txt"

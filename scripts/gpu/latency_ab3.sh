@@ -52,5 +52,5 @@ echo "== plans, shortcuts, tests"
   for n in 1024 1048576; do .gpu/clreduce explain --device "$GPU" --n $n --init-identity 2>&1 | grep -E "^plan|geometry:|cross-group step|launch\(es\)"; done
   .gpu/shortcut_latency "$GPU" "$REPS"
   torch
-  for t in mailbox queues; do .gpu/test-$t --test-threads=1 --nocapture 2>&1 | grep -E "^test |test result|FAIL|SKIP|SUMMARY|panicked"; done
+  for t in mailbox queues; do bash scripts/gpu/test_of.sh $t --test-threads=1 --nocapture 2>&1 | grep -E "^test |test result|FAIL|SKIP|SUMMARY|panicked"; done
 } 2>&1 | tee "$out/latency-ab3-rest.txt"

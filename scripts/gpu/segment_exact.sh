@@ -14,15 +14,15 @@ out=${OUT:-/tmp}
 DEV=${DEV:-NVIDIA}
 PLANS=${PLANS:-auto}
 REPS=${REPS:-10}
-T=.gpu/test-segment_exact
+T="scripts/gpu/test_of.sh segment_exact"
 keep() { grep -E "^SUMMARY|^FAIL|^SKIP|^SAMPLE|test result|panicked|error" ; }
 
 t0=$SECONDS
 echo "== tests: sample"
-CLREDUCE_FULL_MATRIX=0 timeout 45 "$T" --test-threads=4 > "$out/segexact-tests-sample.txt" 2>&1; echo "rc=$?"
+CLREDUCE_FULL_MATRIX=0 timeout 45 bash $T --test-threads=4 > "$out/segexact-tests-sample.txt" 2>&1; echo "rc=$?"
 keep < "$out/segexact-tests-sample.txt"
 echo "== tests: full matrix (75 s limit; rc=124 means cut short)"
-CLREDUCE_FULL_MATRIX=1 timeout 75 "$T" --test-threads=4 > "$out/segexact-tests-full.txt" 2>&1; echo "rc=$?"
+CLREDUCE_FULL_MATRIX=1 timeout 75 bash $T --test-threads=4 > "$out/segexact-tests-full.txt" 2>&1; echo "rc=$?"
 keep < "$out/segexact-tests-full.txt"
 echo "== tests took $((SECONDS - t0)) s"
 for lg in 24 28; do
