@@ -75,8 +75,9 @@ logs="$(mktemp -d "${TMPDIR:-/tmp}/clreduce-test.XXXXXX")"
 run_one() {
   local t0=$SECONDS rc=0 name exe dir args TIMEFORMAT="%U %S"
   IFS=$'\t' read -r name exe dir args <<< "$1"
+  # (The log's redirection inside the subshell, and no exec there: either way time prints nothing.)
   # shellcheck disable=SC2086
-  { (cd "$dir" && CARGO_MANIFEST_DIR="$dir" exec "$exe" $args) > "$logs/$name.log" 2>&1 || rc=$?; } 2> "$logs/$name.cpu"
+  { time (cd "$dir" && CARGO_MANIFEST_DIR="$dir" "$exe" $args > "$logs/$name.log" 2>&1) || rc=$?; } 2> "$logs/$name.cpu"
   echo "$rc $((SECONDS - t0)) $(awk '{printf "%.0f", $1 + $2}' "$logs/$name.cpu")" > "$logs/$name.rc"
 }
 # show NAME: prints a finished binary's output and verdict once.
