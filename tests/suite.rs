@@ -15,6 +15,11 @@
 //! `scripts/test.sh` runs this binary as several processes, each with the exact names of one
 //! group of modules (`scripts/suite_jobs.py`), two at a time.
 
+// Several files include the same helper files by path (tests/common/cli.rs, files.rs, sample.rs,
+// tests/errs/helpers.rs), as each did when it was its own binary: each copy is that file's
+// private module.
+#![allow(clippy::duplicate_mod)]
+
 #[macro_use]
 mod common;
 
