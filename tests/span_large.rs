@@ -25,6 +25,14 @@ fn skip_reason(e: &Error) -> Option<String> {
 }
 
 /// Elements per launch: fewer on the simulator.
+/// The smallest power of two of 4-byte elements the device's local memory cannot hold a copy
+/// of, and 2^16 at least: a span the planner must keep outside local memory.
+fn bins_beyond_local(q: &Queue) -> usize {
+    ((q.caps().local_mem_size as usize / 4) + 1)
+        .next_power_of_two()
+        .max(1 << 16)
+}
+
 fn n_for(q: &Queue) -> usize {
     if q.device().is_simulator() {
         3000
@@ -135,10 +143,7 @@ fn large_f32_spans_are_exact_and_repeatable() {
         let _serial = sim_lock(q.device());
         let dev = short(q.device());
         let n = n_for(q);
-        // The largest span the device's local memory cannot hold a copy of, and 2^16 at least.
-        let big = ((q.caps().local_mem_size as usize / 4) + 1)
-            .next_power_of_two()
-            .max(1 << 16);
+        let big = bins_beyond_local(q);
         let sizes = [big];
         for (s, &bins) in sizes.iter().enumerate() {
             // The simulator rounds 2^16 elements in about 9 s a launch: one variant there.
@@ -220,9 +225,7 @@ fn large_integer_spans_are_exact() {
         let _serial = sim_lock(q.device());
         let dev = short(q.device());
         let n = n_for(q);
-        let bins = ((q.caps().local_mem_size as usize / 4) + 1)
-            .next_power_of_two()
-            .max(1 << 16);
+        let bins = bins_beyond_local(q);
         let mut r = Rng(0x1a7e ^ bins as u64);
         let keys: Vec<u32> = (0..n).map(|_| r.below(bins as u64) as u32).collect();
         let vals: Vec<u32> = (0..n).map(|_| r.next() as u32).collect();
