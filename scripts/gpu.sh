@@ -43,9 +43,8 @@ repeat_tests() {
   local list="" b name label names mods=()
   for b in .gpu/test-*; do
     name="${b#.gpu/test-}"
-    # The MPI test needs the carried OpenMPI: `run scaleout` runs it. The macro crate's unit
-    # tests link the compiler's libraries, which the GPU machines do not have.
-    [ "$name" = mpi ] || [ "$name" = clreduce_macros ] && continue
+    # The MPI test needs the carried OpenMPI: `run scaleout` runs it.
+    [ "$name" = mpi ] && continue
     if [ "$name" = suite ]; then
       mods=()
       if [ -n "$only" ]; then
