@@ -94,10 +94,17 @@ pub use types::{Bf16, ElemType, Element, Half, HostVec, Value};
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
-/// How many programs this process has compiled (every device, every queue): a repeated launch
-/// compiles nothing, so tests and benchmarks check "compile once" with it.
+/// How many programs this process has built (every device, every queue; compiled from source,
+/// or loaded from the program cache on disk, [`programs_from_disk`]): a repeated launch builds
+/// nothing, so tests and benchmarks check "compile once" with it.
 pub fn compiled_programs() -> u64 {
     runtime::program::compiled_count()
+}
+
+/// How many of [`compiled_programs`] this process loaded from the program cache on disk
+/// instead of compiling them (README, "The program cache on disk": `CLREDUCE_PROGRAM_CACHE`).
+pub fn programs_from_disk() -> u64 {
+    runtime::disk_cache::loaded_count()
 }
 
 /// The plumbing `kernel!`'s expansion names: it must be reachable from the user's crate, but

@@ -7,7 +7,7 @@
 mod cli_run;
 #[path = "common/files.rs"]
 mod files;
-use cli_run::cli;
+use cli_run::{cli, cli_with};
 use clreduce::devices;
 use files::{f16_bits, npy, scratch};
 
@@ -167,4 +167,93 @@ fn bench_peers_say_where_they_looked() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("(no peer script in it)"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The program cache on disk (`CLREDUCE_PROGRAM_CACHE`, src/runtime/disk_cache.rs), through
+/// the CLI on every device, the simulator included: a first run compiles and writes binaries,
+/// a second loads its program from them and passes its check; files cut short or with a byte
+/// changed are misses (compiled again, then written again); `off` writes nothing.
+#[test]
+fn program_cache_on_disk() {
+    let all: Vec<String> = devices()
+        .expect("no OpenCL devices: run scripts/setup.sh and `source scripts/env.sh`")
+        .iter()
+        .map(|d| d.index().to_string())
+        .collect();
+    let root = scratch("program-cache");
+    let bins = |dir: &std::path::Path| -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(dir).map_or(Vec::new(), |r| {
+            r.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "bin"))
+                .collect()
+        })
+    };
+    for dev in &all {
+        let dir = root.join(format!("dev{dev}"));
+        let dir_s = dir.to_string_lossy().to_string();
+        let run = |cache: &str| {
+            let args = [
+                "reduce", "--device", dev, "--op", "max", "--type", "i32", "--n", "3001",
+            ];
+            let (code, stdout, stderr) = cli_with(&args, &[("CLREDUCE_PROGRAM_CACHE", cache)]);
+            assert_eq!(
+                code, 0,
+                "device {dev} cache {cache}: exit {code}\n{stdout}\n{stderr}"
+            );
+            assert!(stdout.contains("PASS"), "device {dev}: {stdout}");
+            stdout
+        };
+        let first = run(&dir_s);
+        assert!(
+            first.contains("including building 1 program(s))"),
+            "device {dev}, empty cache: {first}"
+        );
+        let files = bins(&dir);
+        assert!(
+            !files.is_empty(),
+            "device {dev}: no binary written to {dir_s}"
+        );
+        let second = run(&dir_s);
+        assert!(
+            second.contains("including loading 1 program(s) from the disk cache"),
+            "device {dev}, second run: {second}"
+        );
+        // Damaged files: one cut short, the others with their last byte changed.
+        for (k, f) in files.iter().enumerate() {
+            let mut b = std::fs::read(f).unwrap();
+            if k == 0 {
+                b.truncate(b.len() / 2);
+            } else {
+                *b.last_mut().unwrap() ^= 0x5a;
+            }
+            std::fs::write(f, b).unwrap();
+        }
+        let damaged = run(&dir_s);
+        assert!(
+            damaged.contains("including building 1 program(s))"),
+            "device {dev}, damaged files: {damaged}"
+        );
+        let again = run(&dir_s);
+        assert!(
+            again.contains("including loading 1 program(s) from the disk cache"),
+            "device {dev}, after rewriting: {again}"
+        );
+    }
+    let off = root.join("off");
+    std::fs::create_dir_all(&off).unwrap();
+    let (code, stdout, stderr) = cli_with(
+        &[
+            "reduce", "--device", &all[0], "--op", "plus", "--type", "i32", "--n", "77",
+        ],
+        &[
+            ("CLREDUCE_PROGRAM_CACHE", "off"),
+            ("XDG_CACHE_HOME", off.to_str().unwrap()),
+        ],
+    );
+    assert_eq!(code, 0, "off: {stdout}\n{stderr}");
+    assert!(stdout.contains("including building"), "off: {stdout}");
+    let default_dir = off.join("clreduce").join("programs");
+    assert!(!default_dir.exists(), "off wrote into {default_dir:?}");
+    std::fs::remove_dir_all(&root).unwrap();
 }

@@ -32,6 +32,8 @@ pub(crate) struct DeviceInner {
     /// The process-wide command lock, used only when the device's capabilities carry
     /// `Workarounds::serialize_device` (see [`Device::serial`]).
     serial: Arc<Mutex<()>>,
+    /// The device's part of the disk cache's identities (`disk_cache.rs`), read once.
+    disk_identity: OnceLock<Option<String>>,
 }
 
 impl std::fmt::Debug for Device {
@@ -131,6 +133,7 @@ pub fn devices() -> Result<&'static [Device]> {
                             caps: OnceLock::new(),
                             memory: OnceLock::new(),
                             serial: Arc::new(Mutex::new(())),
+                            disk_identity: OnceLock::new(),
                         }),
                     });
                 }
@@ -309,6 +312,21 @@ impl Device {
             .clone()
     }
 
+    /// The device's part of the disk cache's identities (names, versions, driver), or `None`
+    /// when a version cannot be read (no disk cache for the device then).
+    pub(crate) fn disk_identity(&self) -> Option<&str> {
+        self.inner
+            .disk_identity
+            .get_or_init(|| {
+                super::disk_cache::device_identity(
+                    &self.inner.cl,
+                    &self.inner.platform,
+                    &self.inner.name,
+                )
+            })
+            .as_deref()
+    }
+
     /// The device's capabilities, queried, translated and verified by probe kernels once per
     /// process. No mask applied.
     pub fn caps(&self) -> Result<DeviceCaps> {
@@ -325,7 +343,13 @@ impl Device {
                     .workarounds
                     .serialize_device
                     .then(|| self.inner.serial.lock().unwrap_or_else(|p| p.into_inner()));
-                probe(&*self.context()?, self.id(), &self.label(), caps)
+                probe(
+                    &*self.context()?,
+                    self.id(),
+                    &self.label(),
+                    self.disk_identity(),
+                    caps,
+                )
             })
             .clone()
     }

@@ -478,6 +478,20 @@ fn claim(q: &ClQueue, mem: &Mem) -> Result<()> {
     Ok(())
 }
 
+/// A program for one device from a binary that device's driver gave out earlier
+/// (`clCreateProgramWithBinary`; the disk cache, `disk_cache.rs`). The driver checks the
+/// binary: a foreign or damaged one is an error here or at the build that must follow.
+pub(crate) fn program_from_binary(
+    ctx: &Context,
+    id: opencl3::types::cl_device_id,
+    binary: &[u8],
+) -> Result<Program> {
+    // SAFETY: one device and one binary slice of its length, as the call requires; the driver
+    // copies the bytes before it returns.
+    unsafe { Program::create_from_binary(ctx, &[id], &[binary]) }
+        .map_err(Error::cl("clCreateProgramWithBinary"))
+}
+
 /// Creates a buffer of `bytes` bytes, copying `init` into it when given (its length must be
 /// `bytes`). A size the device cannot hold (above `CL_DEVICE_MAX_MEM_ALLOC_SIZE`, or above
 /// `CL_DEVICE_GLOBAL_MEM_SIZE` with what this process already holds there) is refused with

@@ -2,7 +2,7 @@
 //! before a plan relies on it; what does not compile is removed and noted in
 //! `DeviceCaps::removed`.
 
-use super::build::build_uncached;
+use super::build::build_cached;
 use crate::caps::{ClStd, DeviceCaps};
 use crate::error::{Error, Result};
 use opencl3::context::Context;
@@ -263,11 +263,16 @@ pub(super) fn probe(
     ctx: &Context,
     id: cl_device_id,
     label: &str,
+    identity: Option<&str>,
     mut caps: DeviceCaps,
 ) -> Result<DeviceCaps> {
+    // Through the disk cache as well: a probe that compiled once on this driver compiles.
+    let build = |src: &str, options: &str| {
+        build_cached(id, label, identity, ctx, src, options).map(|b| b.0)
+    };
     // Preferred work-group multiple from a trivial kernel where the device query was missing.
     let plain = "__kernel void p_plain(__global int* g) { g[get_global_id(0)] += 1; }\n";
-    let program = build_uncached(id, label, ctx, plain, ClStd::Cl12.option())?;
+    let program = build(plain, ClStd::Cl12.option())?;
     if caps.preferred_wg_multiple <= 1 {
         if let Ok(k) = opencl3::kernel::Kernel::create(&program, "p_plain") {
             if let Ok(m) = k.get_work_group_size_multiple(id) {
@@ -291,11 +296,11 @@ pub(super) fn probe(
     // Usually everything advertised compiles: one build checks all of it.
     let std = list.iter().map(|(p, _)| p.std).max().unwrap_or(ClStd::Cl12);
     let all: String = list.iter().map(|(_, s)| s.as_str()).collect();
-    if build_uncached(id, label, ctx, &all, std.option()).is_ok() {
+    if build(&all, std.option()).is_ok() {
         return Ok(caps);
     }
     for (p, src) in list {
-        if let Err(err) = build_uncached(id, label, ctx, &src, p.std.option()) {
+        if let Err(err) = build(&src, p.std.option()) {
             let first = match &err {
                 Error::Build { log, .. } => log
                     .lines()

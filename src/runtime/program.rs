@@ -1,7 +1,9 @@
 //! Program building and the process-wide program cache: each (device, source, options) is
-//! compiled once for the life of the process, even when many threads ask at the same moment.
+//! built once for the life of the process, even when many threads ask at the same moment:
+//! from the binary in the disk cache when there is one (`disk_cache.rs`), else compiled from
+//! source (and its binary written there).
 
-use super::build::build_uncached;
+use super::build::build_cached;
 use super::device::Device;
 use crate::error::Result;
 use opencl3::program::Program;
@@ -21,7 +23,8 @@ type Slot = Arc<Mutex<Option<Arc<Program>>>>;
 static CACHE: OnceLock<Mutex<HashMap<Key, Slot>>> = OnceLock::new();
 static BUILDS: AtomicU64 = AtomicU64::new(0);
 
-/// How many programs this process has compiled through the cache (for tests and the bench).
+/// How many programs this process has built through the cache, compiled from source or loaded
+/// from the disk cache (for tests and the bench).
 pub fn compiled_count() -> u64 {
     BUILDS.load(Ordering::Relaxed)
 }
@@ -48,26 +51,27 @@ pub(crate) fn get(device: &Device, source: &str, options: &str) -> Result<Arc<Pr
     }
     let ctx = device.context()?;
     // Oclgrind compiles in one compiler context per device: no build while another thread's
-    // command or build runs (Workarounds::serialize_device). Not in build_uncached: the probes
+    // command or build runs (Workarounds::serialize_device). Not in build_cached: the probes
     // call it with the lock already held.
     let serial = device.serial()?;
     let held = serial.hold();
-    let program = Arc::new(build_uncached(
-        device.id(),
-        &device.label(),
-        &ctx,
-        source,
-        options,
-    )?);
+    let (id, label) = (device.id(), device.label());
+    let identity = device.disk_identity();
+    let (program, from_disk) = build_cached(id, &label, identity, &ctx, source, options)?;
+    let program = Arc::new(program);
     drop(held);
     BUILDS.fetch_add(1, Ordering::Relaxed);
-    tracing::debug!(device = %device.label(), options, "program compiled");
-    if tracing::enabled!(tracing::Level::DEBUG) {
-        // A successful build's log (register counts with CLREDUCE_EXTRA_OPTIONS=-cl-nv-verbose
-        // on NVIDIA, vectorizer notes on some CPU runtimes).
-        if let Ok(log) = program.get_build_log(device.id()) {
-            if !log.trim().is_empty() {
-                tracing::debug!(device = %device.label(), log = %log.trim(), "build log");
+    if from_disk {
+        tracing::debug!(device = %device.label(), options, "program loaded from the disk cache");
+    } else {
+        tracing::debug!(device = %device.label(), options, "program compiled");
+        if tracing::enabled!(tracing::Level::DEBUG) {
+            // A successful build's log (register counts with CLREDUCE_EXTRA_OPTIONS=-cl-nv-verbose
+            // on NVIDIA, vectorizer notes on some CPU runtimes).
+            if let Ok(log) = program.get_build_log(device.id()) {
+                if !log.trim().is_empty() {
+                    tracing::debug!(device = %device.label(), log = %log.trim(), "build log");
+                }
             }
         }
     }

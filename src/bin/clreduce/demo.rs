@@ -63,12 +63,16 @@ fn one(q: &Queue, op: Op, ty: ElemType, n: u64) -> clreduce::Result<bool> {
     // costs), so the time printed is the warm one; the first launch's times come beside it.
     let red = || reduction(&res, op).initialize_to_identity();
     let launch = || q.parallel_for_reduce(Range::new(n), red(), Kernel::new(body).arg("x", &x));
-    let built = clreduce::compiled_programs();
+    let (built, from_disk) = (
+        clreduce::compiled_programs(),
+        clreduce::programs_from_disk(),
+    );
     let t0 = std::time::Instant::now();
     let first = launch()?;
     first.wait()?;
     let first_wall = t0.elapsed().as_secs_f64();
     let built = clreduce::compiled_programs() - built;
+    let from_disk = clreduce::programs_from_disk() - from_disk;
     let first_ns = first.device_time_ns()?;
     let ev = launch()?;
     let t = ev.device_time_ns()?;
@@ -107,10 +111,7 @@ fn one(q: &Queue, op: Op, ty: ElemType, n: u64) -> clreduce::Result<bool> {
         "  (after a warm-up launch; the first launch: {:.1} us of device time, {:.1} ms from call to completion, {})\n",
         first_ns as f64 / 1e3,
         first_wall * 1e3,
-        match built {
-            0 => "no program built (already in this process)".to_string(),
-            k => format!("including building {k} program(s)"),
-        }
+        crate::out::built_text(built, from_disk)
     );
     Ok(verdict.is_ok())
 }

@@ -70,3 +70,14 @@ pub fn finish() -> Result<(), String> {
         Some(Failure::Closed) | None => Ok(()),
     }
 }
+
+/// The first launch's builds, for the `device time:` lines of `reduce` and `demo`: how many
+/// programs it built and how many of them came from the program cache on disk.
+pub fn built_text(built: u64, from_disk: u64) -> String {
+    match (built, from_disk) {
+        (0, _) => "no program built (already in this process)".to_string(),
+        (k, 0) => format!("including building {k} program(s)"),
+        (k, d) if d == k => format!("including loading {k} program(s) from the disk cache"),
+        (k, d) => format!("including building {k} program(s), {d} from the disk cache"),
+    }
+}

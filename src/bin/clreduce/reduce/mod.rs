@@ -321,6 +321,8 @@ pub struct Times {
     first_wall_ns: u64,
     /// Programs the first launch built.
     built: u64,
+    /// Of those, the ones loaded from the program cache on disk.
+    from_disk: u64,
 }
 
 impl Times {
@@ -331,10 +333,7 @@ impl Times {
             self.warm_ns as f64 / 1e3,
             self.first_ns as f64 / 1e3,
             self.first_wall_ns as f64 / 1e6,
-            match self.built {
-                0 => "no program built (already in this process)".to_string(),
-                k => format!("including building {k} program(s)"),
-            }
+            crate::out::built_text(self.built, self.from_disk)
         )
     }
 }
@@ -349,7 +348,10 @@ fn reduce_on(d: &Device, a: &ReduceArgs, p: &Prepared) -> Result<(Plan, Vec<Got>
     let (ty, vars, init_identity) = (p.spec.ty, &p.spec.vars, p.spec.init_identity);
     // The warm-up: same plan and program, its own result buffers (left unchecked).
     let scratch = make_targets(&q, ty, &p.inits)?;
-    let built = clreduce::compiled_programs();
+    let (built, from_disk) = (
+        clreduce::compiled_programs(),
+        clreduce::programs_from_disk(),
+    );
     let t0 = std::time::Instant::now();
     let first = q.parallel_for_reduce_with(
         form,
@@ -360,6 +362,7 @@ fn reduce_on(d: &Device, a: &ReduceArgs, p: &Prepared) -> Result<(Plan, Vec<Got>
     first.wait()?;
     let first_wall_ns = t0.elapsed().as_nanos() as u64;
     let built = clreduce::compiled_programs() - built;
+    let from_disk = clreduce::programs_from_disk() - from_disk;
     let first_ns = first.device_time_ns()?;
     let targets = make_targets(&q, ty, &p.inits)?;
     let reds = make_reductions(vars, &targets, init_identity);
@@ -369,6 +372,7 @@ fn reduce_on(d: &Device, a: &ReduceArgs, p: &Prepared) -> Result<(Plan, Vec<Got>
         first_ns,
         first_wall_ns,
         built,
+        from_disk,
     };
     let mut got = Vec::new();
     for t in &targets {
