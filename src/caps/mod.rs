@@ -280,6 +280,12 @@ pub struct Workarounds {
     /// `POLL_READ_BUDGET_US` and then block; `CLREDUCE_POLL_READ_US` overrides the budget
     /// (0: off). design/decisions.md section 26.
     pub poll_read: bool,
+    /// PoCL keeps its own kernel cache (`~/.cache/pocl`), keyed by the program's source: a
+    /// program made from a binary misses it and compiles its kernels again at their first
+    /// launch, so clreduce's program cache on disk (`runtime/disk_cache.rs`) would double a
+    /// first run's compiles there instead of saving any (design/decisions.md section 63).
+    /// The disk cache is not used on such a device.
+    pub own_program_cache: bool,
 }
 
 /// How long a read polls its event before it blocks, where `Workarounds::poll_read` is on.

@@ -186,6 +186,7 @@ pub fn translate(raw: &RawDeviceInfo) -> DeviceCaps {
             flush_long_launches: raw.vendor_id == 0x10de,
             host_mailbox: raw.vendor_id == 0x10de,
             poll_read: raw.platform.contains("Portable Computing Language"),
+            own_program_cache: raw.platform.contains("Portable Computing Language"),
         },
         narrow_vec: if kind == DeviceKind::Gpu { 2 } else { 1 },
     }

@@ -314,17 +314,11 @@ impl Device {
 
     /// The device's part of the disk cache's identities (names, versions, driver), or `None`
     /// when a version cannot be read (no disk cache for the device then).
+    /// Set with the capabilities (before the probes, which use it): none where
+    /// `Workarounds::own_program_cache` says the driver caches programs itself, and none
+    /// before the capabilities are made.
     pub(crate) fn disk_identity(&self) -> Option<&str> {
-        self.inner
-            .disk_identity
-            .get_or_init(|| {
-                super::disk_cache::device_identity(
-                    &self.inner.cl,
-                    &self.inner.platform,
-                    &self.inner.name,
-                )
-            })
-            .as_deref()
+        self.inner.disk_identity.get().and_then(|o| o.as_deref())
     }
 
     /// The device's capabilities, queried, translated and verified by probe kernels once per
@@ -335,6 +329,12 @@ impl Device {
             .get_or_init(|| {
                 let raw = query(&self.inner.cl, &self.inner.platform, &self.inner.name)?;
                 let mut caps = caps::translate(&raw);
+                let i = &self.inner;
+                let _ = i.disk_identity.set(if caps.workarounds.own_program_cache {
+                    None
+                } else {
+                    super::disk_cache::device_identity(&i.cl, &i.platform, &i.name)
+                });
                 if let Some(w) = caps::vec_override()? {
                     caps.narrow_vec = w;
                 }
