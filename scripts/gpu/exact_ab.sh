@@ -43,31 +43,43 @@ v() {
 # default on GPUs is the shared hot loop with unroll 8 for a single exact sum (decision 57), so
 # `base` is that, `hot` its unroll-4 form, and `hot=0` the speculative loop before it.
 F2="f32-sum,f32-sum-exact,f64-sum,f64-sum-exact"
-v base "" "" "$F2" "2^24,2^28"
-v hot "hot=1" ""
-v hot-r64 "hot=1" "-cl-nv-maxrregcount=64"
-v hot-u8-r64 "hot=1,unroll=8" "-cl-nv-maxrregcount=64" "$F2" "2^24,2^28"
+SMM="f32-sum-min-max,f32-sum-min-max-exact"
+# Session 12 (decision 61, design/exact.md "The tail"): the tail forms, CLREDUCE_TUNE=tail=0|1|2
+# (0 private: session 11's; 1 local: the last step's limbs in local memory, a limb per
+# work-item, rounded there, and warp 0's merge in as many levels as warps; 2 lean: also no
+# normalization per work-group), and exact sum + min + max at unroll 8 (the plain launch at
+# unroll 8 too in that process: its ratio compares unroll 8 with unroll 8; the base line gives
+# the plain launch at its own unroll).
+v base "" ""
+v tail1 "tail=1" "" "$F2" "2^20,2^24"
+v tail2 "tail=2" ""
+v smm-u8-tail2 "tail=2,unroll=8" "" "$SMM"
 
-# 3. Register counts and stack frames of each loop's clr_main (f32, f64, sum+min+max).
+# 3. Register counts and stack frames of clr_main per tail (f32, f64, exact sum + min + max).
+regs() {
+  local label="$1" tune="$2"; shift 2
+  local r
+  r=$(CLREDUCE_LOG=debug CLREDUCE_EXTRA_OPTIONS="-cl-nv-verbose" CLREDUCE_TUNE="$tune" timeout 60 \
+    "$B" reduce "$@" --n 1048576 --device "$DEV" 2>&1 |
+    grep -ioE "(function properties for clr_main|[0-9]+ bytes stack frame|used [0-9]+ registers)" | tr '\n' ' ')
+  echo "regs $label [$tune] | $r" | tee -a "$out"
+}
 if [ "${REGS:-1}" = 1 ] && echo regs | grep -Eq "$ONLY"; then
-  for t in "hot=1" "hot=1,unroll=8"; do
-    for c in "--type f32" "--type f64"; do
-     for o in "" "-cl-nv-maxrregcount=64"; do
-      r=$(CLREDUCE_LOG=debug CLREDUCE_EXTRA_OPTIONS="-cl-nv-verbose $o" CLREDUCE_TUNE="$t" timeout 60 \
-        "$B" reduce $c --determinism exact --n 1048576 --device "$DEV" 2>&1 |
-        grep -ioE "(function properties for clr_main|[0-9]+ bytes stack frame|used [0-9]+ registers)" | tr '\n' ' ')
-      echo "regs [$t] [$c] [$o] | $r" | tee -a "$out"
-     done
-    done
+  for t in "tail=0" "tail=1" "tail=2"; do
+    regs "exact f32" "$t" --type f32 --determinism exact
+    regs "exact f64" "$t" --type f64 --determinism exact
   done
-  r=$(CLREDUCE_LOG=debug CLREDUCE_EXTRA_OPTIONS=-cl-nv-verbose timeout 60 "$B" reduce --type f32 \
-    --n 1048576 --device "$DEV" 2>&1 | grep -ioE "(function properties for clr_main|[0-9]+ bytes stack frame|used [0-9]+ registers)" | tr '\n' ' ')
-  echo "regs plain f32 sum | $r" | tee -a "$out"
+  regs "exact sum,min,max" "tail=0" --type f32 --op sum,min,max --determinism exact
+  regs "exact sum,min,max" "tail=2,unroll=8" --type f32 --op sum,min,max --determinism exact
+  regs "plain sum,min,max" "" --type f32 --op sum,min,max
+  regs "plain sum,min,max" "unroll=8" --type f32 --op sum,min,max
+  regs "plain f32 sum" "" --type f32
+  regs "plain f64 sum" "" --type f64
 fi
 
 # 4. The exact tests with the hot loop forced (and the speculative loop), bits checked.
 if [ "${TESTS:-1}" = 1 ] && echo tests | grep -Eq "$ONLY"; then
-  timeout 120 .gpu/test-suite --test-threads=2 exact::hot_loop exact::speculative_loop_beside 2>&1 |
+  timeout 150 .gpu/test-suite --test-threads=2 exact::hot_loop exact::speculative_loop_beside exact_tail:: 2>&1 |
     grep -E "SUMMARY|FAIL|panicked|test result" | sed "s/^/tests | /" | tee -a "$out"
 fi
 echo "written: $out"

@@ -4,7 +4,7 @@
 //! algorithm; kernels/exact.cl and kernels/var_exact.cl run it.
 
 use super::model::{ExactFormat, ExactPlan, Expansion, IndexOrder, SaccStore};
-use super::request::{FormRequest, HotLoop, Request, VarRequest};
+use super::request::{ExactTail, FormRequest, HotLoop, Request, VarRequest};
 use super::strategy::{CrossAlgo, Determinism, GroupAlgo};
 use crate::caps::{DeviceCaps, DeviceKind};
 use crate::error::{Error, Result};
@@ -74,6 +74,7 @@ pub(super) fn exact_plan(caps: &DeviceCaps, v: &VarRequest) -> Result<ExactPlan>
         store,
         speculative: false,
         hot: HotLoop::Off,
+        tail: ExactTail::Private,
     })
 }
 
@@ -252,4 +253,41 @@ pub(super) fn speculate(
         && matches!(order, IndexOrder::GridStride | IndexOrder::Contiguous)
         && matches!(req.form, FormRequest::Range { .. });
     applies && spec_wanted(caps, req)
+}
+
+/// Whether every deposit of a launch of `total` indices over `groups` work-groups of `local`
+/// work-items with `unroll` accumulators each stays within the 2^30 contributions of the one
+/// superaccumulator its work-groups' unnormalized superaccumulators add up to: at most one
+/// deposit per index (a residue or the element itself, as the per-group cap assumes), at most
+/// four per merge of two accumulators (the work-item's `unroll - 1` folds and about one
+/// work-group merge per work-item, counted as `unroll + 1` per work-item), four per
+/// work-group's flush, and the initial value.
+pub(super) fn lean_fits(total: u64, groups: u64, local: usize, unroll: usize) -> bool {
+    let items = groups.saturating_mul(local as u64);
+    let merges = items.saturating_mul(unroll as u64 + 1);
+    let deposits = total
+        .saturating_add(merges.saturating_mul(4))
+        .saturating_add(groups.saturating_mul(4))
+        .saturating_add(1);
+    deposits <= 1 << 30
+}
+
+/// The fixed tail of a scalar exact sum (design/exact.md "The tail"): `CLREDUCE_TUNE=tail=0|1|2`,
+/// else [`ExactTail::Private`] (session 11's, until the others are measured); [`ExactTail::Lean`]
+/// only where [`lean_fits`], else [`ExactTail::Local`]. A span or a segmented sum keeps its own.
+pub(super) fn tail(
+    req: &Request,
+    total: u64,
+    groups: u64,
+    local: usize,
+    unroll: usize,
+) -> ExactTail {
+    match req
+        .tuning
+        .and_then(|t| t.tail)
+        .unwrap_or(ExactTail::Private)
+    {
+        ExactTail::Lean if !lean_fits(total, groups, local, unroll) => ExactTail::Local,
+        t => t,
+    }
 }
