@@ -11,7 +11,8 @@
 # Built here with `bash scripts/gpu.sh build`; run there with
 #   bash scripts/gpu.sh run cmd bash scripts/gpu/exact_ab.sh        (carry .gpu)
 # Env: DEV (NVIDIA), SIZES (2^20,2^24,2^28), ONLY (a grep -E on variant labels), REGS (1: the
-# register counts), TESTS (1: the exact tests hot_loop and speculative_loop_beside).
+# register counts), TESTS (1: the exact tests named by TESTS_NAMES, default exact_tail::; session
+# 11 ran exact::hot_loop exact::speculative_loop_beside).
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 B=${CLREDUCE:-.gpu/clreduce}
@@ -51,9 +52,11 @@ SMM="f32-sum-min-max,f32-sum-min-max-exact"
 # unroll 8 too in that process: its ratio compares unroll 8 with unroll 8; the base line gives
 # the plain launch at its own unroll).
 v base "" ""
-v tail1 "tail=1" "" "$F2" "2^20,2^24"
+v tail1 "tail=1" "" "$F2" "2^20"
 v tail2 "tail=2" ""
 v smm-u8-tail2 "tail=2,unroll=8" "" "$SMM"
+# Fewer work-groups (2 per SM instead of 8: fewer tails, each work-item longer).
+v tail2-g2 "tail=2,groups_per_cu=2" "" "$F2" "2^20,2^24"
 
 # 3. Register counts and stack frames of clr_main per tail (f32, f64, exact sum + min + max).
 regs() {
@@ -65,7 +68,7 @@ regs() {
   echo "regs $label [$tune] | $r" | tee -a "$out"
 }
 if [ "${REGS:-1}" = 1 ] && echo regs | grep -Eq "$ONLY"; then
-  for t in "tail=0" "tail=1" "tail=2"; do
+  for t in "tail=0" "tail=2"; do
     regs "exact f32" "$t" --type f32 --determinism exact
     regs "exact f64" "$t" --type f64 --determinism exact
   done
@@ -79,7 +82,7 @@ fi
 
 # 4. The exact tests with the hot loop forced (and the speculative loop), bits checked.
 if [ "${TESTS:-1}" = 1 ] && echo tests | grep -Eq "$ONLY"; then
-  timeout 150 .gpu/test-suite --test-threads=2 exact::hot_loop exact::speculative_loop_beside exact_tail:: 2>&1 |
+  timeout 150 .gpu/test-suite --test-threads=2 ${TESTS_NAMES:-exact_tail::} 2>&1 |
     grep -E "SUMMARY|FAIL|panicked|test result" | sed "s/^/tests | /" | tee -a "$out"
 fi
 echo "written: $out"
