@@ -468,7 +468,17 @@ CLR_X_INLINE void VAR(clr_xround_into)(__global VT* res, __global ulong* raw, si
 // alone where `serial` (the last work-group under CLR_SERIAL_FINISH: PoCL 3.x lost results of
 // a barrier in that region, src/caps/mod.rs Workarounds, and did here too: an exact f32 sum
 // beside an exact f64 sum came back as its initial value).
-CLR_X_INLINE void VAR(clr_xround_group)(__global VT* res, __global ulong* raw, __global long* part, uint rows, int atomic_take, __local long* ls, int serial) {
+#ifndef CLR_XTAIL_NOINLINE
+#define CLR_XTAIL_NOINLINE 0
+#endif
+// CLR_XTAIL_NOINLINE 1 (a -D switch for A/B runs): the last step out of line, so that its code
+// cannot change how the compiler treats the loop.
+#if CLR_XTAIL_NOINLINE
+static __attribute__((noinline)) void VAR(clr_xround_group)(
+#else
+CLR_X_INLINE void VAR(clr_xround_group)(
+#endif
+__global VT* res, __global ulong* raw, __global long* part, uint rows, int atomic_take, __local long* ls, int serial) {
     const uint lid = (uint)get_local_id(0);
     for (uint j = serial ? (lid == 0 ? 0u : VXL) : lid; j < VXL; j += serial ? 1u : CLR_WG) {
         long t = 0;

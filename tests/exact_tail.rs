@@ -9,11 +9,15 @@
 
 use crate::common;
 
+#[path = "common/multi.rs"]
+mod multi_common;
+
 use clreduce::check::adversarial::{f32s, f64s, Pattern};
 use clreduce::exact::{sum_f32, sum_f64};
 use clreduce::plan::{ExactTail, Strategy, Tuning};
 use clreduce::{reduction, Error, Form, Kernel, NdRange, Op, Options, Queue, Range};
 use common::*;
+use multi_common::{configs, splits};
 
 /// The strategies whose last step differs: 64-bit atomics onto one superaccumulator, rows
 /// summed by the last work-group, rows summed by the extra pass.
@@ -267,4 +271,51 @@ fn tail_forms_with_several_variables() {
         }
     }
     tally.finish();
+}
+
+/// A split across the devices (raw mode: each share's last step normalizes its limbs and writes
+/// them, the host merges and rounds), both tails, f32 and f64: the host's exact sum, bit for bit.
+#[test]
+fn tail_forms_in_a_split() {
+    use clreduce::multi::MultiKernel;
+    let n = 20_011usize;
+    for (name, mq) in configs("exact_tail::tail_forms_in_a_split") {
+        for tail in [ExactTail::Local, ExactTail::Lean] {
+            for p in [
+                Pattern::Random,
+                Pattern::Cancel,
+                Pattern::Spread,
+                Pattern::NaNs,
+            ] {
+                let f = f32s(p, n, 0x7a11);
+                let d = f64s(p, n, 0x7a12);
+                let want32 = sum_f32(&[&[0.5f32][..], &f].concat());
+                let want64 = sum_f64(&[&[0.5f64][..], &d].concat());
+                for split in splits(n as u64, mq.len(), false) {
+                    let x = mq.scatter_with(&f, &split, 1).unwrap();
+                    let y = mq.scatter_with(&d, &split, 1).unwrap();
+                    let s = mq.queue(0).buffer_from(&[0.5f32]).unwrap();
+                    let t = mq.queue(0).buffer_from(&[0.5f64]).unwrap();
+                    mq.parallel_for_reduce_with(
+                        Range::new(n as u64),
+                        vec![reduction(&s, Op::Plus), reduction(&t, Op::Plus)],
+                        MultiKernel::new("sum += x[i]; sum1 += y[i];")
+                            .arg("x", &x)
+                            .arg("y", &y),
+                        opts(tail, "auto"),
+                    )
+                    .unwrap();
+                    let (got32, got64) = (s.get(0).unwrap(), t.get(0).unwrap());
+                    assert_eq!(
+                        (got32.to_bits(), got64.to_bits()),
+                        (want32.to_bits(), want64.to_bits()),
+                        "{name} {tail:?} {} {:?}: {got32:e} {got64:e} vs {want32:e} {want64:e}",
+                        p.name(),
+                        split.counts()
+                    );
+                }
+            }
+        }
+        println!("PASS exact_tail::tail_forms_in_a_split {name}: 2 tails x 4 patterns x f32/f64, bit-identical to the host's exact sums");
+    }
 }

@@ -11,7 +11,7 @@
 # Built here with `bash scripts/gpu.sh build`; run there with
 #   bash scripts/gpu.sh run cmd bash scripts/gpu/exact_ab.sh        (carry .gpu)
 # Env: DEV (NVIDIA), SIZES (2^20,2^24,2^28), ONLY (a grep -E on variant labels), REGS (1: the
-# register counts), TESTS (1: the exact tests named by TESTS_NAMES, default exact_tail::; session
+# register counts), TESTS (1: the exact tests named by TESTS_NAMES, default exact_tail:: exact::hot_loop; session
 # 11 ran exact::hot_loop exact::speculative_loop_beside).
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -51,38 +51,46 @@ SMM="f32-sum-min-max,f32-sum-min-max-exact"
 # normalization per work-group), and exact sum + min + max at unroll 8 (the plain launch at
 # unroll 8 too in that process: its ratio compares unroll 8 with unroll 8; the base line gives
 # the plain launch at its own unroll).
+F64="f64-sum,f64-sum-exact"
+# Round 1 (design/bench/2026-11-25-h200-session12-exact.txt): tail2 (lean) cut f64 2^20 from
+# 27.6 to 18.1 us and kept f32 at 2^24-2^28, but f64's loop at 2^24-2^28 went from 111 / 870 us
+# (base) to 108 / 1317 us with 108 registers and no stack (base: 254 registers, 1136 bytes:
+# the private rounding's refactor, undone for round 2); exact sum + min + max at unroll 8 was
+# slower than at 4 from 2^24 (the plain launch too: 395 against 258 us at 2^28). Round 2: base
+# (session 11's private rounding again), the tails, and f64's loop under tail 1 and 2 with
+# unroll 4 and chunks of 64.
 v base "" ""
-v tail1 "tail=1" "" "$F2" "2^20"
-v tail2 "tail=2" ""
-v smm-u8-tail2 "tail=2,unroll=8" "" "$SMM"
-# Fewer work-groups (2 per SM instead of 8: fewer tails, each work-item longer).
-v tail2-g2 "tail=2,groups_per_cu=2" "" "$F2" "2^20,2^24"
+v tail2 "tail=2" "" "$F2"
+v tail1-f64 "tail=1" "" "$F64" "2^24,2^28"
+v tail2-u4-f64 "tail=2,unroll=4" "" "$F64" "2^24,2^28"
+v tail2-c64-f64 "tail=2" "-DCLR_SPEC_CHUNK=64u" "$F64" "2^24,2^28"
+v tail2-g2 "tail=2,groups_per_cu=2" "" "$F2" "2^20"
+v tail2-ni-f64 "tail=2" "-DCLR_XTAIL_NOINLINE=1" "$F64" "2^24,2^28"
 
 # 3. Register counts and stack frames of clr_main per tail (f32, f64, exact sum + min + max).
 regs() {
   local label="$1" tune="$2"; shift 2
   local r
-  r=$(CLREDUCE_LOG=debug CLREDUCE_EXTRA_OPTIONS="-cl-nv-verbose" CLREDUCE_TUNE="$tune" timeout 60 \
+  local extra=""
+  case "$label" in *"chunk 64"*) extra=" -DCLR_SPEC_CHUNK=64u" ;; *noinline*) extra=" -DCLR_XTAIL_NOINLINE=1" ;; esac
+  r=$(CLREDUCE_LOG=debug CLREDUCE_EXTRA_OPTIONS="-cl-nv-verbose$extra" CLREDUCE_TUNE="$tune" timeout 60 \
     "$B" reduce "$@" --n 1048576 --device "$DEV" 2>&1 |
     grep -ioE "(function properties for clr_main|[0-9]+ bytes stack frame|used [0-9]+ registers)" | tr '\n' ' ')
   echo "regs $label [$tune] | $r" | tee -a "$out"
 }
 if [ "${REGS:-1}" = 1 ] && echo regs | grep -Eq "$ONLY"; then
-  for t in "tail=0" "tail=2"; do
-    regs "exact f32" "$t" --type f32 --determinism exact
+  regs "exact f32" "tail=0" --type f32 --determinism exact
+  for t in "tail=0" "tail=1" "tail=2" "tail=2,unroll=4"; do
     regs "exact f64" "$t" --type f64 --determinism exact
   done
-  regs "exact sum,min,max" "tail=0" --type f32 --op sum,min,max --determinism exact
-  regs "exact sum,min,max" "tail=2,unroll=8" --type f32 --op sum,min,max --determinism exact
-  regs "plain sum,min,max" "" --type f32 --op sum,min,max
-  regs "plain sum,min,max" "unroll=8" --type f32 --op sum,min,max
-  regs "plain f32 sum" "" --type f32
-  regs "plain f64 sum" "" --type f64
+  regs "exact f64 chunk 64" "tail=2" --type f64 --determinism exact
+  regs "exact f64 noinline" "tail=2" --type f64 --determinism exact
+  regs "exact sum,min,max" "tail=2" --type f32 --op sum,min,max --determinism exact
 fi
 
 # 4. The exact tests with the hot loop forced (and the speculative loop), bits checked.
 if [ "${TESTS:-1}" = 1 ] && echo tests | grep -Eq "$ONLY"; then
-  timeout 150 .gpu/test-suite --test-threads=2 ${TESTS_NAMES:-exact_tail::} 2>&1 |
+  timeout 150 .gpu/test-suite --test-threads=2 ${TESTS_NAMES:-exact_tail:: exact::hot_loop} 2>&1 |
     grep -E "SUMMARY|FAIL|panicked|test result" | sed "s/^/tests | /" | tee -a "$out"
 fi
 echo "written: $out"

@@ -770,6 +770,16 @@ fn the_tail_follows_the_override() {
     }
     assert!(Tuning::parse("tail=3").is_err());
     // The bound: n + 4 (unroll + 1) items + 4 groups + 1 <= 2^30.
-    assert!(super::exact::lean_fits((1 << 30) - 4 * 9 * 256 - 4 - 1, 1, 256, 8));
-    assert!(!super::exact::lean_fits((1 << 30) - 4 * 9 * 256 - 4, 1, 256, 8));
+    assert!(super::exact::lean_fits(
+        (1 << 30) - 4 * 9 * 256 - 4 - 1,
+        1,
+        256,
+        8
+    ));
+    assert!(!super::exact::lean_fits(
+        (1 << 30) - 4 * 9 * 256 - 4,
+        1,
+        256,
+        8
+    ));
 }
