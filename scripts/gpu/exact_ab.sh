@@ -52,7 +52,9 @@ SMM="f32-sum-min-max,f32-sum-min-max-exact"
 # unroll 8 too in that process: its ratio compares unroll 8 with unroll 8; the base line gives
 # the plain launch at its own unroll).
 F64="f64-sum,f64-sum-exact"
-# Round 1 (design/bench/2026-11-25-h200-session12-exact.txt): tail2 (lean) cut f64 2^20 from
+# Rounds 1 and 2 are in design/bench/2026-11-25-h200-session12-exact.txt (decision 61: the
+# defaults since then are Lean for f32 and f64 up to 2^20, Private for larger f64 sums, so
+# `base` now runs Lean for f32). Round 1: tail2 (lean) cut f64 2^20 from
 # 27.6 to 18.1 us and kept f32 at 2^24-2^28, but f64's loop at 2^24-2^28 went from 111 / 870 us
 # (base) to 108 / 1317 us with 108 registers and no stack (base: 254 registers, 1136 bytes:
 # the private rounding's refactor, undone for round 2); exact sum + min + max at unroll 8 was

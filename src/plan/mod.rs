@@ -400,7 +400,7 @@ fn assemble(
     }
     for v in vars.iter_mut().filter(|v| v.span.is_none()) {
         if let Some(e) = v.exact.as_mut() {
-            e.tail = exact::tail(req, geo.total, geo.groups, geo.local, geo.unroll);
+            e.tail = exact::tail(req, geo.total, geo.groups, geo.local, geo.unroll, e.format);
         }
     }
     let needs: Vec<Need> = vars.iter().map(Need::of_plan).collect();

@@ -741,8 +741,9 @@ fn sixteen_bit_reads_at_i_take_the_vector_step_on_gpus() {
     assert_eq!(Tuning::parse("vec=4").unwrap().vec, Some(4));
 }
 
-/// The exact sum's tail (`Tuning::tail`, design/exact.md "The tail"): private by default, local
-/// and lean as the override says, lean only where every deposit of the launch stays within 2^30
+/// The exact sum's tail (`Tuning::tail`, design/exact.md "The tail"): by default lean for f32
+/// results and f64 results up to 2^20 indices, private for larger f64 sums; private, local and
+/// lean as the override says, lean only where every deposit of the launch stays within 2^30
 /// (else local), for every scalar exact sum of a launch; `tail=3` is refused.
 #[test]
 fn the_tail_follows_the_override() {
@@ -762,7 +763,9 @@ fn the_tail_follows_the_override() {
         let p = Some(ExactTail::Private);
         let l = Some(ExactTail::Local);
         let e = Some(ExactTail::Lean);
-        assert_eq!(tails(&caps, 1 << 20, ""), [p, p, None]);
+        assert_eq!(tails(&caps, 1 << 20, ""), [e, e, None]);
+        assert_eq!(tails(&caps, (1 << 20) + 1, ""), [e, p, None]);
+        assert_eq!(tails(&caps, 1 << 31, ""), [l, p, None]);
         assert_eq!(tails(&caps, 1 << 20, "tail=0"), [p, p, None]);
         assert_eq!(tails(&caps, 1 << 20, "tail=1"), [l, l, None]);
         assert_eq!(tails(&caps, 1 << 20, "tail=2"), [e, e, None]);
