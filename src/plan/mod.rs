@@ -398,8 +398,9 @@ fn assemble(
             }
         }
     }
+    // The tail of every scalar exact sum (a span's and a segmented sum's keep Private).
     for v in vars.iter_mut().filter(|v| v.span.is_none()) {
-        if let Some(e) = v.exact.as_mut() {
+        if let Some(e) = v.exact.as_mut().filter(|e| e.store != SaccStore::Carried) {
             e.tail = exact::tail(req, geo.total, geo.groups, geo.local, geo.unroll, e.format);
         }
     }
