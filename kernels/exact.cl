@@ -43,7 +43,8 @@
 // (a block of f32 elements pre-summed exactly in a double),
 // clr_x_try_f32f(e, bits, &bad), clr_x_try_f64d(e, x, &bad), clr_x_renorm_e2d/e3f(e).
 // Rounding (private copy, normalized or not): clr_x_round32_F(acc) -> uint bits of the float,
-// clr_x_round64_F(acc) -> ulong bits of the double. Neither needs fp64.
+// clr_x_round64_F(acc) -> ulong bits of the double. Neither needs fp64. In place (acc becomes
+// scratch; local only): clr_x_round32_in_l_F(acc), clr_x_round64_in_l_F(acc).
 //
 // The fast path's windows and caps (design/exact.md, src/exact/mod.rs ExpansionKind::spec):
 // an element whose biased exponent is in [LO, HI] goes through the expansion, any other is
@@ -487,8 +488,77 @@ CLR_X_FLAVOR(ga, volatile __global long*, CLR_X_ADD_ATOM)
 // rounded to nearest-even; infinity above emax; bits = ((B + s - (emin - P + 1)) << (P - 1)) +
 // mant (normal and subnormal encodings alike).
 
+// The steps, written once (CLR_X_ROUND_STEPS): the private clr_x_round_F reads acc and writes
+// the digits into its own private array m (session 11's code, unchanged: on NVIDIA an f64 sum's
+// clr_main took 254 registers instead of 128 when the private one rounded a copy in place);
+// clr_x_round_in_l_F rounds a local superaccumulator in place (m is acc: each limb is read
+// before its digit is written, the counters before the top digits), which lets a work-group's
+// work-item 0 round what the group summed in local memory without private arrays.
+#ifndef CLR_X_ROUND_STEPS
+#define CLR_X_ROUND_STEPS(BITS)                                                           \
+    long carry = 0;                                                                       \
+    for (int j = 0; j < CLR_X_D - 1; ++j) {                                               \
+        long v = acc[j] + carry;                                                          \
+        carry = v >> 32;                                                                  \
+        m[j] = (ulong)(v & 0xffffffffL);                                                  \
+    }                                                                                     \
+    long top = acc[CLR_X_D - 1] + carry;                                                  \
+    int neg = top < 0;                                                                    \
+    ulong tm = (ulong)top;                                                                \
+    if (neg) {                                                                            \
+        long borrow = 0;                                                                  \
+        for (int j = 0; j < CLR_X_D - 1; ++j) {                                           \
+            long t = -(long)m[j] - borrow;                                                \
+            borrow = t < 0 ? 1 : 0;                                                       \
+            m[j] = (ulong)(t < 0 ? t + 0x100000000L : t);                                 \
+        }                                                                                 \
+        tm = (0UL - tm) - (ulong)borrow;                                                  \
+    }                                                                                     \
+    m[CLR_X_D - 1] = tm & 0xffffffffUL;                                                   \
+    m[CLR_X_D] = tm >> 32;                                                                \
+    m[CLR_X_D + 1] = 0;                                                                   \
+    m[CLR_X_D + 2] = 0;                                                                   \
+    int t = CLR_X_D;                                                                      \
+    while (t >= 0 && m[t] == 0) --t;                                                      \
+    if (t < 0) return 0; /* an exact zero is +0 */                                        \
+    int p = 32 * t + 63 - (int)clz(m[t]);                                                 \
+    int s = max(p - (P - 1), emin - P + 1 - CLR_X_B);                                     \
+    ulong mant;                                                                           \
+    if (s <= 0) {                                                                         \
+        mant = BITS(m, 0, p + 1) << (-s);                                                 \
+    } else {                                                                              \
+        mant = BITS(m, s, p - s + 1);                                                     \
+        ulong rbit = BITS(m, s - 1, 1);                                                   \
+        int jb = (s - 1) >> 5, rb = (s - 1) & 31;                                         \
+        int sticky = rb ? ((m[jb] & ((1UL << rb) - 1UL)) != 0) : 0;                       \
+        for (int j = 0; j < jb; ++j) sticky |= m[j] != 0;                                 \
+        if (rbit && (sticky || (mant & 1UL))) {                                           \
+            ++mant;                                                                       \
+            if (mant == (1UL << P)) {                                                     \
+                mant >>= 1;                                                               \
+                ++s;                                                                      \
+            }                                                                             \
+        }                                                                                 \
+    }                                                                                     \
+    ulong sign = neg ? sgn : 0UL;                                                         \
+    if (mant >= (1UL << (P - 1)) && CLR_X_B + s + P - 1 > emax) return sign | inf;        \
+    return sign | (((ulong)(CLR_X_B + s - (emin - P + 1)) << (P - 1)) + mant);
+// The counters: NaN, or both infinities, or one.
+#define CLR_X_ROUND_SPECIALS                                                              \
+    long cn = acc[CLR_X_D], cp = acc[CLR_X_D + 1], cm = acc[CLR_X_D + 2];                 \
+    if (cn > 0 || (cp > 0 && cm > 0)) return nan;                                         \
+    if (cp > 0) return inf;                                                               \
+    if (cm > 0) return sgn | inf;
+#endif
+
 // `count` (<= 63) bits of the digits m starting at bit lo (m has room for j + 2).
 CLR_X_INLINE ulong CLR_X_N(clr_x_bits)(const __private ulong* m, int lo, int count) {
+    int j = lo >> 5, r = lo & 31;
+    ulong w = m[j] | (m[j + 1] << 32);
+    if (r) w = (w >> r) | (m[j + 2] << (64 - r));
+    return w & ((1UL << count) - 1UL);
+}
+CLR_X_INLINE ulong CLR_X_N(clr_x_bits_l)(const __local ulong* m, int lo, int count) {
     int j = lo >> 5, r = lo & 31;
     ulong w = m[j] | (m[j + 1] << 32);
     if (r) w = (w >> r) | (m[j + 2] << (64 - r));
@@ -497,58 +567,16 @@ CLR_X_INLINE ulong CLR_X_N(clr_x_bits)(const __private ulong* m, int lo, int cou
 
 static ulong CLR_X_N(clr_x_round)(const __private long* acc, int P, int emin, int emax,
                                   ulong nan, ulong inf, ulong sgn) {
-    long cn = acc[CLR_X_D], cp = acc[CLR_X_D + 1], cm = acc[CLR_X_D + 2];
-    if (cn > 0 || (cp > 0 && cm > 0)) return nan;
-    if (cp > 0) return inf;
-    if (cm > 0) return sgn | inf;
+    CLR_X_ROUND_SPECIALS
     ulong m[CLR_X_D + 3];
-    long carry = 0;
-    for (int j = 0; j < CLR_X_D - 1; ++j) {
-        long v = acc[j] + carry;
-        carry = v >> 32;
-        m[j] = (ulong)(v & 0xffffffffL);
-    }
-    long top = acc[CLR_X_D - 1] + carry;
-    int neg = top < 0;
-    ulong tm = (ulong)top;
-    if (neg) {
-        long borrow = 0;
-        for (int j = 0; j < CLR_X_D - 1; ++j) {
-            long t = -(long)m[j] - borrow;
-            borrow = t < 0 ? 1 : 0;
-            m[j] = (ulong)(t < 0 ? t + 0x100000000L : t);
-        }
-        tm = (0UL - tm) - (ulong)borrow;
-    }
-    m[CLR_X_D - 1] = tm & 0xffffffffUL;
-    m[CLR_X_D] = tm >> 32;
-    m[CLR_X_D + 1] = 0;
-    m[CLR_X_D + 2] = 0;
-    int t = CLR_X_D;
-    while (t >= 0 && m[t] == 0) --t;
-    if (t < 0) return 0;  // an exact zero is +0
-    int p = 32 * t + 63 - (int)clz(m[t]);
-    int s = max(p - (P - 1), emin - P + 1 - CLR_X_B);
-    ulong mant;
-    if (s <= 0) {
-        mant = CLR_X_N(clr_x_bits)(m, 0, p + 1) << (-s);
-    } else {
-        mant = CLR_X_N(clr_x_bits)(m, s, p - s + 1);
-        ulong rbit = CLR_X_N(clr_x_bits)(m, s - 1, 1);
-        int jb = (s - 1) >> 5, rb = (s - 1) & 31;
-        int sticky = rb ? ((m[jb] & ((1UL << rb) - 1UL)) != 0) : 0;
-        for (int j = 0; j < jb; ++j) sticky |= m[j] != 0;
-        if (rbit && (sticky || (mant & 1UL))) {
-            ++mant;
-            if (mant == (1UL << P)) {
-                mant >>= 1;
-                ++s;
-            }
-        }
-    }
-    ulong sign = neg ? sgn : 0UL;
-    if (mant >= (1UL << (P - 1)) && CLR_X_B + s + P - 1 > emax) return sign | inf;
-    return sign | (((ulong)(CLR_X_B + s - (emin - P + 1)) << (P - 1)) + mant);
+    CLR_X_ROUND_STEPS(CLR_X_N(clr_x_bits))
+}
+
+static ulong CLR_X_N(clr_x_round_in_l)(__local long* acc, int P, int emin, int emax,
+                                       ulong nan, ulong inf, ulong sgn) {
+    CLR_X_ROUND_SPECIALS
+    __local ulong* m = (__local ulong*)acc;
+    CLR_X_ROUND_STEPS(CLR_X_N(clr_x_bits_l))
 }
 
 // The exact value rounded once to the nearest float (its bits): canonical NaN 0x7fc00000.
@@ -560,4 +588,14 @@ CLR_X_INLINE uint CLR_X_N(clr_x_round32)(const __private long* acc) {
 CLR_X_INLINE ulong CLR_X_N(clr_x_round64)(const __private long* acc) {
     return CLR_X_N(clr_x_round)(acc, 53, -1022, 1023, 0x7ff8000000000000UL, 0x7ff0000000000000UL,
                                 0x8000000000000000UL);
+}
+
+// The same in place in local memory (acc becomes the digits).
+CLR_X_INLINE uint CLR_X_N(clr_x_round32_in_l)(__local long* acc) {
+    return (uint)CLR_X_N(clr_x_round_in_l)(acc, 24, -126, 127, 0x7fc00000UL, 0x7f800000UL,
+                                           0x80000000UL);
+}
+CLR_X_INLINE ulong CLR_X_N(clr_x_round64_in_l)(__local long* acc) {
+    return CLR_X_N(clr_x_round_in_l)(acc, 53, -1022, 1023, 0x7ff8000000000000UL,
+                                     0x7ff0000000000000UL, 0x8000000000000000UL);
 }

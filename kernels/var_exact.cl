@@ -23,6 +23,16 @@
 // (CLR_SS_LSHARED, 64-bit local atomics; each work-group then adds its normalized copies to the
 // global ones) or global memory (CLR_SS_GATOMIC); the last work-group rounds every element.
 
+// Rk_XTAIL (the plan's ExactPlan::tail, design/exact.md "The tail"): 0, work-item 0 of the
+// last work-group (or the extra pass) sums the published limbs into private arrays and rounds
+// them there; 1, the limbs are summed into local memory, one limb per work-item, and rounded in
+// place by work-item 0 (no private arrays in the kernel), and warp 0 merges the warps'
+// expansions in as many shuffle levels as there are warps; 2, also each work-group publishes
+// its superaccumulator without normalizing it (the planner's bound: every deposit of the launch
+// together within the 2^30 contributions of the superaccumulator the limbs are summed into).
+#ifndef VXTAIL
+#define VXTAIL CLR_CAT3(R, CLR_V, _XTAIL)
+#endif
 #undef VX_SUF
 #undef VX_FL
 #undef VX_PTR
@@ -401,6 +411,23 @@ CLR_X_INLINE VT VAR(clr_xround)(__private long* p) {
 #endif
 }
 
+// The same in local memory (work-item 0's superaccumulator of the last work-group), rounded in
+// place.
+CLR_X_INLINE void VAR(clr_xadd_local)(__local long* p, VT v) {
+#if VXF == 32
+    VX_L(clr_x_add_f32)(p, as_uint(v));
+#else
+    VX_L(clr_x_add_f64)(p, as_ulong(v));
+#endif
+}
+CLR_X_INLINE VT VAR(clr_xround_in_local)(__local long* p) {
+#if VXF == 32
+    return as_float(CLR_CAT(clr_x_round32_in_l, VX_SUF)(p));
+#else
+    return as_double(CLR_CAT(clr_x_round64_in_l, VX_SUF)(p));
+#endif
+}
+
 // The sum of `rows` published superaccumulators in global memory (each slot read once and left
 // at 0), plus the variable's element e's initial value (VINIT), rounded into res[e]. One
 // work-item per element; `atomic_take`: the rows were published with atomics. Raw mode
@@ -434,6 +461,53 @@ CLR_X_INLINE void VAR(clr_xround_into)(__global VT* res, __global ulong* raw, si
 #endif
 }
 
+// A scalar's clr_xround_into for the whole work-group (VXTAIL >= 1): work-item j sums limb j of
+// the `rows` published superaccumulators into ls (each slot read once and left at 0), then
+// work-item 0 adds the initial value and rounds ls in place into res[0] (raw mode: normalizes it
+// and writes the limbs). No private arrays; the limbs are read in parallel, or by work-item 0
+// alone where `serial` (the last work-group under CLR_SERIAL_FINISH: PoCL 3.x lost results of
+// a barrier in that region, src/caps/mod.rs Workarounds, and did here too: an exact f32 sum
+// beside an exact f64 sum came back as its initial value).
+#ifndef CLR_XTAIL_NOINLINE
+#define CLR_XTAIL_NOINLINE 0
+#endif
+// CLR_XTAIL_NOINLINE 1 (a -D switch for A/B runs): the last step out of line, so that its code
+// cannot change how the compiler treats the loop.
+#if CLR_XTAIL_NOINLINE
+static __attribute__((noinline)) void VAR(clr_xround_group)(
+#else
+CLR_X_INLINE void VAR(clr_xround_group)(
+#endif
+__global VT* res, __global ulong* raw, __global long* part, uint rows, int atomic_take, __local long* ls, int serial) {
+    const uint lid = (uint)get_local_id(0);
+    for (uint j = serial ? (lid == 0 ? 0u : VXL) : lid; j < VXL; j += serial ? 1u : CLR_WG) {
+        long t = 0;
+        for (uint r = 0; r < rows; ++r) {
+            __global long* slot = part + (size_t)r * VXL + j;
+            if (atomic_take) {
+                t += atom_xchg((volatile __global long*)slot, 0L);
+            } else {
+                t += *slot;
+                *slot = 0;
+            }
+        }
+        ls[j] = t;
+    }
+    if (!serial) barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0) {
+#if VXRAW
+        VX_L(clr_x_normalize)(ls);
+        __global long* out = (__global long*)raw;
+        for (uint j = 0; j < VXL; ++j) out[j] = ls[j];
+#else
+#if VINIT
+        VAR(clr_xadd_local)(ls, res[0]);
+#endif
+        res[0] = VAR(clr_xround_in_local)(ls);
+#endif
+    }
+}
+
 #if !VSPAN
 // ---- a scalar exact sum ------------------------------------------------------------------
 CLR_X_INLINE void VAR(clr_pre)(__local VA* lm, __local long* ls, __global VT* res, __global long* part) {
@@ -445,9 +519,11 @@ CLR_X_INLINE void VAR(clr_pre)(__local VA* lm, __local long* ls, __global VT* re
 // NVIDIA: a warp of 32 merges its expansions with shfl.sync.down; lane 0 holds the warp's.
 // Only the lanes whose partner is in range merge (and deposit residues): the others would merge
 // a copy of their own value.
-CLR_X_INLINE VA VAR(clr_xwarp)(VA v, VX_PTR s) {
+// `first`: the first offset (16, or for warp 0's merge of the warps' expansions with VXTAIL >= 1
+// half the warps rounded up to a power of two: only as many levels as there are warps).
+CLR_X_INLINE VA VAR(clr_xwarp)(VA v, VX_PTR s, uint first) {
     const uint lane = (uint)get_local_id(0) & 31u;
-    for (uint off = 16; off > 0; off >>= 1) {
+    for (uint off = first; off > 0; off >>= 1) {
         union { VA v; uint u[sizeof(VA) / 4]; } a, b;
         a.v = v;
         for (uint w = 0; w < sizeof(VA) / 4; ++w)
@@ -482,13 +558,23 @@ CLR_X_INLINE VA VAR(clr_xgroup)(VA v, __local VA* lm, VX_PTR s) {
     return acc;
 #elif VGS == CLR_GS_SG && CLR_SG_PTX
     const uint lane = lid & 31u, warp = lid >> 5;
-    VA w = VAR(clr_xwarp)(v, s);
+    VA w = VAR(clr_xwarp)(v, s, 16u);
     if (lane == 0) lm[warp] = w;
     barrier(CLK_LOCAL_MEM_FENCE);
     VA t = VAR(clr_identity)();
     if (warp == 0) {
         if (lane < CLR_WG / 32) t = lm[lane];
-        t = VAR(clr_xwarp)(t, s);
+#if VXTAIL == 0 || CLR_WG > 512
+        t = VAR(clr_xwarp)(t, s, 16u);
+#elif CLR_WG > 256
+        t = VAR(clr_xwarp)(t, s, 8u);
+#elif CLR_WG > 128
+        t = VAR(clr_xwarp)(t, s, 4u);
+#elif CLR_WG > 64
+        t = VAR(clr_xwarp)(t, s, 2u);
+#elif CLR_WG > 32
+        t = VAR(clr_xwarp)(t, s, 1u);
+#endif
     }
     return t;
 #else
@@ -513,8 +599,10 @@ CLR_X_INLINE void VAR(clr_group_cross)(VA acc, __local VA* lm, __local long* ls,
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 #endif
+#if VXTAIL < 2
     if (lid == 0) VX_L(clr_x_normalize)(ls);
     barrier(CLK_LOCAL_MEM_FENCE);
+#endif
     const size_t row = (size_t)get_group_id(0) * VXL;
     for (uint j = lid; j < VXL; j += CLR_WG) {
         const long t = ls[j];
@@ -537,7 +625,11 @@ CLR_X_INLINE void VAR(clr_group_cross)(VA acc, __local VA* lm, __local long* ls,
 }
 
 CLR_X_INLINE void VAR(clr_last)(__global VT* res, __global ulong* aux, __global long* part, uint count, __local VA* lm, __local long* ls) {
-#if VXS == CLR_XS_ATOMIC
+#if VXS == CLR_XS_ATOMIC && VXTAIL
+    VAR(clr_xround_group)(res, aux, part, 1, 1, ls, CLR_SERIAL_FINISH);
+#elif VXS == CLR_XS_LAST && VXTAIL
+    VAR(clr_xround_group)(res, aux, part, count, 1, ls, CLR_SERIAL_FINISH);
+#elif VXS == CLR_XS_ATOMIC
     if (get_local_id(0) == 0) VAR(clr_xround_into)(res, aux, 0, part, 1, 1);
 #elif VXS == CLR_XS_LAST
     if (get_local_id(0) == 0) VAR(clr_xround_into)(res, aux, 0, part, count, 1);
@@ -545,7 +637,9 @@ CLR_X_INLINE void VAR(clr_last)(__global VT* res, __global ulong* aux, __global 
 }
 
 CLR_X_INLINE void VAR(clr_pass)(__global VT* res, __global ulong* aux, __global long* part, uint count, __local VA* lm, __local long* ls) {
-#if VXS == CLR_XS_PASS
+#if VXS == CLR_XS_PASS && VXTAIL
+    VAR(clr_xround_group)(res, aux, part, count, 0, ls, 0);
+#elif VXS == CLR_XS_PASS
     if (get_local_id(0) == 0) VAR(clr_xround_into)(res, aux, 0, part, count, 0);
 #endif
 }

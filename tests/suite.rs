@@ -31,6 +31,7 @@ mod closures;
 mod errors;
 mod errors_input;
 mod exact;
+mod exact_tail;
 mod faults;
 mod features;
 mod half;

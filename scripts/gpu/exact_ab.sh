@@ -11,7 +11,8 @@
 # Built here with `bash scripts/gpu.sh build`; run there with
 #   bash scripts/gpu.sh run cmd bash scripts/gpu/exact_ab.sh        (carry .gpu)
 # Env: DEV (NVIDIA), SIZES (2^20,2^24,2^28), ONLY (a grep -E on variant labels), REGS (1: the
-# register counts), TESTS (1: the exact tests hot_loop and speculative_loop_beside).
+# register counts), TESTS (1: the exact tests named by TESTS_NAMES, default exact_tail:: exact::hot_loop; session
+# 11 ran exact::hot_loop exact::speculative_loop_beside).
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 B=${CLREDUCE:-.gpu/clreduce}
@@ -43,31 +44,55 @@ v() {
 # default on GPUs is the shared hot loop with unroll 8 for a single exact sum (decision 57), so
 # `base` is that, `hot` its unroll-4 form, and `hot=0` the speculative loop before it.
 F2="f32-sum,f32-sum-exact,f64-sum,f64-sum-exact"
-v base "" "" "$F2" "2^24,2^28"
-v hot "hot=1" ""
-v hot-r64 "hot=1" "-cl-nv-maxrregcount=64"
-v hot-u8-r64 "hot=1,unroll=8" "-cl-nv-maxrregcount=64" "$F2" "2^24,2^28"
+SMM="f32-sum-min-max,f32-sum-min-max-exact"
+# Session 12 (decision 61, design/exact.md "The tail"): the tail forms, CLREDUCE_TUNE=tail=0|1|2
+# (0 private: session 11's; 1 local: the last step's limbs in local memory, a limb per
+# work-item, rounded there, and warp 0's merge in as many levels as warps; 2 lean: also no
+# normalization per work-group), and exact sum + min + max at unroll 8 (the plain launch at
+# unroll 8 too in that process: its ratio compares unroll 8 with unroll 8; the base line gives
+# the plain launch at its own unroll).
+F64="f64-sum,f64-sum-exact"
+# Rounds 1 and 2 are in design/bench/2026-11-25-h200-session12-exact.txt (decision 61: the
+# defaults since then are Lean for f32 and f64 up to 2^20, Private for larger f64 sums, so
+# `base` now runs Lean for f32). Round 1: tail2 (lean) cut f64 2^20 from
+# 27.6 to 18.1 us and kept f32 at 2^24-2^28, but f64's loop at 2^24-2^28 went from 111 / 870 us
+# (base) to 108 / 1317 us with 108 registers and no stack (base: 254 registers, 1136 bytes:
+# the private rounding's refactor, undone for round 2); exact sum + min + max at unroll 8 was
+# slower than at 4 from 2^24 (the plain launch too: 395 against 258 us at 2^28). Round 2: base
+# (session 11's private rounding again), the tails, and f64's loop under tail 1 and 2 with
+# unroll 4 and chunks of 64.
+v base "" ""
+v tail2 "tail=2" "" "$F2"
+v tail1-f64 "tail=1" "" "$F64" "2^24,2^28"
+v tail2-u4-f64 "tail=2,unroll=4" "" "$F64" "2^24,2^28"
+v tail2-c64-f64 "tail=2" "-DCLR_SPEC_CHUNK=64u" "$F64" "2^24,2^28"
+v tail2-g2 "tail=2,groups_per_cu=2" "" "$F2" "2^20"
+v tail2-ni-f64 "tail=2" "-DCLR_XTAIL_NOINLINE=1" "$F64" "2^24,2^28"
 
-# 3. Register counts and stack frames of each loop's clr_main (f32, f64, sum+min+max).
+# 3. Register counts and stack frames of clr_main per tail (f32, f64, exact sum + min + max).
+regs() {
+  local label="$1" tune="$2"; shift 2
+  local r
+  local extra=""
+  case "$label" in *"chunk 64"*) extra=" -DCLR_SPEC_CHUNK=64u" ;; *noinline*) extra=" -DCLR_XTAIL_NOINLINE=1" ;; esac
+  r=$(CLREDUCE_LOG=debug CLREDUCE_EXTRA_OPTIONS="-cl-nv-verbose$extra" CLREDUCE_TUNE="$tune" timeout 60 \
+    "$B" reduce "$@" --n 1048576 --device "$DEV" 2>&1 |
+    grep -ioE "(function properties for clr_main|[0-9]+ bytes stack frame|used [0-9]+ registers)" | tr '\n' ' ')
+  echo "regs $label [$tune] | $r" | tee -a "$out"
+}
 if [ "${REGS:-1}" = 1 ] && echo regs | grep -Eq "$ONLY"; then
-  for t in "hot=1" "hot=1,unroll=8"; do
-    for c in "--type f32" "--type f64"; do
-     for o in "" "-cl-nv-maxrregcount=64"; do
-      r=$(CLREDUCE_LOG=debug CLREDUCE_EXTRA_OPTIONS="-cl-nv-verbose $o" CLREDUCE_TUNE="$t" timeout 60 \
-        "$B" reduce $c --determinism exact --n 1048576 --device "$DEV" 2>&1 |
-        grep -ioE "(function properties for clr_main|[0-9]+ bytes stack frame|used [0-9]+ registers)" | tr '\n' ' ')
-      echo "regs [$t] [$c] [$o] | $r" | tee -a "$out"
-     done
-    done
+  regs "exact f32" "tail=0" --type f32 --determinism exact
+  for t in "tail=0" "tail=1" "tail=2" "tail=2,unroll=4"; do
+    regs "exact f64" "$t" --type f64 --determinism exact
   done
-  r=$(CLREDUCE_LOG=debug CLREDUCE_EXTRA_OPTIONS=-cl-nv-verbose timeout 60 "$B" reduce --type f32 \
-    --n 1048576 --device "$DEV" 2>&1 | grep -ioE "(function properties for clr_main|[0-9]+ bytes stack frame|used [0-9]+ registers)" | tr '\n' ' ')
-  echo "regs plain f32 sum | $r" | tee -a "$out"
+  regs "exact f64 chunk 64" "tail=2" --type f64 --determinism exact
+  regs "exact f64 noinline" "tail=2" --type f64 --determinism exact
+  regs "exact sum,min,max" "tail=2" --type f32 --op sum,min,max --determinism exact
 fi
 
 # 4. The exact tests with the hot loop forced (and the speculative loop), bits checked.
 if [ "${TESTS:-1}" = 1 ] && echo tests | grep -Eq "$ONLY"; then
-  timeout 120 .gpu/test-suite --test-threads=2 exact::hot_loop exact::speculative_loop_beside 2>&1 |
+  timeout 150 .gpu/test-suite --test-threads=2 ${TESTS_NAMES:-exact_tail:: exact::hot_loop} 2>&1 |
     grep -E "SUMMARY|FAIL|panicked|test result" | sed "s/^/tests | /" | tee -a "$out"
 fi
 echo "written: $out"

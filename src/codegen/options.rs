@@ -3,8 +3,8 @@
 
 use crate::caps::DeviceCaps;
 use crate::plan::{
-    AccShape, ExactFormat, Expansion, FormRequest, HotLoop, IndexOrder, Plan, SaccStore, SpanStore,
-    VarPlan,
+    AccShape, ExactFormat, ExactTail, Expansion, FormRequest, HotLoop, IndexOrder, Plan, SaccStore,
+    SpanStore, VarPlan,
 };
 use crate::types::ElemType;
 
@@ -58,6 +58,13 @@ fn exact_defines(d: &mut impl FnMut(&str, String), k: usize, v: &VarPlan, local:
         (true, HotLoop::Lanes) => 3,
     };
     d(&format!("R{k}_XSPEC"), spec.to_string());
+    // The fixed tail (kernels/var_exact.cl VXTAIL): 0 private, 1 local, 2 lean.
+    let tail = match e.tail {
+        ExactTail::Private => 0,
+        ExactTail::Local => 1,
+        ExactTail::Lean => 2,
+    };
+    d(&format!("R{k}_XTAIL"), tail.to_string());
     let longs = match v.span {
         Some(sp) if sp.store == SpanStore::LocalShared => sp.len * e.limbs(),
         Some(_) => 1,

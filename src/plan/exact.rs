@@ -4,7 +4,7 @@
 //! algorithm; kernels/exact.cl and kernels/var_exact.cl run it.
 
 use super::model::{ExactFormat, ExactPlan, Expansion, IndexOrder, SaccStore};
-use super::request::{FormRequest, HotLoop, Request, VarRequest};
+use super::request::{ExactTail, FormRequest, HotLoop, Request, VarRequest};
 use super::strategy::{CrossAlgo, Determinism, GroupAlgo};
 use crate::caps::{DeviceCaps, DeviceKind};
 use crate::error::{Error, Result};
@@ -74,6 +74,7 @@ pub(super) fn exact_plan(caps: &DeviceCaps, v: &VarRequest) -> Result<ExactPlan>
         store,
         speculative: false,
         hot: HotLoop::Off,
+        tail: ExactTail::Private,
     })
 }
 
@@ -252,4 +253,52 @@ pub(super) fn speculate(
         && matches!(order, IndexOrder::GridStride | IndexOrder::Contiguous)
         && matches!(req.form, FormRequest::Range { .. });
     applies && spec_wanted(caps, req)
+}
+
+/// Whether every deposit of a launch of `total` indices over `groups` work-groups of `local`
+/// work-items with `unroll` accumulators each stays within the 2^30 contributions of the one
+/// superaccumulator its work-groups' unnormalized superaccumulators add up to: at most one
+/// deposit per index (a residue or the element itself, as the per-group cap assumes), at most
+/// four per merge of two accumulators (the work-item's `unroll - 1` folds and about one
+/// work-group merge per work-item, counted as `unroll + 1` per work-item), four per
+/// work-group's flush, and the initial value.
+pub(super) fn lean_fits(total: u64, groups: u64, local: usize, unroll: usize) -> bool {
+    let items = groups.saturating_mul(local as u64);
+    let merges = items.saturating_mul(unroll as u64 + 1);
+    let deposits = total
+        .saturating_add(merges.saturating_mul(4))
+        .saturating_add(groups.saturating_mul(4))
+        .saturating_add(1);
+    deposits <= 1 << 30
+}
+
+/// The largest f64 launch that takes the lean tail by default (see [`tail`]).
+const LEAN_F64_MAX: u64 = 1 << 20;
+
+/// The fixed tail of a scalar exact sum (design/exact.md "The tail"): `CLREDUCE_TUNE=tail=0|1|2`,
+/// else [`ExactTail::Lean`] for f32 results and for f64 results of at most 2^20 indices, and
+/// [`ExactTail::Private`] for larger f64 sums; Lean only where [`lean_fits`], else
+/// [`ExactTail::Local`]. Measured on the H200 (design/bench/2026-11-25-h200-session12-exact.txt
+/// round 2, device time, the same process): f32 the same at 2^24 and 2^28 (31.1 / 31.2 us,
+/// 256.0 / 256.6 us), 12.8 / 12.2 us at 2^20; f64 2^20 20.3 us private, 17.9 lean; but f64's loop
+/// under either local form ran at about half speed from 2^24 (69.7 against 108.0 us, 575 against
+/// 1321 us at 2^28; 108-110 registers and no stack against 128 and 1432 bytes; neither the last
+/// step out of line nor chunks of 64 changed it). The CPUs measured the forms within their noise.
+pub(super) fn tail(
+    req: &Request,
+    total: u64,
+    groups: u64,
+    local: usize,
+    unroll: usize,
+    format: ExactFormat,
+) -> ExactTail {
+    let auto = if format == ExactFormat::F64 && total > LEAN_F64_MAX {
+        ExactTail::Private
+    } else {
+        ExactTail::Lean
+    };
+    match req.tuning.and_then(|t| t.tail).unwrap_or(auto) {
+        ExactTail::Lean if !lean_fits(total, groups, local, unroll) => ExactTail::Local,
+        t => t,
+    }
 }

@@ -94,6 +94,12 @@ impl fmt::Display for Plan {
                     super::request::HotLoop::Shared => writeln!(f, "    hot loop: range checks once per chunk; f32 data in blocks into one expansion per work-item")?,
                     super::request::HotLoop::Lanes => writeln!(f, "    hot loop: range checks once per chunk; f32 data in blocks per accumulator, each into its own expansion")?,
                 }
+                match (v.span, e.store, e.tail) {
+                    (Some(_), _, _) | (_, super::model::SaccStore::Carried, _) => {}
+                    (_, _, super::request::ExactTail::Private) => writeln!(f, "    tail: work-item 0 sums the published limbs in private memory and rounds them")?,
+                    (_, _, super::request::ExactTail::Local) => writeln!(f, "    tail: the published limbs summed in local memory, a limb per work-item, rounded there in place")?,
+                    (_, _, super::request::ExactTail::Lean) => writeln!(f, "    tail: work-groups publish unnormalized (the launch's deposits within 2^30); the limbs summed and rounded in local memory")?,
+                }
             }
             writeln!(f, "    work-group step: {}", v.group_reason)?;
             writeln!(f, "    cross-group step: {}", v.cross_reason)?;

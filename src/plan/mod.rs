@@ -47,7 +47,7 @@ pub use segment_model::{SegmentAlgo, SegmentLayout, SegmentPlan};
 pub(crate) use span::DIGITS_LONGS;
 testkit! { use segment::plan_segments; }
 testkit! { use segment_model::SegmentRequest; }
-pub use request::HotLoop;
+pub use request::{ExactTail, HotLoop};
 pub use segment_model::SegmentTune;
 pub use strategy::{CrossAlgo, Determinism, GroupAlgo, Strategy};
 testkit! { use request::{FormRequest, Request, Shape, Tuning, VarRequest}; }
@@ -396,6 +396,12 @@ fn assemble(
                 e.hot = exact::hot(caps, req, e);
                 v.acc_bytes = e.acc_bytes();
             }
+        }
+    }
+    // The tail of every scalar exact sum (a span's and a segmented sum's keep Private).
+    for v in vars.iter_mut().filter(|v| v.span.is_none()) {
+        if let Some(e) = v.exact.as_mut().filter(|e| e.store != SaccStore::Carried) {
+            e.tail = exact::tail(req, geo.total, geo.groups, geo.local, geo.unroll, e.format);
         }
     }
     let needs: Vec<Need> = vars.iter().map(Need::of_plan).collect();

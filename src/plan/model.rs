@@ -1,7 +1,7 @@
 //! The plan itself: [`Plan`] and its parts ([`VarPlan`], [`SpanPlan`], [`AccShape`],
 //! [`SpanStore`], [`IndexOrder`]), plain serializable data.
 
-use super::request::{FormRequest, HotLoop, Shape};
+use super::request::{ExactTail, FormRequest, HotLoop, Shape};
 pub use super::strategy::IndexOrder;
 use super::strategy::{CrossAlgo, GroupAlgo};
 use crate::ops::Operator;
@@ -108,6 +108,9 @@ pub struct ExactPlan {
     /// chunk instead of per element; for f32 data in doubles, the blocks' doubles into one
     /// expansion per work-item.
     pub hot: HotLoop,
+    /// The fixed tail: where the published superaccumulators are summed and rounded, and
+    /// whether each work-group normalizes its own (design/exact.md "The tail").
+    pub tail: ExactTail,
 }
 
 impl ExactPlan {

@@ -124,6 +124,25 @@ pub enum HotLoop {
     Lanes,
 }
 
+/// How an exact sum's fixed tail runs (design/exact.md "The tail"): where the last work-group
+/// (or the extra pass) sums the published superaccumulators and rounds them, and whether each
+/// work-group normalizes its own before publishing it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ExactTail {
+    /// Work-item 0 sums the published limbs into private arrays and rounds them (a stack frame,
+    /// and on the H200 128 registers for an f64 sum's `clr_main`, session 11).
+    Private,
+    /// One limb per work-item summed into local memory, rounded there in place by work-item 0
+    /// (no private arrays); warp 0 merges the warps' expansions in as many shuffle levels as
+    /// there are warps.
+    Local,
+    /// [`ExactTail::Local`], and each work-group publishes its superaccumulator without
+    /// normalizing it: planned only where every deposit of the launch together stays within the
+    /// 2^30 contributions a superaccumulator takes between normalizations.
+    Lean,
+}
+
 /// Geometry override for the range form, for tuning experiments:
 /// `CLREDUCE_TUNE=local=512,groups_per_cu=4,unroll=16,vec=4` (any subset).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
@@ -144,6 +163,10 @@ pub struct Tuning {
     /// [`HotLoop::Shared`](HotLoop::Shared), `hot=2` [`HotLoop::Lanes`](HotLoop::Lanes), or the per-element checks
     /// (`hot=0`); `None` is automatic.
     pub hot: Option<HotLoop>,
+    /// Exact sums: the fixed tail's form, `tail=0` [`ExactTail::Private`](ExactTail::Private),
+    /// `tail=1` [`ExactTail::Local`](ExactTail::Local), `tail=2` [`ExactTail::Lean`](ExactTail::Lean)
+    /// (where its bound holds, else local); `None` is automatic.
+    pub tail: Option<ExactTail>,
     /// Consecutive indices per work-item and step where the body reads a 16-bit buffer at
     /// `[i]` (`vec=1|2|4|8`, [`Request::narrow_reads`]); ignored by launches that cannot use
     /// it; `None` is automatic.
@@ -179,6 +202,7 @@ impl Tuning {
                     "order=1 (grid-stride)|2 (blocked)|3 (contiguous)",
                     "spec=0|1 (exact sums: the speculative loop)",
                     "hot=0|1|2 (exact sums: the speculative loop's hot form, off, shared or lanes)",
+                    "tail=0|1|2 (exact sums: the tail, private, local or lean)",
                     "vec=1|2|4|8 (16-bit reads at [i]: elements per load)",
                 ],
             };
@@ -205,6 +229,13 @@ impl Tuning {
                         _ => HotLoop::Lanes,
                     })
                 }
+                "tail" if v <= 2 => {
+                    one.tail = Some(match v {
+                        0 => ExactTail::Private,
+                        1 => ExactTail::Local,
+                        _ => ExactTail::Lean,
+                    })
+                }
                 "vec" => one.vec = Some(usize::try_from(v).unwrap_or(usize::MAX)),
                 _ => return Err(bad(false)),
             }
@@ -218,6 +249,7 @@ impl Tuning {
                 order: one.order.or(t.order),
                 spec: one.spec.or(t.spec),
                 hot: one.hot.or(t.hot),
+                tail: one.tail.or(t.tail),
                 vec: one.vec.or(t.vec),
             };
         }

@@ -96,6 +96,7 @@ pub(crate) fn segment_exact(
             store: SaccStore::Carried,
             speculative: false,
             hot: super::HotLoop::Off,
+            tail: super::ExactTail::Private,
         };
         v.shape = AccShape::Exact;
         v.exact = Some(e);

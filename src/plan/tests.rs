@@ -740,3 +740,49 @@ fn sixteen_bit_reads_at_i_take_the_vector_step_on_gpus() {
     ));
     assert_eq!(Tuning::parse("vec=4").unwrap().vec, Some(4));
 }
+
+/// The exact sum's tail (`Tuning::tail`, design/exact.md "The tail"): by default lean for f32
+/// results and f64 results up to 2^20 indices, private for larger f64 sums; private, local and
+/// lean as the override says, lean only where every deposit of the launch stays within 2^30
+/// (else local), for every scalar exact sum of a launch; `tail=3` is refused.
+#[test]
+fn the_tail_follows_the_override() {
+    let tails = |caps: &DeviceCaps, n: u64, t: &str| {
+        let mut r = exact_req(FormRequest::Range { n }, Op::Plus, ElemType::F32);
+        r.vars.push(VarRequest::new(Op::Plus, ElemType::F64));
+        r.vars.push(VarRequest::new(Op::Minimum, ElemType::F32));
+        r.tuning = Some(Tuning::parse(t).unwrap());
+        plan(caps, &r)
+            .unwrap()
+            .vars
+            .iter()
+            .map(|v| v.exact.map(|e| e.tail))
+            .collect::<Vec<_>>()
+    };
+    for caps in [fixtures::nvidia_h200(), fixtures::pocl_cpu()] {
+        let p = Some(ExactTail::Private);
+        let l = Some(ExactTail::Local);
+        let e = Some(ExactTail::Lean);
+        assert_eq!(tails(&caps, 1 << 20, ""), [e, e, None]);
+        assert_eq!(tails(&caps, (1 << 20) + 1, ""), [e, p, None]);
+        assert_eq!(tails(&caps, 1 << 31, ""), [l, p, None]);
+        assert_eq!(tails(&caps, 1 << 20, "tail=0"), [p, p, None]);
+        assert_eq!(tails(&caps, 1 << 20, "tail=1"), [l, l, None]);
+        assert_eq!(tails(&caps, 1 << 20, "tail=2"), [e, e, None]);
+        assert_eq!(tails(&caps, 1 << 31, "tail=2"), [l, l, None]);
+    }
+    assert!(Tuning::parse("tail=3").is_err());
+    // The bound: n + 4 (unroll + 1) items + 4 groups + 1 <= 2^30.
+    assert!(super::exact::lean_fits(
+        (1 << 30) - 4 * 9 * 256 - 4 - 1,
+        1,
+        256,
+        8
+    ));
+    assert!(!super::exact::lean_fits(
+        (1 << 30) - 4 * 9 * 256 - 4,
+        1,
+        256,
+        8
+    ));
+}

@@ -136,6 +136,7 @@ impl TunedGeometry {
             order: Some(self.order),
             spec: None,
             hot: None,
+            tail: None,
             vec: None,
         }
     }
