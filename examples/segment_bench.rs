@@ -236,6 +236,10 @@ fn run<T: Element>(
             plan = ev
                 .plan()
                 .map(|p| match &p.segment {
+                    Some(s) if s.vec > 1 => format!(
+                        "{} ({} x {}, vec {}, {} rows per work-item)",
+                        s.algo, p.groups, p.local, s.vec, s.unroll
+                    ),
                     Some(s) => format!("{} ({} x {})", s.algo, p.groups, p.local),
                     None => p.summary(),
                 })

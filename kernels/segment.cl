@@ -237,6 +237,26 @@ static inline ulong clr_seg_lower(ulong p, ulong nseg, ulong c, __global const u
         CLR_FOR_VARS(CLR_SMERGEU)                                           \
     }
 
+// item with vector loads: CLR_VEC elements of row clr_e + u * clr_gs from column clr_j into
+// accumulator u; then the rows' stores in order (accumulator u moved to 0 for CLR_SSTORE,
+// which writes row clr_e + u * clr_gs from its first index clr_sb).
+#if defined(CLR_VEC) && CLR_VEC > 1
+#define CLR_VROW(u) CLR_CALL_V((CLR_IDX)((clr_e + (u) * clr_gs) * clr_c + clr_j), (u));
+#define CLR_VMOVE(k) clr_a##k[0] = clr_a##k[clr_vu];
+#define CLR_VSTORES                                                         \
+    for (uint clr_vu = 0; clr_vu < CLR_SEG_U; ++clr_vu) {                   \
+        if (clr_vu > 0) {                                                   \
+            CLR_FOR_VARS(CLR_VMOVE)                                         \
+        }                                                                   \
+        const ulong clr_row = clr_e + clr_vu * clr_gs;                      \
+        const ulong clr_sb = clr_row * clr_c;                               \
+        {                                                                   \
+            const ulong clr_e = clr_row;                                    \
+            CLR_FOR_VARS(CLR_SSTORE)                                        \
+        }                                                                   \
+    }
+#endif
+
 // The plain sum's loop shape (kernels/reduce.cl, the grid-stride order): indices clr_i = b,
 // b + s, ... < e as CLR_IDX with a runtime stride, CLR_SEG_U calls written out per step, row u
 // into accumulator u. Used where a 64-bit look-ahead cannot wrap a 32-bit CLR_IDX; the 64-bit
@@ -270,7 +290,28 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
     const uint clr_lid = (uint)get_local_id(0);
     const ulong clr_ss = 1;
     CLR_FOR_VARS(CLR_SDECL)
-#if CLR_SEG_ALGO == CLR_SEG_ITEM
+#if CLR_SEG_ALGO == CLR_SEG_ITEM && CLR_VEC > 1
+    // Uniform rows of clr_c, a multiple of CLR_VEC: a work-item per row, CLR_SEG_U rows per
+    // step (rows e, e + G, ..., G the launch's work-items, into accumulators 0..U-1, so that a
+    // warp's loads of each row cover consecutive rows), each row read CLR_VEC elements at a
+    // time (CLR_CALL_V: one vector load per buffer the body reads at [i]) in index order.
+    const ulong clr_gs = get_global_size(0);
+    ulong clr_e = get_global_id(0);
+    for (; clr_e + (CLR_SEG_U - 1) * clr_gs < clr_nseg; clr_e += CLR_SEG_U * clr_gs) {
+        CLR_FOR_VARS(CLR_SRESETU)
+        for (ulong clr_j = 0; clr_j < clr_c; clr_j += CLR_VEC) {
+            CLR_CROWS(CLR_VROW)
+        }
+        CLR_VSTORES
+    }
+    for (; clr_e < clr_nseg; clr_e += clr_gs) {
+        CLR_FOR_VARS(CLR_SRESET)
+        for (ulong clr_j = 0; clr_j < clr_c; clr_j += CLR_VEC)
+            CLR_CALL_V((CLR_IDX)(clr_e * clr_c + clr_j), 0);
+        const ulong clr_sb = clr_e * clr_c;
+        CLR_FOR_VARS(CLR_SSTORE)
+    }
+#elif CLR_SEG_ALGO == CLR_SEG_ITEM
     // A work-item per segment: each loops its own segment.
     for (ulong clr_e = get_global_id(0); clr_e < clr_nseg; clr_e += get_global_size(0)) {
         const ulong clr_sb = clr_seg_begin(clr_e, clr_c, clr_off);

@@ -158,4 +158,16 @@ v s11b-csr SEGBENCH_PLANS=auto,tiles -- ragged-65536 ragged-4096 ragged-1024
 for r in 1 4; do v s11b-csr-r$r SEGBENCH_PLANS=tiles CLREDUCE_SEGMENT_TUNE=rounds=$r -- ragged-65536 ragged-4096; done
 # Rows of 4..32: staged with 128 work-items (now the GPU default) against 256.
 v s11b-staged-l256 SEGBENCH_PLANS=auto,staged CLREDUCE_SEGMENT_TUNE=local=256 -- rows-2^24x2^4 rows-2^26x2^2 rows-2^23x2^5
+# 12. Session 12 (decision 62). ONLY='^s12' runs these. Rows of 2..32: item with vector
+# loads (a work-item per row, `vec` elements per load where the body reads x[i], `unroll`
+# rows per work-item at a stride of the launch's work-items) against staged (the rule).
+SH12="rows-2^24x2^4 rows-2^26x2^2 rows-2^23x2^5 rows-2^25x2^3 rows-2^27x2^1"
+v s12-rows SEGBENCH_PLANS=auto,item -- $SH12
+for w in 1 2 8; do v s12-vec$w SEGBENCH_PLANS=item CLREDUCE_SEGMENT_TUNE=vec=$w -- rows-2^24x2^4 rows-2^26x2^2; done
+for u in 1 2 4 8; do v s12-u$u SEGBENCH_PLANS=item CLREDUCE_SEGMENT_TUNE=unroll=$u -- rows-2^24x2^4 rows-2^26x2^2 rows-2^23x2^5; done
+for l in 128 512; do v s12-l$l SEGBENCH_PLANS=item CLREDUCE_SEGMENT_TUNE=local=$l -- rows-2^24x2^4 rows-2^26x2^2; done
+# The same bytes in f64 (2^27 elements) and i32: item (double2 / int4 loads) against staged.
+LG=$((LG - 1)) v s12-f64 SEGBENCH_TYPE=f64 SEGBENCH_PLANS=auto,item -- rows-2^23x2^4 rows-2^25x2^2
+LG=$((LG - 1)) v s12-f64-vec4 SEGBENCH_TYPE=f64 SEGBENCH_PLANS=item CLREDUCE_SEGMENT_TUNE=vec=4 -- rows-2^23x2^4 rows-2^25x2^2
+v s12-i32 SEGBENCH_TYPE=i32 SEGBENCH_PLANS=auto,item -- rows-2^24x2^4 rows-2^26x2^2
 echo "written: $out"

@@ -227,9 +227,10 @@ pub(crate) fn generate(
         s.push_str("#undef CLR_V\n");
     }
     s.push_str(&kernel_source("item.cl", ITEM_CL));
-    // The vector step (Plan::vec): reads at [i] of 16-bit buffers become body parameters that
-    // CLR_CALL loads one at a time and CLR_CALL_V several at once.
-    let (body, loaded) = if plan.vec > 1 && plan.segment.is_none() {
+    // The vector step (Plan::vec): reads at [i] of 16-bit buffers (in the segmented item
+    // plan, of every read-only buffer) become body parameters that CLR_CALL loads one at a
+    // time and CLR_CALL_V several at once.
+    let (body, loaded) = if plan.vec > 1 {
         let storage: Vec<(&str, ElemType, bool)> = params
             .iter()
             .filter_map(|(n, p)| match p {
@@ -237,7 +238,7 @@ pub(crate) fn generate(
                 _ => None,
             })
             .collect();
-        loads::preload(body, &storage)
+        loads::preload(body, &storage, plan.segment.is_some())
     } else {
         (body.to_string(), Vec::new())
     };
@@ -246,7 +247,13 @@ pub(crate) fn generate(
     s.push_str(&glue(plan, params, &user_params, &loaded));
     let pre_params: String = loaded
         .iter()
-        .map(|(name, _)| format!(", const float {}", loads::preloaded_name(name)))
+        .map(|(name, ty)| {
+            format!(
+                ", const {} {}",
+                loads::preloaded_type(*ty),
+                loads::preloaded_name(name)
+            )
+        })
         .collect();
     let user_params = format!("{user_params}{pre_params}");
     let body_first_line = push_body(&mut s, plan, names, body, &user_params, false);
@@ -423,7 +430,7 @@ fn glue(
     plan: &Plan,
     params: &[(String, ParamKind)],
     user_params: &str,
-    loaded: &[(String, &str)],
+    loaded: &[(String, ElemType)],
 ) -> String {
     let mut s = String::new();
     let user_args: String = params.iter().map(|(name, _)| format!(", {name}")).collect();
@@ -452,7 +459,7 @@ fn glue(
         .collect();
     let one: String = loaded
         .iter()
-        .map(|(name, ld)| format!(", {ld}({name}, (clr_ci))"))
+        .map(|(name, ty)| format!(", {}", loads::load_one(name, *ty, "clr_ci")))
         .collect();
     s.push_str(&format!(
         "#define CLR_CALL(clr_ci, clr_cu) clr_body((clr_ci), clr_n{accs}{user_args}{one})\n"
@@ -469,14 +476,12 @@ fn glue(
 /// CLR_CALL_V(ci, cu): the body for the `w` consecutive indices ci..ci+w-1 (ci a multiple of
 /// `w`), into accumulator cu, in index order; each preloaded buffer's `w` elements come from
 /// one load (`clr_vld_f16` / `clr_vld_bf16`, kernels/common.cl).
-fn vec_glue(w: usize, accs: &str, user_args: &str, loaded: &[(String, &str)]) -> String {
+fn vec_glue(w: usize, accs: &str, user_args: &str, loaded: &[(String, ElemType)]) -> String {
     let mut s =
         String::from("#define CLR_CALL_V(clr_ci, clr_cu) { const CLR_IDX clr_vi = (clr_ci);");
-    for (name, ld) in loaded {
-        s.push_str(&format!(
-            " const CLR_VF clr_vx_{name} = {}({name}, clr_vi);",
-            ld.replace("clr_ld_", "clr_vld_")
-        ));
+    for (name, ty) in loaded {
+        s.push(' ');
+        s.push_str(&loads::load_vector(name, *ty, w, "clr_vi"));
     }
     for lane in 0..w {
         let pre: String = loaded

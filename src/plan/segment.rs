@@ -135,18 +135,31 @@ pub fn plan_segments(
     // us with 4 against 295-297 with 8 (the plain plan's) and 306-308 with 2; columns on
     // 256 x 2^20 255 us with 4 against 260 with 8 (torch 258), on 16384 x 16384 (16 chunks)
     // 260 against 256 (design/bench/2026-11-24-h200-session10-segcols.txt).
+    let vec = item_vec(caps, req, algo, exact);
     let unroll = req.tune.unroll.unwrap_or(match algo {
         // Exact sums keep one accumulator (a superaccumulator each, decision 55).
         _ if exact => 1,
+        // item with vector loads: rows per work-item and step, about 4 loads in flight.
+        SegmentAlgo::Item if vec > 1 => {
+            let per_row = match req.layout {
+                SegmentLayout::Uniform { len } => len / vec,
+                _ => 1,
+            };
+            (4 / per_row.max(1)).max(1)
+        }
         SegmentAlgo::Stripes | SegmentAlgo::Columns if gpu => 4,
         _ if gpu => base.unroll.max(1) as u64,
         _ => 1,
     });
+    let g = match algo {
+        SegmentAlgo::Item if vec > 1 => item_vec_geometry(local, segments, vec, unroll),
+        _ => g,
+    };
     base.local = local;
     base.groups = g.groups;
     base.passes = passes;
     base.unroll = 1;
-    base.vec = 1;
+    base.vec = vec as usize;
     base.deterministic = true;
     base.items_per_work_item = match algo {
         SegmentAlgo::Item => mean.max(1),
@@ -163,6 +176,7 @@ pub fn plan_segments(
         per_item: g.per_item,
         lanes: g.lanes,
         unroll,
+        vec,
         index_in_segment: vec![false; base.vars.len()],
         span_idiom: false,
         reason: why,
@@ -195,6 +209,41 @@ impl Geometry {
             reason,
         }
     }
+}
+
+/// `item`'s consecutive elements loaded at once on uniform rows (`SegmentPlan::vec`): 16 bytes
+/// on GPUs (a float4 of f32, a double2 of f64) where the body reads its buffers at `[i]`
+/// (`SegmentRequest::read_bytes`), halved until it divides the row length; `vec=N` overrides;
+/// 1 elsewhere (CPUs, exact sums, other plans and layouts).
+fn item_vec(caps: &DeviceCaps, req: &SegmentRequest, algo: SegmentAlgo, exact: bool) -> u64 {
+    let SegmentLayout::Uniform { len } = req.layout else {
+        return 1;
+    };
+    if algo != SegmentAlgo::Item || exact || req.read_bytes == 0 {
+        return 1;
+    }
+    let auto = match caps.kind {
+        DeviceKind::Gpu => (16 / req.read_bytes).clamp(1, 8),
+        _ => 1,
+    };
+    let mut w = req.tune.vec.unwrap_or(auto).clamp(1, 8);
+    while w > 1 && !len.is_multiple_of(w) {
+        w /= 2;
+    }
+    w
+}
+
+/// `item` with vector loads: `unroll` rows per work-item (rows `e, e + G, ...`, G the
+/// work-items of the launch, so that a warp's loads of each row cover consecutive rows), one
+/// step per work-item.
+fn item_vec_geometry(local: usize, segments: u64, vec: u64, unroll: u64) -> Geometry {
+    let groups = segments.div_ceil(local as u64 * unroll).max(1);
+    Geometry::new(
+        groups,
+        1,
+        0,
+        format!("{groups} work-groups of {local}, a work-item per row ({unroll} rows per work-item, a warp's rows consecutive), {vec} consecutive elements loaded at once"),
+    )
 }
 
 /// Local slots of a `staged` stage of `local * per_item` elements: one more every 32 (the
@@ -617,6 +666,7 @@ mod tests {
             force: None,
             tune: Default::default(),
             longest: 0,
+            read_bytes: 0,
         };
         let p = plan_segments(caps, base(caps, n), &req, None).unwrap();
         let s = p.segment.clone().unwrap();
@@ -699,6 +749,7 @@ mod tests {
             force: None,
             tune: Default::default(),
             longest: 0,
+            read_bytes: 0,
         };
         let few = plan_segments(&c, base(&c, n), &req(n / 4, 4), None).unwrap();
         assert_eq!(few.passes, 2);
@@ -742,6 +793,7 @@ mod tests {
                     force: Some(SegmentAlgo::Tiles),
                     tune: Default::default(),
                     longest: 0,
+                    read_bytes: 0,
                 };
                 let p = plan_segments(&c, base(&c, n.max(1)), &req, None).unwrap();
                 let s = p.segment.unwrap();
@@ -762,6 +814,7 @@ mod tests {
             force: Some(SegmentAlgo::Item),
             tune: Default::default(),
             longest: 0,
+            read_bytes: 0,
         };
         let e = plan_segments(&c, base(&c, 16), &req, None).unwrap_err();
         assert!(matches!(e, Error::Unsupported { .. }), "{e}");
@@ -782,6 +835,7 @@ mod tests {
             force: Some(SegmentAlgo::Columns),
             tune: Default::default(),
             longest: 0,
+            read_bytes: 0,
             ..req
         };
         assert!(plan_segments(&c, base(&c, 16), &req, None).is_err());
@@ -805,6 +859,7 @@ mod tests {
                 force: None,
                 tune,
                 longest: 0,
+                read_bytes: 0,
             };
             plan_segments(&c, base(&c, n), &req, None).unwrap()
         };
@@ -868,6 +923,7 @@ mod tests {
             force: Some(SegmentAlgo::Staged),
             tune: SegmentTune::default(),
             longest: 400,
+            read_bytes: 0,
         };
         let p = plan_segments(&c, base(&c, n), &req, None).unwrap();
         let s = p.segment.unwrap();
@@ -887,6 +943,7 @@ mod tests {
                 force: Some(SegmentAlgo::Group),
                 tune,
                 longest: 0,
+                read_bytes: 0,
             };
             let p = plan_segments(&c, base(&c, n), &req, None).unwrap();
             (p.segment.clone().unwrap().tile, p.groups, p.passes)
@@ -912,6 +969,7 @@ mod tests {
                 ..Default::default()
             },
             longest: 0,
+            read_bytes: 0,
         };
         let s = plan_segments(&c, base(&c, n), &req, None)
             .unwrap()
@@ -931,6 +989,7 @@ mod tests {
                 force: Some(SegmentAlgo::Merge),
                 tune,
                 longest: 0,
+                read_bytes: 0,
             };
             let p = plan_segments(
                 &c,

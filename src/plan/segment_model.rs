@@ -176,10 +176,14 @@ pub struct SegmentRequest {
     pub tune: SegmentTune,
     /// The longest segment (CSR offsets are read on the host anyway); 0 where unknown.
     pub longest: u64,
+    /// The widest element (bytes) of the read-only buffers the body reads at exactly `[i]`,
+    /// each holding at least the range's elements: those reads may be loaded several at once
+    /// (`vec`, uniform rows on `item`); 0 where there are none, or one is shorter.
+    pub read_bytes: u64,
 }
 
 /// Geometry overrides of the segmented plans, for tuning experiments:
-/// `CLREDUCE_SEGMENT_TUNE=local=256,groups_per_cu=8,per_item=8,lanes=32,unroll=8,chunks=16,split=4,rounds=4`
+/// `CLREDUCE_SEGMENT_TUNE=local=256,groups_per_cu=8,per_item=8,lanes=32,unroll=8,chunks=16,split=4,rounds=4,vec=4`
 /// (any subset). Values
 /// out of range are refused, never clamped; a value a plan does not use is ignored by it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
@@ -202,6 +206,10 @@ pub struct SegmentTune {
     pub split: Option<u64>,
     /// `tiles`: tiles per work-group (`rounds=N`, 1..=64), in place of the rule's.
     pub rounds: Option<u64>,
+    /// `item` on uniform rows: consecutive elements loaded at once (`vec=N`, 1, 2, 4 or 8; 1
+    /// is one at a time), where the rows' length is a multiple and the body's reads at `[i]`
+    /// allow it ([`SegmentRequest::read_bytes`]).
+    pub vec: Option<u64>,
 }
 
 impl SegmentTune {
@@ -222,6 +230,7 @@ impl SegmentTune {
                     "chunks=1..65536",
                     "split=1..65536",
                     "rounds=1..64",
+                    "vec=1|2|4|8",
                 ],
             };
             let (k, v) = part.split_once('=').ok_or_else(bad)?;
@@ -236,6 +245,7 @@ impl SegmentTune {
                 "chunks" if (1..=65536).contains(&v) => t.chunks = Some(v),
                 "split" if (1..=65536).contains(&v) => t.split = Some(v),
                 "rounds" if (1..=64).contains(&v) => t.rounds = Some(v),
+                "vec" if pow2 && v <= 8 => t.vec = Some(v),
                 _ => return Err(bad()),
             }
         }
@@ -271,8 +281,12 @@ pub struct SegmentPlan {
     pub per_item: u64,
     /// `lanes`: work-items per segment; 0 otherwise.
     pub lanes: u64,
-    /// Accumulators per work-item in the strided loops (loads in flight).
+    /// Accumulators per work-item in the strided loops (loads in flight); `item` with `vec`:
+    /// rows per work-item and step.
     pub unroll: u64,
+    /// `item` on uniform rows: consecutive elements each read at `[i]` loads at once
+    /// (`Plan::vec`); 1 otherwise.
+    pub vec: u64,
     /// Per variable: argmin/argmax indices within the segment instead of global ones.
     pub index_in_segment: Vec<bool>,
     /// Whether the launch was a span reduction whose subscript is `i / C` (the span idiom),
@@ -304,9 +318,11 @@ mod tests {
 
     #[test]
     fn segment_tune_parses_and_refuses() {
-        let t =
-            SegmentTune::parse("local=512, groups_per_cu=16,per_item=4,lanes=8,unroll=2,chunks=33")
-                .unwrap();
+        let t = SegmentTune::parse(
+            "local=512, groups_per_cu=16,per_item=4,lanes=8,unroll=2,chunks=33,vec=4",
+        )
+        .unwrap();
+        assert_eq!(t.vec, Some(4));
         assert_eq!(
             (
                 t.local,
@@ -329,6 +345,8 @@ mod tests {
             "chunks=65537",
             "split=0",
             "rounds=65",
+            "vec=16",
+            "vec=3",
             "wg=256",
             "local",
         ] {
