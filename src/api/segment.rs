@@ -447,7 +447,9 @@ impl Queue {
         // Partial slots per variable: two per tile, or one per (row chunk, column).
         let slots = match (sp.algo, f.layout) {
             (SegmentAlgo::Tiles | SegmentAlgo::Chunks, _)
-            | (SegmentAlgo::Staged, SegmentLayout::Offsets) => 2 * (f.hi - f.lo).div_ceil(sp.tile),
+            | (SegmentAlgo::Staged | SegmentAlgo::Runs, SegmentLayout::Offsets) => {
+                2 * (f.hi - f.lo).div_ceil(sp.tile)
+            }
             // Two per tile of items (elements and segment ends).
             (SegmentAlgo::Merge, _) => 2 * (f.hi - f.lo + f.segments).div_ceil(sp.tile),
             (SegmentAlgo::Columns, SegmentLayout::Columns { rows, cols }) if plan.passes > 1 => {
@@ -524,8 +526,8 @@ impl Queue {
                     SegmentAlgo::Columns => f.segments.div_ceil(local as u64).min(1 << 16),
                     // A work-group per column or per split segment.
                     SegmentAlgo::Stripes | SegmentAlgo::Group => f.segments.min(1 << 16),
-                    // A work-item per stage.
-                    SegmentAlgo::Staged => (f.hi - f.lo)
+                    // A work-item per stage or tile.
+                    SegmentAlgo::Staged | SegmentAlgo::Runs => (f.hi - f.lo)
                         .div_ceil(sp.tile)
                         .div_ceil(local as u64)
                         .min(1 << 16),

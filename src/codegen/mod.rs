@@ -29,7 +29,7 @@ pub(crate) const REDUCE_CL: &str = include_str!("../../kernels/reduce.cl");
 pub(crate) const ITEM_CL: &str = include_str!("../../kernels/item.cl");
 pub(crate) const EXACT_CL: &str = include_str!("../../kernels/exact.cl");
 pub(crate) const VAR_EXACT_CL: &str = include_str!("../../kernels/var_exact.cl");
-use segment::{SEGMENT_CL, SEGMENT_MERGE_CL, VAR_SEGEXACT_CL};
+use segment::{SEGMENT_CL, SEGMENT_MERGE_CL, SEGMENT_RUNS_CL, VAR_SEGEXACT_CL};
 /// Every embedded kernel, for the tuning cache's fingerprint (`tune_cache::clreduce_id`): a
 /// new kernel file belongs here too.
 pub(crate) const KERNEL_SOURCES: [&str; 9] = [
@@ -267,6 +267,9 @@ pub(crate) fn generate(
             if sp.algo == crate::plan::SegmentAlgo::Merge {
                 s.push_str(&kernel_source("segment_merge.cl", SEGMENT_MERGE_CL));
             }
+            if sp.algo == crate::plan::SegmentAlgo::Runs {
+                s.push_str(&kernel_source("segment_runs.cl", SEGMENT_RUNS_CL));
+            }
         }
         None => s.push_str(&kernel_source("reduce.cl", REDUCE_CL)),
     }
@@ -465,7 +468,13 @@ fn glue(
         "#define CLR_CALL(clr_ci, clr_cu) clr_body((clr_ci), clr_n{accs}{user_args}{one})\n"
     ));
     if plan.vec > 1 {
-        s.push_str(&vec_glue(plan.vec, &accs, &user_args, loaded));
+        s.push_str(&vec_glue(
+            plan.vec,
+            &accs,
+            &user_args,
+            loaded,
+            plan.segment.is_some(),
+        ));
     }
     if options::speculative(plan) {
         s.push_str(&spec_glue(plan, &user_args));
@@ -475,24 +484,42 @@ fn glue(
 
 /// CLR_CALL_V(ci, cu): the body for the `w` consecutive indices ci..ci+w-1 (ci a multiple of
 /// `w`), into accumulator cu, in index order; each preloaded buffer's `w` elements come from
-/// one load (`clr_vld_f16` / `clr_vld_bf16`, kernels/common.cl).
-fn vec_glue(w: usize, accs: &str, user_args: &str, loaded: &[(String, ElemType)]) -> String {
+/// one load (`clr_vld_f16` / `clr_vld_bf16`, kernels/common.cl; one aligned vector load of the
+/// other types, src/codegen/loads.rs).
+fn vec_glue(
+    w: usize,
+    accs: &str,
+    user_args: &str,
+    loaded: &[(String, ElemType)],
+    hooks: bool,
+) -> String {
     let mut s =
         String::from("#define CLR_CALL_V(clr_ci, clr_cu) { const CLR_IDX clr_vi = (clr_ci);");
     for (name, ty) in loaded {
         s.push(' ');
         s.push_str(&loads::load_vector(name, *ty, w, "clr_vi"));
     }
+    let head = s.replace(
+        "CLR_CALL_V(clr_ci, clr_cu)",
+        "CLR_CALL_VH(clr_ci, clr_cu, H)",
+    );
+    let mut hooked = head;
     for lane in 0..w {
         let pre: String = loaded
             .iter()
             .map(|(name, _)| format!(", clr_vx_{name}.s{lane}"))
             .collect();
-        s.push_str(&format!(
-            " clr_body(clr_vi + {lane}, clr_n{accs}{user_args}{pre});"
-        ));
+        let call = format!(" clr_body(clr_vi + {lane}, clr_n{accs}{user_args}{pre});");
+        s.push_str(&call);
+        hooked.push_str(&format!(" H({lane}){call}"));
     }
     s.push_str(" }\n");
+    hooked.push_str(" }\n");
+    // Segmented plans also get CLR_CALL_VH(ci, cu, H): the same, running H(lane) before each
+    // lane's body (the runs plan's segment starts).
+    if hooks {
+        s.push_str(&hooked);
+    }
     s
 }
 

@@ -74,11 +74,17 @@ pub enum SegmentAlgo {
     /// work-group joins the pieces of segments cut between work-items, and a second pass those
     /// cut between tiles (a work-item per cut segment, the work-group for very long ones).
     Merge,
+    /// CSR offsets in runs: tiles of `local * per_item` consecutive elements, each work-item
+    /// combining its run of `per_item` elements in registers (several loaded at once where the
+    /// body reads at `[i]`), segment starts marked in a local bit mask, the pieces cut between
+    /// runs joined by the work-item where the segment starts (segment ends come from the
+    /// offsets), those cut between tiles by a second pass (decision 62).
+    Runs,
 }
 
 impl SegmentAlgo {
     /// Every algorithm, in declaration order.
-    pub const ALL: [SegmentAlgo; 9] = [
+    pub const ALL: [SegmentAlgo; 10] = [
         SegmentAlgo::Item,
         SegmentAlgo::Group,
         SegmentAlgo::Tiles,
@@ -88,9 +94,10 @@ impl SegmentAlgo {
         SegmentAlgo::Lanes,
         SegmentAlgo::Stripes,
         SegmentAlgo::Merge,
+        SegmentAlgo::Runs,
     ];
     /// Its name in plans and `CLREDUCE_SEGMENT`: `item`, `group`, `tiles`, `columns`,
-    /// `chunks`, `staged`, `lanes`, `stripes` or `merge`.
+    /// `chunks`, `staged`, `lanes`, `stripes`, `merge` or `runs`.
     pub fn name(self) -> &'static str {
         match self {
             SegmentAlgo::Item => "item",
@@ -102,6 +109,7 @@ impl SegmentAlgo {
             SegmentAlgo::Lanes => "lanes",
             SegmentAlgo::Stripes => "stripes",
             SegmentAlgo::Merge => "merge",
+            SegmentAlgo::Runs => "runs",
         }
     }
     /// Parses a name of [`SegmentAlgo::name`] (`multi` is accepted for `tiles`); `auto` or an
@@ -130,6 +138,7 @@ impl SegmentAlgo {
                     "lanes",
                     "stripes",
                     "merge",
+                    "runs",
                 ],
             })
     }
@@ -151,6 +160,7 @@ impl SegmentAlgo {
             SegmentAlgo::Lanes => "CLR_SEG_LANES",
             SegmentAlgo::Stripes => "CLR_SEG_STRIPES",
             SegmentAlgo::Merge => "CLR_SEG_MERGE",
+            SegmentAlgo::Runs => "CLR_SEG_RUNS",
         }
     }
 }
@@ -192,7 +202,8 @@ pub struct SegmentTune {
     pub local: Option<usize>,
     /// Work-groups per compute unit (`groups_per_cu=N`, 1..=1024): the `fill` of every plan.
     pub groups_per_cu: Option<u64>,
-    /// `staged`: elements per work-item in a stage (`per_item=N`, 1..=64).
+    /// `staged`, `merge` and `runs`: elements (items) per work-item (`per_item=N`, 1..=64;
+    /// `runs` takes at most 32).
     pub per_item: Option<u64>,
     /// `lanes`: work-items per segment (`lanes=N`, a power of two 1..=1024).
     pub lanes: Option<u64>,
@@ -277,15 +288,16 @@ pub struct SegmentPlan {
     pub tile: u64,
     /// Tiles: the longest segment one work-item reduces alone; 0 otherwise.
     pub short: u64,
-    /// `staged`: elements per work-item in a stage; 0 otherwise.
+    /// `staged`: elements per work-item in a stage; `merge`: items per work-item; `runs`:
+    /// elements per run; 0 otherwise.
     pub per_item: u64,
     /// `lanes`: work-items per segment; 0 otherwise.
     pub lanes: u64,
     /// Accumulators per work-item in the strided loops (loads in flight); `item` with `vec`:
     /// rows per work-item and step.
     pub unroll: u64,
-    /// `item` on uniform rows: consecutive elements each read at `[i]` loads at once
-    /// (`Plan::vec`); 1 otherwise.
+    /// `item` on uniform rows and `runs`: consecutive elements each read at `[i]` loads at
+    /// once (`Plan::vec`); 1 otherwise.
     pub vec: u64,
     /// Per variable: argmin/argmax indices within the segment instead of global ones.
     pub index_in_segment: Vec<bool>,
