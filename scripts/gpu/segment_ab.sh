@@ -170,4 +170,19 @@ for l in 128 512; do v s12-l$l SEGBENCH_PLANS=item CLREDUCE_SEGMENT_TUNE=local=$
 LG=$((LG - 1)) v s12-f64 SEGBENCH_TYPE=f64 SEGBENCH_PLANS=auto,item -- rows-2^23x2^4 rows-2^25x2^2
 LG=$((LG - 1)) v s12-f64-vec4 SEGBENCH_TYPE=f64 SEGBENCH_PLANS=item CLREDUCE_SEGMENT_TUNE=vec=4 -- rows-2^23x2^4 rows-2^25x2^2
 v s12-i32 SEGBENCH_TYPE=i32 SEGBENCH_PLANS=auto,item -- rows-2^24x2^4 rows-2^26x2^2
+# CSR: runs (fixed runs of elements per work-item in registers, vector loads, starts from a
+# local bit mask) against merge (the rule up to mean 256) and tiles; its run length, work-group
+# size, vector width and fill.
+RAG12="ragged-16 ragged-256 ragged-1024 ragged-4096 ragged-65536"
+v s12-runs SEGBENCH_PLANS=auto,merge,runs -- $RAG12
+for e in 8 32; do v s12-runs-e$e SEGBENCH_PLANS=runs CLREDUCE_SEGMENT_TUNE=per_item=$e -- ragged-16 ragged-256; done
+for l in 128 512; do v s12-runs-l$l SEGBENCH_PLANS=runs CLREDUCE_SEGMENT_TUNE=local=$l -- ragged-16 ragged-256; done
+v s12-runs-vec1 SEGBENCH_PLANS=runs CLREDUCE_SEGMENT_TUNE=vec=1 -- ragged-16 ragged-256
+for g in 4 16; do v s12-runs-g$g SEGBENCH_PLANS=runs CLREDUCE_SEGMENT_TUNE=groups_per_cu=$g -- ragged-16 ragged-256; done
+LG=$((LG - 1)) v s12-runs-f64 SEGBENCH_TYPE=f64 SEGBENCH_PLANS=auto,runs -- ragged-16 ragged-256
+v s12-runs-i32 SEGBENCH_TYPE=i32 SEGBENCH_PLANS=auto,runs -- ragged-16 ragged-256
+# CSR mean 65536 (4096 heavy-tailed segments, the longest 5.3 M): group split over several
+# work-groups per segment (the tail still lands on split work-groups) against tiles (auto).
+v s12-csr SEGBENCH_PLANS=auto -- ragged-65536
+for sp in 2 8 32; do v s12-csr-split$sp SEGBENCH_PLANS=group CLREDUCE_SEGMENT_TUNE=split=$sp -- ragged-65536; done
 echo "written: $out"
