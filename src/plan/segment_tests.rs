@@ -396,3 +396,127 @@ fn merge_geometry_and_layouts() {
         }
     }
 }
+
+/// A forced plan on the H200 or a CPU with the body's read width `read_bytes` and `tune`.
+fn forced(
+    c: &DeviceCaps,
+    layout: SegmentLayout,
+    segments: u64,
+    n: u64,
+    (algo, read_bytes, tune): (SegmentAlgo, u64, SegmentTune),
+) -> Result<Plan> {
+    let req = SegmentRequest {
+        layout,
+        segments,
+        elements: n,
+        force: Some(algo),
+        tune,
+        longest: 0,
+        read_bytes,
+    };
+    plan_segments(c, base(c, n), &req, None)
+}
+
+#[test]
+fn item_loads_vectors_on_gpu_rows() {
+    let h = fixtures::nvidia_h200();
+    let n = 1u64 << 28;
+    let u = |len| SegmentLayout::Uniform { len };
+    let item = |c: &DeviceCaps, len: u64, bytes: u64, tune: SegmentTune| {
+        let p = forced(c, u(len), n / len, n, (SegmentAlgo::Item, bytes, tune)).unwrap();
+        let s = p.segment.clone().unwrap();
+        (s.vec, s.unroll, p.vec, p.groups)
+    };
+    let none = SegmentTune::default();
+    // f32 rows of 16: float4 loads, one row per step (4 loads in flight); rows of 4: 4 rows.
+    assert_eq!(item(&h, 16, 4, none), (4, 1, 4, (n / 16).div_ceil(256)));
+    assert_eq!(item(&h, 4, 4, none), (4, 4, 4, (n / 4).div_ceil(1024)));
+    // f64: double2; a row of 6 f32 takes float2; no read at [i] (0 bytes): one at a time.
+    assert_eq!(item(&h, 4, 8, none).0, 2);
+    assert_eq!(item(&h, 6, 4, none).0, 2);
+    assert_eq!(item(&h, 16, 0, none).0, 1);
+    assert_eq!(item(&h, 7, 4, none).0, 1);
+    let tune = SegmentTune {
+        vec: Some(8),
+        unroll: Some(2),
+        ..none
+    };
+    assert_eq!(item(&h, 16, 4, tune).0, 8);
+    assert_eq!(item(&h, 16, 4, tune).1, 2);
+    assert_eq!(item(&h, 12, 4, tune).0, 4);
+    // CPUs keep one element at a time unless told otherwise; other plans never take it.
+    let cpu = fixtures::pocl_cpu();
+    assert_eq!(item(&cpu, 16, 4, none).0, 1);
+    let four = SegmentTune {
+        vec: Some(4),
+        ..none
+    };
+    assert_eq!(item(&cpu, 16, 4, four).0, 4);
+    let staged = forced(&h, u(16), n / 16, n, (SegmentAlgo::Staged, 4, four)).unwrap();
+    assert_eq!((staged.vec, staged.segment.unwrap().vec), (1, 1));
+}
+
+#[test]
+fn runs_geometry_and_layouts() {
+    let n = 1u64 << 28;
+    for (name, c) in fixtures::all() {
+        let p = forced(
+            &c,
+            SegmentLayout::Offsets,
+            n / 16,
+            n,
+            (SegmentAlgo::Runs, 4, SegmentTune::default()),
+        )
+        .unwrap();
+        let s = p.segment.clone().unwrap();
+        assert_eq!((s.algo, p.passes), (SegmentAlgo::Runs, 2), "{name}");
+        assert!(s.per_item.is_power_of_two() && s.per_item <= 32, "{name}");
+        assert_eq!(s.tile, p.local as u64 * s.per_item, "{name}");
+        assert!(p.local_bytes <= c.local_mem_size, "{name}");
+        if c.kind != DeviceKind::Gpu {
+            assert_eq!(s.vec, 1, "{name}");
+        }
+        for layout in [
+            SegmentLayout::Uniform { len: 16 },
+            SegmentLayout::Columns {
+                rows: 16,
+                cols: n / 16,
+            },
+        ] {
+            let e = forced(
+                &c,
+                layout,
+                16,
+                n,
+                (SegmentAlgo::Runs, 4, SegmentTune::default()),
+            );
+            assert!(matches!(e, Err(Error::Unsupported { .. })), "{name}");
+        }
+    }
+    // The H200: 256 work-items of 16 elements, float4 loads; a run length that is no power of
+    // two is lowered to one.
+    let h = fixtures::nvidia_h200();
+    let p = forced(
+        &h,
+        SegmentLayout::Offsets,
+        n / 16,
+        n,
+        (SegmentAlgo::Runs, 4, SegmentTune::default()),
+    )
+    .unwrap();
+    let s = p.segment.unwrap();
+    assert_eq!((p.local, s.per_item, s.vec, s.tile), (256, 16, 4, 4096));
+    let tune = SegmentTune {
+        per_item: Some(24),
+        ..SegmentTune::default()
+    };
+    let p = forced(
+        &h,
+        SegmentLayout::Offsets,
+        n / 16,
+        n,
+        (SegmentAlgo::Runs, 4, tune),
+    )
+    .unwrap();
+    assert_eq!(p.segment.unwrap().per_item, 16);
+}
