@@ -25,6 +25,12 @@
 // Every combination order is fixed by CLR_WG and CLR_SEG_E: deterministic.
 
 #define CLR_RUNS_SERIAL 32
+// CLR_RUNS_SPLIT (a -D override for A/B runs, CLREDUCE_EXTRA_OPTIONS): 1 loads a vector
+// without the start checks where none of its elements starts a segment, 0 always runs them
+// (one code path for the warp).
+#ifndef CLR_RUNS_SPLIT
+#define CLR_RUNS_SPLIT 1
+#endif
 #if CLR_SEG_E >= 32
 #define CLR_RUN_BITS 0xffffffffu
 #else
@@ -118,7 +124,7 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
 #if CLR_VEC > 1
             if (clr_rl == CLR_SEG_E && clr_i0 % CLR_VEC == 0) {
                 for (uint clr_qb = 0; clr_qb < CLR_SEG_E; clr_qb += CLR_VEC) {
-                    if (((clr_bits >> clr_qb) & ((1u << CLR_VEC) - 1u)) == 0u) {
+                    if (CLR_RUNS_SPLIT && ((clr_bits >> clr_qb) & ((1u << CLR_VEC) - 1u)) == 0u) {
                         CLR_CALL_V((CLR_IDX)(clr_i0 + clr_qb), 0);
                     } else {
                         CLR_CALL_VH((CLR_IDX)(clr_i0 + clr_qb), 0, CLR_RH);

@@ -185,4 +185,19 @@ v s12-runs-i32 SEGBENCH_TYPE=i32 SEGBENCH_PLANS=auto,runs -- ragged-16 ragged-25
 # work-groups per segment (the tail still lands on split work-groups) against tiles (auto).
 v s12-csr SEGBENCH_PLANS=auto -- ragged-65536
 for sp in 2 8 32; do v s12-csr-split$sp SEGBENCH_PLANS=group CLREDUCE_SEGMENT_TUNE=split=$sp -- ragged-65536; done
+# 13. Session 12, round 2 (decision 62): the new automatic plans (item with vector loads on
+# rows of at most 64 bytes, runs on CSR up to mean 4096 with 128 work-items). ONLY='^s12b'.
+v s12b-rows SEGBENCH_PLANS=auto,staged -- rows-2^24x2^4 rows-2^26x2^2 rows-2^25x2^3 rows-2^27x2^1 rows-2^23x2^5
+for u in 1 2; do v s12b-rows-u$u SEGBENCH_PLANS=item CLREDUCE_SEGMENT_TUNE=unroll=$u -- rows-2^27x2^1 rows-2^25x2^3; done
+v s12b-csr SEGBENCH_PLANS=auto,tiles -- ragged-16 ragged-256 ragged-1024 ragged-4096 ragged-16384 ragged-65536
+v s12b-csr-runs SEGBENCH_PLANS=runs -- ragged-16384 ragged-65536
+v s12b-csr-merge SEGBENCH_PLANS=merge -- ragged-16 ragged-256
+for l in 64 256; do v s12b-runs-l$l SEGBENCH_PLANS=runs CLREDUCE_SEGMENT_TUNE=local=$l -- ragged-16 ragged-256 ragged-4096; done
+v s12b-runs-nosplit SEGBENCH_PLANS=runs CLREDUCE_EXTRA_OPTIONS=-DCLR_RUNS_SPLIT=0 -- ragged-16 ragged-256
+# f64 (2^27, the same bytes): rows (item on rows of 4, staged on rows of 16: 128 bytes) and
+# runs of 8 (64 bytes, the default) against 16 and merge; i32.
+LG=$((LG - 1)) v s12b-f64 SEGBENCH_TYPE=f64 SEGBENCH_PLANS=auto -- rows-2^23x2^4 rows-2^25x2^2 ragged-16 ragged-256
+LG=$((LG - 1)) v s12b-f64-merge SEGBENCH_TYPE=f64 SEGBENCH_PLANS=merge -- ragged-16 ragged-256
+LG=$((LG - 1)) v s12b-f64-e16 SEGBENCH_TYPE=f64 SEGBENCH_PLANS=runs CLREDUCE_SEGMENT_TUNE=per_item=16 -- ragged-16 ragged-256
+v s12b-i32 SEGBENCH_TYPE=i32 SEGBENCH_PLANS=auto -- rows-2^24x2^4 rows-2^26x2^2 ragged-16 ragged-256 ragged-4096
 echo "written: $out"

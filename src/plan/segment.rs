@@ -66,8 +66,9 @@ pub fn plan_segments(
         (SegmentAlgo::Group, _) => (mean / 8).next_power_of_two().clamp(8, 64) as usize,
         // merge: 128 work-items of 16 items each on GPUs (see merge()).
         (SegmentAlgo::Merge, _) if gpu => 128,
-        // runs: 256 work-items of 16 elements on GPUs (tiles of 4096).
-        (SegmentAlgo::Runs, _) if gpu => 256,
+        // runs: 128 work-items on GPUs. H200, 2^28 f32, CSR means 16 / 256: 546.0 / 437.3 us
+        // against 546.9 / 511.6 with 256 and 605.0 / 673.1 with 512 (decision 62).
+        (SegmentAlgo::Runs, _) if gpu => 128,
         // staged uniform rows: 128 work-items on GPUs. H200, 2^28 f32, rows of 16 / 4 / 32:
         // 299.0-299.8 / 331.1-331.8 / 301.2-302.5 us against 303.1-304.9 / 337.0-340.9 /
         // 304.1-304.9 with 256, in two runs (decision 58).
@@ -143,13 +144,16 @@ pub fn plan_segments(
     let unroll = req.tune.unroll.unwrap_or(match algo {
         // Exact sums keep one accumulator (a superaccumulator each, decision 55).
         _ if exact => 1,
-        // item with vector loads: rows per work-item and step, about 4 loads in flight.
+        // item with vector loads: rows per work-item and step, about 4 loads in flight and
+        // at most 2 rows. H200, 2^28 f32, rows of 16 (4 loads a row): 266 us with 1 row, 327
+        // with 2, 651 with 4; rows of 4 (1 load): 339, 307, 312 and 314 us with 1, 2, 4 and 8
+        // rows; rows of 8 with 2: 277 (decision 62).
         SegmentAlgo::Item if vec > 1 => {
             let per_row = match req.layout {
                 SegmentLayout::Uniform { len } => len / vec,
                 _ => 1,
             };
-            (4 / per_row.max(1)).max(1)
+            (4 / per_row.max(1)).clamp(1, 2)
         }
         SegmentAlgo::Stripes | SegmentAlgo::Columns if gpu => 4,
         _ if gpu => base.unroll.max(1) as u64,
@@ -569,10 +573,18 @@ fn runs(
         .rev()
         .find(|&e| runs_local(local, e) <= room)
         .unwrap_or(0);
-    // Elements per run: 16 (four float4 loads of f32), a multiple of every vector width; a
-    // power of two (the largest one at most the request), so a run's starts lie in one word
-    // of the mask.
-    let per_item = req.tune.per_item.unwrap_or(16).min(fits);
+    // Elements per run: 64 bytes of the body's reads at [i] (16 f32: four float4 loads; 8 f64),
+    // 16 where it reads none; a power of two (the largest one at most the request), so a run's
+    // starts lie in one word of the mask. H200, 2^28 f32, CSR means 16 / 256: 16 elements
+    // 547 / 512 us against 799 / 823 with 8 and 986 / 829 with 32 (decision 62).
+    let per_item = req
+        .tune
+        .per_item
+        .unwrap_or(match req.read_bytes {
+            0 => 16,
+            b => (64 / b).clamp(4, 32),
+        })
+        .min(fits);
     let per_item = match per_item {
         0 => 0,
         e => 1 << e.ilog2(),
@@ -638,13 +650,22 @@ fn choose(
     }
     let offsets = req.layout == SegmentLayout::Offsets;
     let uniform = matches!(req.layout, SegmentLayout::Uniform { .. });
-    Ok(if offsets && gpu && mean <= 256 {
-        // H200, 2^28 f32, heavy-tailed CSR (decision 54, design/bench/
-        // 2026-11-24-h200-session10-segcsr.txt): merge 1038 and 724 us at means 16 and 256
-        // against tiles' 1402 and 841; at mean 65536 tiles won (334 us against 547).
+    // Vector loads on short rows: a work-item per row where a row is at most 64 bytes of the
+    // body's reads at [i] and at least 2 elements per load (decision 62).
+    let row_vec = match req.layout {
+        SegmentLayout::Uniform { len } if gpu && len * req.read_bytes <= 64 => {
+            vec_width(caps, req, SegmentAlgo::Item, false, 0)
+        }
+        _ => 1,
+    };
+    Ok(if offsets && gpu && mean <= 4096 {
+        // H200, 2^28 f32, heavy-tailed CSR (decision 62, design/bench/
+        // 2026-11-25-h200-session12-segfast.txt): runs 547, 437, 460 and 400 us at means 16,
+        // 256, 1024 and 4096 against merge's 1032, 718, 627 and 560 and tiles' 546 and 445
+        // at 1024 and 4096; at mean 65536 tiles won (327 us against 357).
         (
-            SegmentAlgo::Merge,
-            format!("CSR offsets of mean length {mean} <= 256 on a GPU: merge path gives every work-item the same count of items (elements and segment ends), so short and heavy-tailed lengths keep warps busy and reads coalesced (H200, mean 16: 1.35x faster than tiles)"),
+            SegmentAlgo::Runs,
+            format!("CSR offsets of mean length {mean} <= 4096 on a GPU: fixed runs of elements per work-item in registers, read {} at a time, segment starts from a local bit mask, so an element costs a load share, an add and a bit test whatever the lengths (H200, mean 16: 1.9x faster than merge, 2.6x than tiles)", vec_width(caps, req, SegmentAlgo::Runs, false, 16)),
         )
     } else if offsets && gpu {
         // H200, 2^28 f32, CSR of mean 16 (heavy-tailed): tiles 1428 us, a work-item per
@@ -657,6 +678,16 @@ fn choose(
         (
             SegmentAlgo::Tiles,
             format!("CSR offsets of mean length {mean} > 16: lengths live on the device and may be heavy-tailed, so fixed tiles keep the work balanced"),
+        )
+    } else if gpu && uniform && mean <= 32 && req.segments >= fill && row_vec > 1 {
+        // H200, 2^28 f32 (decision 62): rows of 16 263.5 us against staged's 297.8, rows of
+        // 4 307.1 against 330.0, of 8 276.7 against 303.5, of 2 375.7 against 396.1; i32 the
+        // same; f64 rows of 4 310.0 against 320.9. Rows of 128 bytes lost (f32 rows of 32:
+        // 316.9 against 300.7; f64 rows of 16: 320.5 against 271.4): a warp's load then
+        // touches 32 lines.
+        (
+            SegmentAlgo::Item,
+            format!("{} rows of {mean} <= 64 bytes on a GPU, the body reading at [i]: a work-item per row loading {row_vec} elements at once, a warp's rows consecutive", req.segments),
         )
     } else if gpu && uniform && mean <= 32 && req.segments >= fill {
         (

@@ -52,14 +52,13 @@ fn h200_chooses_by_segment_length() {
     assert_eq!(algo(&c, u(1 << 20), 256, n), SegmentAlgo::Group);
     assert_eq!(algo(&c, u(n), 1, n), SegmentAlgo::Group);
     assert_eq!(algo(&c, u(1 << 17), 2048, n), SegmentAlgo::Group);
-    assert_eq!(
-        algo(&c, SegmentLayout::Offsets, n / 256, n),
-        SegmentAlgo::Merge
-    );
-    assert_eq!(
-        algo(&c, SegmentLayout::Offsets, n / 8, n),
-        SegmentAlgo::Merge
-    );
+    // CSR up to mean 4096: runs (decision 62).
+    for mean in [8, 256, 4096] {
+        assert_eq!(
+            algo(&c, SegmentLayout::Offsets, n / mean, n),
+            SegmentAlgo::Runs
+        );
+    }
     assert_eq!(
         algo(&c, SegmentLayout::Offsets, n / 65536, n),
         SegmentAlgo::Tiles
@@ -430,7 +429,8 @@ fn item_loads_vectors_on_gpu_rows() {
     let none = SegmentTune::default();
     // f32 rows of 16: float4 loads, one row per step (4 loads in flight); rows of 4: 4 rows.
     assert_eq!(item(&h, 16, 4, none), (4, 1, 4, (n / 16).div_ceil(256)));
-    assert_eq!(item(&h, 4, 4, none), (4, 4, 4, (n / 4).div_ceil(1024)));
+    assert_eq!(item(&h, 4, 4, none), (4, 2, 4, (n / 4).div_ceil(512)));
+    assert_eq!(item(&h, 8, 4, none).1, 2);
     // f64: double2; a row of 6 f32 takes float2; no read at [i] (0 bytes): one at a time.
     assert_eq!(item(&h, 4, 8, none).0, 2);
     assert_eq!(item(&h, 6, 4, none).0, 2);
@@ -505,7 +505,18 @@ fn runs_geometry_and_layouts() {
     )
     .unwrap();
     let s = p.segment.unwrap();
-    assert_eq!((p.local, s.per_item, s.vec, s.tile), (256, 16, 4, 4096));
+    assert_eq!((p.local, s.per_item, s.vec, s.tile), (128, 16, 4, 2048));
+    // f64: runs of 64 bytes (8 elements), double2 loads.
+    let p = forced(
+        &h,
+        SegmentLayout::Offsets,
+        n / 16,
+        n,
+        (SegmentAlgo::Runs, 8, SegmentTune::default()),
+    )
+    .unwrap();
+    let s = p.segment.unwrap();
+    assert_eq!((s.per_item, s.vec), (8, 2));
     let tune = SegmentTune {
         per_item: Some(24),
         ..SegmentTune::default()
@@ -519,4 +530,48 @@ fn runs_geometry_and_layouts() {
     )
     .unwrap();
     assert_eq!(p.segment.unwrap().per_item, 16);
+}
+
+#[test]
+fn h200_rows_of_64_bytes_take_item_with_vector_loads() {
+    let h = fixtures::nvidia_h200();
+    let n = 1u64 << 28;
+    let auto = |len: u64, bytes: u64| {
+        let req = SegmentRequest {
+            layout: SegmentLayout::Uniform { len },
+            segments: n / len,
+            elements: n,
+            force: None,
+            tune: SegmentTune::default(),
+            longest: 0,
+            read_bytes: bytes,
+        };
+        let p = plan_segments(&h, base(&h, n), &req, None).unwrap();
+        let s = p.segment.unwrap();
+        (s.algo, s.vec)
+    };
+    // f32 / i32 rows of 2..16, f64 rows of 2..8: item with 16-byte loads (8 bytes for rows of 2).
+    assert_eq!(auto(16, 4), (SegmentAlgo::Item, 4));
+    assert_eq!(auto(4, 4), (SegmentAlgo::Item, 4));
+    assert_eq!(auto(2, 4), (SegmentAlgo::Item, 2));
+    assert_eq!(auto(8, 8), (SegmentAlgo::Item, 2));
+    // Rows of 128 bytes, odd rows (no vector divides them) and bodies that read nothing at
+    // [i] stay with staged.
+    assert_eq!(auto(32, 4).0, SegmentAlgo::Staged);
+    assert_eq!(auto(16, 8).0, SegmentAlgo::Staged);
+    assert_eq!(auto(7, 4).0, SegmentAlgo::Staged);
+    assert_eq!(auto(16, 0).0, SegmentAlgo::Staged);
+    // CPUs keep their rules.
+    let cpu = fixtures::pocl_cpu();
+    let req = SegmentRequest {
+        layout: SegmentLayout::Uniform { len: 16 },
+        segments: n / 16,
+        elements: n,
+        force: None,
+        tune: SegmentTune::default(),
+        longest: 0,
+        read_bytes: 4,
+    };
+    let p = plan_segments(&cpu, base(&cpu, n), &req, None).unwrap();
+    assert_eq!(p.segment.unwrap().vec, 1);
 }
