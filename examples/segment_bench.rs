@@ -115,9 +115,8 @@ fn plans(kind: &str) -> Vec<Option<SegmentAlgo>> {
             Some(SegmentAlgo::Runs),
         ]
     });
-    forced.retain(|f| {
-        kind == "ragged" || !matches!(f, Some(SegmentAlgo::Merge | SegmentAlgo::Runs))
-    });
+    forced
+        .retain(|f| kind == "ragged" || !matches!(f, Some(SegmentAlgo::Merge | SegmentAlgo::Runs)));
     if let Ok(only) = std::env::var("SEGBENCH_PLANS") {
         let only: Vec<Option<SegmentAlgo>> = only
             .split(',')
