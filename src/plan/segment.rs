@@ -144,16 +144,16 @@ pub fn plan_segments(
     let unroll = req.tune.unroll.unwrap_or(match algo {
         // Exact sums keep one accumulator (a superaccumulator each, decision 55).
         _ if exact => 1,
-        // item with vector loads: rows per work-item and step, about 4 loads in flight and
-        // at most 2 rows. H200, 2^28 f32, rows of 16 (4 loads a row): 266 us with 1 row, 327
-        // with 2, 651 with 4; rows of 4 (1 load): 339, 307, 312 and 314 us with 1, 2, 4 and 8
-        // rows; rows of 8 with 2: 277 (decision 62).
+        // item with vector loads: rows per work-item and step, 32 bytes of rows (1 to 4). H200,
+        // 2^28 f32, rows of 16: 266 us with 1 row, 327 with 2, 651 with 4; rows of 8: 277 with
+        // 1 or 2; rows of 4: 339, 307, 312 and 314 us with 1, 2, 4 and 8 rows; rows of 2: 554,
+        // 407 and 376 with 1, 2 and 4 (decision 62).
         SegmentAlgo::Item if vec > 1 => {
-            let per_row = match req.layout {
-                SegmentLayout::Uniform { len } => len / vec,
-                _ => 1,
+            let row_bytes = match req.layout {
+                SegmentLayout::Uniform { len } => len * req.read_bytes.max(1),
+                _ => 32,
             };
-            (4 / per_row.max(1)).clamp(1, 2)
+            (32 / row_bytes.max(1)).clamp(1, 4)
         }
         SegmentAlgo::Stripes | SegmentAlgo::Columns if gpu => 4,
         _ if gpu => base.unroll.max(1) as u64,
@@ -658,14 +658,15 @@ fn choose(
         }
         _ => 1,
     };
-    Ok(if offsets && gpu && mean <= 4096 {
+    Ok(if offsets && gpu && mean <= 16384 {
         // H200, 2^28 f32, heavy-tailed CSR (decision 62, design/bench/
-        // 2026-11-25-h200-session12-segfast.txt): runs 547, 437, 460 and 400 us at means 16,
-        // 256, 1024 and 4096 against merge's 1032, 718, 627 and 560 and tiles' 546 and 445
-        // at 1024 and 4096; at mean 65536 tiles won (327 us against 357).
+        // 2026-11-25-h200-session12-segfast.txt, round 2): runs 548, 444, 386, 356 and 340 us
+        // at means 16, 256, 1024, 4096 and 16384 against merge's 1041 and 728 at 16 and 256
+        // and tiles' 552, 455 and 369 at 1024, 4096 and 16384; at mean 65536 tiles won (322
+        // us against 331).
         (
             SegmentAlgo::Runs,
-            format!("CSR offsets of mean length {mean} <= 4096 on a GPU: fixed runs of elements per work-item in registers, read {} at a time, segment starts from a local bit mask, so an element costs a load share, an add and a bit test whatever the lengths (H200, mean 16: 1.9x faster than merge, 2.6x than tiles)", vec_width(caps, req, SegmentAlgo::Runs, false, 16)),
+            format!("CSR offsets of mean length {mean} <= 16384 on a GPU: fixed runs of elements per work-item in registers, read {} at a time, segment starts from a local bit mask, so an element costs a load share, an add and a bit test whatever the lengths (H200, mean 16: 1.9x faster than merge, 2.6x than tiles)", vec_width(caps, req, SegmentAlgo::Runs, false, 16)),
         )
     } else if offsets && gpu {
         // H200, 2^28 f32, CSR of mean 16 (heavy-tailed): tiles 1428 us, a work-item per

@@ -52,8 +52,8 @@ fn h200_chooses_by_segment_length() {
     assert_eq!(algo(&c, u(1 << 20), 256, n), SegmentAlgo::Group);
     assert_eq!(algo(&c, u(n), 1, n), SegmentAlgo::Group);
     assert_eq!(algo(&c, u(1 << 17), 2048, n), SegmentAlgo::Group);
-    // CSR up to mean 4096: runs (decision 62).
-    for mean in [8, 256, 4096] {
+    // CSR up to mean 16384: runs (decision 62).
+    for mean in [8, 256, 4096, 16384] {
         assert_eq!(
             algo(&c, SegmentLayout::Offsets, n / mean, n),
             SegmentAlgo::Runs
@@ -430,7 +430,8 @@ fn item_loads_vectors_on_gpu_rows() {
     // f32 rows of 16: float4 loads, one row per step (4 loads in flight); rows of 4: 4 rows.
     assert_eq!(item(&h, 16, 4, none), (4, 1, 4, (n / 16).div_ceil(256)));
     assert_eq!(item(&h, 4, 4, none), (4, 2, 4, (n / 4).div_ceil(512)));
-    assert_eq!(item(&h, 8, 4, none).1, 2);
+    assert_eq!(item(&h, 8, 4, none).1, 1);
+    assert_eq!(item(&h, 2, 4, none).1, 4);
     // f64: double2; a row of 6 f32 takes float2; no read at [i] (0 bytes): one at a time.
     assert_eq!(item(&h, 4, 8, none).0, 2);
     assert_eq!(item(&h, 6, 4, none).0, 2);
