@@ -133,32 +133,8 @@ pub fn plan_segments(
             device: caps.label(),
         });
     }
-    // Loads in flight per work-item in the strided loops: the plain plan's unroll on a GPU
-    // (a strided loop with one accumulator waits for each load before the next), 1 on CPUs,
-    // whose rules were measured that way.
-    // Columns and stripes keep 4 on GPUs. H200, 2^28 f32: stripes on 16..256 columns 260-262
-    // us with 4 against 295-297 with 8 (the plain plan's) and 306-308 with 2; columns on
-    // 256 x 2^20 255 us with 4 against 260 with 8 (torch 258), on 16384 x 16384 (16 chunks)
-    // 260 against 256 (design/bench/2026-11-24-h200-session10-segcols.txt).
     let vec = vec_width(caps, req, algo, exact, g.per_item);
-    let unroll = req.tune.unroll.unwrap_or(match algo {
-        // Exact sums keep one accumulator (a superaccumulator each, decision 55).
-        _ if exact => 1,
-        // item with vector loads: rows per work-item and step, 32 bytes of rows (1 to 4). H200,
-        // 2^28 f32, rows of 16: 266 us with 1 row, 327 with 2, 651 with 4; rows of 8: 277 with
-        // 1 or 2; rows of 4: 339, 307, 312 and 314 us with 1, 2, 4 and 8 rows; rows of 2: 554,
-        // 407 and 376 with 1, 2 and 4 (decision 62).
-        SegmentAlgo::Item if vec > 1 => {
-            let row_bytes = match req.layout {
-                SegmentLayout::Uniform { len } => len * req.read_bytes.max(1),
-                _ => 32,
-            };
-            (32 / row_bytes.max(1)).clamp(1, 4)
-        }
-        SegmentAlgo::Stripes | SegmentAlgo::Columns if gpu => 4,
-        _ if gpu => base.unroll.max(1) as u64,
-        _ => 1,
-    });
+    let unroll = loop_unroll(req, algo, (gpu, exact), vec, base.unroll);
     let g = match algo {
         SegmentAlgo::Item if vec > 1 => item_vec_geometry(local, segments, vec, unroll),
         _ => g,
@@ -190,6 +166,42 @@ pub fn plan_segments(
         reason: why,
     });
     Ok(base)
+}
+
+/// Accumulators per work-item in the strided loops (`SegmentPlan::unroll`), or `item`'s rows
+/// per work-item with vector loads; `base_unroll` is the plain plan's.
+fn loop_unroll(
+    req: &SegmentRequest,
+    algo: SegmentAlgo,
+    (gpu, exact): (bool, bool),
+    vec: u64,
+    base_unroll: usize,
+) -> u64 {
+    // Loads in flight per work-item in the strided loops: the plain plan's unroll on a GPU
+    // (a strided loop with one accumulator waits for each load before the next), 1 on CPUs,
+    // whose rules were measured that way.
+    // Columns and stripes keep 4 on GPUs. H200, 2^28 f32: stripes on 16..256 columns 260-262
+    // us with 4 against 295-297 with 8 (the plain plan's) and 306-308 with 2; columns on
+    // 256 x 2^20 255 us with 4 against 260 with 8 (torch 258), on 16384 x 16384 (16 chunks)
+    // 260 against 256 (design/bench/2026-11-24-h200-session10-segcols.txt).
+    req.tune.unroll.unwrap_or(match algo {
+        // Exact sums keep one accumulator (a superaccumulator each, decision 55).
+        _ if exact => 1,
+        // item with vector loads: rows per work-item and step, 32 bytes of rows (1 to 4). H200,
+        // 2^28 f32, rows of 16: 266 us with 1 row, 327 with 2, 651 with 4; rows of 8: 277 with
+        // 1 or 2; rows of 4: 339, 307, 312 and 314 us with 1, 2, 4 and 8 rows; rows of 2: 554,
+        // 407 and 376 with 1, 2 and 4 (decision 62).
+        SegmentAlgo::Item if vec > 1 => {
+            let row_bytes = match req.layout {
+                SegmentLayout::Uniform { len } => len * req.read_bytes.max(1),
+                _ => 32,
+            };
+            (32 / row_bytes.max(1)).clamp(1, 4)
+        }
+        SegmentAlgo::Stripes | SegmentAlgo::Columns if gpu => 4,
+        _ if gpu => base_unroll.max(1) as u64,
+        _ => 1,
+    })
 }
 
 /// The geometry of one segment plan: what `plan_segments` writes into the plan.
