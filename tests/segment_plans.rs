@@ -283,6 +283,39 @@ fn first_axis_of_3d_ranges_under_columns_and_stripes() {
     t.finish();
 }
 
+/// Per row of `c`: the f32 sum, the max from `starts`, the wrapping i32 sum, the f64 sum (each
+/// in index order from the identity) and the index within the row of the first maximum.
+#[allow(clippy::type_complexity)]
+fn row_folds(
+    xs: &[f32],
+    ys: &[i32],
+    ws: &[f64],
+    starts: &[f32],
+    c: usize,
+) -> (Vec<f32>, Vec<f32>, Vec<i32>, Vec<f64>, Vec<u64>) {
+    let rows = starts.len();
+    let row = |k: usize| k * c..(k + 1) * c;
+    let want_sum: Vec<f32> = (0..rows)
+        .map(|k| xs[row(k)].iter().fold(0.0f32, |a, &v| a + v))
+        .collect();
+    let want_max: Vec<f32> = (0..rows)
+        .map(|k| xs[row(k)].iter().fold(starts[k], |a, &v| a.max(v)))
+        .collect();
+    let want_int: Vec<i32> = (0..rows)
+        .map(|k| ys[row(k)].iter().fold(0i32, |a, &v| a.wrapping_add(v)))
+        .collect();
+    let want_w: Vec<f64> = (0..rows)
+        .map(|k| ws[row(k)].iter().fold(0.0f64, |a, &v| a + v))
+        .collect();
+    let want_arg: Vec<u64> = (0..rows)
+        .map(|k| {
+            let r = &xs[row(k)];
+            (0..c).fold(0, |b, j| if r[j] > r[b] { j } else { b }) as u64
+        })
+        .collect();
+    (want_sum, want_max, want_int, want_w, want_arg)
+}
+
 /// `item` with vector loads on uniform rows (decision 62): forced with `Tuning::vec` 1, 2, 4
 /// and 8 on every device, rows whose length is or is not a multiple of the width (the width
 /// halves until it divides), one row, primes, more rows than a launch step. The body reads an
@@ -317,26 +350,8 @@ fn item_vector_loads_on_odd_rows() {
                 .map(|_| rng.below(1 << 40) as f64 / 3.0 - 1e11)
                 .collect();
             let starts: Vec<f32> = (0..rows).map(|_| rng.below(7) as f32 - 3.0).collect();
-            let c = cols as usize;
-            let row = |k: usize| k * c..(k + 1) * c;
-            let want_sum: Vec<f32> = (0..rows as usize)
-                .map(|k| xs[row(k)].iter().fold(0.0f32, |a, &v| a + v))
-                .collect();
-            let want_max: Vec<f32> = (0..rows as usize)
-                .map(|k| xs[row(k)].iter().fold(starts[k], |a, &v| a.max(v)))
-                .collect();
-            let want_int: Vec<i32> = (0..rows as usize)
-                .map(|k| ys[row(k)].iter().fold(0i32, |a, &v| a.wrapping_add(v)))
-                .collect();
-            let want_w: Vec<f64> = (0..rows as usize)
-                .map(|k| ws[row(k)].iter().fold(0.0f64, |a, &v| a + v))
-                .collect();
-            let want_arg: Vec<u64> = (0..rows as usize)
-                .map(|k| {
-                    let r = &xs[row(k)];
-                    (0..c).fold(0, |b, j| if r[j] > r[b] { j } else { b }) as u64
-                })
-                .collect();
+            let (want_sum, want_max, want_int, want_w, want_arg) =
+                row_folds(&xs, &ys, &ws, &starts, cols as usize);
             let (x, y, w) = (
                 q.buffer_from(&xs).unwrap(),
                 q.buffer_from(&ys).unwrap(),
