@@ -98,7 +98,7 @@ fn profile(case: &str, off: &[u64]) {
 }
 
 /// The plans run on a case of `kind`: automatic, then every forced plan its layout runs
-/// (`merge` only on CSR offsets), limited to `SEGBENCH_PLANS` where set.
+/// (`merge` and `runs` only on CSR offsets), limited to `SEGBENCH_PLANS` where set.
 fn plans(kind: &str) -> Vec<Option<SegmentAlgo>> {
     let mut forced: Vec<Option<SegmentAlgo>> = vec![None];
     forced.extend(if kind == "cols" {
@@ -112,9 +112,11 @@ fn plans(kind: &str) -> Vec<Option<SegmentAlgo>> {
             Some(SegmentAlgo::Staged),
             Some(SegmentAlgo::Lanes),
             Some(SegmentAlgo::Merge),
+            Some(SegmentAlgo::Runs),
         ]
     });
-    forced.retain(|f| kind == "ragged" || *f != Some(SegmentAlgo::Merge));
+    forced
+        .retain(|f| kind == "ragged" || !matches!(f, Some(SegmentAlgo::Merge | SegmentAlgo::Runs)));
     if let Ok(only) = std::env::var("SEGBENCH_PLANS") {
         let only: Vec<Option<SegmentAlgo>> = only
             .split(',')
@@ -236,6 +238,14 @@ fn run<T: Element>(
             plan = ev
                 .plan()
                 .map(|p| match &p.segment {
+                    Some(s) if s.vec > 1 && s.algo == SegmentAlgo::Runs => format!(
+                        "{} ({} x {}, runs of {}, vec {})",
+                        s.algo, p.groups, p.local, s.per_item, s.vec
+                    ),
+                    Some(s) if s.vec > 1 => format!(
+                        "{} ({} x {}, vec {}, {} rows per work-item)",
+                        s.algo, p.groups, p.local, s.vec, s.unroll
+                    ),
                     Some(s) => format!("{} ({} x {})", s.algo, p.groups, p.local),
                     None => p.summary(),
                 })

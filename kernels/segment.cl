@@ -5,7 +5,8 @@
 // CLR_CALL as for reduce.cl, and per variable CLR_INSEG_k(g), which turns a (value, index)
 // accumulator's global index into the index within its segment (`index_in_segment`) or is
 // empty. Defines:
-//   CLR_SEG_ALGO     CLR_SEG_ITEM, CLR_SEG_GROUP, CLR_SEG_TILES, CLR_SEG_COLUMNS or CLR_SEG_CHUNKS
+//   CLR_SEG_ALGO     CLR_SEG_ITEM, CLR_SEG_GROUP, CLR_SEG_TILES, CLR_SEG_COLUMNS, CLR_SEG_CHUNKS,
+//                    CLR_SEG_STAGED, CLR_SEG_LANES, CLR_SEG_STRIPES, CLR_SEG_MERGE or CLR_SEG_RUNS
 //   CLR_SEG_OFFSETS  1: segment k is off[k]..off[k+1] (CSR); 0: k*c..(k+1)*c (uniform)
 //   CLR_SEG_LONGS    tiles: room for the longer segments of one tile (>= tile / (short + 1))
 //   CLR_SEG_E        staged: elements per work-item in a stage (1 otherwise)
@@ -31,6 +32,7 @@
 #define CLR_SEG_LANES 7
 #define CLR_SEG_STRIPES 8
 #define CLR_SEG_MERGE 9  // its kernels are kernels/segment_merge.cl
+#define CLR_SEG_RUNS 10  // its kernels are kernels/segment_runs.cl
 
 // Staged: element p of a stage lives in slot p + p / 32, so the work-items of a warp each
 // reading their own row (rows of c apart) fall on different banks.
@@ -237,6 +239,26 @@ static inline ulong clr_seg_lower(ulong p, ulong nseg, ulong c, __global const u
         CLR_FOR_VARS(CLR_SMERGEU)                                           \
     }
 
+// item with vector loads: CLR_VEC elements of row clr_e + u * clr_gs from column clr_j into
+// accumulator u; then the rows' stores in order (accumulator u moved to 0 for CLR_SSTORE,
+// which writes row clr_e + u * clr_gs from its first index clr_sb).
+#if defined(CLR_VEC) && CLR_VEC > 1
+#define CLR_VROW(u) CLR_CALL_V((CLR_IDX)((clr_e + (u) * clr_gs) * clr_c + clr_j), (u));
+#define CLR_VMOVE(k) clr_a##k[0] = clr_a##k[clr_vu];
+#define CLR_VSTORES                                                         \
+    for (uint clr_vu = 0; clr_vu < CLR_SEG_U; ++clr_vu) {                   \
+        if (clr_vu > 0) {                                                   \
+            CLR_FOR_VARS(CLR_VMOVE)                                         \
+        }                                                                   \
+        const ulong clr_row = clr_e + clr_vu * clr_gs;                      \
+        const ulong clr_sb = clr_row * clr_c;                               \
+        {                                                                   \
+            const ulong clr_e = clr_row;                                    \
+            CLR_FOR_VARS(CLR_SSTORE)                                        \
+        }                                                                   \
+    }
+#endif
+
 // The plain sum's loop shape (kernels/reduce.cl, the grid-stride order): indices clr_i = b,
 // b + s, ... < e as CLR_IDX with a runtime stride, CLR_SEG_U calls written out per step, row u
 // into accumulator u. Used where a 64-bit look-ahead cannot wrap a 32-bit CLR_IDX; the 64-bit
@@ -261,7 +283,7 @@ static inline ulong clr_seg_lower(ulong p, ulong nseg, ulong c, __global const u
     CLR_STRIDED((clr_b) + clr_lid, (clr_e2), CLR_WG)    \
     CLR_FOR_VARS(CLR_SGROUP)
 
-#if CLR_SEG_ALGO != CLR_SEG_MERGE
+#if CLR_SEG_ALGO != CLR_SEG_MERGE && CLR_SEG_ALGO != CLR_SEG_RUNS
 __kernel __attribute__((reqd_work_group_size(CLR_WG, 1, 1)))
 void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_off,
               const ulong clr_nseg, const ulong clr_c, const ulong clr_lo, const ulong clr_hi,
@@ -270,7 +292,28 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
     const uint clr_lid = (uint)get_local_id(0);
     const ulong clr_ss = 1;
     CLR_FOR_VARS(CLR_SDECL)
-#if CLR_SEG_ALGO == CLR_SEG_ITEM
+#if CLR_SEG_ALGO == CLR_SEG_ITEM && CLR_VEC > 1
+    // Uniform rows of clr_c, a multiple of CLR_VEC: a work-item per row, CLR_SEG_U rows per
+    // step (rows e, e + G, ..., G the launch's work-items, into accumulators 0..U-1, so that a
+    // warp's loads of each row cover consecutive rows), each row read CLR_VEC elements at a
+    // time (CLR_CALL_V: one vector load per buffer the body reads at [i]) in index order.
+    const ulong clr_gs = get_global_size(0);
+    ulong clr_e = get_global_id(0);
+    for (; clr_e + (CLR_SEG_U - 1) * clr_gs < clr_nseg; clr_e += CLR_SEG_U * clr_gs) {
+        CLR_FOR_VARS(CLR_SRESETU)
+        for (ulong clr_j = 0; clr_j < clr_c; clr_j += CLR_VEC) {
+            CLR_CROWS(CLR_VROW)
+        }
+        CLR_VSTORES
+    }
+    for (; clr_e < clr_nseg; clr_e += clr_gs) {
+        CLR_FOR_VARS(CLR_SRESET)
+        for (ulong clr_j = 0; clr_j < clr_c; clr_j += CLR_VEC)
+            CLR_CALL_V((CLR_IDX)(clr_e * clr_c + clr_j), 0);
+        const ulong clr_sb = clr_e * clr_c;
+        CLR_FOR_VARS(CLR_SSTORE)
+    }
+#elif CLR_SEG_ALGO == CLR_SEG_ITEM
     // A work-item per segment: each loops its own segment.
     for (ulong clr_e = get_global_id(0); clr_e < clr_nseg; clr_e += get_global_size(0)) {
         const ulong clr_sb = clr_seg_begin(clr_e, clr_c, clr_off);
@@ -771,4 +814,4 @@ void clr_finish(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_
     }
 #endif
 }
-#endif  // CLR_SEG_ALGO != CLR_SEG_MERGE
+#endif  // CLR_SEG_ALGO != CLR_SEG_MERGE && CLR_SEG_ALGO != CLR_SEG_RUNS

@@ -565,7 +565,7 @@ fn without_fp64_three_float_expansions() {
 }
 
 /// What an exact segmented launch refuses, with nothing written: staged and merge (a
-/// superaccumulator per element of a stage or tile), a forced work-group step other than the tree, an order-sensitive
+/// superaccumulator per element of a stage or tile), runs (two per work-item), a forced work-group step other than the tree, an order-sensitive
 /// variable beside it.
 #[test]
 fn refusals_write_nothing() {
@@ -580,6 +580,8 @@ fn refusals_write_nothing() {
         staged.segment = Some(SegmentAlgo::Staged);
         let mut merge = Options::default().exact();
         merge.segment = Some(SegmentAlgo::Merge);
+        let mut runs = Options::default().exact();
+        runs.segment = Some(SegmentAlgo::Runs);
         let begin = q
             .buffer_from(&(0..=8u64).map(|k| k * 8).collect::<Vec<u64>>())
             .unwrap();
@@ -603,6 +605,15 @@ fn refusals_write_nothing() {
                     reduction(&rows, Op::Plus).segments(Segments::offsets(&begin)),
                     Kernel::new("sum += x[i];").arg("x", &x),
                     merge,
+                ),
+            ),
+            (
+                "runs",
+                q.parallel_for_reduce_with(
+                    Range::new(64),
+                    reduction(&rows, Op::Plus).segments(Segments::offsets(&begin)),
+                    Kernel::new("sum += x[i];").arg("x", &x),
+                    runs,
                 ),
             ),
             (

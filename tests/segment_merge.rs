@@ -1,4 +1,5 @@
-//! The `merge` plan over CSR offsets (decision 54) forced on every device, beside `tiles`, on
+//! The `merge` plan over CSR offsets (decision 54) forced on every device, beside `tiles` (and
+//! `runs`, decision 62), on
 //! the shapes that cut its tiles of items (elements and segment ends) in odd places: one
 //! segment of all n (a segment over many tiles, the work-group finish), segments of 1, prime
 //! lengths, heavy tails, runs of empty segments longer than a tile (tiles with no element),
@@ -11,6 +12,7 @@
 
 use crate::common;
 
+use clreduce::plan::Tuning;
 use clreduce::{
     reduction, reduction_argmax, reduction_argmin, Kernel, Op, Options, Queue, Range, SegmentAlgo,
     Segments,
@@ -92,8 +94,15 @@ fn expect(xs: &[f32], b: usize, e: usize, start: f32) -> (f32, f32, (f32, u64), 
     (sum, mx, lo, hi)
 }
 
-/// One launch of the four variables over `off` under `algo`, checked exactly, run twice.
-fn run(q: &Queue, n: u64, off: &[u64], algo: SegmentAlgo, rng: &mut Rng) -> Result<(), String> {
+/// One launch of the four variables over `off` under `algo` (with `vec` elements loaded at
+/// once where the plan takes it), checked exactly, run twice.
+fn run(
+    q: &Queue,
+    n: u64,
+    off: &[u64],
+    (algo, vec): (SegmentAlgo, Option<usize>),
+    rng: &mut Rng,
+) -> Result<(), String> {
     let r = off.len() - 1;
     let xs: Vec<f32> = (0..n).map(|_| rng.below(9) as f32 - 4.0).collect();
     let starts: Vec<f32> = (0..r).map(|_| rng.below(7) as f32 - 3.0).collect();
@@ -132,7 +141,13 @@ fn run(q: &Queue, n: u64, off: &[u64], algo: SegmentAlgo, rng: &mut Rng) -> Resu
                 "sum += x[i]; combine(mx, x[i]); combine(lo, x[i], i); combine(hi, x[i], i);",
             )
             .arg("x", &x),
-            Options::default().segment(algo),
+            Options {
+                tuning: vec.map(|v| Tuning {
+                    vec: Some(v),
+                    ..Tuning::default()
+                }),
+                ..Options::default().segment(algo)
+            },
         )
     };
     let ev = launch().map_err(|e| e.to_string())?;
@@ -189,7 +204,35 @@ fn merge_on_tile_cutting_shapes() {
         for (name, n, off) in shapes(&mut rng, !d.is_simulator()) {
             for algo in [SegmentAlgo::Merge, SegmentAlgo::Tiles] {
                 let case = format!("{algo} {name} (n {n}, {} segments)", off.len() - 1);
-                match run(q, n, &off, algo, &mut rng) {
+                match run(q, n, &off, (algo, None), &mut rng) {
+                    Ok(()) => t.pass(&dev),
+                    Err(m) => t.fail(&dev, &case, &m),
+                }
+            }
+        }
+    }
+    t.finish();
+}
+
+/// The `runs` plan (decision 62) on the same shapes, one element at a time and (forced with
+/// `Tuning::vec`) 4 at once: offsets starting at 0 take the vector loads, those starting at 3
+/// the scalar walk; segments that cross runs and tiles, tiles with no start, empty segments
+/// at both ends.
+#[test]
+fn runs_on_tile_cutting_shapes() {
+    let mut t = Tally::new("segment_merge::runs_on_tile_cutting_shapes");
+    for q in queues() {
+        let d = q.device();
+        let _g = sim_lock(d);
+        let dev = short(d);
+        let mut rng = Rng(0x62 + d.index() as u64);
+        for (name, n, off) in shapes(&mut rng, !d.is_simulator()) {
+            for vec in [None, Some(4)] {
+                let case = format!(
+                    "runs vec {vec:?} {name} (n {n}, {} segments)",
+                    off.len() - 1
+                );
+                match run(q, n, &off, (SegmentAlgo::Runs, vec), &mut rng) {
                     Ok(()) => t.pass(&dev),
                     Err(m) => t.fail(&dev, &case, &m),
                 }

@@ -282,3 +282,189 @@ fn first_axis_of_3d_ranges_under_columns_and_stripes() {
     }
     t.finish();
 }
+
+/// Per row of `c`: the f32 sum, the max from `starts`, the wrapping i32 sum, the f64 sum (each
+/// in index order from the identity) and the index within the row of the first maximum.
+#[allow(clippy::type_complexity)]
+fn row_folds(
+    xs: &[f32],
+    ys: &[i32],
+    ws: &[f64],
+    starts: &[f32],
+    c: usize,
+) -> (Vec<f32>, Vec<f32>, Vec<i32>, Vec<f64>, Vec<u64>) {
+    let rows = starts.len();
+    let row = |k: usize| k * c..(k + 1) * c;
+    let want_sum: Vec<f32> = (0..rows)
+        .map(|k| xs[row(k)].iter().fold(0.0f32, |a, &v| a + v))
+        .collect();
+    let want_max: Vec<f32> = (0..rows)
+        .map(|k| xs[row(k)].iter().fold(starts[k], |a, &v| a.max(v)))
+        .collect();
+    let want_int: Vec<i32> = (0..rows)
+        .map(|k| ys[row(k)].iter().fold(0i32, |a, &v| a.wrapping_add(v)))
+        .collect();
+    let want_w: Vec<f64> = (0..rows)
+        .map(|k| ws[row(k)].iter().fold(0.0f64, |a, &v| a + v))
+        .collect();
+    let want_arg: Vec<u64> = (0..rows)
+        .map(|k| {
+            let r = &xs[row(k)];
+            (0..c).fold(0, |b, j| if r[j] > r[b] { j } else { b }) as u64
+        })
+        .collect();
+    (want_sum, want_max, want_int, want_w, want_arg)
+}
+
+/// `item` with vector loads on uniform rows (decision 62): forced with `Tuning::vec` 1, 2, 4
+/// and 8 on every device, rows whose length is or is not a multiple of the width (the width
+/// halves until it divides), one row, primes, more rows than a launch step. The body reads an
+/// f32, an i32 and an f64 buffer at `[i]` (float, int and double vectors) and the f32 one once
+/// more elsewhere. Each row is combined in index order from the identity whatever the width,
+/// so every result equals the host's sequential sum exactly (f32 and f64 included), max keeps
+/// its initial values, argmax gives the index within the row (ties at the lowest).
+#[test]
+fn item_vector_loads_on_odd_rows() {
+    use clreduce::plan::Tuning;
+    let test = "segment_plans::item_vector_loads_on_odd_rows";
+    let mut t = Tally::new(test);
+    for q in queues() {
+        let d = q.device();
+        let _g = sim_lock(d);
+        let dev = short(d);
+        let mut rng = Rng(0x62 + d.index() as u64);
+        let mut shapes: Vec<(u64, u64)> = vec![(1, 4), (3, 8), (53, 12), (97, 16), (31, 6), (7, 2)];
+        shapes.extend([(64, 7), (5, 32), (2, 1)]);
+        if !d.is_simulator() {
+            shapes.extend([(4099, 4), (1031, 16), (2053, 8), (3001, 2), (17, 40)]);
+        }
+        for (rows, cols) in shapes {
+            let n = (rows * cols) as usize;
+            let xs: Vec<f32> = (0..n)
+                .map(|_| {
+                    (rng.below(1 << 20) as f32 - 524288.0) * 2f32.powi(rng.below(30) as i32 - 40)
+                })
+                .collect();
+            let ys: Vec<i32> = (0..n).map(|_| rng.below(1 << 31) as i32).collect();
+            let ws: Vec<f64> = (0..n)
+                .map(|_| rng.below(1 << 40) as f64 / 3.0 - 1e11)
+                .collect();
+            let starts: Vec<f32> = (0..rows).map(|_| rng.below(7) as f32 - 3.0).collect();
+            let (want_sum, want_max, want_int, want_w, want_arg) =
+                row_folds(&xs, &ys, &ws, &starts, cols as usize);
+            let (x, y, w) = (
+                q.buffer_from(&xs).unwrap(),
+                q.buffer_from(&ys).unwrap(),
+                q.buffer_from(&ws).unwrap(),
+            );
+            for width in [1usize, 2, 4, 8] {
+                let case = format!("{rows}x{cols} vec={width}");
+                let sum = q.buffer_from(&vec![0.0f32; rows as usize]).unwrap();
+                let mx = q.buffer_from(&starts).unwrap();
+                let isum = q.buffer_from(&vec![0i32; rows as usize]).unwrap();
+                let wsum = q.buffer_from(&vec![0.0f64; rows as usize]).unwrap();
+                let (vhi, ihi) = (
+                    q.buffer_from(&vec![0.0f32; rows as usize]).unwrap(),
+                    q.buffer_from(&vec![0u64; rows as usize]).unwrap(),
+                );
+                let res = q.parallel_for_reduce_with(
+                    Range::new_2d(rows, cols),
+                    vec![
+                        reduction(&sum, Op::Plus)
+                            .axis(Axis::Last)
+                            .initialize_to_identity(),
+                        reduction(&mx, Op::Maximum).name("mx").axis(Axis::Last),
+                        reduction(&isum, Op::Plus)
+                            .name("isum")
+                            .axis(Axis::Last)
+                            .initialize_to_identity(),
+                        reduction(&wsum, Op::Plus)
+                            .name("wsum")
+                            .axis(Axis::Last)
+                            .initialize_to_identity(),
+                        reduction_argmax(&vhi, &ihi)
+                            .name("hi")
+                            .axis(Axis::Last)
+                            .index_in_segment()
+                            .initialize_to_identity(),
+                    ],
+                    Kernel::new(
+                        "sum += x[i]; combine(mx, x[i]); isum += y[i]; wsum += w[i]; \
+                         combine(hi, x[ i ], i);",
+                    )
+                    .arg("x", &x)
+                    .arg("y", &y)
+                    .arg("w", &w),
+                    Options {
+                        segment: Some(SegmentAlgo::Item),
+                        tuning: Some(Tuning {
+                            vec: Some(width),
+                            ..Tuning::default()
+                        }),
+                        ..Options::default()
+                    },
+                );
+                let ev = match res {
+                    Ok(ev) => ev,
+                    Err(e)
+                        if e.to_string().contains("fp64")
+                            || e.to_string().contains("cannot run on") =>
+                    {
+                        t.skip(&dev, &case, &e.to_string());
+                        continue;
+                    }
+                    Err(e) => {
+                        t.fail(&dev, &case, &e.to_string());
+                        continue;
+                    }
+                };
+                let sp = ev
+                    .plan()
+                    .and_then(|p| p.segment.clone())
+                    .expect("a segment plan");
+                let mut expect_vec = width as u64;
+                while expect_vec > 1 && cols % expect_vec != 0 {
+                    expect_vec /= 2;
+                }
+                let mut bad = Vec::new();
+                if sp.vec != expect_vec || sp.algo != SegmentAlgo::Item {
+                    bad.push(format!(
+                        "planned {} with vec {}, want item with vec {expect_vec}",
+                        sp.algo, sp.vec
+                    ));
+                }
+                let got = (
+                    sum.to_vec().unwrap(),
+                    mx.to_vec().unwrap(),
+                    isum.to_vec().unwrap(),
+                );
+                let (gw, ga) = (wsum.to_vec().unwrap(), ihi.to_vec().unwrap());
+                for k in 0..rows as usize {
+                    let g = (
+                        got.0[k].to_bits(),
+                        got.1[k],
+                        got.2[k],
+                        gw[k].to_bits(),
+                        ga[k],
+                    );
+                    let want = (
+                        want_sum[k].to_bits(),
+                        want_max[k],
+                        want_int[k],
+                        want_w[k].to_bits(),
+                        want_arg[k],
+                    );
+                    if g != want && bad.len() < 4 {
+                        bad.push(format!("row {k}: {g:?} want {want:?}"));
+                    }
+                }
+                if bad.is_empty() {
+                    t.pass(&dev);
+                } else {
+                    t.fail(&dev, &case, &bad.join("; "));
+                }
+            }
+        }
+    }
+    t.finish();
+}

@@ -158,4 +158,46 @@ v s11b-csr SEGBENCH_PLANS=auto,tiles -- ragged-65536 ragged-4096 ragged-1024
 for r in 1 4; do v s11b-csr-r$r SEGBENCH_PLANS=tiles CLREDUCE_SEGMENT_TUNE=rounds=$r -- ragged-65536 ragged-4096; done
 # Rows of 4..32: staged with 128 work-items (now the GPU default) against 256.
 v s11b-staged-l256 SEGBENCH_PLANS=auto,staged CLREDUCE_SEGMENT_TUNE=local=256 -- rows-2^24x2^4 rows-2^26x2^2 rows-2^23x2^5
+# 12. Session 12 (decision 62). ONLY='^s12' runs these. Rows of 2..32: item with vector
+# loads (a work-item per row, `vec` elements per load where the body reads x[i], `unroll`
+# rows per work-item at a stride of the launch's work-items) against staged (the rule).
+SH12="rows-2^24x2^4 rows-2^26x2^2 rows-2^23x2^5 rows-2^25x2^3 rows-2^27x2^1"
+v s12-rows SEGBENCH_PLANS=auto,item -- $SH12
+for w in 1 2 8; do v s12-vec$w SEGBENCH_PLANS=item CLREDUCE_SEGMENT_TUNE=vec=$w -- rows-2^24x2^4 rows-2^26x2^2; done
+for u in 1 2 4 8; do v s12-u$u SEGBENCH_PLANS=item CLREDUCE_SEGMENT_TUNE=unroll=$u -- rows-2^24x2^4 rows-2^26x2^2 rows-2^23x2^5; done
+for l in 128 512; do v s12-l$l SEGBENCH_PLANS=item CLREDUCE_SEGMENT_TUNE=local=$l -- rows-2^24x2^4 rows-2^26x2^2; done
+# The same bytes in f64 (2^27 elements) and i32: item (double2 / int4 loads) against staged.
+LG=$((LG - 1)) v s12-f64 SEGBENCH_TYPE=f64 SEGBENCH_PLANS=auto,item -- rows-2^23x2^4 rows-2^25x2^2
+LG=$((LG - 1)) v s12-f64-vec4 SEGBENCH_TYPE=f64 SEGBENCH_PLANS=item CLREDUCE_SEGMENT_TUNE=vec=4 -- rows-2^23x2^4 rows-2^25x2^2
+v s12-i32 SEGBENCH_TYPE=i32 SEGBENCH_PLANS=auto,item -- rows-2^24x2^4 rows-2^26x2^2
+# CSR: runs (fixed runs of elements per work-item in registers, vector loads, starts from a
+# local bit mask) against merge (the rule up to mean 256) and tiles; its run length, work-group
+# size, vector width and fill.
+RAG12="ragged-16 ragged-256 ragged-1024 ragged-4096 ragged-65536"
+v s12-runs SEGBENCH_PLANS=auto,merge,runs -- $RAG12
+for e in 8 32; do v s12-runs-e$e SEGBENCH_PLANS=runs CLREDUCE_SEGMENT_TUNE=per_item=$e -- ragged-16 ragged-256; done
+for l in 128 512; do v s12-runs-l$l SEGBENCH_PLANS=runs CLREDUCE_SEGMENT_TUNE=local=$l -- ragged-16 ragged-256; done
+v s12-runs-vec1 SEGBENCH_PLANS=runs CLREDUCE_SEGMENT_TUNE=vec=1 -- ragged-16 ragged-256
+for g in 4 16; do v s12-runs-g$g SEGBENCH_PLANS=runs CLREDUCE_SEGMENT_TUNE=groups_per_cu=$g -- ragged-16 ragged-256; done
+LG=$((LG - 1)) v s12-runs-f64 SEGBENCH_TYPE=f64 SEGBENCH_PLANS=auto,runs -- ragged-16 ragged-256
+v s12-runs-i32 SEGBENCH_TYPE=i32 SEGBENCH_PLANS=auto,runs -- ragged-16 ragged-256
+# CSR mean 65536 (4096 heavy-tailed segments, the longest 5.3 M): group split over several
+# work-groups per segment (the tail still lands on split work-groups) against tiles (auto).
+v s12-csr SEGBENCH_PLANS=auto -- ragged-65536
+for sp in 2 8 32; do v s12-csr-split$sp SEGBENCH_PLANS=group CLREDUCE_SEGMENT_TUNE=split=$sp -- ragged-65536; done
+# 13. Session 12, round 2 (decision 62): the new automatic plans (item with vector loads on
+# rows of at most 64 bytes, runs on CSR up to mean 4096 with 128 work-items). ONLY='^s12b'.
+v s12b-rows SEGBENCH_PLANS=auto,staged -- rows-2^24x2^4 rows-2^26x2^2 rows-2^25x2^3 rows-2^27x2^1 rows-2^23x2^5
+for u in 1 2; do v s12b-rows-u$u SEGBENCH_PLANS=item CLREDUCE_SEGMENT_TUNE=unroll=$u -- rows-2^27x2^1 rows-2^25x2^3; done
+v s12b-csr SEGBENCH_PLANS=auto,tiles -- ragged-16 ragged-256 ragged-1024 ragged-4096 ragged-16384 ragged-65536
+v s12b-csr-runs SEGBENCH_PLANS=runs -- ragged-16384 ragged-65536
+v s12b-csr-merge SEGBENCH_PLANS=merge -- ragged-16 ragged-256
+for l in 64 256; do v s12b-runs-l$l SEGBENCH_PLANS=runs CLREDUCE_SEGMENT_TUNE=local=$l -- ragged-16 ragged-256 ragged-4096; done
+v s12b-runs-nosplit SEGBENCH_PLANS=runs CLREDUCE_EXTRA_OPTIONS=-DCLR_RUNS_SPLIT=0 -- ragged-16 ragged-256
+# f64 (2^27, the same bytes): rows (item on rows of 4, staged on rows of 16: 128 bytes) and
+# runs of 8 (64 bytes, the default) against 16 and merge; i32.
+LG=$((LG - 1)) v s12b-f64 SEGBENCH_TYPE=f64 SEGBENCH_PLANS=auto -- rows-2^23x2^4 rows-2^25x2^2 ragged-16 ragged-256
+LG=$((LG - 1)) v s12b-f64-merge SEGBENCH_TYPE=f64 SEGBENCH_PLANS=merge -- ragged-16 ragged-256
+LG=$((LG - 1)) v s12b-f64-e16 SEGBENCH_TYPE=f64 SEGBENCH_PLANS=runs CLREDUCE_SEGMENT_TUNE=per_item=16 -- ragged-16 ragged-256
+v s12b-i32 SEGBENCH_TYPE=i32 SEGBENCH_PLANS=auto -- rows-2^24x2^4 rows-2^26x2^2 ragged-16 ragged-256 ragged-4096
 echo "written: $out"

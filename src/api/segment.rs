@@ -24,6 +24,41 @@ use crate::runtime::launch::{self, Arg, Compiled, Mem};
 use opencl3::event::Event;
 use std::sync::Arc;
 
+/// `CLREDUCE_SEGMENT_TUNE`, with the options' `Tuning::vec` as `item`'s vector width where
+/// the environment leaves it unset.
+fn segment_tune(options: &Options) -> Result<plan::SegmentTune> {
+    let mut t = plan::SegmentTune::from_env()?;
+    t.vec = t
+        .vec
+        .or(options.tuning.and_then(|u| u.vec).map(|v| v as u64));
+    Ok(t)
+}
+
+/// The widest element (bytes) of the read-only buffers the body reads at exactly `[i]`, where
+/// each holds at least `hi` elements (`SegmentRequest::read_bytes`: such reads may be loaded
+/// several at once); 0 where there is none or one is shorter (the body may read it at `[i]`
+/// under a condition).
+fn read_bytes(kernel: &Kernel, hi: u64) -> u64 {
+    let mut widest = 0;
+    for (name, a) in &kernel.args {
+        if let ArgKind::Buffer {
+            ty,
+            writable: false,
+            mem,
+            ..
+        } = a
+        {
+            if codegen::reads_at_i(kernel.body(), name) {
+                if ((mem.bytes / ty.size()) as u64) < hi {
+                    return 0;
+                }
+                widest = widest.max(ty.size() as u64);
+            }
+        }
+    }
+    widest
+}
+
 /// Whether a launch is segmented (any of its variables has a segmentation).
 pub(super) fn is_segmented(reds: &Reductions) -> bool {
     reds.0.iter().any(|r| r.seg.is_some())
@@ -227,8 +262,9 @@ impl Queue {
             elements: found.hi - found.lo,
             force: options.segment,
             // Expert geometry for tuning runs, read here like CLREDUCE_EXTRA_OPTIONS at build.
-            tune: plan::SegmentTune::from_env()?,
+            tune: segment_tune(&options)?,
             longest: found.longest,
+            read_bytes: read_bytes(kernel, found.hi),
         };
         let sreq = match found.layout {
             SegmentLayout::Columns { rows, cols } => SegmentRequest {
@@ -411,7 +447,9 @@ impl Queue {
         // Partial slots per variable: two per tile, or one per (row chunk, column).
         let slots = match (sp.algo, f.layout) {
             (SegmentAlgo::Tiles | SegmentAlgo::Chunks, _)
-            | (SegmentAlgo::Staged, SegmentLayout::Offsets) => 2 * (f.hi - f.lo).div_ceil(sp.tile),
+            | (SegmentAlgo::Staged | SegmentAlgo::Runs, SegmentLayout::Offsets) => {
+                2 * (f.hi - f.lo).div_ceil(sp.tile)
+            }
             // Two per tile of items (elements and segment ends).
             (SegmentAlgo::Merge, _) => 2 * (f.hi - f.lo + f.segments).div_ceil(sp.tile),
             (SegmentAlgo::Columns, SegmentLayout::Columns { rows, cols }) if plan.passes > 1 => {
@@ -488,8 +526,8 @@ impl Queue {
                     SegmentAlgo::Columns => f.segments.div_ceil(local as u64).min(1 << 16),
                     // A work-group per column or per split segment.
                     SegmentAlgo::Stripes | SegmentAlgo::Group => f.segments.min(1 << 16),
-                    // A work-item per stage.
-                    SegmentAlgo::Staged => (f.hi - f.lo)
+                    // A work-item per stage or tile.
+                    SegmentAlgo::Staged | SegmentAlgo::Runs => (f.hi - f.lo)
                         .div_ceil(sp.tile)
                         .div_ceil(local as u64)
                         .min(1 << 16),

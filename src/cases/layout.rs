@@ -140,7 +140,7 @@ impl Layout {
                 SegmentAlgo::Staged,
                 SegmentAlgo::Lanes,
             ],
-            // Merge runs CSR offsets only.
+            // Merge and runs take CSR offsets only.
             Layout::Ragged { .. } => vec![
                 SegmentAlgo::Item,
                 SegmentAlgo::Group,
@@ -149,6 +149,7 @@ impl Layout {
                 SegmentAlgo::Staged,
                 SegmentAlgo::Lanes,
                 SegmentAlgo::Merge,
+                SegmentAlgo::Runs,
             ],
         }
     }

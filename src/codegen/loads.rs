@@ -100,25 +100,107 @@ pub(crate) fn preloaded_name(name: &str) -> String {
 }
 
 /// Replaces the reads at exactly `[i]` of the read-only 16-bit buffers among `params` in a
-/// body rewritten by [`rewrite_loads`] with their preloaded values; returns the new body and,
-/// per preloaded buffer, its name and the load macro that reads one element.
+/// body rewritten by [`rewrite_loads`] with their preloaded values, and with `wide` (the
+/// segmented `item` plan's vector loads) those of the read-only buffers of the other types
+/// too; returns the new body and the preloaded buffers' names and element types.
 pub(crate) fn preload(
     body: &str,
     params: &[(&str, ElemType, bool)],
-) -> (String, Vec<(String, &'static str)>) {
+    wide: bool,
+) -> (String, Vec<(String, ElemType)>) {
     let mut out = body.to_string();
     let mut loaded = Vec::new();
     for &(name, ty, writable) in params {
-        let Some(ld) = loader(ty).filter(|_| !writable) else {
+        if writable {
             continue;
-        };
-        let at_i = format!("{ld}({name}, (i))");
-        if out.contains(&at_i) {
-            out = out.replace(&at_i, &preloaded_name(name));
-            loaded.push((name.to_string(), ld));
+        }
+        match loader(ty) {
+            Some(ld) => {
+                let at_i = format!("{ld}({name}, (i))");
+                if out.contains(&at_i) {
+                    out = out.replace(&at_i, &preloaded_name(name));
+                    loaded.push((name.to_string(), ty));
+                }
+            }
+            None if wide => {
+                if let Some(b) = replace_reads_at_i(&out, name) {
+                    out = b;
+                    loaded.push((name.to_string(), ty));
+                }
+            }
+            None => {}
         }
     }
     (out, loaded)
+}
+
+/// `body` with every read of `name` at exactly `[i]` replaced by its preloaded value, or
+/// `None` where there is none. An element whose address is taken (`&x[i]`) or a member of
+/// the same name (`s.x[i]`, `p->x[i]`) is left alone.
+fn replace_reads_at_i(body: &str, name: &str) -> Option<String> {
+    let b = body.as_bytes();
+    let (mut i, mut copied, mut res, mut any) = (0, 0, String::new(), false);
+    while let Some(at) = next_use(b, i, name) {
+        i = at + name.len();
+        let mut k = i;
+        while k < b.len() && b[k].is_ascii_whitespace() {
+            k += 1;
+        }
+        if k >= b.len() || b[k] != b'[' {
+            continue;
+        }
+        let end = expr_end(b, k + 1);
+        if end >= b.len() || b[end] != b']' || body[k + 1..end].trim() != "i" {
+            continue;
+        }
+        let pre = body[..at].trim_end();
+        let address = pre.ends_with('&') && !pre.ends_with("&&");
+        if address || pre.ends_with('.') || pre.ends_with("->") {
+            continue;
+        }
+        res.push_str(&body[copied..at]);
+        res.push_str(&preloaded_name(name));
+        copied = end + 1;
+        i = copied;
+        any = true;
+    }
+    any.then(|| {
+        res.push_str(&body[copied..]);
+        res
+    })
+}
+
+/// The element type a preloaded read of a `ty` buffer gives the body (`float` for the 16-bit
+/// storage types).
+pub(crate) fn preloaded_type(ty: ElemType) -> &'static str {
+    if ty.is_storage() {
+        "float"
+    } else {
+        ty.cl_name()
+    }
+}
+
+/// One element of preloaded buffer `name` at index expression `ci` (CLR_CALL).
+pub(crate) fn load_one(name: &str, ty: ElemType, ci: &str) -> String {
+    match loader(ty) {
+        Some(ld) => format!("{ld}({name}, ({ci}))"),
+        None => format!("{name}[({ci})]"),
+    }
+}
+
+/// `w` consecutive elements of preloaded buffer `name` from index `vi` (a multiple of `w`) in
+/// one aligned load (CLR_CALL_V), as a declaration of `clr_vx_NAME`.
+pub(crate) fn load_vector(name: &str, ty: ElemType, w: usize, vi: &str) -> String {
+    match loader(ty) {
+        Some(ld) => format!(
+            "const CLR_VF clr_vx_{name} = {}({name}, {vi});",
+            ld.replace("clr_ld_", "clr_vld_")
+        ),
+        None => {
+            let t = ty.cl_name();
+            format!("const {t}{w} clr_vx_{name} = *((__global const {t}{w}*)({name} + ({vi})));")
+        }
+    }
 }
 
 fn bad(name: &str, ty: ElemType, problem: &str) -> Error {
@@ -163,14 +245,29 @@ mod tests {
         let p = [("x", F16), ("w", BF16), ("y", F16)];
         let rewritten = rewrite_loads(body, &p).unwrap();
         let params = [("x", F16, false), ("w", BF16, false), ("y", F16, false)];
-        let (pre, loaded) = preload(&rewritten, &params);
+        let (pre, loaded) = preload(&rewritten, &params, false);
         assert_eq!(
             pre,
             "sum += clr_pv_x * clr_ld_bf16(w, (i + 1)); // y[i]\nlo_combine(clr_ld_f16(y, ((i))));"
         );
-        assert_eq!(loaded, vec![("x".to_string(), "clr_ld_f16")]);
+        assert_eq!(loaded, vec![("x".to_string(), F16)]);
         // A writable buffer is never preloaded (the body may store into it by hand).
-        let (same, none) = preload(&rewritten, &[("x", F16, true)]);
+        let (same, none) = preload(&rewritten, &[("x", F16, true)], true);
         assert_eq!((same, none.len()), (rewritten, 0));
+    }
+
+    #[test]
+    fn wide_preloads_take_every_read_only_type() {
+        use super::preload;
+        let body = "sum += x[ i ] * y[i + 1] + x[i]; // x[i]\nm_combine(&x[i] != 0 && x[i] > 0);";
+        let params = [("x", F32, false), ("y", F32, false)];
+        let (same, none) = preload(body, &params, false);
+        assert_eq!((same.as_str(), none.len()), (body, 0));
+        let (pre, loaded) = preload(body, &params, true);
+        assert_eq!(
+            pre,
+            "sum += clr_pv_x * y[i + 1] + clr_pv_x; // x[i]\nm_combine(&x[i] != 0 && clr_pv_x > 0);"
+        );
+        assert_eq!(loaded, vec![("x".to_string(), F32)]);
     }
 }

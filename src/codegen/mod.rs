@@ -29,7 +29,7 @@ pub(crate) const REDUCE_CL: &str = include_str!("../../kernels/reduce.cl");
 pub(crate) const ITEM_CL: &str = include_str!("../../kernels/item.cl");
 pub(crate) const EXACT_CL: &str = include_str!("../../kernels/exact.cl");
 pub(crate) const VAR_EXACT_CL: &str = include_str!("../../kernels/var_exact.cl");
-use segment::{SEGMENT_CL, SEGMENT_MERGE_CL, VAR_SEGEXACT_CL};
+use segment::{SEGMENT_CL, SEGMENT_MERGE_CL, SEGMENT_RUNS_CL, VAR_SEGEXACT_CL};
 /// Every embedded kernel, for the tuning cache's fingerprint (`tune_cache::clreduce_id`): a
 /// new kernel file belongs here too.
 pub(crate) const KERNEL_SOURCES: [&str; 9] = [
@@ -227,9 +227,10 @@ pub(crate) fn generate(
         s.push_str("#undef CLR_V\n");
     }
     s.push_str(&kernel_source("item.cl", ITEM_CL));
-    // The vector step (Plan::vec): reads at [i] of 16-bit buffers become body parameters that
-    // CLR_CALL loads one at a time and CLR_CALL_V several at once.
-    let (body, loaded) = if plan.vec > 1 && plan.segment.is_none() {
+    // The vector step (Plan::vec): reads at [i] of 16-bit buffers (in the segmented item
+    // plan, of every read-only buffer) become body parameters that CLR_CALL loads one at a
+    // time and CLR_CALL_V several at once.
+    let (body, loaded) = if plan.vec > 1 {
         let storage: Vec<(&str, ElemType, bool)> = params
             .iter()
             .filter_map(|(n, p)| match p {
@@ -237,7 +238,7 @@ pub(crate) fn generate(
                 _ => None,
             })
             .collect();
-        loads::preload(body, &storage)
+        loads::preload(body, &storage, plan.segment.is_some())
     } else {
         (body.to_string(), Vec::new())
     };
@@ -246,7 +247,13 @@ pub(crate) fn generate(
     s.push_str(&glue(plan, params, &user_params, &loaded));
     let pre_params: String = loaded
         .iter()
-        .map(|(name, _)| format!(", const float {}", loads::preloaded_name(name)))
+        .map(|(name, ty)| {
+            format!(
+                ", const {} {}",
+                loads::preloaded_type(*ty),
+                loads::preloaded_name(name)
+            )
+        })
         .collect();
     let user_params = format!("{user_params}{pre_params}");
     let body_first_line = push_body(&mut s, plan, names, body, &user_params, false);
@@ -259,6 +266,9 @@ pub(crate) fn generate(
             s.push_str(&kernel_source("segment.cl", SEGMENT_CL));
             if sp.algo == crate::plan::SegmentAlgo::Merge {
                 s.push_str(&kernel_source("segment_merge.cl", SEGMENT_MERGE_CL));
+            }
+            if sp.algo == crate::plan::SegmentAlgo::Runs {
+                s.push_str(&kernel_source("segment_runs.cl", SEGMENT_RUNS_CL));
             }
         }
         None => s.push_str(&kernel_source("reduce.cl", REDUCE_CL)),
@@ -423,7 +433,7 @@ fn glue(
     plan: &Plan,
     params: &[(String, ParamKind)],
     user_params: &str,
-    loaded: &[(String, &str)],
+    loaded: &[(String, ElemType)],
 ) -> String {
     let mut s = String::new();
     let user_args: String = params.iter().map(|(name, _)| format!(", {name}")).collect();
@@ -452,13 +462,19 @@ fn glue(
         .collect();
     let one: String = loaded
         .iter()
-        .map(|(name, ld)| format!(", {ld}({name}, (clr_ci))"))
+        .map(|(name, ty)| format!(", {}", loads::load_one(name, *ty, "clr_ci")))
         .collect();
     s.push_str(&format!(
         "#define CLR_CALL(clr_ci, clr_cu) clr_body((clr_ci), clr_n{accs}{user_args}{one})\n"
     ));
     if plan.vec > 1 {
-        s.push_str(&vec_glue(plan.vec, &accs, &user_args, loaded));
+        s.push_str(&vec_glue(
+            plan.vec,
+            &accs,
+            &user_args,
+            loaded,
+            plan.segment.is_some(),
+        ));
     }
     if options::speculative(plan) {
         s.push_str(&spec_glue(plan, &user_args));
@@ -468,26 +484,42 @@ fn glue(
 
 /// CLR_CALL_V(ci, cu): the body for the `w` consecutive indices ci..ci+w-1 (ci a multiple of
 /// `w`), into accumulator cu, in index order; each preloaded buffer's `w` elements come from
-/// one load (`clr_vld_f16` / `clr_vld_bf16`, kernels/common.cl).
-fn vec_glue(w: usize, accs: &str, user_args: &str, loaded: &[(String, &str)]) -> String {
+/// one load (`clr_vld_f16` / `clr_vld_bf16`, kernels/common.cl; one aligned vector load of the
+/// other types, src/codegen/loads.rs).
+fn vec_glue(
+    w: usize,
+    accs: &str,
+    user_args: &str,
+    loaded: &[(String, ElemType)],
+    hooks: bool,
+) -> String {
     let mut s =
         String::from("#define CLR_CALL_V(clr_ci, clr_cu) { const CLR_IDX clr_vi = (clr_ci);");
-    for (name, ld) in loaded {
-        s.push_str(&format!(
-            " const CLR_VF clr_vx_{name} = {}({name}, clr_vi);",
-            ld.replace("clr_ld_", "clr_vld_")
-        ));
+    for (name, ty) in loaded {
+        s.push(' ');
+        s.push_str(&loads::load_vector(name, *ty, w, "clr_vi"));
     }
+    let head = s.replace(
+        "CLR_CALL_V(clr_ci, clr_cu)",
+        "CLR_CALL_VH(clr_ci, clr_cu, H)",
+    );
+    let mut hooked = head;
     for lane in 0..w {
         let pre: String = loaded
             .iter()
             .map(|(name, _)| format!(", clr_vx_{name}.s{lane}"))
             .collect();
-        s.push_str(&format!(
-            " clr_body(clr_vi + {lane}, clr_n{accs}{user_args}{pre});"
-        ));
+        let call = format!(" clr_body(clr_vi + {lane}, clr_n{accs}{user_args}{pre});");
+        s.push_str(&call);
+        hooked.push_str(&format!(" H({lane}){call}"));
     }
     s.push_str(" }\n");
+    hooked.push_str(" }\n");
+    // Segmented plans also get CLR_CALL_VH(ci, cu, H): the same, running H(lane) before each
+    // lane's body (the runs plan's segment starts).
+    if hooks {
+        s.push_str(&hooked);
+    }
     s
 }
 

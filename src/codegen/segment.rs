@@ -6,6 +6,8 @@ use crate::plan::{stage_slots, AccShape, Plan, SegmentLayout, SegmentPlan, TILE_
 pub(crate) const SEGMENT_CL: &str = include_str!("../../kernels/segment.cl");
 /// The `merge` plan's kernels, appended after segment.cl (whose macros they use).
 pub(crate) const SEGMENT_MERGE_CL: &str = include_str!("../../kernels/segment_merge.cl");
+/// The `runs` plan's kernels, appended after segment.cl (whose macros they use).
+pub(crate) const SEGMENT_RUNS_CL: &str = include_str!("../../kernels/segment_runs.cl");
 /// An exact sum of a segmented launch (in place of var.cl / var_exact.cl for that variable).
 pub(crate) const VAR_SEGEXACT_CL: &str = include_str!("../../kernels/var_segexact.cl");
 

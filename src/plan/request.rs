@@ -168,8 +168,10 @@ pub struct Tuning {
     /// (where its bound holds, else local); `None` is automatic.
     pub tail: Option<ExactTail>,
     /// Consecutive indices per work-item and step where the body reads a 16-bit buffer at
-    /// `[i]` (`vec=1|2|4|8`, [`Request::narrow_reads`]); ignored by launches that cannot use
-    /// it; `None` is automatic.
+    /// `[i]` (`vec=1|2|4|8`, [`Request::narrow_reads`]); in a segmented launch, the elements
+    /// per load of the `item` (uniform rows) and `runs` plans where the body reads any
+    /// read-only buffer at `[i]` (`SegmentTune::vec`, decision 62); ignored by launches that
+    /// cannot use it; `None` is automatic.
     pub vec: Option<usize>,
 }
 

@@ -66,6 +66,9 @@ pub fn plan_segments(
         (SegmentAlgo::Group, _) => (mean / 8).next_power_of_two().clamp(8, 64) as usize,
         // merge: 128 work-items of 16 items each on GPUs (see merge()).
         (SegmentAlgo::Merge, _) if gpu => 128,
+        // runs: 128 work-items on GPUs. H200, 2^28 f32, CSR means 16 / 256: 546.0 / 437.3 us
+        // against 546.9 / 511.6 with 256 and 605.0 / 673.1 with 512 (decision 62).
+        (SegmentAlgo::Runs, _) if gpu => 128,
         // staged uniform rows: 128 work-items on GPUs. H200, 2^28 f32, rows of 16 / 4 / 32:
         // 299.0-299.8 / 331.1-331.8 / 301.2-302.5 us against 303.1-304.9 / 337.0-340.9 /
         // 304.1-304.9 with 256, in two runs (decision 58).
@@ -97,6 +100,7 @@ pub fn plan_segments(
             | SegmentAlgo::Chunks
             | SegmentAlgo::Stripes
             | SegmentAlgo::Merge
+            | SegmentAlgo::Runs
                 if passes > 1 =>
             {
                 "segmented: partials per piece, combined in a fixed order by a second pass".into()
@@ -117,6 +121,7 @@ pub fn plan_segments(
             }
             SegmentAlgo::Staged => stage as u64,
             SegmentAlgo::Merge => stage as u64 + merge_local(local, g.per_item),
+            SegmentAlgo::Runs => runs_local(local, g.per_item),
             _ => 0,
         };
     if base.local_bytes > caps.local_mem_size {
@@ -128,25 +133,17 @@ pub fn plan_segments(
             device: caps.label(),
         });
     }
-    // Loads in flight per work-item in the strided loops: the plain plan's unroll on a GPU
-    // (a strided loop with one accumulator waits for each load before the next), 1 on CPUs,
-    // whose rules were measured that way.
-    // Columns and stripes keep 4 on GPUs. H200, 2^28 f32: stripes on 16..256 columns 260-262
-    // us with 4 against 295-297 with 8 (the plain plan's) and 306-308 with 2; columns on
-    // 256 x 2^20 255 us with 4 against 260 with 8 (torch 258), on 16384 x 16384 (16 chunks)
-    // 260 against 256 (design/bench/2026-11-24-h200-session10-segcols.txt).
-    let unroll = req.tune.unroll.unwrap_or(match algo {
-        // Exact sums keep one accumulator (a superaccumulator each, decision 55).
-        _ if exact => 1,
-        SegmentAlgo::Stripes | SegmentAlgo::Columns if gpu => 4,
-        _ if gpu => base.unroll.max(1) as u64,
-        _ => 1,
-    });
+    let vec = vec_width(caps, req, algo, exact, g.per_item);
+    let unroll = loop_unroll(req, algo, (gpu, exact), vec, base.unroll);
+    let g = match algo {
+        SegmentAlgo::Item if vec > 1 => item_vec_geometry(local, segments, vec, unroll),
+        _ => g,
+    };
     base.local = local;
     base.groups = g.groups;
     base.passes = passes;
     base.unroll = 1;
-    base.vec = 1;
+    base.vec = vec as usize;
     base.deterministic = true;
     base.items_per_work_item = match algo {
         SegmentAlgo::Item => mean.max(1),
@@ -163,11 +160,48 @@ pub fn plan_segments(
         per_item: g.per_item,
         lanes: g.lanes,
         unroll,
+        vec,
         index_in_segment: vec![false; base.vars.len()],
         span_idiom: false,
         reason: why,
     });
     Ok(base)
+}
+
+/// Accumulators per work-item in the strided loops (`SegmentPlan::unroll`), or `item`'s rows
+/// per work-item with vector loads; `base_unroll` is the plain plan's.
+fn loop_unroll(
+    req: &SegmentRequest,
+    algo: SegmentAlgo,
+    (gpu, exact): (bool, bool),
+    vec: u64,
+    base_unroll: usize,
+) -> u64 {
+    // Loads in flight per work-item in the strided loops: the plain plan's unroll on a GPU
+    // (a strided loop with one accumulator waits for each load before the next), 1 on CPUs,
+    // whose rules were measured that way.
+    // Columns and stripes keep 4 on GPUs. H200, 2^28 f32: stripes on 16..256 columns 260-262
+    // us with 4 against 295-297 with 8 (the plain plan's) and 306-308 with 2; columns on
+    // 256 x 2^20 255 us with 4 against 260 with 8 (torch 258), on 16384 x 16384 (16 chunks)
+    // 260 against 256 (design/bench/2026-11-24-h200-session10-segcols.txt).
+    req.tune.unroll.unwrap_or(match algo {
+        // Exact sums keep one accumulator (a superaccumulator each, decision 55).
+        _ if exact => 1,
+        // item with vector loads: rows per work-item and step, 32 bytes of rows (1 to 4). H200,
+        // 2^28 f32, rows of 16: 266 us with 1 row, 327 with 2, 651 with 4; rows of 8: 277 with
+        // 1 or 2; rows of 4: 339, 307, 312 and 314 us with 1, 2, 4 and 8 rows; rows of 2: 554,
+        // 407 and 376 with 1, 2 and 4 (decision 62).
+        SegmentAlgo::Item if vec > 1 => {
+            let row_bytes = match req.layout {
+                SegmentLayout::Uniform { len } => len * req.read_bytes.max(1),
+                _ => 32,
+            };
+            (32 / row_bytes.max(1)).clamp(1, 4)
+        }
+        SegmentAlgo::Stripes | SegmentAlgo::Columns if gpu => 4,
+        _ if gpu => base_unroll.max(1) as u64,
+        _ => 1,
+    })
 }
 
 /// The geometry of one segment plan: what `plan_segments` writes into the plan.
@@ -195,6 +229,50 @@ impl Geometry {
             reason,
         }
     }
+}
+
+/// Consecutive elements loaded at once (`SegmentPlan::vec`) by `item` on uniform rows and by
+/// `runs`: 16 bytes on GPUs (a float4 of f32, a double2 of f64) where the body reads its
+/// buffers at `[i]` (`SegmentRequest::read_bytes`), halved until it divides the row length
+/// (the run of `per_item` elements); `vec=N` overrides; 1 elsewhere (CPUs, exact sums, other
+/// plans and layouts).
+fn vec_width(
+    caps: &DeviceCaps,
+    req: &SegmentRequest,
+    algo: SegmentAlgo,
+    exact: bool,
+    per_item: u64,
+) -> u64 {
+    let len = match (algo, req.layout) {
+        (SegmentAlgo::Item, SegmentLayout::Uniform { len }) => len,
+        (SegmentAlgo::Runs, _) => per_item.max(1),
+        _ => return 1,
+    };
+    if exact || req.read_bytes == 0 {
+        return 1;
+    }
+    let auto = match caps.kind {
+        DeviceKind::Gpu => (16 / req.read_bytes).clamp(1, 8),
+        _ => 1,
+    };
+    let mut w = req.tune.vec.unwrap_or(auto).clamp(1, 8);
+    while w > 1 && !len.is_multiple_of(w) {
+        w /= 2;
+    }
+    w
+}
+
+/// `item` with vector loads: `unroll` rows per work-item (rows `e, e + G, ...`, G the
+/// work-items of the launch, so that a warp's loads of each row cover consecutive rows), one
+/// step per work-item.
+fn item_vec_geometry(local: usize, segments: u64, vec: u64, unroll: u64) -> Geometry {
+    let groups = segments.div_ceil(local as u64 * unroll).max(1);
+    Geometry::new(
+        groups,
+        1,
+        0,
+        format!("{groups} work-groups of {local}, a work-item per row ({unroll} rows per work-item, a warp's rows consecutive), {vec} consecutive elements loaded at once"),
+    )
 }
 
 /// Local slots of a `staged` stage of `local * per_item` elements: one more every 32 (the
@@ -259,6 +337,7 @@ fn geometry(
         }
         SegmentAlgo::Staged => staged(caps, req, (local, acc_bytes), segments, fill)?,
         SegmentAlgo::Merge => merge(caps, req, (local, acc_bytes), segments, fill)?,
+        SegmentAlgo::Runs => runs(caps, req, (local, acc_bytes), segments, fill)?,
         SegmentAlgo::Lanes => {
             if matches!(req.layout, SegmentLayout::Columns { .. }) {
                 return Err(unsupported(
@@ -469,6 +548,72 @@ fn merge(
     Ok(g)
 }
 
+/// `runs`' local memory beside the trees: the start mask (a bit per element of a tile), the
+/// segment numbers at the starts (4 bytes per element) and the segment bounds of a batch of
+/// tiles (8 bytes per work-item and one).
+fn runs_local(local: usize, per_item: u64) -> u64 {
+    let t = local as u64 * per_item;
+    4 * t.div_ceil(32) + 4 * t + 8 * (local as u64 + 1)
+}
+
+/// `runs`: CSR offsets only; tiles of `local * per_item` consecutive elements (`per_item` a
+/// power of two up to 32: a run's starts are in one word of the mask), consecutive tiles per
+/// work-group, the pieces cut between tiles finished by a second pass.
+fn runs(
+    caps: &DeviceCaps,
+    req: &SegmentRequest,
+    (local, acc_bytes): (usize, usize),
+    segments: u64,
+    fill: u64,
+) -> Result<Geometry> {
+    let unsupported = |missing: String| Error::Unsupported {
+        what: "segment plan runs".into(),
+        missing,
+        device: caps.label(),
+    };
+    if req.layout != SegmentLayout::Offsets {
+        return Err(unsupported("runs runs CSR offsets only".into()));
+    }
+    if segments >= u32::MAX as u64 {
+        return Err(unsupported("2^32 or more CSR segments".into()));
+    }
+    let l = local as u64;
+    let room = caps
+        .local_mem_size
+        .saturating_sub((acc_bytes * (local + 1)) as u64);
+    let fits = (1..=32u64)
+        .rev()
+        .find(|&e| runs_local(local, e) <= room)
+        .unwrap_or(0);
+    // Elements per run: 64 bytes of the body's reads at [i] (16 f32: four float4 loads; 8 f64),
+    // 16 where it reads none; a power of two (the largest one at most the request), so a run's
+    // starts lie in one word of the mask. H200, 2^28 f32, CSR means 16 / 256: 16 elements
+    // 547 / 512 us against 799 / 823 with 8 and 986 / 829 with 32 (decision 62).
+    let per_item = req
+        .tune
+        .per_item
+        .unwrap_or(match req.read_bytes {
+            0 => 16,
+            b => (64 / b).clamp(4, 32),
+        })
+        .min(fits);
+    let per_item = match per_item {
+        0 => 0,
+        e => 1 << e.ilog2(),
+    };
+    if per_item == 0 {
+        return Err(unsupported(format!(
+            "a tile of {local} runs in local memory"
+        )));
+    }
+    let tile = l * per_item;
+    let tiles = req.elements.div_ceil(tile).max(1);
+    let groups = tiles.min(fill * 4);
+    let mut g = Geometry::new(groups, 2, tile, format!("{tiles} tiles of {tile} elements, runs of {per_item} per work-item combined in registers (segment starts from a local bit mask), consecutive tiles per work-group on {groups} work-groups of {local}; a segment cut between runs joined by the work-item where it starts, one cut between tiles by a second pass"));
+    g.per_item = per_item;
+    Ok(g)
+}
+
 /// The algorithm for a request, and why.
 fn choose(
     caps: &DeviceCaps,
@@ -517,13 +662,23 @@ fn choose(
     }
     let offsets = req.layout == SegmentLayout::Offsets;
     let uniform = matches!(req.layout, SegmentLayout::Uniform { .. });
-    Ok(if offsets && gpu && mean <= 256 {
-        // H200, 2^28 f32, heavy-tailed CSR (decision 54, design/bench/
-        // 2026-11-24-h200-session10-segcsr.txt): merge 1038 and 724 us at means 16 and 256
-        // against tiles' 1402 and 841; at mean 65536 tiles won (334 us against 547).
+    // Vector loads on short rows: a work-item per row where a row is at most 64 bytes of the
+    // body's reads at [i] and at least 2 elements per load (decision 62).
+    let row_vec = match req.layout {
+        SegmentLayout::Uniform { len } if gpu && len * req.read_bytes <= 64 => {
+            vec_width(caps, req, SegmentAlgo::Item, false, 0)
+        }
+        _ => 1,
+    };
+    Ok(if offsets && gpu && mean <= 16384 {
+        // H200, 2^28 f32, heavy-tailed CSR (decision 62, design/bench/
+        // 2026-11-25-h200-session12-segfast.txt, round 2): runs 548, 444, 386, 356 and 340 us
+        // at means 16, 256, 1024, 4096 and 16384 against merge's 1041 and 728 at 16 and 256
+        // and tiles' 552, 455 and 369 at 1024, 4096 and 16384; at mean 65536 tiles won (322
+        // us against 331).
         (
-            SegmentAlgo::Merge,
-            format!("CSR offsets of mean length {mean} <= 256 on a GPU: merge path gives every work-item the same count of items (elements and segment ends), so short and heavy-tailed lengths keep warps busy and reads coalesced (H200, mean 16: 1.35x faster than tiles)"),
+            SegmentAlgo::Runs,
+            format!("CSR offsets of mean length {mean} <= 16384 on a GPU: fixed runs of elements per work-item in registers, read {} at a time, segment starts from a local bit mask, so an element costs a load share, an add and a bit test whatever the lengths (H200, mean 16: 1.9x faster than merge, 2.6x than tiles)", vec_width(caps, req, SegmentAlgo::Runs, false, 16)),
         )
     } else if offsets && gpu {
         // H200, 2^28 f32, CSR of mean 16 (heavy-tailed): tiles 1428 us, a work-item per
@@ -536,6 +691,16 @@ fn choose(
         (
             SegmentAlgo::Tiles,
             format!("CSR offsets of mean length {mean} > 16: lengths live on the device and may be heavy-tailed, so fixed tiles keep the work balanced"),
+        )
+    } else if gpu && uniform && mean <= 32 && req.segments >= fill && row_vec > 1 {
+        // H200, 2^28 f32 (decision 62): rows of 16 263.5 us against staged's 297.8, rows of
+        // 4 307.1 against 330.0, of 8 276.7 against 303.5, of 2 375.7 against 396.1; i32 the
+        // same; f64 rows of 4 310.0 against 320.9. Rows of 128 bytes lost (f32 rows of 32:
+        // 316.9 against 300.7; f64 rows of 16: 320.5 against 271.4): a warp's load then
+        // touches 32 lines.
+        (
+            SegmentAlgo::Item,
+            format!("{} rows of {mean} <= 64 bytes on a GPU, the body reading at [i]: a work-item per row loading {row_vec} elements at once, a warp's rows consecutive", req.segments),
         )
     } else if gpu && uniform && mean <= 32 && req.segments >= fill {
         (
@@ -586,391 +751,5 @@ fn choose(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::caps::fixtures;
-    use crate::ops::Op;
-    use crate::plan::{
-        plan, FormRequest, GroupAlgo, Request, SegmentTune, Shape, Strategy, VarRequest,
-    };
-    use crate::types::ElemType;
-
-    fn base(caps: &DeviceCaps, n: u64) -> Plan {
-        let req = Request {
-            form: FormRequest::Range { n },
-            shape: Shape::linear(n, 1),
-            vars: vec![VarRequest::new(Op::Plus, ElemType::F32)],
-            strategy: Strategy::new(GroupAlgo::Tree, CrossAlgo::ExtraPass),
-            determinism: Default::default(),
-            tuning: None,
-            pure_body: true,
-            narrow_reads: false,
-        };
-        plan(caps, &req).unwrap()
-    }
-
-    fn algo(caps: &DeviceCaps, layout: SegmentLayout, segments: u64, n: u64) -> SegmentAlgo {
-        let req = SegmentRequest {
-            layout,
-            segments,
-            elements: n,
-            force: None,
-            tune: Default::default(),
-            longest: 0,
-        };
-        let p = plan_segments(caps, base(caps, n), &req, None).unwrap();
-        let s = p.segment.clone().unwrap();
-        assert!(!s.reason.is_empty());
-        assert!(p.to_string().contains(&format!("plan {}", s.algo)));
-        s.algo
-    }
-
-    #[test]
-    fn h200_chooses_by_segment_length() {
-        let c = fixtures::nvidia_h200();
-        let n = 1 << 28;
-        let u = |len| SegmentLayout::Uniform { len };
-        assert_eq!(algo(&c, u(4), n / 4, n), SegmentAlgo::Staged);
-        assert_eq!(algo(&c, u(16), n / 16, n), SegmentAlgo::Staged);
-        assert_eq!(algo(&c, u(256), n / 256, n), SegmentAlgo::Lanes);
-        assert_eq!(algo(&c, u(16384), n / 16384, n), SegmentAlgo::Group);
-        // Few long rows: group split over several work-groups per row (decision 58).
-        assert_eq!(algo(&c, u(1 << 20), 256, n), SegmentAlgo::Group);
-        assert_eq!(algo(&c, u(n), 1, n), SegmentAlgo::Group);
-        assert_eq!(algo(&c, u(1 << 17), 2048, n), SegmentAlgo::Group);
-        assert_eq!(
-            algo(&c, SegmentLayout::Offsets, n / 256, n),
-            SegmentAlgo::Merge
-        );
-        assert_eq!(
-            algo(&c, SegmentLayout::Offsets, n / 8, n),
-            SegmentAlgo::Merge
-        );
-        assert_eq!(
-            algo(&c, SegmentLayout::Offsets, n / 65536, n),
-            SegmentAlgo::Tiles
-        );
-        let cols = SegmentLayout::Columns {
-            rows: 256,
-            cols: 1 << 20,
-        };
-        assert_eq!(algo(&c, cols, 1 << 20, n), SegmentAlgo::Columns);
-        let few = SegmentLayout::Columns {
-            rows: n / 16,
-            cols: 16,
-        };
-        assert_eq!(algo(&c, few, 16, n), SegmentAlgo::Stripes);
-        // Stripes reach a work-group of columns (256 on the H200), columns take more.
-        let at = |cols: u64| SegmentLayout::Columns {
-            rows: n / cols,
-            cols,
-        };
-        assert_eq!(algo(&c, at(256), 256, n), SegmentAlgo::Stripes);
-        assert_eq!(algo(&c, at(512), 512, n), SegmentAlgo::Columns);
-    }
-
-    #[test]
-    fn cpus_take_a_work_item_per_segment_when_there_are_many() {
-        for c in [fixtures::pocl_cpu(), fixtures::intel_cpu()] {
-            let n = 1 << 20;
-            let u = |len| SegmentLayout::Uniform { len };
-            assert_eq!(algo(&c, u(4), n / 4, n), SegmentAlgo::Item);
-            assert_eq!(algo(&c, u(256), n / 256, n), SegmentAlgo::Item);
-            assert_eq!(algo(&c, u(n), 1, n), SegmentAlgo::Tiles);
-            assert_eq!(algo(&c, u(n / 2), 2, n), SegmentAlgo::Tiles);
-            let off = SegmentLayout::Offsets;
-            assert_eq!(algo(&c, off, n / 256, n), SegmentAlgo::Tiles);
-            let cols = SegmentLayout::Columns {
-                rows: 16,
-                cols: n / 16,
-            };
-            assert_eq!(algo(&c, cols, n / 16, n), SegmentAlgo::Columns);
-        }
-    }
-
-    #[test]
-    fn few_columns_split_rows_and_take_two_passes() {
-        let c = fixtures::nvidia_h200();
-        let n = 1u64 << 28;
-        let req = |rows: u64, cols: u64| SegmentRequest {
-            layout: SegmentLayout::Columns { rows, cols },
-            segments: cols,
-            elements: rows * cols,
-            force: None,
-            tune: Default::default(),
-            longest: 0,
-        };
-        let few = plan_segments(&c, base(&c, n), &req(n / 4, 4), None).unwrap();
-        assert_eq!(few.passes, 2);
-        assert!(few.segment.unwrap().tile < n / 4);
-        let many = plan_segments(&c, base(&c, n), &req(16, n / 16), None).unwrap();
-        assert_eq!(many.passes, 1);
-        // Row chunks fill whole rounds of 8 work-groups per compute unit: 64 blocks of 256
-        // columns x 16 chunks = 1024 work-groups <= 1056 (17 chunks left 32 for a second round).
-        let c132 = c.compute_units as u64 * 8;
-        for (rows, cols) in [
-            (1u64 << 14, 1u64 << 14),
-            (n / 1000, 1000),
-            (n / 150_000, 150_000),
-        ] {
-            let p = plan_segments(&c, base(&c, n), &req(rows, cols), None).unwrap();
-            let s = p.segment.unwrap();
-            assert_eq!(s.algo, SegmentAlgo::Columns, "{rows} x {cols}");
-            let (blocks, chunks) = (cols.div_ceil(256), rows.div_ceil(s.tile));
-            assert_eq!(p.groups, blocks * chunks, "{rows} x {cols}");
-            let rounds = p.groups.div_ceil(c132);
-            // At most an eighth of the last round idle, or one chunk per block.
-            assert!(
-                chunks == 1 || p.groups * 8 >= rounds * c132 * 7,
-                "{rows} x {cols}: {}",
-                p.groups
-            );
-            if (rows, cols) == (1 << 14, 1 << 14) {
-                assert_eq!((chunks, p.groups, p.passes), (16, 1024, 2));
-            }
-        }
-    }
-
-    #[test]
-    fn tiles_bound_the_long_segment_list() {
-        for (_, c) in fixtures::all() {
-            for n in [1u64, 1000, 1 << 20, 1 << 28] {
-                let req = SegmentRequest {
-                    layout: SegmentLayout::Offsets,
-                    segments: 3,
-                    elements: n,
-                    force: Some(SegmentAlgo::Tiles),
-                    tune: Default::default(),
-                    longest: 0,
-                };
-                let p = plan_segments(&c, base(&c, n.max(1)), &req, None).unwrap();
-                let s = p.segment.unwrap();
-                assert!(s.tile / (s.short + 1) < TILE_LONGS, "{n}: {s:?}");
-                assert_eq!(s.tile % p.local as u64, 0);
-                assert_eq!(p.passes, 2);
-            }
-        }
-    }
-
-    #[test]
-    fn forcing_checks_the_layout() {
-        let c = fixtures::pocl_cpu();
-        let req = SegmentRequest {
-            layout: SegmentLayout::Columns { rows: 4, cols: 4 },
-            segments: 4,
-            elements: 16,
-            force: Some(SegmentAlgo::Item),
-            tune: Default::default(),
-            longest: 0,
-        };
-        let e = plan_segments(&c, base(&c, 16), &req, None).unwrap_err();
-        assert!(matches!(e, Error::Unsupported { .. }), "{e}");
-        let req = SegmentRequest {
-            layout: SegmentLayout::Uniform { len: 4 },
-            force: Some(SegmentAlgo::Stripes),
-            ..req
-        };
-        assert!(plan_segments(&c, base(&c, 16), &req, None).is_err());
-        let req = SegmentRequest {
-            layout: SegmentLayout::Columns { rows: 4, cols: 4 },
-            force: Some(SegmentAlgo::Staged),
-            ..req
-        };
-        assert!(plan_segments(&c, base(&c, 16), &req, None).is_err());
-        let req = SegmentRequest {
-            layout: SegmentLayout::Uniform { len: 4 },
-            force: Some(SegmentAlgo::Columns),
-            tune: Default::default(),
-            longest: 0,
-            ..req
-        };
-        assert!(plan_segments(&c, base(&c, 16), &req, None).is_err());
-        assert_eq!(
-            SegmentAlgo::parse("multi").unwrap(),
-            Some(SegmentAlgo::Tiles)
-        );
-        assert_eq!(SegmentAlgo::parse("auto").unwrap(), None);
-        assert!(SegmentAlgo::parse("warp").is_err());
-    }
-
-    #[test]
-    fn new_plans_geometry() {
-        let c = fixtures::nvidia_h200();
-        let n = 1u64 << 28;
-        let plan = |layout, segments, tune: SegmentTune| {
-            let req = SegmentRequest {
-                layout,
-                segments,
-                elements: n,
-                force: None,
-                tune,
-                longest: 0,
-            };
-            plan_segments(&c, base(&c, n), &req, None).unwrap()
-        };
-        // staged: whole rows per stage, the stage in the local memory budget.
-        let p = plan(
-            SegmentLayout::Uniform { len: 16 },
-            n / 16,
-            SegmentTune::default(),
-        );
-        let s = p.segment.clone().unwrap();
-        assert_eq!(
-            (s.algo, s.per_item, s.tile),
-            (SegmentAlgo::Staged, 8, 128 * 8 / 16)
-        );
-        assert!(p.local_bytes <= c.local_mem_size);
-        // lanes: 16 elements per lane, a tuned count wins.
-        let rows = SegmentLayout::Uniform { len: 256 };
-        let s = plan(rows, n / 256, SegmentTune::default()).segment.unwrap();
-        assert_eq!((s.algo, s.lanes), (SegmentAlgo::Lanes, 16));
-        let tune = SegmentTune {
-            lanes: Some(4),
-            unroll: Some(2),
-            ..Default::default()
-        };
-        let s = plan(rows, n / 256, tune).segment.unwrap();
-        assert_eq!((s.lanes, s.unroll), (4, 2));
-        // stripes: two passes, the first pass's work-groups in `tile`.
-        let cols = SegmentLayout::Columns {
-            rows: n / 16,
-            cols: 16,
-        };
-        let p = plan(cols, 16, SegmentTune::default());
-        let s = p.segment.clone().unwrap();
-        assert_eq!(
-            (s.algo, p.passes, s.tile, s.unroll),
-            (SegmentAlgo::Stripes, 2, p.groups, 4)
-        );
-        // columns: a tuned chunk count wins (at most one chunk per row).
-        let square = SegmentLayout::Columns {
-            rows: 1 << 14,
-            cols: 1 << 14,
-        };
-        for (chunks, want) in [(32, 32), (1, 1), (1 << 16, 1 << 14)] {
-            let tune = SegmentTune {
-                chunks: Some(chunks),
-                ..Default::default()
-            };
-            let p = plan(square, 1 << 14, tune);
-            let s = p.segment.unwrap();
-            assert_eq!(s.algo, SegmentAlgo::Columns);
-            assert_eq!(
-                ((1u64 << 14).div_ceil(s.tile), p.passes),
-                (want, if want > 1 { 2 } else { 1 })
-            );
-        }
-        // staged over CSR offsets when forced: stages of local x per_item, two passes.
-        let req = SegmentRequest {
-            layout: SegmentLayout::Offsets,
-            segments: n / 16,
-            elements: n,
-            force: Some(SegmentAlgo::Staged),
-            tune: SegmentTune::default(),
-            longest: 400,
-        };
-        let p = plan_segments(&c, base(&c, n), &req, None).unwrap();
-        let s = p.segment.unwrap();
-        assert_eq!((s.tile, p.passes), (256 * s.per_item, 2));
-        assert!(p.local_bytes <= c.local_mem_size);
-    }
-
-    #[test]
-    fn group_splits_few_segments_over_the_device() {
-        let c = fixtures::nvidia_h200();
-        let (n, fill) = (1u64 << 28, c.compute_units as u64 * 8);
-        let plan = |segments: u64, tune: SegmentTune| {
-            let req = SegmentRequest {
-                layout: SegmentLayout::Uniform { len: n / segments },
-                segments,
-                elements: n,
-                force: Some(SegmentAlgo::Group),
-                tune,
-                longest: 0,
-            };
-            let p = plan_segments(&c, base(&c, n), &req, None).unwrap();
-            (p.segment.clone().unwrap().tile, p.groups, p.passes)
-        };
-        // Parts per segment fill two rounds of work-groups; enough segments take one pass.
-        assert_eq!(plan(256, Default::default()), (8, 2048, 2));
-        assert_eq!(plan(1, Default::default()), (2 * fill, 2 * fill, 2));
-        assert_eq!(plan(1 << 14, Default::default()), (1, fill * 4, 1));
-        let split = |s| SegmentTune {
-            split: Some(s),
-            ..Default::default()
-        };
-        assert_eq!(plan(256, split(2)), (2, 512, 2));
-        assert_eq!(plan(1 << 14, split(1)).2, 1);
-        // tiles: tiles per work-group.
-        let req = SegmentRequest {
-            layout: SegmentLayout::Uniform { len: n },
-            segments: 1,
-            elements: n,
-            force: Some(SegmentAlgo::Tiles),
-            tune: SegmentTune {
-                rounds: Some(1),
-                ..Default::default()
-            },
-            longest: 0,
-        };
-        let s = plan_segments(&c, base(&c, n), &req, None)
-            .unwrap()
-            .segment
-            .unwrap();
-        assert_eq!(n.div_ceil(s.tile), fill);
-    }
-
-    #[test]
-    fn merge_geometry_and_layouts() {
-        for (name, c) in fixtures::all() {
-            let n = 1u64 << 24;
-            let req = |layout, tune| SegmentRequest {
-                layout,
-                segments: n / 16,
-                elements: n,
-                force: Some(SegmentAlgo::Merge),
-                tune,
-                longest: 0,
-            };
-            let p = plan_segments(
-                &c,
-                base(&c, n),
-                &req(SegmentLayout::Offsets, Default::default()),
-                None,
-            )
-            .unwrap();
-            let s = p.segment.clone().unwrap();
-            assert_eq!((s.algo, p.passes), (SegmentAlgo::Merge, 2), "{name}");
-            assert_eq!(s.tile, p.local as u64 * s.per_item, "{name}");
-            assert!(
-                p.local_bytes <= c.local_mem_size,
-                "{name}: {}",
-                p.local_bytes
-            );
-            if c.kind == DeviceKind::Gpu {
-                assert_eq!((p.local, s.per_item), (128, 16), "{name}");
-            }
-            let tune = SegmentTune {
-                per_item: Some(4),
-                local: Some(64),
-                ..Default::default()
-            };
-            let s = plan_segments(&c, base(&c, n), &req(SegmentLayout::Offsets, tune), None)
-                .unwrap()
-                .segment
-                .unwrap();
-            assert_eq!((s.tile, s.per_item), (256, 4), "{name}");
-            for layout in [
-                SegmentLayout::Uniform { len: 16 },
-                SegmentLayout::Columns {
-                    rows: n / 16,
-                    cols: 16,
-                },
-            ] {
-                let e = plan_segments(&c, base(&c, n), &req(layout, Default::default()), None)
-                    .unwrap_err();
-                assert!(matches!(e, Error::Unsupported { .. }), "{name}: {e}");
-            }
-        }
-    }
-}
+#[path = "segment_tests.rs"]
+mod tests;

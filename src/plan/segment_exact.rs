@@ -111,7 +111,7 @@ pub(crate) fn segment_exact(
 /// The segment plan of a launch with carried exact sums: `staged` and `merge` keep one
 /// accumulator per element of a stage or tile in local memory, which a superaccumulator (128 or
 /// 584 bytes) does not fit, so the rules' `staged` becomes `item`, their `merge` becomes `tiles`
-/// (decision 55), and either one forced is unsupported.
+/// (decision 55), and either one forced is unsupported; so does `runs` (decision 62).
 pub(super) fn exact_algo(
     caps: &DeviceCaps,
     req: &SegmentRequest,
@@ -130,6 +130,12 @@ pub(super) fn exact_algo(
             "item of a tile",
             "merge stages one accumulator per element",
             "merge would stage a superaccumulator per element in local memory, so tiles instead of merge",
+        ),
+        SegmentAlgo::Runs => (
+            SegmentAlgo::Tiles,
+            "work-item of a tile",
+            "runs keeps a head piece per work-item beside the trees and a second piece in registers",
+            "runs would keep two superaccumulators per work-item, so tiles instead of runs",
         ),
         _ => return Ok((algo, why)),
     };

@@ -74,11 +74,17 @@ pub enum SegmentAlgo {
     /// work-group joins the pieces of segments cut between work-items, and a second pass those
     /// cut between tiles (a work-item per cut segment, the work-group for very long ones).
     Merge,
+    /// CSR offsets in runs: tiles of `local * per_item` consecutive elements, each work-item
+    /// combining its run of `per_item` elements in registers (several loaded at once where the
+    /// body reads at `[i]`), segment starts marked in a local bit mask, the pieces cut between
+    /// runs joined by the work-item where the segment starts (segment ends come from the
+    /// offsets), those cut between tiles by a second pass (decision 62).
+    Runs,
 }
 
 impl SegmentAlgo {
     /// Every algorithm, in declaration order.
-    pub const ALL: [SegmentAlgo; 9] = [
+    pub const ALL: [SegmentAlgo; 10] = [
         SegmentAlgo::Item,
         SegmentAlgo::Group,
         SegmentAlgo::Tiles,
@@ -88,9 +94,10 @@ impl SegmentAlgo {
         SegmentAlgo::Lanes,
         SegmentAlgo::Stripes,
         SegmentAlgo::Merge,
+        SegmentAlgo::Runs,
     ];
     /// Its name in plans and `CLREDUCE_SEGMENT`: `item`, `group`, `tiles`, `columns`,
-    /// `chunks`, `staged`, `lanes`, `stripes` or `merge`.
+    /// `chunks`, `staged`, `lanes`, `stripes`, `merge` or `runs`.
     pub fn name(self) -> &'static str {
         match self {
             SegmentAlgo::Item => "item",
@@ -102,6 +109,7 @@ impl SegmentAlgo {
             SegmentAlgo::Lanes => "lanes",
             SegmentAlgo::Stripes => "stripes",
             SegmentAlgo::Merge => "merge",
+            SegmentAlgo::Runs => "runs",
         }
     }
     /// Parses a name of [`SegmentAlgo::name`] (`multi` is accepted for `tiles`); `auto` or an
@@ -130,6 +138,7 @@ impl SegmentAlgo {
                     "lanes",
                     "stripes",
                     "merge",
+                    "runs",
                 ],
             })
     }
@@ -151,6 +160,7 @@ impl SegmentAlgo {
             SegmentAlgo::Lanes => "CLR_SEG_LANES",
             SegmentAlgo::Stripes => "CLR_SEG_STRIPES",
             SegmentAlgo::Merge => "CLR_SEG_MERGE",
+            SegmentAlgo::Runs => "CLR_SEG_RUNS",
         }
     }
 }
@@ -176,10 +186,14 @@ pub struct SegmentRequest {
     pub tune: SegmentTune,
     /// The longest segment (CSR offsets are read on the host anyway); 0 where unknown.
     pub longest: u64,
+    /// The widest element (bytes) of the read-only buffers the body reads at exactly `[i]`,
+    /// each holding at least the range's elements: those reads may be loaded several at once
+    /// (`vec`, uniform rows on `item`); 0 where there are none, or one is shorter.
+    pub read_bytes: u64,
 }
 
 /// Geometry overrides of the segmented plans, for tuning experiments:
-/// `CLREDUCE_SEGMENT_TUNE=local=256,groups_per_cu=8,per_item=8,lanes=32,unroll=8,chunks=16,split=4,rounds=4`
+/// `CLREDUCE_SEGMENT_TUNE=local=256,groups_per_cu=8,per_item=8,lanes=32,unroll=8,chunks=16,split=4,rounds=4,vec=4`
 /// (any subset). Values
 /// out of range are refused, never clamped; a value a plan does not use is ignored by it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
@@ -188,7 +202,8 @@ pub struct SegmentTune {
     pub local: Option<usize>,
     /// Work-groups per compute unit (`groups_per_cu=N`, 1..=1024): the `fill` of every plan.
     pub groups_per_cu: Option<u64>,
-    /// `staged`: elements per work-item in a stage (`per_item=N`, 1..=64).
+    /// `staged`, `merge` and `runs`: elements (items) per work-item (`per_item=N`, 1..=64;
+    /// `runs` takes at most 32).
     pub per_item: Option<u64>,
     /// `lanes`: work-items per segment (`lanes=N`, a power of two 1..=1024).
     pub lanes: Option<u64>,
@@ -202,6 +217,10 @@ pub struct SegmentTune {
     pub split: Option<u64>,
     /// `tiles`: tiles per work-group (`rounds=N`, 1..=64), in place of the rule's.
     pub rounds: Option<u64>,
+    /// `item` on uniform rows: consecutive elements loaded at once (`vec=N`, 1, 2, 4 or 8; 1
+    /// is one at a time), where the rows' length is a multiple and the body's reads at `[i]`
+    /// allow it ([`SegmentRequest::read_bytes`]).
+    pub vec: Option<u64>,
 }
 
 impl SegmentTune {
@@ -222,6 +241,7 @@ impl SegmentTune {
                     "chunks=1..65536",
                     "split=1..65536",
                     "rounds=1..64",
+                    "vec=1|2|4|8",
                 ],
             };
             let (k, v) = part.split_once('=').ok_or_else(bad)?;
@@ -236,6 +256,7 @@ impl SegmentTune {
                 "chunks" if (1..=65536).contains(&v) => t.chunks = Some(v),
                 "split" if (1..=65536).contains(&v) => t.split = Some(v),
                 "rounds" if (1..=64).contains(&v) => t.rounds = Some(v),
+                "vec" if pow2 && v <= 8 => t.vec = Some(v),
                 _ => return Err(bad()),
             }
         }
@@ -267,12 +288,17 @@ pub struct SegmentPlan {
     pub tile: u64,
     /// Tiles: the longest segment one work-item reduces alone; 0 otherwise.
     pub short: u64,
-    /// `staged`: elements per work-item in a stage; 0 otherwise.
+    /// `staged`: elements per work-item in a stage; `merge`: items per work-item; `runs`:
+    /// elements per run; 0 otherwise.
     pub per_item: u64,
     /// `lanes`: work-items per segment; 0 otherwise.
     pub lanes: u64,
-    /// Accumulators per work-item in the strided loops (loads in flight).
+    /// Accumulators per work-item in the strided loops (loads in flight); `item` with `vec`:
+    /// rows per work-item and step.
     pub unroll: u64,
+    /// `item` on uniform rows and `runs`: consecutive elements each read at `[i]` loads at
+    /// once (`Plan::vec`); 1 otherwise.
+    pub vec: u64,
     /// Per variable: argmin/argmax indices within the segment instead of global ones.
     pub index_in_segment: Vec<bool>,
     /// Whether the launch was a span reduction whose subscript is `i / C` (the span idiom),
@@ -304,9 +330,11 @@ mod tests {
 
     #[test]
     fn segment_tune_parses_and_refuses() {
-        let t =
-            SegmentTune::parse("local=512, groups_per_cu=16,per_item=4,lanes=8,unroll=2,chunks=33")
-                .unwrap();
+        let t = SegmentTune::parse(
+            "local=512, groups_per_cu=16,per_item=4,lanes=8,unroll=2,chunks=33,vec=4",
+        )
+        .unwrap();
+        assert_eq!(t.vec, Some(4));
         assert_eq!(
             (
                 t.local,
@@ -329,6 +357,8 @@ mod tests {
             "chunks=65537",
             "split=0",
             "rounds=65",
+            "vec=16",
+            "vec=3",
             "wg=256",
             "local",
         ] {

@@ -177,6 +177,7 @@ mod tests {
             force: None,
             tune: Default::default(),
             longest: 16,
+            read_bytes: 0,
         };
         let (a, e) = t.segment_lookup(&class, &rows, 16).unwrap();
         let measured = Some((a, e.reason()));

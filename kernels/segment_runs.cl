@@ -1,0 +1,238 @@
+// clreduce: the `runs` segmented plan over CSR offsets (design/algorithms.md, "runs"; decision
+// 62). Appended after segment.cl (whose kernels it replaces when CLR_SEG_ALGO is CLR_SEG_RUNS)
+// and uses its macros: CLR_SDECL, CLR_SRESET, CLR_SSTORE, CLR_SEMPTY, CLR_SGROUP, CLR_SPART,
+// CLR_SFOLD, CLR_CUT_SERIAL, CLR_CUT_GROUP and clr_seg_lower.
+//
+// Tiles of clr_tile = CLR_WG * CLR_SEG_E consecutive elements from clr_lo; work-group g takes
+// the consecutive tiles g*m .. g*m + m - 1, and finds the segment bounds of a batch of CLR_WG
+// tiles at once (one binary search per work-item). Per tile [ts, te):
+// 1. marks: the segments ka..kb that begin in the tile (work-items strided over them): an
+//    empty one is stored at once, a non-empty one sets the bit of its first element in a
+//    local mask and its number (relative to ka) in clr_rs;
+// 2. walk: work-item lid combines its run of CLR_SEG_E consecutive elements lid*E .. in index
+//    order, CLR_VEC at a time where the body's reads at [i] allow (CLR_CALL_V, one vector load
+//    per buffer; CLR_CALL_VH where a segment starts among them), the run's mask bits saying
+//    where segments start: a segment that starts and ends in the run is stored; the piece
+//    before the run's first start (its head) goes to local memory, the last piece stays;
+// 3. joins: the work-item holding a segment's start, where the segment goes on past its run,
+//    folds the heads of the following runs up to the one where it ends (its end read from
+//    the offsets) and stores it, or writes partial slot 2t+1 if it goes on past the tile; the
+//    tile's own head (the part of a segment begun before it) goes to slot 2t, folded by
+//    work-item 0 up to the first start, or by the work-group's tree when none starts in it.
+// clr_finish gives each tile whose tail goes on a work-item that folds the heads of the
+// following tiles up to the one where its segment ends (the whole work-group for a segment
+// over more than CLR_RUNS_SERIAL tiles), as merge's does.
+// Every combination order is fixed by CLR_WG and CLR_SEG_E: deterministic.
+
+#define CLR_RUNS_SERIAL 32
+// CLR_RUNS_SPLIT (a -D override for A/B runs, CLREDUCE_EXTRA_OPTIONS): 1 loads a vector
+// without the start checks where none of its elements starts a segment, 0 always runs them
+// (one code path for the warp).
+#ifndef CLR_RUNS_SPLIT
+#define CLR_RUNS_SPLIT 1
+#endif
+#if CLR_SEG_E >= 32
+#define CLR_RUN_BITS 0xffffffffu
+#else
+#define CLR_RUN_BITS ((1u << CLR_SEG_E) - 1u)
+#endif
+
+#define CLR_RDECL(k) R##k##_A clr_rh##k;
+#define CLR_RKEEP(k) clr_rh##k = clr_a##k[0];
+#define CLR_RPUTA(k) clr_lm##k[clr_lid] = clr_a##k[0];
+#define CLR_RPUTH(k) clr_lm##k[clr_lid] = clr_rh##k;
+#define CLR_RGETH(k) clr_a##k[0] = clr_lm##k[clr_j];
+#define CLR_RFOLDH(k) clr_a##k[0] = clr_op_##k(clr_a##k[0], clr_lm##k[clr_j]);
+#define CLR_ROWN(k) clr_a##k[0] = clr_lm##k[clr_lid];
+
+// Before the element at run position q: if a segment starts there, the current piece ends
+// (the run's head is kept, a segment begun in the run is stored) and the new one begins.
+#define CLR_RFLUSH(clr_q)                                       \
+    if (clr_bits & (1u << (clr_q))) {                           \
+        if (!clr_had) {                                         \
+            CLR_FOR_VARS(CLR_RKEEP)                             \
+            clr_had = 1;                                        \
+        } else {                                                \
+            const ulong clr_e = clr_ka + clr_cur;               \
+            CLR_FOR_VARS(CLR_SSTORE)                            \
+        }                                                       \
+        clr_cur = clr_rs[clr_p0 + (clr_q)];                     \
+        clr_sb = clr_i0 + (clr_q);                              \
+        CLR_FOR_VARS(CLR_SRESET)                                \
+    }
+#define CLR_RH(l) CLR_RFLUSH(clr_qb + (l))
+
+__kernel __attribute__((reqd_work_group_size(CLR_WG, 1, 1)))
+void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_off,
+              const ulong clr_nseg, const ulong clr_c, const ulong clr_lo, const ulong clr_hi,
+              const ulong clr_tile, const ulong clr_short CLR_USER_PARAMS) {
+    const CLR_IDX clr_n = (CLR_IDX)clr_n_arg;
+    const uint clr_lid = (uint)get_local_id(0);
+    const ulong clr_ss = 1;
+    CLR_FOR_VARS(CLR_SDECL)
+    CLR_FOR_VARS(CLR_RDECL)
+    __local uint clr_rm[(CLR_WG * CLR_SEG_E + 31) / 32];
+    __local uint clr_rs[CLR_WG * CLR_SEG_E];
+    __local ulong clr_rsp[CLR_WG + 1];
+    const ulong clr_ntiles = (clr_hi - clr_lo + clr_tile - 1) / clr_tile;
+    const ulong clr_m = (clr_ntiles + get_num_groups(0) - 1) / get_num_groups(0);
+    const ulong clr_t0 = get_group_id(0) * clr_m;
+    const ulong clr_tend = clr_t0 + clr_m < clr_ntiles ? clr_t0 + clr_m : clr_ntiles;
+    if (clr_lid == 0 && clr_t0 < clr_tend)
+        clr_rsp[0] = clr_seg_lower(clr_lo + clr_t0 * clr_tile, clr_nseg, clr_c, clr_off);
+    // Batches of CLR_WG tiles: work-item lid finds the first segment beginning at or after the
+    // end of tile tb + lid (the last tile: all of them, so it owns the empty ones at its end).
+    for (ulong clr_tb = clr_t0; clr_tb < clr_tend; clr_tb += CLR_WG) {
+        const ulong clr_tn = clr_tend - clr_tb < CLR_WG ? clr_tend - clr_tb : CLR_WG;
+        if (clr_lid < clr_tn) {
+            const ulong clr_te = clr_lo + (clr_tb + clr_lid + 1) * clr_tile;
+            clr_rsp[clr_lid + 1] =
+                clr_te >= clr_hi ? clr_nseg : clr_seg_lower(clr_te, clr_nseg, clr_c, clr_off);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint clr_ti = 0; clr_ti < (uint)clr_tn; ++clr_ti) {
+            const ulong clr_t = clr_tb + clr_ti;
+            const ulong clr_ka = clr_rsp[clr_ti], clr_kb = clr_rsp[clr_ti + 1];
+            const ulong clr_ts = clr_lo + clr_t * clr_tile;
+            const ulong clr_te = clr_hi - clr_ts < clr_tile ? clr_hi : clr_ts + clr_tile;
+            const uint clr_cnt = (uint)(clr_te - clr_ts);
+            // 1. marks
+            for (uint clr_j = clr_lid; clr_j < (CLR_WG * CLR_SEG_E + 31) / 32; clr_j += CLR_WG)
+                clr_rm[clr_j] = 0u;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            for (ulong clr_e = clr_ka + clr_lid; clr_e < clr_kb; clr_e += CLR_WG) {
+                const ulong clr_b = clr_off[clr_e];
+                if (clr_off[clr_e + 1] == clr_b) {
+                    CLR_FOR_VARS(CLR_SEMPTY)
+                } else {
+                    const uint clr_p = (uint)(clr_b - clr_ts);
+                    clr_rs[clr_p] = (uint)(clr_e - clr_ka);
+                    atomic_or(&clr_rm[clr_p / 32], 1u << (clr_p % 32));
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            // 2. walk
+            const uint clr_p0 = clr_lid * CLR_SEG_E;
+            const ulong clr_i0 = clr_ts + clr_p0;
+            const uint clr_bits = (clr_rm[clr_p0 / 32] >> (clr_p0 % 32)) & CLR_RUN_BITS;
+            const uint clr_rl = clr_p0 >= clr_cnt ? 0u
+                                : (clr_cnt - clr_p0 < CLR_SEG_E ? clr_cnt - clr_p0 : CLR_SEG_E);
+            uint clr_cur = 0;
+            ulong clr_sb = 0;
+            int clr_had = 0;
+            CLR_FOR_VARS(CLR_SRESET)
+#if CLR_VEC > 1
+            if (clr_rl == CLR_SEG_E && clr_i0 % CLR_VEC == 0) {
+                for (uint clr_qb = 0; clr_qb < CLR_SEG_E; clr_qb += CLR_VEC) {
+                    if (CLR_RUNS_SPLIT && ((clr_bits >> clr_qb) & ((1u << CLR_VEC) - 1u)) == 0u) {
+                        CLR_CALL_V((CLR_IDX)(clr_i0 + clr_qb), 0);
+                    } else {
+                        CLR_CALL_VH((CLR_IDX)(clr_i0 + clr_qb), 0, CLR_RH);
+                    }
+                }
+            } else
+#endif
+            {
+                for (uint clr_q = 0; clr_q < clr_rl; ++clr_q) {
+                    CLR_RFLUSH(clr_q)
+                    CLR_CALL((CLR_IDX)(clr_i0 + clr_q), 0);
+                }
+            }
+            // The run's head: the piece before its first start, or the whole run.
+            if (clr_had) {
+                CLR_FOR_VARS(CLR_RPUTH)
+            } else {
+                CLR_FOR_VARS(CLR_RPUTA)
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            // 3. joins: my last piece, if a segment began in my run.
+            if (clr_had) {
+                const ulong clr_e = clr_ka + clr_cur;
+                const ulong clr_end = clr_off[clr_e + 1];
+                uint clr_j = clr_lid + 1;
+                for (; clr_j < CLR_WG && clr_ts + (ulong)clr_j * CLR_SEG_E < clr_end; ++clr_j) {
+                    CLR_FOR_VARS(CLR_RFOLDH)
+                }
+                if (clr_end > clr_te) {
+                    const ulong clr_slot = 2 * clr_t + 1;
+                    CLR_FOR_VARS(CLR_SPART)
+                } else {
+                    CLR_FOR_VARS(CLR_SSTORE)
+                }
+            }
+            // The tile's head: the part of the segment begun before it (none in the first).
+            const ulong clr_fb = clr_ka < clr_kb ? clr_off[clr_ka] : clr_te;
+            if (clr_ka == clr_kb) {
+                // No segment begins in the tile: all of it is its head (uniform branch).
+                CLR_FOR_VARS(CLR_ROWN)
+                barrier(CLK_LOCAL_MEM_FENCE);
+                CLR_FOR_VARS(CLR_SGROUP)
+                if (clr_lid == 0) {
+                    const ulong clr_slot = 2 * clr_t;
+                    CLR_FOR_VARS(CLR_SPART)
+                }
+            } else if (clr_lid == 0 && clr_fb > clr_ts) {
+                uint clr_j = 0;
+                CLR_FOR_VARS(CLR_RGETH)
+                const uint clr_r1 = (uint)((clr_fb - clr_ts) / CLR_SEG_E);
+                for (clr_j = 1; clr_j <= clr_r1 && clr_j < CLR_WG; ++clr_j) {
+                    CLR_FOR_VARS(CLR_RFOLDH)
+                }
+                const ulong clr_slot = 2 * clr_t;
+                CLR_FOR_VARS(CLR_SPART)
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        if (clr_lid == 0) clr_rsp[0] = clr_rsp[clr_tn];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
+// A work-item per tile whose tail goes on (the last segment beginning in the tile ends past
+// it): it folds the tail (slot 2t+1) and the heads (slots 2u) of the tiles t+1..t1 the segment
+// covers, or lists a segment over more than CLR_RUNS_SERIAL tiles for the whole work-group.
+__kernel __attribute__((reqd_work_group_size(CLR_WG, 1, 1)))
+void clr_finish(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_off,
+                const ulong clr_nseg, const ulong clr_c, const ulong clr_lo, const ulong clr_hi,
+                const ulong clr_tile, const ulong clr_short CLR_USER_PARAMS) {
+    const uint clr_lid = (uint)get_local_id(0);
+    const ulong clr_ss = 1;
+    CLR_FOR_VARS(CLR_SDECL)
+    __local ulong clr_ml[CLR_WG];
+    __local uint clr_mn;
+    const ulong clr_ntiles = (clr_hi - clr_lo + clr_tile - 1) / clr_tile;
+    for (ulong clr_tb = get_group_id(0) * CLR_WG; clr_tb < clr_ntiles;
+         clr_tb += get_num_groups(0) * CLR_WG) {
+        if (clr_lid == 0) clr_mn = 0u;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const ulong clr_t = clr_tb + clr_lid;
+        if (clr_t + 1 < clr_ntiles) {
+            const ulong clr_ts = clr_lo + clr_t * clr_tile;
+            const ulong clr_te = clr_ts + clr_tile;
+            const ulong clr_kb = clr_seg_lower(clr_te, clr_nseg, clr_c, clr_off);
+            if (clr_kb > 0) {
+                const ulong clr_e = clr_kb - 1;
+                const ulong clr_sb = clr_off[clr_e];
+                const ulong clr_end = clr_off[clr_kb];
+                if (clr_sb >= clr_ts && clr_end > clr_te) {
+                    const ulong clr_t1 = (clr_end - 1 - clr_lo) / clr_tile;
+                    if (clr_t1 - clr_t > CLR_RUNS_SERIAL) {
+                        clr_ml[atomic_inc(&clr_mn)] = clr_t;
+                    } else {
+                        CLR_CUT_SERIAL(clr_t, clr_t1)
+                    }
+                }
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const uint clr_nl = clr_mn;
+        for (uint clr_q = 0; clr_q < clr_nl; ++clr_q) {
+            const ulong clr_tl = clr_ml[clr_q];
+            const ulong clr_e =
+                clr_seg_lower(clr_lo + (clr_tl + 1) * clr_tile, clr_nseg, clr_c, clr_off) - 1;
+            const ulong clr_sb = clr_off[clr_e];
+            const ulong clr_t1 = (clr_off[clr_e + 1] - 1 - clr_lo) / clr_tile;
+            CLR_CUT_GROUP(clr_tl, clr_t1)
+        }
+    }
+}
