@@ -1,3 +1,6 @@
+# Register counts come from build logs, which a program loaded from the program cache on disk
+# does not print (decision 63): every build here compiles from source.
+export CLREDUCE_PROGRAM_CACHE=off
 R=/tmp/res; mkdir -p $R; G="bash scripts/gpu.sh run cmd"
 r() { tag=$1; ty=$2; shift 2; ( OUT=$R timeout 40 env "$@" $G .gpu/clreduce reduce --op sum --type $ty --n 268435456 --determinism exact --device NVIDIA > $R/$tag.txt 2>&1 ); echo "$tag $(grep -h 'device time' $R/$tag.txt | head -1) $(grep -h '^check' $R/$tag.txt | head -1)"; }
 r f32u8 f32 X=1

@@ -14,6 +14,9 @@
 # register counts), TESTS (1: the exact tests named by TESTS_NAMES, default exact_tail:: exact::hot_loop; session
 # 11 ran exact::hot_loop exact::speculative_loop_beside).
 set -u
+# Register counts come from build logs, which a program loaded from the program cache on disk
+# does not print (decision 63): every build here compiles from source.
+export CLREDUCE_PROGRAM_CACHE=off
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 B=${CLREDUCE:-.gpu/clreduce}
 DEV=${DEV:-NVIDIA}

@@ -11,6 +11,9 @@
 # stripes' unroll and reach) and `types-*` (f64 and i32 rows and columns, the same bytes as
 # 2^28 f32): ONLY='^(cols|types)' runs just those.
 set -u
+# Register counts come from build logs, which a program loaded from the program cache on disk
+# does not print (decision 63): every build here compiles from source.
+export CLREDUCE_PROGRAM_CACHE=off
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 B=${SEGBENCH:-.gpu/segment_bench}
 DEV=${DEV:-NVIDIA}
