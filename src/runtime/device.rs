@@ -312,11 +312,10 @@ impl Device {
             .clone()
     }
 
-    /// The device's part of the disk cache's identities (names, versions, driver), or `None`
-    /// when a version cannot be read (no disk cache for the device then).
-    /// Set with the capabilities (before the probes, which use it): none where
-    /// `Workarounds::own_program_cache` says the driver caches programs itself, and none
-    /// before the capabilities are made.
+    /// The device's part of the disk cache's identities (names, versions, driver), set with
+    /// the capabilities, before the probes that use it. `None` (no disk cache for the device)
+    /// before the capabilities are made, where `Workarounds::own_program_cache` says the
+    /// driver caches programs itself, or when a version cannot be read.
     pub(crate) fn disk_identity(&self) -> Option<&str> {
         self.inner.disk_identity.get().and_then(|o| o.as_deref())
     }

@@ -38,22 +38,28 @@ pub(crate) fn note_loaded() {
     LOADED.fetch_add(1, Ordering::Relaxed);
 }
 
+/// clreduce's folder in the user's cache: `$XDG_CACHE_HOME/clreduce` (an absolute
+/// `XDG_CACHE_HOME`), else `~/.cache/clreduce`; `None` without either. The program cache's
+/// default lives in it, and the tuning cache's (`tune/cache.rs`).
+pub(crate) fn user_cache_dir() -> Option<PathBuf> {
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let base = var("XDG_CACHE_HOME")
+        .filter(|p| p.is_absolute())
+        .or_else(|| var("HOME").map(|h| h.join(".cache")))?;
+    Some(base.join("clreduce"))
+}
+
 /// The cache folder, resolved once per process from the environment (see the module's text).
 fn dir() -> Option<&'static Path> {
     static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
-        if let Some(v) = var("CLREDUCE_PROGRAM_CACHE") {
-            return match v.to_str() {
-                Some("off" | "0") => None,
-                _ => Some(PathBuf::from(v)),
-            };
-        }
-        let base = var("XDG_CACHE_HOME")
-            .map(PathBuf::from)
-            .filter(|p| p.is_absolute())
-            .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-        Some(base.join("clreduce").join("programs"))
+    DIR.get_or_init(|| match std::env::var_os("CLREDUCE_PROGRAM_CACHE") {
+        Some(v) if v == "off" || v == "0" => None,
+        Some(v) if !v.is_empty() => Some(PathBuf::from(v)),
+        _ => Some(user_cache_dir()?.join("programs")),
     })
     .as_deref()
 }

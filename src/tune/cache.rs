@@ -58,18 +58,10 @@ impl Status {
 
 /// The cache file's path (see the module comment).
 pub fn path() -> Option<PathBuf> {
-    let var = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    if let Some(p) = var("CLREDUCE_TUNE_CACHE") {
-        return Some(p);
+    if let Some(p) = std::env::var_os("CLREDUCE_TUNE_CACHE").filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(p));
     }
-    let base = var("XDG_CACHE_HOME")
-        .filter(|p| p.is_absolute())
-        .or_else(|| var("HOME").map(|h| h.join(".cache")))?;
-    Some(base.join("clreduce").join("tuning.json"))
+    Some(crate::runtime::disk_cache::user_cache_dir()?.join("tuning.json"))
 }
 
 /// This clreduce: its version and a fingerprint of the embedded kernels, so a table measured
