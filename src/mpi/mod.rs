@@ -34,7 +34,7 @@ use crate::api::{Form, Options, Reductions};
 use crate::error::{Error, Result};
 use crate::exact::{Format, Superacc};
 use crate::multi::combine::{Combiner, Partial, PartialKind};
-use crate::multi::{self, MultiKernel, MultiQueue, MultiReport};
+use crate::multi::{self, MultiKernel, MultiQueue, MultiReport, ShareReport, Split};
 use ::mpi::collective::{CommunicatorCollectives, Root, SystemOperation, UnsafeUserOperation};
 use ::mpi::datatype::{Equivalence, MutView, UserDatatype, View};
 use ::mpi::topology::Communicator;
@@ -89,6 +89,31 @@ struct Local {
     report: Option<MultiReport>,
 }
 
+impl Local {
+    /// The local phase's result; `report` (the split and its shares, the wall time since
+    /// `t0`) only where this rank ran shares.
+    fn new(
+        partials: Vec<Vec<Partial>>,
+        initial: Vec<Vec<(crate::types::Value, u64)>>,
+        vars: Vec<VarLayout>,
+        (split, shares): (Split, Vec<ShareReport>),
+        t0: Instant,
+    ) -> Local {
+        let report = (!shares.is_empty()).then(|| MultiReport {
+            split,
+            shares,
+            combine_ns: 0,
+            wall_ns: t0.elapsed().as_nanos() as u64,
+        });
+        Local {
+            partials,
+            initial,
+            vars,
+            report,
+        }
+    }
+}
+
 fn local_phase(
     mq: &MultiQueue,
     form: &Form,
@@ -121,18 +146,7 @@ fn local_phase(
             elems: r.elems(),
         });
     }
-    let report = (!shares.is_empty()).then(|| MultiReport {
-        split,
-        shares,
-        combine_ns: 0,
-        wall_ns: t0.elapsed().as_nanos() as u64,
-    });
-    Ok(Local {
-        partials,
-        initial,
-        vars,
-        report,
-    })
+    Ok(Local::new(partials, initial, vars, (split, shares), t0))
 }
 
 fn hash(words: &[u64]) -> u64 {

@@ -13,7 +13,7 @@ use super::{
 use crate::api::{Form, Options, Reductions};
 use crate::error::{Error, Result};
 use crate::multi::combine::Partial;
-use crate::multi::{self, MultiKernel, MultiQueue, MultiReport};
+use crate::multi::{self, MultiKernel, MultiQueue};
 use ::mpi::topology::Communicator;
 use std::time::Instant;
 
@@ -170,16 +170,5 @@ fn local_phase(
             elems: segments,
         });
     }
-    let report = (!shares.is_empty()).then(|| MultiReport {
-        split,
-        shares,
-        combine_ns: 0,
-        wall_ns: t0.elapsed().as_nanos() as u64,
-    });
-    Ok(Local {
-        partials,
-        initial,
-        vars,
-        report,
-    })
+    Ok(Local::new(partials, initial, vars, (split, shares), t0))
 }

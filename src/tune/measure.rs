@@ -71,6 +71,36 @@ impl Candidate {
     }
 }
 
+/// What a [`Point`] borrows: the case's seeded input on the device (in the type the case
+/// stores), its output buffers and the host's expected results. One constructor for the
+/// tuner's ordinary and segmented points and for `candidate_sources`.
+pub(super) struct PointData {
+    x: DynBuffer,
+    outs: Outs,
+    want: Vec<Expected>,
+}
+
+impl PointData {
+    pub fn new(q: &Queue, case: &Case, n: u64) -> Result<PointData> {
+        let data = case.input(n as usize, 0x7e57);
+        let want = case.expect(&data);
+        let x = DynBuffer::upload_as(q, &data, case.stored)?;
+        drop(data);
+        let outs = case.outs(q, n)?;
+        Ok(PointData { x, outs, want })
+    }
+    pub fn point<'a>(&'a self, q: &'a Queue, case: &'a Case, n: u64) -> Point<'a> {
+        Point {
+            q,
+            case,
+            n,
+            x: &self.x,
+            outs: &self.outs,
+            want: &self.want,
+        }
+    }
+}
+
 /// The point's input, results and expected values.
 pub(super) struct Point<'a> {
     pub q: &'a Queue,

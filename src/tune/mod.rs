@@ -31,13 +31,13 @@ mod measure;
 mod segments;
 
 use crate::cases::{
-    Case, Expected, Force, Outs, DEFAULT_CASES, FULL_CASES, FULL_SEGMENT_CASES, QUICK_SEGMENT_CASES,
+    Case, Force, Outs, DEFAULT_CASES, FULL_CASES, FULL_SEGMENT_CASES, QUICK_SEGMENT_CASES,
 };
 
 use crate::caps::Mask;
 use crate::plan::{Plan, Strategy, TuneEntry, TuneTable, TunedGeometry};
-use crate::{Device, DynBuffer, Options, Queue, Range, Result};
-use measure::{describe, fastest, paired_gain, Candidate, Point};
+use crate::{Device, Options, Queue, Range, Result};
+use measure::{describe, fastest, paired_gain, Candidate, Point, PointData};
 
 /// What to measure and how hard.
 #[derive(Debug, Clone)]
@@ -345,19 +345,8 @@ fn tune_point(
     log: &mut Log,
     tick: &mut dyn FnMut(&str),
 ) -> Result<Option<TuneEntry>> {
-    let data = case.input(n as usize, 0x7e57);
-    let want: Vec<Expected> = case.expect(&data);
-    let x = DynBuffer::upload(q, &data)?;
-    drop(data);
-    let outs = case.outs(q, n)?;
-    let pt = Point {
-        q,
-        case,
-        n,
-        x: &x,
-        outs: &outs,
-        want: &want,
-    };
+    let data = PointData::new(q, case, n)?;
+    let pt = data.point(q, case, n);
     // Phase 1: the rules' plan and every forced strategy that plans something else.
     let mut cands = strategy_candidates(&pt)?;
     let (prune_after, prune) = (cfg.prune_after, cfg.prune);
@@ -439,18 +428,8 @@ fn rule_options(case: &Case, f: Force) -> Options {
 #[cfg(feature = "testkit")]
 #[doc(hidden)]
 pub fn candidate_sources(q: &Queue, case: &Case, n: u64) -> Result<Vec<(Force, String)>> {
-    let data = case.input(n as usize, 0x7e57);
-    let want = case.expect(&data);
-    let x = DynBuffer::upload_as(q, &data, case.stored)?;
-    let outs = case.outs(q, n)?;
-    let pt = Point {
-        q,
-        case,
-        n,
-        x: &x,
-        outs: &outs,
-        want: &want,
-    };
+    let data = PointData::new(q, case, n)?;
+    let pt = data.point(q, case, n);
     let cands = if case.layout.is_segmented() {
         segments::candidates(&pt)?
     } else {
@@ -464,7 +443,7 @@ pub fn candidate_sources(q: &Queue, case: &Case, n: u64) -> Result<Vec<(Force, S
                 (None, s) if s == Strategy::AUTO => Force::Auto,
                 (None, s) => Force::Strategy(s),
             };
-            Ok((f, case.launch(n, &x, &outs).source(q, c.opts)?))
+            Ok((f, case.launch(n, pt.x, pt.outs).source(q, c.opts)?))
         })
         .collect()
 }

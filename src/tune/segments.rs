@@ -3,11 +3,11 @@
 //! points (`measure.rs`), and the decision as a [`SegmentEntry`]: the fastest plan unless its
 //! round-by-round gain over the rules' plan is below `1 + margin`.
 
-use super::measure::{fastest, paired_gain, Candidate, Point};
+use super::measure::{fastest, paired_gain, Candidate, Point, PointData};
 use super::{rule_options, Log, TuneConfig};
-use crate::cases::{Case, Expected, Force};
+use crate::cases::{Case, Force};
 use crate::plan::{segment_layout_key, Plan, SegmentAlgo, SegmentEntry, Strategy, TunedGeometry};
-use crate::{DynBuffer, Queue, Result};
+use crate::{Queue, Result};
 
 /// The segment plan a candidate runs.
 fn algo(p: &Plan) -> Option<SegmentAlgo> {
@@ -44,19 +44,8 @@ pub(super) fn tune_point(
     log: &mut Log,
     tick: &mut dyn FnMut(&str),
 ) -> Result<Option<SegmentEntry>> {
-    let data = case.input(n as usize, 0x7e57);
-    let want: Vec<Expected> = case.expect(&data);
-    let x = DynBuffer::upload_as(q, &data, case.stored)?;
-    drop(data);
-    let outs = case.outs(q, n)?;
-    let pt = Point {
-        q,
-        case,
-        n,
-        x: &x,
-        outs: &outs,
-        want: &want,
-    };
+    let data = PointData::new(q, case, n)?;
+    let pt = data.point(q, case, n);
     let mut cands = candidates(&pt)?;
     let (warmup, rounds) = (cfg.warmup, cfg.rounds);
     pt.rounds(

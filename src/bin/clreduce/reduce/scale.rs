@@ -184,15 +184,19 @@ fn ready(
     })
 }
 
-/// `clreduce reduce --split`.
-pub fn run_split(a: &super::ReduceArgs, p: &Prepared) -> CliResult<bool> {
-    let mq = multi_queue(a)?;
-    let label = mq
-        .queues()
+/// The devices of a split, as its report line names them: `A + B`.
+pub(super) fn devices_label(mq: &MultiQueue) -> String {
+    mq.queues()
         .iter()
         .map(|q| q.device().label())
         .collect::<Vec<_>>()
-        .join(" + ");
+        .join(" + ")
+}
+
+/// `clreduce reduce --split`.
+pub fn run_split(a: &super::ReduceArgs, p: &Prepared) -> CliResult<bool> {
+    let mq = multi_queue(a)?;
+    let label = devices_label(&mq);
     let r = ready(&mq, a, p, &p.data, 0)?;
     let report = Some(mq.parallel_for_reduce_with(r.form, r.reds, r.kernel, r.opts)?);
     let (plans, got) = (r.plans, results(&r.targets)?);
@@ -365,14 +369,7 @@ pub fn run_mpi(a: &super::ReduceArgs, p: &Prepared) -> CliResult<bool> {
     if rank != 0 {
         return Ok(true);
     }
-    let label = format!(
-        "mpi: {size} rank(s), rank 0 on {}",
-        mq.queues()
-            .iter()
-            .map(|q| q.device().label())
-            .collect::<Vec<_>>()
-            .join(" + ")
-    );
+    let label = format!("mpi: {size} rank(s), rank 0 on {}", devices_label(&mq));
     let extra = size + report.as_ref().map_or(0, |r| r.shares.len() as u64);
     report_outcome(
         a,

@@ -6,6 +6,7 @@
 //! grown by the host combinations.
 
 use super::args::ReduceArgs;
+use super::scale::devices_label;
 use super::segments::{check_vars, make_vars, report, Layout, SegRun};
 use crate::args::options;
 use crate::error::CliResult;
@@ -80,11 +81,7 @@ pub fn run_split(a: &ReduceArgs, s: &SegRun) -> CliResult<bool> {
     let (lines, ok) = check_vars(s, &m.outs, rep.shares.len() as f64)?;
     let label = format!(
         "split: {} (shares {:?}, combine {:.1} us)",
-        mq.queues()
-            .iter()
-            .map(|q| q.device().label())
-            .collect::<Vec<_>>()
-            .join(" + "),
+        devices_label(&mq),
         split.counts(),
         rep.combine_ns as f64 / 1e3
     );
@@ -147,11 +144,7 @@ pub fn run_mpi(a: &ReduceArgs, s: &SegRun) -> CliResult<bool> {
     }
     let label = format!(
         "mpi: {size} rank(s), rank 0 on {} (local {:.1} us, combine {:.1} us)",
-        mq.queues()
-            .iter()
-            .map(|q| q.device().label())
-            .collect::<Vec<_>>()
-            .join(" + "),
+        devices_label(&mq),
         rep.local_ns as f64 / 1e3,
         rep.combine_ns as f64 / 1e3
     );
