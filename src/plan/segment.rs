@@ -687,10 +687,39 @@ fn choose(
             SegmentAlgo::Tiles,
             format!("CSR offsets of mean length {mean} on a GPU: lengths live on the device and may be heavy-tailed, so fixed tiles keep the work balanced (H200, mean 16: tiles 2.0x faster than a work-item per segment)"),
         )
-    } else if offsets && mean > 16 {
+    } else if offsets && caps.sub_groups.is_some() {
+        // A CPU whose compiler runs work-items as SIMD lanes (sub-groups: Intel's runtime).
+        // Neighbouring work-items must read neighbouring elements, so a few work-items per
+        // segment (lanes) or runs of a tile. Intel here, 2^22 f32, heavy-tailed CSR, the
+        // tuner's interleaved medians of two runs (decision 66): mean 16 runs 3495 / 3451 us
+        // against item 4264 / 4224; means 64, 256, 4096, 65536 lanes 1.06-1.25x faster than
+        // tiles (mean 1024: tiles 1170 against lanes in one run, lanes 1350 against 1424 in
+        // the other).
+        if mean <= 16 {
+            (
+                SegmentAlgo::Runs,
+                format!("CSR offsets of mean length {mean} <= 16 on a CPU with sub-groups (work-items are SIMD lanes): runs of consecutive elements per work-item with segment starts from a bit mask, so neighbouring lanes read neighbouring elements (Intel, mean 16: 1.22x faster than a work-item per segment)"),
+            )
+        } else {
+            (
+                SegmentAlgo::Lanes,
+                format!("CSR offsets of mean length {mean} > 16 on a CPU with sub-groups (work-items are SIMD lanes): a few neighbouring work-items per segment read it together (Intel, means 64 to 65536: 1.06-1.25x faster than tiles)"),
+            )
+        }
+    } else if offsets && mean <= 4096 {
+        // A CPU whose work-items are loops (PoCL, Oclgrind): each work-item streams its own
+        // segment. PoCL here, 2^22 f32, heavy-tailed CSR, two tuner runs (decision 66): item
+        // 1.20-1.70x faster than tiles at means 64, 256, 1024 and 4096 (1328-1710 us).
         (
-            SegmentAlgo::Tiles,
-            format!("CSR offsets of mean length {mean} > 16: lengths live on the device and may be heavy-tailed, so fixed tiles keep the work balanced"),
+            SegmentAlgo::Item,
+            format!("CSR offsets of mean length {mean} <= 4096 on a CPU without sub-groups: a work-item per segment streams it contiguously (PoCL, means 64 to 4096: 1.2-1.7x faster than tiles)"),
+        )
+    } else if offsets {
+        // PoCL, mean 65536 (64 segments of 2^22): chunks 1776 / 2366 us against tiles 2854 /
+        // 5342 (decision 66).
+        (
+            SegmentAlgo::Chunks,
+            format!("CSR offsets of mean length {mean} > 4096 on a CPU without sub-groups: each work-item streams one chunk of elements, pieces cut by chunk boundaries finished by a second pass (PoCL, mean 65536: 1.6-2.3x faster than tiles)"),
         )
     } else if gpu && uniform && mean <= 32 && req.segments >= fill && row_vec > 1 {
         // H200, 2^28 f32 (decision 62): rows of 16 263.5 us against staged's 297.8, rows of
@@ -741,6 +770,13 @@ fn choose(
         (
             SegmentAlgo::Group,
             format!("{} uniform segment(s) of {mean}, fewer than {fill} work-groups' worth, on a GPU: {split} work-groups per segment, each the plain sum's grid-stride loop over its share, a second pass per segment (1.02-1.04x the plain sum on the H200; tiles 1.11x)", req.segments),
+        )
+    } else if !gpu && uniform && caps.sub_groups.is_none() {
+        // PoCL, 2^22 f32, 1 and 4 rows: chunks 1585-2155 / 1542-1579 us against tiles 2733-2747
+        // / 2754-2770 in two tuner runs (decision 66). Intel (sub-groups) keeps tiles.
+        (
+            SegmentAlgo::Chunks,
+            format!("{} uniform segment(s) of {mean}, fewer than {fill} work-groups' worth, on a CPU without sub-groups: each work-item streams one chunk of elements, pieces cut by chunk boundaries finished by a second pass (PoCL, 1 and 4 rows: 1.3-1.8x faster than tiles)", req.segments),
         )
     } else {
         (

@@ -85,14 +85,33 @@ fn h200_chooses_by_segment_length() {
 #[test]
 fn cpus_take_a_work_item_per_segment_when_there_are_many() {
     for c in [fixtures::pocl_cpu(), fixtures::intel_cpu()] {
+        let lanes = c.sub_groups.is_some();
         let n = 1 << 20;
         let u = |len| SegmentLayout::Uniform { len };
         assert_eq!(algo(&c, u(4), n / 4, n), SegmentAlgo::Item);
         assert_eq!(algo(&c, u(256), n / 256, n), SegmentAlgo::Item);
-        assert_eq!(algo(&c, u(n), 1, n), SegmentAlgo::Tiles);
-        assert_eq!(algo(&c, u(n / 2), 2, n), SegmentAlgo::Tiles);
+        // Few long rows: chunks where work-items are loops (PoCL), tiles where they are SIMD
+        // lanes (Intel's sub-groups; decision 66).
+        let few = if lanes {
+            SegmentAlgo::Tiles
+        } else {
+            SegmentAlgo::Chunks
+        };
+        assert_eq!(algo(&c, u(n), 1, n), few);
+        assert_eq!(algo(&c, u(n / 2), 2, n), few);
+        // CSR: runs / lanes with sub-groups, a work-item per segment up to mean 4096 and
+        // chunks beyond without.
         let off = SegmentLayout::Offsets;
-        assert_eq!(algo(&c, off, n / 256, n), SegmentAlgo::Tiles);
+        let csr = |mean: u64| algo(&c, off, n / mean, n);
+        if lanes {
+            assert_eq!(csr(16), SegmentAlgo::Runs);
+            assert_eq!(csr(17), SegmentAlgo::Lanes);
+            assert_eq!(csr(65536), SegmentAlgo::Lanes);
+        } else {
+            assert_eq!(csr(16), SegmentAlgo::Item);
+            assert_eq!(csr(4096), SegmentAlgo::Item);
+            assert_eq!(csr(8192), SegmentAlgo::Chunks);
+        }
         let cols = SegmentLayout::Columns {
             rows: 16,
             cols: n / 16,

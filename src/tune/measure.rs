@@ -59,9 +59,13 @@ impl Candidate {
             (t[m - 1] + t[m]) / 2
         }
     }
-    /// `plan summary @ geometry`, for messages.
+    /// `plan summary @ geometry` (`segment PLAN @ geometry` for a segmented launch), for
+    /// messages and `clreduce tune --verbose`.
     pub fn label(&self) -> String {
-        format!("{} @ {}", self.plan.summary(), self.geometry)
+        match &self.plan.segment {
+            Some(s) => format!("segment {} @ {}", s.algo, self.geometry),
+            None => format!("{} @ {}", self.plan.summary(), self.geometry),
+        }
     }
     /// Whether two candidates launch the same kernel over the same geometry.
     pub fn same_launch(&self, p: &Plan) -> bool {
