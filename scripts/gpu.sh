@@ -124,8 +124,9 @@ build)
   cp target/release/clreduce .gpu/
   # Developer probes: examples/latency.rs (where a small reduction's time goes), sweep.rs.
   # read_path_ab: the read paths' A/B (issue 29, scripts/gpu/f16_latency_ab.sh).
+  # exact_interleave: exact sums against the plain sum, launches interleaved (issue 28).
   # lazy_alloc: does the driver allocate at creation or at first use (issue 21).
-  cp target/release/examples/latency target/release/examples/sweep target/release/examples/lazy_alloc target/release/examples/closure_vs_string target/release/examples/shortcut_latency target/release/examples/segment_bench target/release/examples/read_path_ab target/release/examples/mailbox_probe .gpu/
+  cp target/release/examples/latency target/release/examples/sweep target/release/examples/lazy_alloc target/release/examples/closure_vs_string target/release/examples/shortcut_latency target/release/examples/segment_bench target/release/examples/read_path_ab target/release/examples/mailbox_probe target/release/examples/exact_interleave .gpu/
   rm -f .gpu/test-*
   copy_tests
   # macros/tests/ui.rs runs rustc (trybuild): there is none on the GPU machines.
@@ -140,7 +141,7 @@ build)
   # The default build again, so target/release/clreduce is the one the tests here expect.
   cargo build --release --bin clreduce
   # The device tool carries at most 64 MiB: debug info stays here.
-  strip .gpu/clreduce .gpu/clreduce-mpi .gpu/shortcut_latency .gpu/read_path_ab .gpu/mailbox_probe .gpu/segment_bench .gpu/latency .gpu/sweep .gpu/lazy_alloc .gpu/closure_vs_string .gpu/test-* 2>/dev/null || true
+  strip .gpu/clreduce .gpu/clreduce-mpi .gpu/shortcut_latency .gpu/read_path_ab .gpu/mailbox_probe .gpu/segment_bench .gpu/exact_interleave .gpu/latency .gpu/sweep .gpu/lazy_alloc .gpu/closure_vs_string .gpu/test-* 2>/dev/null || true
   ls -la .gpu
   # Stripped, the binaries still come to 63-75 MiB with the MPI bundle: packed into one
   # .gpu/bundle.tar.xz (about 8 MiB) that `run` unpacks on the device machine.
