@@ -64,33 +64,57 @@ F64="f64-sum,f64-sum-exact"
 # slower than at 4 from 2^24 (the plain launch too: 395 against 258 us at 2^28). Round 2: base
 # (session 11's private rounding again), the tails, and f64's loop under tail 1 and 2 with
 # unroll 4 and chunks of 64.
+# Session 13 (decision 64): why f64's loop runs at half speed under the local tails and slower
+# than the standalone kit's b_spec_f64d (531 us at 2^28, 4 expansions, chunks of 64, 1056 x
+# 256) at any tail; scripts/gpu/exact_sass.sh reads the PTX and SASS of the same variants.
+# Round 1: the kit's shape through the planner (unroll 4, the per-element window test hot=0,
+# 8 work-groups per SM, chunks of 64), whole blocks per bound check (CLR_SPEC_WHOLE with
+# CLR_XBLK steps: more loads per basic block), and a register cap.
+W="-DCLR_SPEC_WHOLE=1 -DCLR_XBLK=2"
 v base "" ""
-v tail2 "tail=2" "" "$F2"
-v tail1-f64 "tail=1" "" "$F64" "2^24,2^28"
-v tail2-u4-f64 "tail=2,unroll=4" "" "$F64" "2^24,2^28"
-v tail2-c64-f64 "tail=2" "-DCLR_SPEC_CHUNK=64u" "$F64" "2^24,2^28"
-v tail2-g2 "tail=2,groups_per_cu=2" "" "$F2" "2^20"
-v tail2-ni-f64 "tail=2" "-DCLR_XTAIL_NOINLINE=1" "$F64" "2^24,2^28"
+v tail2-f64 "tail=2" "" "$F64" "2^24,2^28"
+v tail2-u4-f64 "tail=2,unroll=4" "" "$F64" "2^24"
+v kit-tail2-f64 "tail=2,unroll=4,hot=0,groups_per_cu=8" "-DCLR_SPEC_CHUNK=64u" "$F64" "2^24,2^28"
+v kit-tail0-f64 "tail=0,unroll=4,hot=0,groups_per_cu=8" "-DCLR_SPEC_CHUNK=64u" "$F64" "2^24"
+v kit-hot-tail2-f64 "tail=2,unroll=4,groups_per_cu=8" "-DCLR_SPEC_CHUNK=64u" "$F64" "2^24"
+v whole-u4-tail2-f64 "tail=2,unroll=4" "$W" "$F64" "2^24"
+v whole-u8-tail2-f64 "tail=2" "$W" "$F64" "2^24,2^28"
+v whole-u8-tail0-f64 "tail=0" "$W" "$F64" "2^24"
+v r80-tail2-f64 "tail=2" "-cl-nv-maxrregcount=80" "$F64" "2^24"
+# Whole blocks for f32 (blocks of 16 elements at unroll 8) and exact sum + min + max (unroll 4,
+# blocks of 8: 8 loads per basic block with 4 accumulators for the minimum and maximum).
+v whole-f32 "" "$W" "f32-sum,f32-sum-exact" "2^24,2^28"
+v whole-smm "" "$W" "$SMM" "2^24,2^28"
+
+# The standalone kit's bench (tests/exact_kit/bench.rs) in the same round: plain, b_spec_f64d
+# (chunks of 64) and b_blk_f32d, device time, minimum of 9.
+if [ "${KIT:-1}" = 1 ] && echo kit | grep -Eq "$ONLY"; then
+  for l in ${KIT_LOG2N:-24 28}; do
+    EXACT_KIT_OPTS="-DCHI=64u" EXACT_KIT_BENCH_LOG2N=$l timeout 150 .gpu/test-exact_kit --ignored bench --nocapture 2>&1 |
+      grep -E "^BENCH .* random .*(plain|b_spec_f64d|b_blk_f32d|b_try_f64d)" | sed -E 's/^BENCH //; s/; result exact.*/ (exact)/' |
+      sed "s/^/kit 2^$l | /" | tee -a "$out"
+  done
+fi
 
 # 3. Register counts and stack frames of clr_main per tail (f32, f64, exact sum + min + max).
 regs() {
   local label="$1" tune="$2"; shift 2
   local r
   local extra=""
-  case "$label" in *"chunk 64"*) extra=" -DCLR_SPEC_CHUNK=64u" ;; *noinline*) extra=" -DCLR_XTAIL_NOINLINE=1" ;; esac
+  case "$label" in *"chunk 64"*) extra=" -DCLR_SPEC_CHUNK=64u" ;; *noinline*) extra=" -DCLR_XTAIL_NOINLINE=1" ;; *whole*) extra=" $W" ;; esac
   r=$(CLREDUCE_LOG=debug CLREDUCE_EXTRA_OPTIONS="-cl-nv-verbose$extra" CLREDUCE_TUNE="$tune" timeout 60 \
     "$B" reduce "$@" --n 1048576 --device "$DEV" 2>&1 |
     grep -ioE "(function properties for clr_main|[0-9]+ bytes stack frame|used [0-9]+ registers)" | tr '\n' ' ')
   echo "regs $label [$tune] | $r" | tee -a "$out"
 }
 if [ "${REGS:-1}" = 1 ] && echo regs | grep -Eq "$ONLY"; then
-  regs "exact f32" "tail=0" --type f32 --determinism exact
-  for t in "tail=0" "tail=1" "tail=2" "tail=2,unroll=4"; do
+  regs "exact f32" "" --type f32 --determinism exact
+  for t in "tail=0" "tail=2" "tail=2,unroll=4" "tail=2,unroll=4,hot=0" "tail=0,unroll=4,hot=0"; do
     regs "exact f64" "$t" --type f64 --determinism exact
   done
-  regs "exact f64 chunk 64" "tail=2" --type f64 --determinism exact
-  regs "exact f64 noinline" "tail=2" --type f64 --determinism exact
-  regs "exact sum,min,max" "tail=2" --type f32 --op sum,min,max --determinism exact
+  regs "exact f64 chunk 64" "tail=2,unroll=4,hot=0" --type f64 --determinism exact
+  regs "exact f64 whole" "tail=2" --type f64 --determinism exact
+  regs "exact sum,min,max" "" --type f32 --op sum,min,max --determinism exact
 fi
 
 # 4. The exact tests with the hot loop forced (and the speculative loop), bits checked.
