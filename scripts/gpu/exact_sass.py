@@ -110,8 +110,10 @@ def ptx(lines, want):
                         if u.startswith(k):
                             c[k] += 1
                 loops.append((m.group(1), len(seg), c))
-        loops.sort(key=lambda l: (l[2]["ld.global"] == 0, l[1]))
-        for name, n, c in loops[:8]:
+        # The loops with the most global loads first (the unrolled hot loop), the smallest of
+        # those first (not the loops around it).
+        loops.sort(key=lambda l: (-l[2]["ld.global"], l[1]))
+        for name, n, c in loops[:4]:
             print(f"  loop {name}: {n} lines; " + counts(c, PTX_KEYS))
 
 

@@ -8,12 +8,14 @@
 # (scripts/gpu/exact_sass.py). Built here with `bash scripts/gpu.sh build`; run there with
 #   bash scripts/gpu.sh run cmd bash scripts/gpu/exact_sass.sh        (carry .gpu)
 # Env: VARIANTS (a grep -E on the labels below), KIT (1: the kit's program too).
-# Everything lands under $OUT/sass/LABEL/ (PTX, SASS, ptxas -v); the summary goes to stdout.
+# The files land in $OUT itself (the device tool brings back no nested folders): sass-LABEL.ptx,
+# .sass, .ptxas.txt; the summary goes to stdout.
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 B=${CLREDUCE:-.gpu/clreduce}
-O=${OUT:-/tmp}/sass
+O=/tmp/exact_sass
 mkdir -p "$O"
+R=${OUT:-/tmp}
 ONLY=${VARIANTS:-.}
 
 tool() {
@@ -58,27 +60,32 @@ lib() {
     "$B" reduce "$@" --device NVIDIA 2>&1 | grep -E "plan|error|mismatch|exact|us" | head -n 4
   for f in "$d"/*.bin; do
     [ -f "$f" ] || continue
-    awk 'p {print} /^binary [0-9]+ [0-9a-f]+$/ {p = 1}' "$f" > "$d/p$k.ptx"
+    # NVIDIA's binary is the PTX text and a terminating NUL (ptxas stops at it: "Unexpected EOF").
+    awk 'p {print} /^binary [0-9]+ [0-9a-f]+$/ {p = 1}' "$f" | tr -d '\000' > "$d/p$k.ptx"
     if grep -q "clr_main" "$d/p$k.ptx"; then
       echo "== $label [tune $tune] [options $opts] $* : $(wc -c < "$d/p$k.ptx") bytes of PTX"
       sass "$d" "p$k"
+      for x in ptx sass ptxas.txt; do [ -f "$d/p$k.$x" ] && cp "$d/p$k.$x" "$R/sass-$label.$x"; done
     fi
     k=$((k + 1))
   done
 }
 
 N24=16777216
-lib f64-tail0 "tail=0" "" --type f64 --determinism exact --n $N24
-lib f64-tail2 "tail=2" "" --type f64 --determinism exact --n $N24
-lib f64-tail2-u4 "tail=2,unroll=4" "" --type f64 --determinism exact --n $N24
-lib f64-kitlike "tail=2,unroll=4,hot=0,groups_per_cu=8" "-DCLR_SPEC_CHUNK=64u" --type f64 --determinism exact --n $N24
-lib f64-plain "" "" --type f64 --n $N24
+# Round 2: the old default (a bound check per step, unroll 8) under the private and the lean
+# tail (575 against 1315 us at 2^28), the new default (blocks of 2 steps, unroll 4, lean), and
+# the old loop with blocks of 2 steps under the lean tail at unroll 8 (573 us).
+lib f64-old-tail0 "steps=1,unroll=8,tail=0" "" --type f64 --determinism exact --n $N24
+lib f64-old-tail2 "steps=1,unroll=8,tail=2" "" --type f64 --determinism exact --n $N24
+lib f64-new "" "" --type f64 --determinism exact --n $N24
+lib f64-u8-steps2 "unroll=8,tail=2" "" --type f64 --determinism exact --n $N24
 
 if [ "${KIT:-1}" = 1 ] && echo kit | grep -Eq "$ONLY"; then
   d="$O/kit"; mkdir -p "$d"
-  for chi in 16 64; do
-    EXACT_KIT_BINARY="$d/kit$chi.ptx" EXACT_KIT_OPTS="-DCHI=${chi}u" EXACT_KIT_BENCH_LOG2N=20 \
+  for chi in ${KIT_CHI:-64}; do
+    EXACT_KIT_BINARY="$d/kit$chi.bin" EXACT_KIT_OPTS="-DCHI=${chi}u" EXACT_KIT_BENCH_LOG2N=20 \
       timeout 90 .gpu/test-exact_kit --ignored bench --nocapture > "$d/bench$chi.txt" 2>&1
+    [ -f "$d/kit$chi.bin" ] && tr -d '\000' < "$d/kit$chi.bin" > "$d/kit$chi.ptx"
     if [ -s "$d/kit$chi.ptx" ]; then
       echo "== kit CHI $chi: $(wc -c < "$d/kit$chi.ptx") bytes of PTX"
       python3 scripts/gpu/exact_sass.py "$d/kit$chi.ptx" b_spec_f64d | head -n 6
@@ -86,11 +93,12 @@ if [ "${KIT:-1}" = 1 ] && echo kit | grep -Eq "$ONLY"; then
       if [ -n "$PTXAS" ]; then
         sass "$d" "kit$chi" > /dev/null
         grep -A2 -E "Compiling entry.*b_(spec_f64d|plain_f64|blk_f32d)" "$d/kit$chi.ptxas.txt" | grep -E "entry|registers|spill" | tr -s ' ' | paste -sd' ' | head -c 900; echo
-        [ -s "$d/kit$chi.sass" ] && python3 scripts/gpu/exact_sass.py "$d/kit$chi.sass" b_spec_f64d | head -n 6
+        [ -s "$d/kit$chi.sass" ] && python3 scripts/gpu/exact_sass.py "$d/kit$chi.sass" b_spec_f64d | head -n 8
+        for x in sass ptxas.txt; do [ -f "$d/kit$chi.$x" ] && cp "$d/kit$chi.$x" "$R/sass-kit$chi.$x"; done
       fi
     else
       echo "kit CHI $chi: no binary; $(tail -n 3 "$d/bench$chi.txt")"
     fi
   done
 fi
-echo "written: $O"
+echo "written: $R/sass-*"
