@@ -84,8 +84,7 @@ v base "" ""
 v old-f64 "steps=1,unroll=8,groups_per_cu=8" "" "$F64"
 v g8-f64 "groups_per_cu=8" "" "$F64"
 v u8g2-f64 "unroll=8,groups_per_cu=2" "" "$F64" "2^24,2^28"
-v s4-f64 "steps=4" "" "$F64" "2^24,2^28"
-v smm-g4 "groups_per_cu=4" "" "$SMM" "2^24"
+v s4-f64 "steps=4" "" "$F64" "2^24"
 
 # The standalone kit's bench (tests/exact_kit/bench.rs) in the same round: plain, b_spec_f64d
 # (chunks of 64) and b_blk_f32d, device time, minimum of 9.
