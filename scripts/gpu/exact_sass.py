@@ -129,4 +129,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except BrokenPipeError:  # a `| head` that stopped reading
+        sys.stderr.close()
