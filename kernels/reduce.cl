@@ -69,13 +69,25 @@
 // from the expansions saved before it (the body only reads: running it twice is harmless), the
 // other variables into throwaway accumulators (the try counted them once). The hot loop's
 // range checks run once per chunk (CLR_SPEC_CHKEND) before the flag is read.
+// CLR_SPEC_WHOLE 1 (an A/B switch): the bound is checked once per block of CLR_XBLK steps
+// (its loads in one basic block); fewer indices than a block go through the exact loop after.
+#ifndef CLR_SPEC_WHOLE
+#define CLR_SPEC_WHOLE 0
+#endif
+#if CLR_SPEC_WHOLE
+#define CLR_SPEC_LAST(s) ((CLR_XBLK * CLR_UNROLL - 1) * (s))
+#define CLR_SPEC_STEP_OK(s, end) 1
+#else
+#define CLR_SPEC_LAST(s) ((CLR_UNROLL - 1) * (s))
+#define CLR_SPEC_STEP_OK(s, end) (i + (CLR_UNROLL - 1) * (s) < (end))
+#endif
 #define CLR_SPEC_RUN(s, end)                                                                      \
-    while (i + (CLR_UNROLL - 1) * (s) < (end)) {                                                  \
+    while (i + CLR_SPEC_LAST(s) < (end)) {                                                        \
         const CLR_IDX clr_i0 = i;                                                                 \
         CLR_FOR_SPEC(CLR_SPEC_SAVE)                                                               \
         uint clr_bad = 0;                                                                         \
-        for (uint clr_c = 0; clr_c < CLR_SPEC_CHUNK && i + (CLR_UNROLL - 1) * (s) < (end); clr_c += CLR_XBLK) { \
-            for (uint clr_b = 0; clr_b < CLR_XBLK && i + (CLR_UNROLL - 1) * (s) < (end); ++clr_b, i += CLR_UNROLL * (s)) { \
+        for (uint clr_c = 0; clr_c < CLR_SPEC_CHUNK && i + CLR_SPEC_LAST(s) < (end); clr_c += CLR_XBLK) { \
+            for (uint clr_b = 0; clr_b < CLR_XBLK && CLR_SPEC_STEP_OK(s, end); ++clr_b, i += CLR_UNROLL * (s)) { \
                 CLR_UNROLLED_TRY(i, (s))                                                          \
             }                                                                                     \
             CLR_FOR_SPEC(CLR_SPEC_BLKEND)                                                         \

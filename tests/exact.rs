@@ -696,6 +696,110 @@ fn f32_edge(n: usize, w: u32, seed: u64) -> Vec<f32> {
     v
 }
 
+/// The shared hot loop with its bound checked once per block of 1 and 4 unrolled steps
+/// (`Tuning::steps`; f64 data runs 2 by default, which [`hot_loop_is_exact`] covers, f32 1), in
+/// the grid-stride order (the GPUs'): adversarial f32 and f64 data, and f32 blocks of 4 steps at
+/// the edge of their exponent span (16 elements at unroll 4: 25 fields, then one and two more,
+/// which the chunk's check must flag). Each result is the host's correctly rounded sum, and the
+/// plan ran the steps asked for.
+#[test]
+fn hot_loop_steps_are_exact() {
+    use clreduce::plan::{HotLoop, IndexOrder, Tuning};
+    let mut tally = Tally::new("exact::hot_loop_steps_are_exact");
+    for q in queues() {
+        let _serial = sim_lock(q.device());
+        let dev = short(q.device());
+        if !q.caps().fp64 {
+            tally.skip(
+                &dev,
+                "steps",
+                "no fp64 on the device (the hot loop needs two doubles)",
+            );
+            continue;
+        }
+        let n = if q.device().is_simulator() {
+            3001
+        } else {
+            100_003
+        };
+        let shape = Shape::Range(n as u64);
+        for steps in [1usize, 4] {
+            let tuning = Tuning {
+                spec: Some(true),
+                hot: Some(HotLoop::Shared),
+                order: Some(IndexOrder::GridStride),
+                unroll: Some(4),
+                steps: Some(steps),
+                ..Tuning::default()
+            };
+            let opts = Options {
+                tuning: Some(tuning),
+                ..Options::default()
+            }
+            .exact();
+            let took = |o: Outcome, p: &Option<clreduce::Plan>| match (o, p) {
+                (Outcome::Pass, Some(p)) if p.spec_steps != steps => {
+                    Outcome::Fail(format!("the plan ran {} steps per check", p.spec_steps))
+                }
+                (o, _) => o,
+            };
+            if steps == 4 {
+                for w in 25..=27u32 {
+                    let d = f32_edge(n, w, 0x57e9 + w as u64);
+                    let (o, p) = run_with(
+                        q,
+                        &d,
+                        0.0f32,
+                        shape,
+                        opts,
+                        |v| sum_f32(v).to_bits() as u64,
+                        |v| v.to_bits() as u64,
+                    );
+                    tally.record(&dev, &format!("steps 4 edge span {w} f32"), took(o, &p));
+                }
+            }
+            for p in [
+                Pattern::Random,
+                Pattern::Cancel,
+                Pattern::Spread,
+                Pattern::NaNs,
+            ] {
+                let d = f32s(p, n, 11);
+                let (o, pl) = run_with(
+                    q,
+                    &d,
+                    0.25f32,
+                    shape,
+                    opts,
+                    |v| sum_f32(v).to_bits() as u64,
+                    |v| v.to_bits() as u64,
+                );
+                tally.record(
+                    &dev,
+                    &format!("steps {steps} {} f32", p.name()),
+                    took(o, &pl),
+                );
+                let d = f64s(p, n, 11);
+                let (o, pl) = run_with(
+                    q,
+                    &d,
+                    0.25f64,
+                    shape,
+                    opts,
+                    |v| sum_f64(v).to_bits(),
+                    |v| v.to_bits(),
+                );
+                tally.record(
+                    &dev,
+                    &format!("steps {steps} {} f64", p.name()),
+                    took(o, &pl),
+                );
+            }
+        }
+    }
+    tally.finish();
+}
+
 fn speculative_loop_in(order: clreduce::plan::IndexOrder, form: clreduce::plan::HotLoop) {
     use clreduce::plan::{Expansion, HotLoop, Tuning};
     let hot = form != HotLoop::Off;

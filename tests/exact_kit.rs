@@ -398,6 +398,13 @@ fn build_source(dev: &Dev, src: &str, wg: usize) -> Program {
             p.get_build_log(dev.id).unwrap_or_default()
         );
     }
+    if let (Some(path), true) = (std::env::var_os("EXACT_KIT_BINARY"), built.is_ok()) {
+        // The device's program binary (NVIDIA: PTX text), to read what its compiler made of the
+        // kit's loops (design/exact.md "The hot loop": the library's f64 loop against the kit's).
+        if let Some(b) = p.get_binaries().ok().and_then(|v| v.into_iter().next()) {
+            let _ = std::fs::write(path, b);
+        }
+    }
     if built.is_err() {
         let log = p.get_build_log(dev.id).unwrap_or_default();
         let path = std::env::temp_dir().join("exact_kit_failed.cl");

@@ -64,13 +64,37 @@ F64="f64-sum,f64-sum-exact"
 # slower than at 4 from 2^24 (the plain launch too: 395 against 258 us at 2^28). Round 2: base
 # (session 11's private rounding again), the tails, and f64's loop under tail 1 and 2 with
 # unroll 4 and chunks of 64.
+# Session 13 (decision 64): why f64's loop runs at half speed under the local tails and slower
+# than the standalone kit's b_spec_f64d (531 us at 2^28, 4 expansions, chunks of 64, 1056 x
+# 256) at any tail; scripts/gpu/exact_sass.sh reads the PTX and SASS of the same variants.
+# Round 1: the kit's shape through the planner (unroll 4, the per-element window test hot=0,
+# 8 work-groups per SM, chunks of 64), whole blocks per bound check (CLR_SPEC_WHOLE with
+# CLR_XBLK steps: more loads per basic block), and a register cap.
+W="-DCLR_SPEC_WHOLE=1 -DCLR_XBLK=2"
+# Round 1 (design/bench/2026-11-25-h200-session13-xf64.txt) ran base, tail2-f64, tail2-u4-f64,
+# kit-tail2-f64 (the kit's shape through the planner: 748 us at 2^28), kit-tail0-f64,
+# kit-hot-tail2-f64, whole-u4-tail2-f64 (54.5 us at 2^24, the best), whole-u8-tail2-f64 (573 us
+# at 2^28: blocks of 2 steps cured the lean tail's half speed), whole-u8-tail0-f64,
+# r80-tail2-f64, whole-f32 and whole-smm (both slower). Since then the planner runs a single
+# f64 exact sum in blocks of 2 steps (CLREDUCE_TUNE=steps=1|2|4, kernels/reduce.cl
+# CLR_SPEC_WHOLE), at unroll 4, 4 work-groups per SM (one wave: 64 registers leave 4 resident;
+# 8 ran as two waves) and the lean tail. Round 2: that default (base), the old one (steps=1,
+# unroll 8, the private tail above 2^20), and the new one's parts one at a time.
 v base "" ""
-v tail2 "tail=2" "" "$F2"
-v tail1-f64 "tail=1" "" "$F64" "2^24,2^28"
-v tail2-u4-f64 "tail=2,unroll=4" "" "$F64" "2^24,2^28"
-v tail2-c64-f64 "tail=2" "-DCLR_SPEC_CHUNK=64u" "$F64" "2^24,2^28"
-v tail2-g2 "tail=2,groups_per_cu=2" "" "$F2" "2^20"
-v tail2-ni-f64 "tail=2" "-DCLR_XTAIL_NOINLINE=1" "$F64" "2^24,2^28"
+v old-f64 "steps=1,unroll=8,groups_per_cu=8" "" "$F64"
+v g8-f64 "groups_per_cu=8" "" "$F64"
+v u8g2-f64 "unroll=8,groups_per_cu=2" "" "$F64" "2^24,2^28"
+v s4-f64 "steps=4" "" "$F64" "2^24"
+
+# The standalone kit's bench (tests/exact_kit/bench.rs) in the same round: plain, b_spec_f64d
+# (chunks of 64) and b_blk_f32d, device time, minimum of 9.
+if [ "${KIT:-1}" = 1 ] && echo kit | grep -Eq "$ONLY"; then
+  for l in ${KIT_LOG2N:-24}; do
+    EXACT_KIT_BENCH_GPB=${KIT_GPB:-4} EXACT_KIT_OPTS="-DCHI=64u" EXACT_KIT_BENCH_LOG2N=$l timeout 150 .gpu/test-exact_kit --ignored bench --nocapture 2>&1 |
+      grep -E "^BENCH .* random .*(plain|b_spec_f64d|b_blk_f32d|b_try_f64d)" | sed -E 's/^BENCH //; s/; result exact.*/ (exact)/' |
+      sed "s/^/kit 2^$l gpb ${KIT_GPB:-4} | /" | tee -a "$out"
+  done
+fi
 
 # 3. Register counts and stack frames of clr_main per tail (f32, f64, exact sum + min + max).
 regs() {
@@ -84,13 +108,9 @@ regs() {
   echo "regs $label [$tune] | $r" | tee -a "$out"
 }
 if [ "${REGS:-1}" = 1 ] && echo regs | grep -Eq "$ONLY"; then
-  regs "exact f32" "tail=0" --type f32 --determinism exact
-  for t in "tail=0" "tail=1" "tail=2" "tail=2,unroll=4"; do
-    regs "exact f64" "$t" --type f64 --determinism exact
-  done
-  regs "exact f64 chunk 64" "tail=2" --type f64 --determinism exact
-  regs "exact f64 noinline" "tail=2" --type f64 --determinism exact
-  regs "exact sum,min,max" "tail=2" --type f32 --op sum,min,max --determinism exact
+  regs "exact f64" "" --type f64 --determinism exact
+  regs "exact f64" "unroll=8" --type f64 --determinism exact
+  regs "exact f64" "steps=4" --type f64 --determinism exact
 fi
 
 # 4. The exact tests with the hot loop forced (and the speculative loop), bits checked.

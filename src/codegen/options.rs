@@ -142,6 +142,12 @@ pub(crate) fn options(plan: &Plan, caps: &DeviceCaps) -> String {
             .is_some_and(|e| e.speculative && e.hot == HotLoop::Lanes)
     });
     d("CLR_XLANES", (lanes as u8).to_string());
+    // The shared hot loop's unrolled steps per bound check (kernels/reduce.cl CLR_SPEC_WHOLE):
+    // blocks of CLR_XBLK steps (for f32 data the block pre-sum's block).
+    if speculative(plan) && plan.spec_steps > 1 {
+        d("CLR_SPEC_WHOLE", "1".into());
+        d("CLR_XBLK", plan.spec_steps.to_string());
+    }
     d(
         "CLR_I64_ATOMICS",
         (caps.atomics.int64_base as u8).to_string(),

@@ -203,18 +203,22 @@ pub(super) fn hot(caps: &DeviceCaps, req: &Request, e: &ExactPlan) -> HotLoop {
     }
 }
 
-/// The accumulators per work-item of a launch whose one variable is an exact sum that will run
-/// the shared hot loop (its expansions are one, so the unroll is only the block's size and the
-/// loads in flight): 8, as the plain f32 sum's loop. H200, 2^28 (round 2 above): f32
-/// 373.7 us at unroll 4, 249.1 us at 8 (plain 241.9); f64 742.0 and 572.4 us (plain 472-479).
-/// `None` where the launch keeps the default (several variables: sum + min + max at unroll 4
-/// was measured, 8 was not).
-pub(super) fn hot_unroll(
+/// The geometry of a launch whose one variable is an exact sum that will run the shared hot
+/// loop: its accumulators per work-item and, where it differs from the default, its work-groups
+/// per compute unit. `None` where the launch keeps the default (several variables: sum + min +
+/// max at unroll 4 was measured, 8 was slower, design/exact.md "The tail").
+/// - f32 data (one expansion: the unroll is only the block's size and the loads in flight): 8,
+///   as the plain f32 sum's loop. H200, 2^28 (design/bench/2026-11-24-h200-session11-exact.txt
+///   round 2): 373.7 us at unroll 4, 249.1 us at 8 (plain 241.9).
+/// - f64 data (an expansion per accumulator, every element through its cascade): 4, in blocks of
+///   [`steps`] unrolled steps, and 4 work-groups per compute unit, as many as stay resident with
+///   its registers (design/exact.md "The f64 loop").
+pub(super) fn hot_geometry(
     caps: &DeviceCaps,
     req: &Request,
     exacts: &[ExactPlan],
     order: IndexOrder,
-) -> Option<usize> {
+) -> Option<(usize, Option<u64>)> {
     let shared = req.vars.len() == 1
         && req.vars.iter().all(|v| v.span.is_none())
         && exacts.len() == 1
@@ -224,7 +228,39 @@ pub(super) fn hot_unroll(
         && matches!(req.form, FormRequest::Range { .. })
         && spec_wanted(caps, req)
         && hot_wanted(caps, req) == HotLoop::Shared;
-    shared.then_some(8)
+    if !shared {
+        return None;
+    }
+    Some(match exacts[0].format {
+        ExactFormat::F32 => (8, None),
+        ExactFormat::F64 if caps.kind == DeviceKind::Gpu => {
+            (F64_HOT_UNROLL, Some(F64_HOT_GROUPS_PER_CU))
+        }
+        ExactFormat::F64 => (F64_HOT_UNROLL, None),
+    })
+}
+
+/// The f64 hot loop's accumulators per work-item and (on GPUs) work-groups per compute unit.
+const F64_HOT_UNROLL: usize = 4;
+const F64_HOT_GROUPS_PER_CU: u64 = 4;
+
+/// Unrolled steps per bound check of the launch's speculative loop (kernels/reduce.cl
+/// `CLR_SPEC_WHOLE`, `CLR_XBLK`), where every exact sum runs the shared hot loop (else 1):
+/// `CLREDUCE_TUNE=steps=1|2|4`, else 2 where they are all of f64 data, else 1. The steps of one
+/// check run as a block with their loads together (for f32 data the block pre-sum's block);
+/// fewer indices than a block go through the exact loop after it.
+/// H200, f64 (design/exact.md "The f64 loop"): with one check per step NVIDIA's compiler ran
+/// the loop at half speed under the local tails (1315 us at 2^28 against 573 with blocks of
+/// 2). f32 keeps 1: its block is the step (blocks of 2 steps: 357 against 256 us at 2^28).
+pub(super) fn steps(req: &Request, vars: &[super::model::VarPlan]) -> usize {
+    let exacts = || vars.iter().filter_map(|v| v.exact);
+    if !exacts().all(|e| e.speculative && e.hot == HotLoop::Shared) {
+        return 1;
+    }
+    let all_f64 = exacts().all(|e| e.format == ExactFormat::F64);
+    req.tuning
+        .and_then(|t| t.steps)
+        .unwrap_or(if all_f64 { 2 } else { 1 })
 }
 
 /// Whether the speculative loop is wanted: `CLREDUCE_TUNE=spec=0|1`, else on GPUs.
@@ -272,27 +308,26 @@ pub(super) fn lean_fits(total: u64, groups: u64, local: usize, unroll: usize) ->
     deposits <= 1 << 30
 }
 
-/// The largest f64 launch that takes the lean tail by default (see [`tail`]).
+/// The largest f64 launch whose loop checks its bound every step that takes the lean tail by
+/// default (see [`tail`]).
 const LEAN_F64_MAX: u64 = 1 << 20;
 
 /// The fixed tail of a scalar exact sum (design/exact.md "The tail"): `CLREDUCE_TUNE=tail=0|1|2`,
-/// else [`ExactTail::Lean`] for f32 results and for f64 results of at most 2^20 indices, and
-/// [`ExactTail::Private`] for larger f64 sums; Lean only where [`lean_fits`], else
-/// [`ExactTail::Local`]. Measured on the H200 (design/bench/2026-11-25-h200-session12-exact.txt
+/// else [`ExactTail::Lean`], except [`ExactTail::Private`] for f64 results of more than 2^20
+/// indices whose loop checks its bound every step (`steps` 1); Lean only where [`lean_fits`],
+/// else [`ExactTail::Local`]. Measured on the H200 (design/bench/2026-11-25-h200-session12-exact.txt
 /// round 2, device time, the same process): f32 the same at 2^24 and 2^28 (31.1 / 31.2 us,
 /// 256.0 / 256.6 us), 12.8 / 12.2 us at 2^20; f64 2^20 20.3 us private, 17.9 lean; but f64's loop
-/// under either local form ran at about half speed from 2^24 (69.7 against 108.0 us, 575 against
-/// 1321 us at 2^28; 108-110 registers and no stack against 128 and 1432 bytes; neither the last
-/// step out of line nor chunks of 64 changed it). The CPUs measured the forms within their noise.
+/// with a bound check per step ran at about half speed under either local form from 2^24 (69.7
+/// against 108.0 us, 575 against 1321 us at 2^28), and at full speed in blocks of 2 steps
+/// (design/exact.md "The f64 loop"). The CPUs measured the forms within their noise.
 pub(super) fn tail(
     req: &Request,
-    total: u64,
-    groups: u64,
-    local: usize,
-    unroll: usize,
+    (total, groups, local, unroll): (u64, u64, usize, usize),
     format: ExactFormat,
+    steps: usize,
 ) -> ExactTail {
-    let auto = if format == ExactFormat::F64 && total > LEAN_F64_MAX {
+    let auto = if format == ExactFormat::F64 && total > LEAN_F64_MAX && steps == 1 {
         ExactTail::Private
     } else {
         ExactTail::Lean

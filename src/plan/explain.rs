@@ -91,6 +91,7 @@ impl fmt::Display for Plan {
                 }
                 match e.hot {
                     super::request::HotLoop::Off => {}
+                    super::request::HotLoop::Shared if self.spec_steps > 1 => writeln!(f, "    hot loop: range checks once per chunk; f32 data in blocks into one expansion per work-item; the bound checked once per {} unrolled steps, their loads together", self.spec_steps)?,
                     super::request::HotLoop::Shared => writeln!(f, "    hot loop: range checks once per chunk; f32 data in blocks into one expansion per work-item")?,
                     super::request::HotLoop::Lanes => writeln!(f, "    hot loop: range checks once per chunk; f32 data in blocks per accumulator, each into its own expansion")?,
                 }

@@ -291,15 +291,17 @@ pub(super) fn range(
     // Exact sums keep 4 where every accumulator is an expansion (measured on the H200, 2^28 f32
     // exact, the branchy loop with blocks: unroll 8 1410 us, 4 961 us, 2 942 us;
     // design/bench/2026-11-23-h200-exact-exp.txt).
-    // A single exact sum in the shared hot loop (one expansion) takes the plain sum's 8
-    // (super::exact::hot_unroll: H200 f32 2^28 1.55x at 4, 1.03x at 8).
+    // A single exact sum in the shared hot loop takes the plain sum's 8 for f32 data (one
+    // expansion; H200 f32 2^28 1.55x at 4, 1.03x at 8), 4 and fewer work-groups for f64 data
+    // (super::exact::hot_geometry).
     let order = tune.order.unwrap_or(if gpu {
         IndexOrder::GridStride
     } else {
         IndexOrder::Contiguous
     });
+    let hot = exact::hot_geometry(caps, req, exacts, order);
     let default_unroll = if !exacts.is_empty() {
-        exact::hot_unroll(caps, req, exacts, order).unwrap_or(4)
+        hot.map_or(4, |h| h.0)
     } else if widest < 8 && req.vars.len() == 1 {
         8
     } else {
@@ -308,10 +310,13 @@ pub(super) fn range(
     let unroll = tune.unroll.unwrap_or(default_unroll);
     let vec = vec_width(caps, req, exacts, order);
     // Enough work-groups to fill the device: GPUs 8 per compute unit (2048 resident
-    // work-items per SM / 256), CPUs 4 per core for load balance.
-    let per_cu = tune
-        .groups_per_cu
-        .unwrap_or(if gpu || lanes_vectorized { 8 } else { 4 });
+    // work-items per SM / 256), CPUs 4 per core for load balance; an f64 exact sum's hot loop
+    // on GPUs as many as its registers leave resident (one wave).
+    let per_cu = tune.groups_per_cu.unwrap_or(match hot.and_then(|h| h.1) {
+        Some(g) => g,
+        None if gpu || lanes_vectorized => 8,
+        None => 4,
+    });
     let max_groups = caps.compute_units as u64 * per_cu;
     // CPUs: at least 4096 indices per work-group, or launching groups costs more than
     // they save.

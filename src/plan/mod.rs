@@ -398,10 +398,13 @@ fn assemble(
             }
         }
     }
+    // The speculative loop's unrolled steps per bound check (one for the launch).
+    let spec_steps = exact::steps(req, &vars);
     // The tail of every scalar exact sum (a span's and a segmented sum's keep Private).
+    let geo4 = (geo.total, geo.groups, geo.local, geo.unroll);
     for v in vars.iter_mut().filter(|v| v.span.is_none()) {
         if let Some(e) = v.exact.as_mut().filter(|e| e.store != SaccStore::Carried) {
-            e.tail = exact::tail(req, geo.total, geo.groups, geo.local, geo.unroll, e.format);
+            e.tail = exact::tail(req, geo4, e.format, spec_steps);
         }
     }
     let needs: Vec<Need> = vars.iter().map(Need::of_plan).collect();
@@ -444,6 +447,7 @@ fn assemble(
         unroll: geo.unroll,
         vec: geo.vec,
         wide_index,
+        spec_steps,
         local_bytes: local_need,
         vars,
         passes,

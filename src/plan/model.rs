@@ -279,6 +279,10 @@ pub struct Plan {
     pub vec: usize,
     /// 64-bit indices.
     pub wide_index: bool,
+    /// The exact sums' speculative loop: unrolled steps per check of its bound, run as one
+    /// block with their loads together (1 outside the shared hot loop; design/exact.md "The
+    /// f64 loop").
+    pub spec_steps: usize,
     /// One plan per reduction variable, in the launch's order.
     pub vars: Vec<VarPlan>,
     /// Kernel launches: 1, or 2 with an extra pass.

@@ -167,6 +167,10 @@ pub struct Tuning {
     /// `tail=1` [`ExactTail::Local`](ExactTail::Local), `tail=2` [`ExactTail::Lean`](ExactTail::Lean)
     /// (where its bound holds, else local); `None` is automatic.
     pub tail: Option<ExactTail>,
+    /// Exact sums in the shared hot loop: unrolled steps per check of the loop's bound
+    /// (`steps=1|2|4`, design/exact.md "The f64 loop"): the steps of one check run as one
+    /// block, their loads together; `None` is automatic (2 for f64 data, 1 for f32).
+    pub steps: Option<usize>,
     /// Consecutive indices per work-item and step where the body reads a 16-bit buffer at
     /// `[i]` (`vec=1|2|4|8`, [`Request::narrow_reads`]); in a segmented launch, the elements
     /// per load of the `item` (uniform rows) and `runs` plans where the body reads any
@@ -182,6 +186,8 @@ pub const MAX_TUNE_LOCAL: usize = 1 << 16;
 pub const MAX_TUNE_GROUPS_PER_CU: u64 = 1 << 16;
 /// The accumulators per work-item the kernels are built for.
 pub const TUNE_UNROLLS: [usize; 5] = [1, 2, 4, 8, 16];
+/// The unrolled steps per bound check an exact sum's hot loop is built for.
+pub const TUNE_STEPS: [usize; 3] = [1, 2, 4];
 
 impl Tuning {
     /// Parses `key=value` pairs separated by commas (keys above; empty is no override). A
@@ -205,6 +211,7 @@ impl Tuning {
                     "spec=0|1 (exact sums: the speculative loop)",
                     "hot=0|1|2 (exact sums: the speculative loop's hot form, off, shared or lanes)",
                     "tail=0|1|2 (exact sums: the tail, private, local or lean)",
+                    "steps=1|2|4 (exact sums: the hot loop's unrolled steps per bound check)",
                     "vec=1|2|4|8 (16-bit reads at [i]: elements per load)",
                 ],
             };
@@ -239,6 +246,7 @@ impl Tuning {
                     })
                 }
                 "vec" => one.vec = Some(usize::try_from(v).unwrap_or(usize::MAX)),
+                "steps" => one.steps = Some(usize::try_from(v).unwrap_or(usize::MAX)),
                 _ => return Err(bad(false)),
             }
             if one.problem().is_some() {
@@ -252,6 +260,7 @@ impl Tuning {
                 spec: one.spec.or(t.spec),
                 hot: one.hot.or(t.hot),
                 tail: one.tail.or(t.tail),
+                steps: one.steps.or(t.steps),
                 vec: one.vec.or(t.vec),
             };
         }
@@ -279,6 +288,9 @@ impl Tuning {
         }
         if let Some(w) = self.vec.filter(|w| !crate::caps::NARROW_VECS.contains(w)) {
             return Some(format!("vec {w} is not one of 1, 2, 4, 8"));
+        }
+        if let Some(k) = self.steps.filter(|k| !TUNE_STEPS.contains(k)) {
+            return Some(format!("steps {k} is not one of 1, 2, 4"));
         }
         if self.order == Some(IndexOrder::OnePerItem) {
             return Some("order one-per-item is nd_range's, not a range geometry".into());

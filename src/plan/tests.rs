@@ -649,13 +649,15 @@ fn the_hot_loop_follows_the_override() {
     let e = plan(&caps, &r).unwrap().vars[0].exact.unwrap();
     assert!(e.speculative && e.expansion == Expansion::ThreeFloat && e.hot == HotLoop::Off);
     assert!(Tuning::parse("hot=3").is_err());
-    let one = plan(&h200, &exact_req(N, Op::Plus, ElemType::F64)).unwrap();
+    // A single f32 exact sum in the shared form takes 8 accumulators (f64: 4, in
+    // the_steps_follow_the_format_and_the_override), the other forms and launches 4.
+    let one = plan(&h200, &exact_req(N, Op::Plus, ElemType::F32)).unwrap();
     assert_eq!(one.unroll, 8);
-    let mut r = exact_req(N, Op::Plus, ElemType::F64);
+    let mut r = exact_req(N, Op::Plus, ElemType::F32);
     r.tuning = Some(Tuning::parse("hot=0").unwrap());
     assert_eq!(plan(&h200, &r).unwrap().unroll, 4);
     r.tuning = None;
-    r.vars.push(VarRequest::new(Op::Minimum, ElemType::F64));
+    r.vars.push(VarRequest::new(Op::Minimum, ElemType::F32));
     assert_eq!(plan(&h200, &r).unwrap().unroll, 4);
 }
 
@@ -739,6 +741,52 @@ fn sixteen_bit_reads_at_i_take_the_vector_step_on_gpus() {
         Err(Error::UnknownName { .. })
     ));
     assert_eq!(Tuning::parse("vec=4").unwrap().vec, Some(4));
+}
+
+/// The shared hot loop's steps per bound check (`Plan::spec_steps`, design/exact.md "The f64
+/// loop"): a single f64 exact sum on a GPU runs blocks of 2 steps at unroll 4, 4 work-groups per
+/// compute unit and the lean tail at any size it fits; f32 keeps 1 step at unroll 8; a launch
+/// with an f32 and an f64 exact sum keeps 1; `steps=N` overrides it (with 1 the f64 sum above
+/// 2^20 takes the private tail again); the CPUs, which do not speculate by default, run 1, and
+/// the GPU's rule where the hot loop is forced; `steps=3` is refused.
+#[test]
+fn the_steps_follow_the_format_and_the_override() {
+    let one = |caps: &DeviceCaps, ty: ElemType, n: u64, t: &str| {
+        let mut r = exact_req(FormRequest::Range { n }, Op::Plus, ty);
+        r.tuning = Some(Tuning::parse(t).unwrap());
+        plan(caps, &r).unwrap()
+    };
+    let gpu = fixtures::nvidia_h200();
+    let cus = gpu.compute_units as u64;
+    let p = one(&gpu, ElemType::F64, 1 << 28, "");
+    let e = p.vars[0].exact.unwrap();
+    assert_eq!((p.spec_steps, p.unroll, p.groups), (2, 4, 4 * cus));
+    assert_eq!((e.hot, e.tail), (HotLoop::Shared, ExactTail::Lean));
+    let p = one(&gpu, ElemType::F32, 1 << 28, "");
+    assert_eq!((p.spec_steps, p.unroll, p.groups), (1, 8, 8 * cus));
+    let p = one(&gpu, ElemType::F64, 1 << 28, "steps=1");
+    assert_eq!(p.spec_steps, 1);
+    assert_eq!(p.vars[0].exact.unwrap().tail, ExactTail::Private);
+    assert_eq!(
+        one(&gpu, ElemType::F64, 1 << 20, "steps=1").vars[0]
+            .exact
+            .unwrap()
+            .tail,
+        ExactTail::Lean
+    );
+    assert_eq!(one(&gpu, ElemType::F64, 1 << 28, "steps=4").spec_steps, 4);
+    assert_eq!(one(&gpu, ElemType::F32, 1 << 28, "steps=4").spec_steps, 4);
+    assert_eq!(one(&gpu, ElemType::F64, 1 << 28, "hot=2").spec_steps, 1);
+    let mut both = exact_req(FormRequest::Range { n: 1 << 28 }, Op::Plus, ElemType::F32);
+    both.vars.push(VarRequest::new(Op::Plus, ElemType::F64));
+    assert_eq!(plan(&gpu, &both).unwrap().spec_steps, 1);
+    let cpu = fixtures::pocl_cpu();
+    assert_eq!(one(&cpu, ElemType::F64, 1 << 24, "").spec_steps, 1);
+    assert_eq!(
+        one(&cpu, ElemType::F64, 1 << 24, "spec=1,hot=1").spec_steps,
+        2
+    );
+    assert!(Tuning::parse("steps=3").is_err());
 }
 
 /// The exact sum's tail (`Tuning::tail`, design/exact.md "The tail"): by default lean for f32

@@ -137,6 +137,7 @@ impl TunedGeometry {
             spec: None,
             hot: None,
             tail: None,
+            steps: None,
             vec: None,
         }
     }
