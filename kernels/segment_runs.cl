@@ -31,6 +31,21 @@
 #ifndef CLR_RUNS_SPLIT
 #define CLR_RUNS_SPLIT 1
 #endif
+// CLR_RUNS_DIAG (A/B only, scripts/gpu/csr_ab.sh; results wrong): 1 skips the joins' folds of
+// the following runs' heads, 2 also the marks (no segment starts: every tile one piece).
+#ifndef CLR_RUNS_DIAG
+#define CLR_RUNS_DIAG 0
+#endif
+// CLR_RUNS_SCAN (decision 65): 1 joins the runs' heads with a segmented scan over the
+// work-group (log2 CLR_WG steps, every work-item at once) instead of a serial fold by the
+// work-item where a segment starts; 2 only in tiles where a join would fold more than
+// CLR_RUNS_SCAN_MIN heads (a segment, or the tile's head, longer than that many runs).
+#ifndef CLR_RUNS_SCAN
+#define CLR_RUNS_SCAN 0
+#endif
+#ifndef CLR_RUNS_SCAN_MIN
+#define CLR_RUNS_SCAN_MIN 8
+#endif
 #if CLR_SEG_E >= 32
 #define CLR_RUN_BITS 0xffffffffu
 #else
@@ -44,6 +59,13 @@
 #define CLR_RGETH(k) clr_a##k[0] = clr_lm##k[clr_j];
 #define CLR_RFOLDH(k) clr_a##k[0] = clr_op_##k(clr_a##k[0], clr_lm##k[clr_j]);
 #define CLR_ROWN(k) clr_a##k[0] = clr_lm##k[clr_lid];
+// The scan's step: heads lid and lid + d combined (the chain from lid stops at a run with a
+// segment start, whose head ends the segment that comes into it).
+#define CLR_RSDECL(k) R##k##_A clr_sv##k = clr_lm##k[clr_lid];
+#define CLR_RSREAD(k) clr_sv##k = clr_op_##k(clr_sv##k, clr_lm##k[clr_lid + clr_d]);
+#define CLR_RSWRITE(k) clr_lm##k[clr_lid] = clr_sv##k;
+#define CLR_RFOLD1(k) clr_a##k[0] = clr_op_##k(clr_a##k[0], clr_lm##k[clr_lid + 1]);
+#define CLR_RGET0(k) clr_a##k[0] = clr_lm##k[0];
 
 // Before the element at run position q: if a segment starts there, the current piece ends
 // (the run's head is kept, a segment begun in the run is stored) and the new one begins.
@@ -74,6 +96,10 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
     __local uint clr_rm[(CLR_WG * CLR_SEG_E + 31) / 32];
     __local uint clr_rs[CLR_WG * CLR_SEG_E];
     __local ulong clr_rsp[CLR_WG + 1];
+#if CLR_RUNS_SCAN
+    __local uint clr_rf[CLR_WG];
+    __local uint clr_rlong;
+#endif
     const ulong clr_ntiles = (clr_hi - clr_lo + clr_tile - 1) / clr_tile;
     const ulong clr_m = (clr_ntiles + get_num_groups(0) - 1) / get_num_groups(0);
     const ulong clr_t0 = get_group_id(0) * clr_m;
@@ -99,8 +125,11 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
             // 1. marks
             for (uint clr_j = clr_lid; clr_j < (CLR_WG * CLR_SEG_E + 31) / 32; clr_j += CLR_WG)
                 clr_rm[clr_j] = 0u;
+#if CLR_RUNS_SCAN
+            if (clr_lid == 0) clr_rlong = CLR_RUNS_SCAN == 1 ? 1u : 0u;
+#endif
             barrier(CLK_LOCAL_MEM_FENCE);
-            for (ulong clr_e = clr_ka + clr_lid; clr_e < clr_kb; clr_e += CLR_WG) {
+            for (ulong clr_e = clr_ka + clr_lid; clr_e < clr_kb && CLR_RUNS_DIAG < 2; clr_e += CLR_WG) {
                 const ulong clr_b = clr_off[clr_e];
                 if (clr_off[clr_e + 1] == clr_b) {
                     CLR_FOR_VARS(CLR_SEMPTY)
@@ -108,6 +137,9 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
                     const uint clr_p = (uint)(clr_b - clr_ts);
                     clr_rs[clr_p] = (uint)(clr_e - clr_ka);
                     atomic_or(&clr_rm[clr_p / 32], 1u << (clr_p % 32));
+#if CLR_RUNS_SCAN == 2
+                    if (clr_off[clr_e + 1] - clr_b > CLR_RUNS_SCAN_MIN * CLR_SEG_E) clr_rlong = 1u;
+#endif
                 }
             }
             barrier(CLK_LOCAL_MEM_FENCE);
@@ -144,13 +176,54 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
             } else {
                 CLR_FOR_VARS(CLR_RPUTA)
             }
+            const ulong clr_fb = clr_ka < clr_kb ? clr_off[clr_ka] : clr_te;
+#if CLR_RUNS_SCAN
+            clr_rf[clr_lid] = clr_had ? 1u : 0u;
             barrier(CLK_LOCAL_MEM_FENCE);
+            // Uniform: a segment starts in the tile, and one join is long (or always).
+            const int clr_scan = clr_ka < clr_kb &&
+                                 (clr_rlong || clr_fb - clr_ts > CLR_RUNS_SCAN_MIN * CLR_SEG_E);
+            if (clr_scan) {
+                // Backward segmented inclusive scan of the heads: slot r ends as heads r ..
+                // j combined, j the first run at or after r where a segment starts.
+                for (uint clr_d = 1; clr_d < CLR_WG; clr_d <<= 1) {
+                    const int clr_go = !clr_rf[clr_lid] && clr_lid + clr_d < CLR_WG;
+                    uint clr_nf = 0u;
+                    CLR_FOR_VARS(CLR_RSDECL)
+                    if (clr_go) {
+                        CLR_FOR_VARS(CLR_RSREAD)
+                        clr_nf = clr_rf[clr_lid + clr_d];
+                    }
+                    barrier(CLK_LOCAL_MEM_FENCE);
+                    if (clr_go) {
+                        CLR_FOR_VARS(CLR_RSWRITE)
+                        if (clr_nf) clr_rf[clr_lid] = 1u;
+                    }
+                    barrier(CLK_LOCAL_MEM_FENCE);
+                }
+            }
+#else
+            barrier(CLK_LOCAL_MEM_FENCE);
+            const int clr_scan = 0;
+#endif
             // 3. joins: my last piece, if a segment began in my run.
-            if (clr_had) {
+            if (clr_had && clr_scan) {
+                const ulong clr_e = clr_ka + clr_cur;
+                const ulong clr_end = clr_off[clr_e + 1];
+                if (clr_lid + 1 < CLR_WG && clr_ts + (ulong)(clr_lid + 1) * CLR_SEG_E < clr_end) {
+                    CLR_FOR_VARS(CLR_RFOLD1)
+                }
+                if (clr_end > clr_te) {
+                    const ulong clr_slot = 2 * clr_t + 1;
+                    CLR_FOR_VARS(CLR_SPART)
+                } else {
+                    CLR_FOR_VARS(CLR_SSTORE)
+                }
+            } else if (clr_had) {
                 const ulong clr_e = clr_ka + clr_cur;
                 const ulong clr_end = clr_off[clr_e + 1];
                 uint clr_j = clr_lid + 1;
-                for (; clr_j < CLR_WG && clr_ts + (ulong)clr_j * CLR_SEG_E < clr_end; ++clr_j) {
+                for (; CLR_RUNS_DIAG < 1 && clr_j < CLR_WG && clr_ts + (ulong)clr_j * CLR_SEG_E < clr_end; ++clr_j) {
                     CLR_FOR_VARS(CLR_RFOLDH)
                 }
                 if (clr_end > clr_te) {
@@ -161,7 +234,6 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
                 }
             }
             // The tile's head: the part of the segment begun before it (none in the first).
-            const ulong clr_fb = clr_ka < clr_kb ? clr_off[clr_ka] : clr_te;
             if (clr_ka == clr_kb) {
                 // No segment begins in the tile: all of it is its head (uniform branch).
                 CLR_FOR_VARS(CLR_ROWN)
@@ -171,6 +243,10 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
                     const ulong clr_slot = 2 * clr_t;
                     CLR_FOR_VARS(CLR_SPART)
                 }
+            } else if (clr_lid == 0 && clr_fb > clr_ts && clr_scan) {
+                CLR_FOR_VARS(CLR_RGET0)
+                const ulong clr_slot = 2 * clr_t;
+                CLR_FOR_VARS(CLR_SPART)
             } else if (clr_lid == 0 && clr_fb > clr_ts) {
                 uint clr_j = 0;
                 CLR_FOR_VARS(CLR_RGETH)
@@ -200,6 +276,9 @@ void clr_finish(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_
     CLR_FOR_VARS(CLR_SDECL)
     __local ulong clr_ml[CLR_WG];
     __local uint clr_mn;
+#ifdef CLR_DIAG_NOFINISH
+    return;  // A/B only (scripts/gpu/csr_ab.sh): the first pass's time alone, results wrong.
+#endif
     const ulong clr_ntiles = (clr_hi - clr_lo + clr_tile - 1) / clr_tile;
     for (ulong clr_tb = get_group_id(0) * CLR_WG; clr_tb < clr_ntiles;
          clr_tb += get_num_groups(0) * CLR_WG) {

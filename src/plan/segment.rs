@@ -246,6 +246,8 @@ fn vec_width(
     let len = match (algo, req.layout) {
         (SegmentAlgo::Item, SegmentLayout::Uniform { len }) => len,
         (SegmentAlgo::Runs, _) => per_item.max(1),
+        // tiles' work-group pieces: any length (the unaligned ends one element at a time).
+        (SegmentAlgo::Tiles, _) if req.tune.vec.is_some() => 8,
         _ => return 1,
     };
     if exact || req.read_bytes == 0 {
