@@ -52,6 +52,9 @@ for d in 1 2; do v c13-runsdiag$d SEGBENCH_PLANS=runs CLREDUCE_EXTRA_OPTIONS=-DC
 regs c13-regs SEGBENCH_PLANS=runs,tiles CLREDUCE_EXTRA_OPTIONS=-cl-nv-verbose -- ragged-256
 regs c13-regs-scan SEGBENCH_PLANS=runs CLREDUCE_EXTRA_OPTIONS="-cl-nv-verbose -DCLR_RUNS_SCAN=1" -- ragged-256
 regs c13-regs-tvec SEGBENCH_PLANS=tiles CLREDUCE_SEGMENT_TUNE=vec=4 CLREDUCE_EXTRA_OPTIONS=-cl-nv-verbose -- ragged-256
+# Registers per work-item capped (NVIDIA's -cl-nv-maxrregcount): more work-groups resident.
+for r in 32 48 64; do v c13-runs-rr$r SEGBENCH_PLANS=runs CLREDUCE_EXTRA_OPTIONS=-cl-nv-maxrregcount=$r -- ragged-16 ragged-256; done
+for r in 32 40; do v c13-tiles-rr$r SEGBENCH_PLANS=tiles CLREDUCE_EXTRA_OPTIONS=-cl-nv-maxrregcount=$r -- ragged-65536; done
 # 2. runs: the heads joined by a segmented scan over the work-group (always, or in tiles with
 # a join over more than MIN runs), its work-group size and run length.
 v c13-scan1 SEGBENCH_PLANS=runs CLREDUCE_EXTRA_OPTIONS=-DCLR_RUNS_SCAN=1 -- $R6
