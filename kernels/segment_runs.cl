@@ -46,6 +46,37 @@
 #ifndef CLR_RUNS_SCAN_MIN
 #define CLR_RUNS_SCAN_MIN 8
 #endif
+// CLR_RUNS_PRE (decision 65): 1 issues a whole aligned run's vector loads before the marks
+// (registers clr_px0.., CLR_VPLOAD), so their latency overlaps the offsets' reads and the
+// barrier; the walk then runs the body on the registers (CLR_CALL_VP).
+#ifndef CLR_RUNS_PRE
+#define CLR_RUNS_PRE 0
+#endif
+#if CLR_VEC > 1 && CLR_RUNS_PRE
+#define CLR_RNV (CLR_SEG_E / CLR_VEC)
+#if CLR_RNV == 1
+#define CLR_RSLOTS(X) X(0)
+#elif CLR_RNV == 2
+#define CLR_RSLOTS(X) X(0) X(1)
+#elif CLR_RNV == 4
+#define CLR_RSLOTS(X) X(0) X(1) X(2) X(3)
+#elif CLR_RNV == 8
+#define CLR_RSLOTS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#else
+#define CLR_RSLOTS(X) \
+    X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
+#endif
+#define CLR_RPDECL(s) CLR_VPDECL(clr_px##s)
+#define CLR_RPLOAD(s) CLR_VPLOAD(clr_px##s, (CLR_IDX)(clr_i0 + (s) * CLR_VEC))
+#define CLR_RNOH(l)
+#define CLR_RPWALK(s)                                                                   \
+    if (CLR_RUNS_SPLIT && ((clr_bits >> ((s) * CLR_VEC)) & ((1u << CLR_VEC) - 1u)) == 0u) { \
+        CLR_CALL_VP(clr_px##s, (CLR_IDX)(clr_i0 + (s) * CLR_VEC), 0, CLR_RNOH)          \
+    } else {                                                                            \
+        const uint clr_qb = (s) * CLR_VEC;                                              \
+        CLR_CALL_VP(clr_px##s, (CLR_IDX)(clr_i0 + clr_qb), 0, CLR_RH)                   \
+    }
+#endif
 #if CLR_SEG_E >= 32
 #define CLR_RUN_BITS 0xffffffffu
 #else
@@ -122,6 +153,17 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
             const ulong clr_ts = clr_lo + clr_t * clr_tile;
             const ulong clr_te = clr_hi - clr_ts < clr_tile ? clr_hi : clr_ts + clr_tile;
             const uint clr_cnt = (uint)(clr_te - clr_ts);
+            const uint clr_p0 = clr_lid * CLR_SEG_E;
+            const ulong clr_i0 = clr_ts + clr_p0;
+            const uint clr_rl = clr_p0 >= clr_cnt ? 0u
+                                : (clr_cnt - clr_p0 < CLR_SEG_E ? clr_cnt - clr_p0 : CLR_SEG_E);
+#if CLR_VEC > 1 && CLR_RUNS_PRE
+            const int clr_whole = clr_rl == CLR_SEG_E && clr_i0 % CLR_VEC == 0;
+            CLR_RSLOTS(CLR_RPDECL)
+            if (clr_whole) {
+                CLR_RSLOTS(CLR_RPLOAD)
+            }
+#endif
             // 1. marks
             for (uint clr_j = clr_lid; clr_j < (CLR_WG * CLR_SEG_E + 31) / 32; clr_j += CLR_WG)
                 clr_rm[clr_j] = 0u;
@@ -144,16 +186,16 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
             }
             barrier(CLK_LOCAL_MEM_FENCE);
             // 2. walk
-            const uint clr_p0 = clr_lid * CLR_SEG_E;
-            const ulong clr_i0 = clr_ts + clr_p0;
             const uint clr_bits = (clr_rm[clr_p0 / 32] >> (clr_p0 % 32)) & CLR_RUN_BITS;
-            const uint clr_rl = clr_p0 >= clr_cnt ? 0u
-                                : (clr_cnt - clr_p0 < CLR_SEG_E ? clr_cnt - clr_p0 : CLR_SEG_E);
             uint clr_cur = 0;
             ulong clr_sb = 0;
             int clr_had = 0;
             CLR_FOR_VARS(CLR_SRESET)
-#if CLR_VEC > 1
+#if CLR_VEC > 1 && CLR_RUNS_PRE
+            if (clr_whole) {
+                CLR_RSLOTS(CLR_RPWALK)
+            } else
+#elif CLR_VEC > 1
             if (clr_rl == CLR_SEG_E && clr_i0 % CLR_VEC == 0) {
                 for (uint clr_qb = 0; clr_qb < CLR_SEG_E; clr_qb += CLR_VEC) {
                     if (CLR_RUNS_SPLIT && ((clr_bits >> clr_qb) & ((1u << CLR_VEC) - 1u)) == 0u) {
