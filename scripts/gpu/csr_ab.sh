@@ -69,4 +69,9 @@ for r in 1 4; do v c13-tvec4-r$r SEGBENCH_PLANS=tiles CLREDUCE_SEGMENT_TUNE=vec=
 for g in 4 16; do v c13-tvec4-g$g SEGBENCH_PLANS=tiles CLREDUCE_SEGMENT_TUNE=vec=4,groups_per_cu=$g -- ragged-65536; done
 v c13-tvec4-l512 SEGBENCH_PLANS=tiles CLREDUCE_SEGMENT_TUNE=vec=4,local=512 -- ragged-65536
 v c13-tiles-g16r1 SEGBENCH_PLANS=tiles CLREDUCE_SEGMENT_TUNE=groups_per_cu=16,rounds=1 -- ragged-65536
+# 4. Round 2: runs with a whole run's loads issued before the marks (CLR_RUNS_PRE).
+v c13b-pre SEGBENCH_PLANS=runs CLREDUCE_EXTRA_OPTIONS=-DCLR_RUNS_PRE=1 -- $R6
+v c13b-pre-scan2 SEGBENCH_PLANS=runs CLREDUCE_EXTRA_OPTIONS="-DCLR_RUNS_PRE=1 -DCLR_RUNS_SCAN=2" -- ragged-16 ragged-256 ragged-1024 ragged-4096
+for e in 8 32; do v c13b-pre-e$e SEGBENCH_PLANS=runs CLREDUCE_SEGMENT_TUNE=per_item=$e CLREDUCE_EXTRA_OPTIONS=-DCLR_RUNS_PRE=1 -- ragged-16 ragged-256; done
+for l in 64 256; do v c13b-pre-l$l SEGBENCH_PLANS=runs CLREDUCE_SEGMENT_TUNE=local=$l CLREDUCE_EXTRA_OPTIONS=-DCLR_RUNS_PRE=1 -- ragged-16 ragged-256; done
 echo "written: $out"
