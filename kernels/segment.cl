@@ -748,18 +748,20 @@ void clr_finish(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_
 #endif
 #if CLR_SEG_ALGO == CLR_SEG_TILES || CLR_SEG_ALGO == CLR_SEG_CHUNKS
     // A work-group per tile (chunk) whose tail segment goes on: it combines the tail (slot 2t) with
-    // the heads of the tiles the segment covers (slots 2u, u = t+1..t1), in tile order.
+    // the heads of the tiles the segment covers (slots 2u, u = t+1..t1), in tile order. One
+    // search: the tail is segment kb - 1 (kb the first beginning at or after the tile's end)
+    // where that one begins in the tile.
     const ulong clr_ntiles = (clr_hi - clr_lo + clr_tile - 1) / clr_tile;
     for (ulong clr_t = get_group_id(0); clr_t < clr_ntiles; clr_t += get_num_groups(0)) {
         const ulong clr_ts = clr_lo + clr_t * clr_tile;
         const ulong clr_te = clr_hi - clr_ts < clr_tile ? clr_hi : clr_ts + clr_tile;
         if (clr_te == clr_hi) continue;
-        const ulong clr_ka = clr_seg_lower(clr_ts, clr_nseg, clr_c, clr_off);
         const ulong clr_kb = clr_seg_lower(clr_te, clr_nseg, clr_c, clr_off);
-        const ulong clr_end = clr_seg_begin(clr_kb, clr_c, clr_off);
-        if (!(clr_kb > clr_ka && clr_end > clr_te)) continue;
+        if (clr_kb == 0) continue;
         const ulong clr_e = clr_kb - 1;
         const ulong clr_sb = clr_seg_begin(clr_e, clr_c, clr_off);
+        const ulong clr_end = clr_seg_begin(clr_kb, clr_c, clr_off);
+        if (clr_sb < clr_ts || clr_end <= clr_te) continue;
         const ulong clr_t1 = (clr_end - 1 - clr_lo) / clr_tile;
         CLR_CUT_GROUP(clr_t, clr_t1)
     }

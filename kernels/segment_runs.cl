@@ -36,15 +36,11 @@
 #ifndef CLR_RUNS_DIAG
 #define CLR_RUNS_DIAG 0
 #endif
-// CLR_RUNS_SCAN (decision 65): 1 joins the runs' heads with a segmented scan over the
-// work-group (log2 CLR_WG steps, every work-item at once) instead of a serial fold by the
-// work-item where a segment starts; 2 only in tiles where a join would fold more than
-// CLR_RUNS_SCAN_MIN heads (a segment, or the tile's head, longer than that many runs).
+// CLR_RUNS_SCAN (SegmentPlan::scan, decision 65): 1 joins the runs' heads with a segmented
+// scan over the work-group (log2 CLR_WG steps, every work-item at once) instead of a serial
+// fold by the work-item where a segment starts.
 #ifndef CLR_RUNS_SCAN
 #define CLR_RUNS_SCAN 0
-#endif
-#ifndef CLR_RUNS_SCAN_MIN
-#define CLR_RUNS_SCAN_MIN 8
 #endif
 // CLR_RUNS_PRE (decision 65): 1 issues a whole aligned run's vector loads before the marks
 // (registers clr_px0.., CLR_VPLOAD), so their latency overlaps the offsets' reads and the
@@ -129,7 +125,6 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
     __local ulong clr_rsp[CLR_WG + 1];
 #if CLR_RUNS_SCAN
     __local uint clr_rf[CLR_WG];
-    __local uint clr_rlong;
 #endif
     const ulong clr_ntiles = (clr_hi - clr_lo + clr_tile - 1) / clr_tile;
     const ulong clr_m = (clr_ntiles + get_num_groups(0) - 1) / get_num_groups(0);
@@ -167,9 +162,6 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
             // 1. marks
             for (uint clr_j = clr_lid; clr_j < (CLR_WG * CLR_SEG_E + 31) / 32; clr_j += CLR_WG)
                 clr_rm[clr_j] = 0u;
-#if CLR_RUNS_SCAN
-            if (clr_lid == 0) clr_rlong = CLR_RUNS_SCAN == 1 ? 1u : 0u;
-#endif
             barrier(CLK_LOCAL_MEM_FENCE);
             for (ulong clr_e = clr_ka + clr_lid; clr_e < clr_kb && CLR_RUNS_DIAG < 2; clr_e += CLR_WG) {
                 const ulong clr_b = clr_off[clr_e];
@@ -179,9 +171,6 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
                     const uint clr_p = (uint)(clr_b - clr_ts);
                     clr_rs[clr_p] = (uint)(clr_e - clr_ka);
                     atomic_or(&clr_rm[clr_p / 32], 1u << (clr_p % 32));
-#if CLR_RUNS_SCAN == 2
-                    if (clr_off[clr_e + 1] - clr_b > CLR_RUNS_SCAN_MIN * CLR_SEG_E) clr_rlong = 1u;
-#endif
                 }
             }
             barrier(CLK_LOCAL_MEM_FENCE);
@@ -222,9 +211,8 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
 #if CLR_RUNS_SCAN
             clr_rf[clr_lid] = clr_had ? 1u : 0u;
             barrier(CLK_LOCAL_MEM_FENCE);
-            // Uniform: a segment starts in the tile, and one join is long (or always).
-            const int clr_scan = clr_ka < clr_kb &&
-                                 (clr_rlong || clr_fb - clr_ts > CLR_RUNS_SCAN_MIN * CLR_SEG_E);
+            // Uniform: a segment starts in the tile.
+            const int clr_scan = clr_ka < clr_kb;
             if (clr_scan) {
                 // Backward segmented inclusive scan of the heads: slot r ends as heads r ..
                 // j combined, j the first run at or after r where a segment starts.

@@ -69,9 +69,18 @@ for r in 1 4; do v c13-tvec4-r$r SEGBENCH_PLANS=tiles CLREDUCE_SEGMENT_TUNE=vec=
 for g in 4 16; do v c13-tvec4-g$g SEGBENCH_PLANS=tiles CLREDUCE_SEGMENT_TUNE=vec=4,groups_per_cu=$g -- ragged-65536; done
 v c13-tvec4-l512 SEGBENCH_PLANS=tiles CLREDUCE_SEGMENT_TUNE=vec=4,local=512 -- ragged-65536
 v c13-tiles-g16r1 SEGBENCH_PLANS=tiles CLREDUCE_SEGMENT_TUNE=groups_per_cu=16,rounds=1 -- ragged-65536
-# 4. Round 2: runs with a whole run's loads issued before the marks (CLR_RUNS_PRE).
-v c13b-pre SEGBENCH_PLANS=runs CLREDUCE_EXTRA_OPTIONS=-DCLR_RUNS_PRE=1 -- $R6
-v c13b-pre-scan2 SEGBENCH_PLANS=runs CLREDUCE_EXTRA_OPTIONS="-DCLR_RUNS_PRE=1 -DCLR_RUNS_SCAN=2" -- ragged-16 ragged-256 ragged-1024 ragged-4096
+# 4. Round 2 (ONLY='^c13b'): the rules of decision 65 (runs: the scan from mean 64; tiles:
+# vector loads, a finish with one search per tile), the scan's crossover, and runs with a whole
+# run's loads issued before the marks (CLR_RUNS_PRE, an A/B define).
+v c13b-auto SEGBENCH_PLANS=auto -- ragged-16 ragged-64 $R6
+for sc in 0 1; do v c13b-scan$sc SEGBENCH_PLANS=runs CLREDUCE_SEGMENT_TUNE=scan=$sc -- ragged-32 ragged-64 ragged-128; done
+v c13b-tiles SEGBENCH_PLANS=tiles -- ragged-65536 ragged-16384
+v c13b-tiles-nofinish SEGBENCH_PLANS=tiles CLREDUCE_EXTRA_OPTIONS=-DCLR_DIAG_NOFINISH -- ragged-65536
+v c13b-pre SEGBENCH_PLANS=runs CLREDUCE_EXTRA_OPTIONS=-DCLR_RUNS_PRE=1 -- ragged-16 ragged-64 ragged-256 ragged-1024 ragged-4096 ragged-16384
 for e in 8 32; do v c13b-pre-e$e SEGBENCH_PLANS=runs CLREDUCE_SEGMENT_TUNE=per_item=$e CLREDUCE_EXTRA_OPTIONS=-DCLR_RUNS_PRE=1 -- ragged-16 ragged-256; done
 for l in 64 256; do v c13b-pre-l$l SEGBENCH_PLANS=runs CLREDUCE_SEGMENT_TUNE=local=$l CLREDUCE_EXTRA_OPTIONS=-DCLR_RUNS_PRE=1 -- ragged-16 ragged-256; done
+# f64 (2^27, the same bytes) and i32 under the automatic plans, and runs with the early loads.
+LG=$((LG - 1)) v c13b-f64 SEGBENCH_TYPE=f64 SEGBENCH_PLANS=auto -- ragged-16 ragged-256 ragged-65536
+LG=$((LG - 1)) v c13b-f64-pre SEGBENCH_TYPE=f64 SEGBENCH_PLANS=runs CLREDUCE_EXTRA_OPTIONS=-DCLR_RUNS_PRE=1 -- ragged-16 ragged-256
+v c13b-i32 SEGBENCH_TYPE=i32 SEGBENCH_PLANS=auto -- ragged-16 ragged-256 ragged-65536
 echo "written: $out"
