@@ -180,6 +180,15 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
             ulong clr_sb = 0;
             int clr_had = 0;
             CLR_FOR_VARS(CLR_SRESET)
+#if CLR_RUNS_PRE
+            // The end of the segment that starts last in the run (its join's bound), read
+            // before the walk so that the load's latency passes under it.
+            const ulong clr_lend =
+                clr_bits ? clr_off[clr_ka + clr_rs[clr_p0 + 31u - clz(clr_bits)] + 1] : 0;
+#define CLR_REND clr_lend
+#else
+#define CLR_REND clr_off[clr_e + 1]
+#endif
 #if CLR_VEC > 1 && CLR_RUNS_PRE
             if (clr_whole) {
                 CLR_RSLOTS(CLR_RPWALK)
@@ -239,7 +248,7 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
             // 3. joins: my last piece, if a segment began in my run.
             if (clr_had && clr_scan) {
                 const ulong clr_e = clr_ka + clr_cur;
-                const ulong clr_end = clr_off[clr_e + 1];
+                const ulong clr_end = CLR_REND;
                 if (clr_lid + 1 < CLR_WG && clr_ts + (ulong)(clr_lid + 1) * CLR_SEG_E < clr_end) {
                     CLR_FOR_VARS(CLR_RFOLD1)
                 }
@@ -251,7 +260,7 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
                 }
             } else if (clr_had) {
                 const ulong clr_e = clr_ka + clr_cur;
-                const ulong clr_end = clr_off[clr_e + 1];
+                const ulong clr_end = CLR_REND;
                 uint clr_j = clr_lid + 1;
                 for (; CLR_RUNS_DIAG < 1 && clr_j < CLR_WG && clr_ts + (ulong)clr_j * CLR_SEG_E < clr_end; ++clr_j) {
                     CLR_FOR_VARS(CLR_RFOLDH)
