@@ -271,11 +271,12 @@ fn vec_width(
 /// the work-group (`SegmentPlan::scan`) rather than by the work-item where the segment starts,
 /// one head after another; `scan=0|1` overrides. The scan costs log2(local) steps with two
 /// barriers each in every tile where a segment starts, the serial fold one step per run the
-/// segment covers: the scan from mean length 64 on. H200, 2^28 f32, heavy-tailed CSR of means
-/// 256, 1024, 4096 and 16384: 399.2, 362.9, 337.6 and 331.8 us with the scan against 436.0,
-/// 380.6, 350.6 and 337.5 without; mean 16: 551.1 against 543.8 (decision 65).
+/// segment covers: the scan from mean length 32 on. H200, 2^28 f32, heavy-tailed CSR of means
+/// 32, 64, 128, 256, 1024, 4096 and 16384: 497.8, 455.6, 422.8, 399.2, 362.9, 337.6 and 331.8
+/// us with the scan against 504.1, 481.1, 457.6, 436.0, 380.6, 350.6 and 337.5 without; mean
+/// 16: 551.1 against 543.8 (decision 65).
 fn runs_scan(req: &SegmentRequest, mean: u64) -> bool {
-    req.tune.scan.unwrap_or(mean >= 64)
+    req.tune.scan.unwrap_or(mean >= 32)
 }
 
 /// `item` with vector loads: `unroll` rows per work-item (rows `e, e + G, ...`, G the

@@ -589,11 +589,11 @@ fn runs_scan_and_tiles_vectors_follow_the_rules() {
             .unwrap()
     };
     let none = SegmentTune::default();
-    // runs: the serial joins below mean 64, the scan from 64 on; scan=0|1 overrides.
+    // runs: the serial joins below mean 32, the scan from 32 on; scan=0|1 overrides.
     for (mean, scan) in [
         (16, false),
-        (63, false),
-        (64, true),
+        (31, false),
+        (32, true),
         (256, true),
         (16384, true),
     ] {
