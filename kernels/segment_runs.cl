@@ -73,74 +73,6 @@
         CLR_CALL_VP(clr_px##s, (CLR_IDX)(clr_i0 + clr_qb), 0, CLR_RH)                   \
     }
 #endif
-// CLR_RUNS_CARRY (decision 65): 1 joins pieces cut between the consecutive tiles of one
-// work-group in the first pass: the segment going on past a tile is carried (by work-item 0)
-// into the next tile's head, and only the pieces cut between work-groups' ranges go to the
-// second pass (slots 2f+1 of a range's last tile, 2f of its first), which then has a work-item
-// per work-group's range instead of per tile. clr_short is the first pass's work-groups.
-#ifndef CLR_RUNS_CARRY
-#define CLR_RUNS_CARRY 0
-#endif
-// Work-item 0's carry: a piece of the segment that began before the work-group's first tile
-// (clr_cm 1, the range's head) or of segment clr_cseg that began in an earlier tile (clr_cm 2).
-#define CLR_CDECL(k) R##k##_A clr_ca##k = clr_identity_##k();
-#define CLR_CFOLD(k) clr_ca##k = clr_op_##k(clr_ca##k, clr_a##k[0]);
-#define CLR_CPUT(k) clr_a##k[0] = clr_ca##k;
-#define CLR_CSLOT(k) clr_part_##k[clr_slot] = clr_ca##k;
-#define CLR_TLDECL(k) __local R##k##_A clr_tl##k[2];
-#define CLR_TLPUT(k) clr_tl##k[clr_pb] = clr_a##k[0];
-#define CLR_TLGET(k) clr_ca##k = clr_tl##k[clr_pb];
-// Work-item 0 takes the tail tile clr_tt's joins left in the parity buffer clr_tt & 1.
-#define CLR_CTAKE(clr_tt)                          \
-    {                                              \
-        const uint clr_pb = (uint)((clr_tt) & 1);  \
-        if (clr_topen[clr_pb]) {                   \
-            CLR_FOR_VARS(CLR_TLGET)                \
-            clr_cseg = clr_tseg[clr_pb];           \
-            clr_csb = clr_tsb[clr_pb];             \
-            clr_cm = 2;                            \
-            clr_topen[clr_pb] = 0u;                \
-        }                                          \
-    }
-// A segment that goes on past the tile (my last piece): its partial.
-#if CLR_RUNS_CARRY
-#define CLR_RTAIL                                  \
-    {                                              \
-        const uint clr_pb = (uint)(clr_t & 1);     \
-        CLR_FOR_VARS(CLR_TLPUT)                    \
-        clr_tseg[clr_pb] = clr_e;                  \
-        clr_tsb[clr_pb] = clr_sb;                  \
-        clr_topen[clr_pb] = 1u;                    \
-    }
-// Work-item 0 with the tile's head (the whole tile where no segment starts in it) in clr_a*.
-#define CLR_RHEADW                                                     \
-    {                                                                  \
-        if (clr_t > clr_t0) CLR_CTAKE(clr_t - 1)                       \
-        if (clr_cm) {                                                  \
-            CLR_FOR_VARS(CLR_CFOLD)                                    \
-            if (clr_ka < clr_kb && clr_cm == 1) {                      \
-                const ulong clr_slot = 2 * clr_t0;                     \
-                CLR_FOR_VARS(CLR_CSLOT)                                \
-            } else if (clr_ka < clr_kb) {                              \
-                const ulong clr_e = clr_cseg, clr_sb = clr_csb;        \
-                CLR_FOR_VARS(CLR_CPUT)                                 \
-                CLR_FOR_VARS(CLR_SSTORE)                               \
-            }                                                          \
-            if (clr_ka < clr_kb) clr_cm = 0;                           \
-        }                                                              \
-    }
-#else
-#define CLR_RTAIL                                  \
-    {                                              \
-        const ulong clr_slot = 2 * clr_t + 1;      \
-        CLR_FOR_VARS(CLR_SPART)                    \
-    }
-#define CLR_RHEADW                                 \
-    {                                              \
-        const ulong clr_slot = 2 * clr_t;          \
-        CLR_FOR_VARS(CLR_SPART)                    \
-    }
-#endif
 #if CLR_SEG_E >= 32
 #define CLR_RUN_BITS 0xffffffffu
 #else
@@ -191,29 +123,15 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
     __local uint clr_rm[(CLR_WG * CLR_SEG_E + 31) / 32];
     __local uint clr_rs[CLR_WG * CLR_SEG_E];
     __local ulong clr_rsp[CLR_WG + 1];
-#if CLR_RUNS_CARRY
-    CLR_FOR_VARS(CLR_TLDECL)
-    __local ulong clr_tseg[2], clr_tsb[2];
-    __local uint clr_topen[2];
-    int clr_cm = 1;
-    ulong clr_cseg = 0, clr_csb = 0;
-    CLR_FOR_VARS(CLR_CDECL)
-    const ulong clr_ng = clr_short;
-#else
-    const ulong clr_ng = get_num_groups(0);
-#endif
 #if CLR_RUNS_SCAN
     __local uint clr_rf[CLR_WG];
 #endif
     const ulong clr_ntiles = (clr_hi - clr_lo + clr_tile - 1) / clr_tile;
-    const ulong clr_m = (clr_ntiles + clr_ng - 1) / clr_ng;
+    const ulong clr_m = (clr_ntiles + get_num_groups(0) - 1) / get_num_groups(0);
     const ulong clr_t0 = get_group_id(0) * clr_m;
     const ulong clr_tend = clr_t0 + clr_m < clr_ntiles ? clr_t0 + clr_m : clr_ntiles;
     if (clr_lid == 0 && clr_t0 < clr_tend)
         clr_rsp[0] = clr_seg_lower(clr_lo + clr_t0 * clr_tile, clr_nseg, clr_c, clr_off);
-#if CLR_RUNS_CARRY
-    if (clr_lid == 0) clr_topen[0] = clr_topen[1] = 0u;
-#endif
     // Batches of CLR_WG tiles: work-item lid finds the first segment beginning at or after the
     // end of tile tb + lid (the last tile: all of them, so it owns the empty ones at its end).
     for (ulong clr_tb = clr_t0; clr_tb < clr_tend; clr_tb += CLR_WG) {
@@ -335,7 +253,8 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
                     CLR_FOR_VARS(CLR_RFOLD1)
                 }
                 if (clr_end > clr_te) {
-                    CLR_RTAIL
+                    const ulong clr_slot = 2 * clr_t + 1;
+                    CLR_FOR_VARS(CLR_SPART)
                 } else {
                     CLR_FOR_VARS(CLR_SSTORE)
                 }
@@ -347,7 +266,8 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
                     CLR_FOR_VARS(CLR_RFOLDH)
                 }
                 if (clr_end > clr_te) {
-                    CLR_RTAIL
+                    const ulong clr_slot = 2 * clr_t + 1;
+                    CLR_FOR_VARS(CLR_SPART)
                 } else {
                     CLR_FOR_VARS(CLR_SSTORE)
                 }
@@ -358,10 +278,14 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
                 CLR_FOR_VARS(CLR_ROWN)
                 barrier(CLK_LOCAL_MEM_FENCE);
                 CLR_FOR_VARS(CLR_SGROUP)
-                if (clr_lid == 0) CLR_RHEADW
+                if (clr_lid == 0) {
+                    const ulong clr_slot = 2 * clr_t;
+                    CLR_FOR_VARS(CLR_SPART)
+                }
             } else if (clr_lid == 0 && clr_fb > clr_ts && clr_scan) {
                 CLR_FOR_VARS(CLR_RGET0)
-                CLR_RHEADW
+                const ulong clr_slot = 2 * clr_t;
+                CLR_FOR_VARS(CLR_SPART)
             } else if (clr_lid == 0 && clr_fb > clr_ts) {
                 uint clr_j = 0;
                 CLR_FOR_VARS(CLR_RGETH)
@@ -369,50 +293,19 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
                 for (clr_j = 1; clr_j <= clr_r1 && clr_j < CLR_WG; ++clr_j) {
                     CLR_FOR_VARS(CLR_RFOLDH)
                 }
-                CLR_RHEADW
+                const ulong clr_slot = 2 * clr_t;
+                CLR_FOR_VARS(CLR_SPART)
             }
-#if CLR_RUNS_CARRY
-            else if (clr_lid == 0) {
-                // A segment starts at the tile's first element: an empty head.
-                CLR_FOR_VARS(CLR_SRESET)
-                CLR_RHEADW
-            }
-#endif
             barrier(CLK_LOCAL_MEM_FENCE);
         }
         if (clr_lid == 0) clr_rsp[0] = clr_rsp[clr_tn];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-#if CLR_RUNS_CARRY
-    // The range's end: the last tile's tail goes on (slot 2f+1 of the last tile), or no
-    // segment started in the whole range (its head, slot 2f of the first tile).
-    if (clr_lid == 0 && clr_t0 < clr_tend) {
-        CLR_CTAKE(clr_tend - 1)
-        if (clr_cm == 1) {
-            const ulong clr_slot = 2 * clr_t0;
-            CLR_FOR_VARS(CLR_CSLOT)
-        } else if (clr_cm == 2) {
-            // Carried through tiles where no segment starts, it may end at the range's end.
-            const ulong clr_re = clr_lo + clr_tend * clr_tile;
-            if (clr_off[clr_cseg + 1] <= clr_re) {
-                const ulong clr_e = clr_cseg, clr_sb = clr_csb;
-                CLR_FOR_VARS(CLR_CPUT)
-                CLR_FOR_VARS(CLR_SSTORE)
-            } else {
-                const ulong clr_slot = 2 * (clr_tend - 1) + 1;
-                CLR_FOR_VARS(CLR_CSLOT)
-            }
-        }
-    }
-#endif
 }
 
-// A work-item per unit whose tail goes on (the last segment beginning in the unit ends past
-// it): it folds the tail (slot 2l+1, l the unit's last tile) and the heads (slots 2f, f the
-// first tile of each unit) of the units after it that the segment covers, or lists a segment
-// over more than CLR_RUNS_SERIAL units for the whole work-group. A unit is a tile, or with
-// CLR_RUNS_CARRY the tiles of one work-group of the first pass (clr_short of them).
-#define CLR_UFOLD(k) clr_a##k[0] = clr_op_##k(clr_a##k[0], clr_part_##k[2 * clr_v * clr_um]);
+// A work-item per tile whose tail goes on (the last segment beginning in the tile ends past
+// it): it folds the tail (slot 2t+1) and the heads (slots 2u) of the tiles t+1..t1 the segment
+// covers, or lists a segment over more than CLR_RUNS_SERIAL tiles for the whole work-group.
 __kernel __attribute__((reqd_work_group_size(CLR_WG, 1, 1)))
 void clr_finish(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_off,
                 const ulong clr_nseg, const ulong clr_c, const ulong clr_lo, const ulong clr_hi,
@@ -426,38 +319,25 @@ void clr_finish(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_
     return;  // A/B only (scripts/gpu/csr_ab.sh): the first pass's time alone, results wrong.
 #endif
     const ulong clr_ntiles = (clr_hi - clr_lo + clr_tile - 1) / clr_tile;
-#if CLR_RUNS_CARRY
-    const ulong clr_um = (clr_ntiles + clr_short - 1) / clr_short;
-#else
-    const ulong clr_um = 1;
-#endif
-    const ulong clr_nunits = (clr_ntiles + clr_um - 1) / clr_um;
-    for (ulong clr_ub = get_group_id(0) * CLR_WG; clr_ub < clr_nunits;
-         clr_ub += get_num_groups(0) * CLR_WG) {
+    for (ulong clr_tb = get_group_id(0) * CLR_WG; clr_tb < clr_ntiles;
+         clr_tb += get_num_groups(0) * CLR_WG) {
         if (clr_lid == 0) clr_mn = 0u;
         barrier(CLK_LOCAL_MEM_FENCE);
-        const ulong clr_u = clr_ub + clr_lid;
-        if (clr_u + 1 < clr_nunits) {
-            const ulong clr_ts = clr_lo + clr_u * clr_um * clr_tile;
-            const ulong clr_te = clr_lo + (clr_u + 1) * clr_um * clr_tile;
+        const ulong clr_t = clr_tb + clr_lid;
+        if (clr_t + 1 < clr_ntiles) {
+            const ulong clr_ts = clr_lo + clr_t * clr_tile;
+            const ulong clr_te = clr_ts + clr_tile;
             const ulong clr_kb = clr_seg_lower(clr_te, clr_nseg, clr_c, clr_off);
             if (clr_kb > 0) {
                 const ulong clr_e = clr_kb - 1;
                 const ulong clr_sb = clr_off[clr_e];
                 const ulong clr_end = clr_off[clr_kb];
                 if (clr_sb >= clr_ts && clr_end > clr_te) {
-                    const ulong clr_u1 = (clr_end - 1 - clr_lo) / clr_tile / clr_um;
-                    if (clr_u1 - clr_u > CLR_RUNS_SERIAL) {
-                        clr_ml[atomic_inc(&clr_mn)] = clr_u;
+                    const ulong clr_t1 = (clr_end - 1 - clr_lo) / clr_tile;
+                    if (clr_t1 - clr_t > CLR_RUNS_SERIAL) {
+                        clr_ml[atomic_inc(&clr_mn)] = clr_t;
                     } else {
-                        {
-                            const ulong clr_slot = 2 * ((clr_u + 1) * clr_um - 1) + 1;
-                            CLR_FOR_VARS(CLR_SGETP)
-                        }
-                        for (ulong clr_v = clr_u + 1; clr_v <= clr_u1; ++clr_v) {
-                            CLR_FOR_VARS(CLR_UFOLD)
-                        }
-                        CLR_FOR_VARS(CLR_SSTORE)
+                        CLR_CUT_SERIAL(clr_t, clr_t1)
                     }
                 }
             }
@@ -465,22 +345,12 @@ void clr_finish(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_
         barrier(CLK_LOCAL_MEM_FENCE);
         const uint clr_nl = clr_mn;
         for (uint clr_q = 0; clr_q < clr_nl; ++clr_q) {
-            const ulong clr_ul = clr_ml[clr_q];
+            const ulong clr_tl = clr_ml[clr_q];
             const ulong clr_e =
-                clr_seg_lower(clr_lo + (clr_ul + 1) * clr_um * clr_tile, clr_nseg, clr_c, clr_off) - 1;
+                clr_seg_lower(clr_lo + (clr_tl + 1) * clr_tile, clr_nseg, clr_c, clr_off) - 1;
             const ulong clr_sb = clr_off[clr_e];
-            const ulong clr_u1 = (clr_off[clr_e + 1] - 1 - clr_lo) / clr_tile / clr_um;
-            CLR_FOR_VARS(CLR_SRESET)
-            for (ulong clr_v = clr_ul + 1 + clr_lid; clr_v <= clr_u1; clr_v += CLR_WG) {
-                CLR_FOR_VARS(CLR_UFOLD)
-            }
-            CLR_FOR_VARS(CLR_SGROUP)
-            if (clr_lid == 0) {
-                const ulong clr_slot = 2 * ((clr_ul + 1) * clr_um - 1) + 1;
-                CLR_FOR_VARS(CLR_SFIRST)
-                CLR_FOR_VARS(CLR_SSTORE)
-            }
-            barrier(CLK_LOCAL_MEM_FENCE);
+            const ulong clr_t1 = (clr_off[clr_e + 1] - 1 - clr_lo) / clr_tile;
+            CLR_CUT_GROUP(clr_tl, clr_t1)
         }
     }
 }

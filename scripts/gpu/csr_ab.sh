@@ -83,10 +83,6 @@ for l in 64 256; do v c13b-pre-l$l SEGBENCH_PLANS=runs CLREDUCE_SEGMENT_TUNE=loc
 LG=$((LG - 1)) v c13b-f64 SEGBENCH_TYPE=f64 SEGBENCH_PLANS=auto -- ragged-16 ragged-256 ragged-65536
 LG=$((LG - 1)) v c13b-f64-pre SEGBENCH_TYPE=f64 SEGBENCH_PLANS=runs CLREDUCE_EXTRA_OPTIONS=-DCLR_RUNS_PRE=1 -- ragged-16 ragged-256
 v c13b-i32 SEGBENCH_TYPE=i32 SEGBENCH_PLANS=auto -- ragged-16 ragged-256 ragged-65536
-# 5. Round 3 (ONLY='^c13c'): runs joining pieces cut between a work-group's consecutive tiles
-# in the first pass (CLR_RUNS_CARRY; the second pass then per work-group's range), with and
-# without the early loads.
-v c13c-base SEGBENCH_PLANS=runs -- ragged-16 ragged-256 ragged-4096
-v c13c-carry SEGBENCH_PLANS=runs CLREDUCE_EXTRA_OPTIONS=-DCLR_RUNS_CARRY=1 -- ragged-16 ragged-256 ragged-4096
-v c13c-carry-pre SEGBENCH_PLANS=runs CLREDUCE_EXTRA_OPTIONS="-DCLR_RUNS_CARRY=1 -DCLR_RUNS_PRE=1" -- ragged-16 ragged-256 ragged-4096 ragged-16384
+# 5. Round 3 compared CLR_RUNS_CARRY (pieces cut between a work-group's tiles joined in the
+# first pass; commit 04ca39e, removed after losing: decision 65).
 echo "written: $out"

@@ -628,8 +628,6 @@ fn runs(
     let groups = tiles.min(fill * 4);
     let mut g = Geometry::new(groups, 2, tile, format!("{tiles} tiles of {tile} elements, runs of {per_item} per work-item combined in registers (segment starts from a local bit mask), consecutive tiles per work-group on {groups} work-groups of {local}; a segment cut between runs joined by the work-item where it starts, one cut between tiles by a second pass"));
     g.per_item = per_item;
-    // The first pass's work-groups, which both passes divide the tiles by (CLR_RUNS_CARRY).
-    g.short = groups;
     Ok(g)
 }
 

@@ -292,8 +292,7 @@ pub struct SegmentPlan {
     /// stripes: the first pass's work-groups; group: work-groups per segment (1: one pass);
     /// 0 otherwise.
     pub tile: u64,
-    /// Tiles: the longest segment one work-item reduces alone; `runs`: the first pass's
-    /// work-groups (both passes divide the tiles by it); 0 otherwise.
+    /// Tiles: the longest segment one work-item reduces alone; 0 otherwise.
     pub short: u64,
     /// `staged`: elements per work-item in a stage; `merge`: items per work-item; `runs`:
     /// elements per run; 0 otherwise.
