@@ -163,6 +163,16 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() -> clreduce::Result<()> {
+    // CLREDUCE_LOG=debug prints the build logs (register counts with
+    // CLREDUCE_EXTRA_OPTIONS=-cl-nv-verbose on NVIDIA), as the CLI does.
+    #[cfg(feature = "cli")]
+    if let Ok(filter) = tracing_subscriber::EnvFilter::try_from_env("CLREDUCE_LOG") {
+        tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_ansi(false)
+            .with_writer(std::io::stderr)
+            .init();
+    }
     let args: Vec<String> = std::env::args().collect();
     let q = Queue::with_device(args.get(1).map(String::as_str).unwrap_or("0"))?.with_profiling()?;
     let lg: u32 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(24);

@@ -279,9 +279,35 @@ static inline ulong clr_seg_lower(ulong p, ulong nseg, ulong c, __global const u
 
 // Reduces indices [clr_b, clr_e2) with the whole work-group into clr_a*[0] of every work-item.
 // (The plain sum's loop, CLR_PLAIN_STRIDED, measured slower here: decision 58.)
+#if CLR_SEG_ALGO == CLR_SEG_TILES && defined(CLR_VEC) && CLR_VEC > 1
+// tiles with vector loads (decision 65): the aligned middle of the range in blocks of CLR_VEC
+// elements, block q to work-item q % CLR_WG (CLR_CALL_V: one vector load per buffer the body
+// reads at [i]), CLR_SEG_U blocks per step into accumulators 0..U-1; the unaligned ends (fewer
+// than CLR_VEC elements each) one element per work-item, into accumulator 0.
+#define CLR_GVSTEP(u) CLR_CALL_V((CLR_IDX)(clr_gj + (u) * clr_gs), (u));
+#define CLR_GROUP_RANGE(clr_b, clr_e2)                                                   \
+    {                                                                                    \
+        const ulong clr_gb = (clr_b), clr_ge = (clr_e2);                                 \
+        const ulong clr_gr = (clr_gb + (CLR_VEC - 1)) / CLR_VEC * CLR_VEC;               \
+        const ulong clr_ga = clr_gr < clr_ge ? clr_gr : clr_ge;                          \
+        const ulong clr_gz = clr_ga + (clr_ge - clr_ga) / CLR_VEC * CLR_VEC;             \
+        const ulong clr_gs = (ulong)CLR_WG * CLR_VEC;                                    \
+        ulong clr_gj = clr_ga + (ulong)clr_lid * CLR_VEC;                                \
+        CLR_FOR_VARS(CLR_SRESETU)                                                        \
+        for (; clr_gj + (CLR_SEG_U - 1) * clr_gs < clr_gz; clr_gj += CLR_SEG_U * clr_gs) { \
+            CLR_CROWS(CLR_GVSTEP)                                                        \
+        }                                                                                \
+        for (; clr_gj < clr_gz; clr_gj += clr_gs) CLR_CALL_V((CLR_IDX)clr_gj, 0);        \
+        if (clr_gb + clr_lid < clr_ga) CLR_CALL((CLR_IDX)(clr_gb + clr_lid), 0);         \
+        if (clr_gz + clr_lid < clr_ge) CLR_CALL((CLR_IDX)(clr_gz + clr_lid), 0);         \
+        CLR_FOR_VARS(CLR_SMERGEU)                                                        \
+    }                                                                                    \
+    CLR_FOR_VARS(CLR_SGROUP)
+#else
 #define CLR_GROUP_RANGE(clr_b, clr_e2)                  \
     CLR_STRIDED((clr_b) + clr_lid, (clr_e2), CLR_WG)    \
     CLR_FOR_VARS(CLR_SGROUP)
+#endif
 
 #if CLR_SEG_ALGO != CLR_SEG_MERGE && CLR_SEG_ALGO != CLR_SEG_RUNS
 __kernel __attribute__((reqd_work_group_size(CLR_WG, 1, 1)))
@@ -717,20 +743,25 @@ void clr_finish(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_
     const uint clr_lid = (uint)get_local_id(0);
     const ulong clr_ss = 1;
     CLR_FOR_VARS(CLR_SDECL)
+#ifdef CLR_DIAG_NOFINISH
+    return;  // A/B only (scripts/gpu/csr_ab.sh): the first pass's time alone, results wrong.
+#endif
 #if CLR_SEG_ALGO == CLR_SEG_TILES || CLR_SEG_ALGO == CLR_SEG_CHUNKS
     // A work-group per tile (chunk) whose tail segment goes on: it combines the tail (slot 2t) with
-    // the heads of the tiles the segment covers (slots 2u, u = t+1..t1), in tile order.
+    // the heads of the tiles the segment covers (slots 2u, u = t+1..t1), in tile order. One
+    // search: the tail is segment kb - 1 (kb the first beginning at or after the tile's end)
+    // where that one begins in the tile.
     const ulong clr_ntiles = (clr_hi - clr_lo + clr_tile - 1) / clr_tile;
     for (ulong clr_t = get_group_id(0); clr_t < clr_ntiles; clr_t += get_num_groups(0)) {
         const ulong clr_ts = clr_lo + clr_t * clr_tile;
         const ulong clr_te = clr_hi - clr_ts < clr_tile ? clr_hi : clr_ts + clr_tile;
         if (clr_te == clr_hi) continue;
-        const ulong clr_ka = clr_seg_lower(clr_ts, clr_nseg, clr_c, clr_off);
         const ulong clr_kb = clr_seg_lower(clr_te, clr_nseg, clr_c, clr_off);
-        const ulong clr_end = clr_seg_begin(clr_kb, clr_c, clr_off);
-        if (!(clr_kb > clr_ka && clr_end > clr_te)) continue;
+        if (clr_kb == 0) continue;
         const ulong clr_e = clr_kb - 1;
         const ulong clr_sb = clr_seg_begin(clr_e, clr_c, clr_off);
+        const ulong clr_end = clr_seg_begin(clr_kb, clr_c, clr_off);
+        if (clr_sb < clr_ts || clr_end <= clr_te) continue;
         const ulong clr_t1 = (clr_end - 1 - clr_lo) / clr_tile;
         CLR_CUT_GROUP(clr_t, clr_t1)
     }

@@ -31,6 +31,48 @@
 #ifndef CLR_RUNS_SPLIT
 #define CLR_RUNS_SPLIT 1
 #endif
+// CLR_RUNS_DIAG (A/B only, scripts/gpu/csr_ab.sh; results wrong): 1 skips the joins' folds of
+// the following runs' heads, 2 also the marks (no segment starts: every tile one piece).
+#ifndef CLR_RUNS_DIAG
+#define CLR_RUNS_DIAG 0
+#endif
+// CLR_RUNS_SCAN (SegmentPlan::scan, decision 65): 1 joins the runs' heads with a segmented
+// scan over the work-group (log2 CLR_WG steps, every work-item at once) instead of a serial
+// fold by the work-item where a segment starts.
+#ifndef CLR_RUNS_SCAN
+#define CLR_RUNS_SCAN 0
+#endif
+// CLR_RUNS_PRE (decision 65): 1 issues a whole aligned run's vector loads before the marks
+// (registers clr_px0.., CLR_VPLOAD), so their latency overlaps the offsets' reads and the
+// barrier; the walk then runs the body on the registers (CLR_CALL_VP).
+#ifndef CLR_RUNS_PRE
+#define CLR_RUNS_PRE 0
+#endif
+#if CLR_VEC > 1 && CLR_RUNS_PRE
+#define CLR_RNV (CLR_SEG_E / CLR_VEC)
+#if CLR_RNV == 1
+#define CLR_RSLOTS(X) X(0)
+#elif CLR_RNV == 2
+#define CLR_RSLOTS(X) X(0) X(1)
+#elif CLR_RNV == 4
+#define CLR_RSLOTS(X) X(0) X(1) X(2) X(3)
+#elif CLR_RNV == 8
+#define CLR_RSLOTS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#else
+#define CLR_RSLOTS(X) \
+    X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
+#endif
+#define CLR_RPDECL(s) CLR_VPDECL(clr_px##s)
+#define CLR_RPLOAD(s) CLR_VPLOAD(clr_px##s, (CLR_IDX)(clr_i0 + (s) * CLR_VEC))
+#define CLR_RNOH(l)
+#define CLR_RPWALK(s)                                                                   \
+    if (CLR_RUNS_SPLIT && ((clr_bits >> ((s) * CLR_VEC)) & ((1u << CLR_VEC) - 1u)) == 0u) { \
+        CLR_CALL_VP(clr_px##s, (CLR_IDX)(clr_i0 + (s) * CLR_VEC), 0, CLR_RNOH)          \
+    } else {                                                                            \
+        const uint clr_qb = (s) * CLR_VEC;                                              \
+        CLR_CALL_VP(clr_px##s, (CLR_IDX)(clr_i0 + clr_qb), 0, CLR_RH)                   \
+    }
+#endif
 #if CLR_SEG_E >= 32
 #define CLR_RUN_BITS 0xffffffffu
 #else
@@ -44,6 +86,13 @@
 #define CLR_RGETH(k) clr_a##k[0] = clr_lm##k[clr_j];
 #define CLR_RFOLDH(k) clr_a##k[0] = clr_op_##k(clr_a##k[0], clr_lm##k[clr_j]);
 #define CLR_ROWN(k) clr_a##k[0] = clr_lm##k[clr_lid];
+// The scan's step: heads lid and lid + d combined (the chain from lid stops at a run with a
+// segment start, whose head ends the segment that comes into it).
+#define CLR_RSDECL(k) R##k##_A clr_sv##k = clr_lm##k[clr_lid];
+#define CLR_RSREAD(k) clr_sv##k = clr_op_##k(clr_sv##k, clr_lm##k[clr_lid + clr_d]);
+#define CLR_RSWRITE(k) clr_lm##k[clr_lid] = clr_sv##k;
+#define CLR_RFOLD1(k) clr_a##k[0] = clr_op_##k(clr_a##k[0], clr_lm##k[clr_lid + 1]);
+#define CLR_RGET0(k) clr_a##k[0] = clr_lm##k[0];
 
 // Before the element at run position q: if a segment starts there, the current piece ends
 // (the run's head is kept, a segment begun in the run is stored) and the new one begins.
@@ -74,6 +123,9 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
     __local uint clr_rm[(CLR_WG * CLR_SEG_E + 31) / 32];
     __local uint clr_rs[CLR_WG * CLR_SEG_E];
     __local ulong clr_rsp[CLR_WG + 1];
+#if CLR_RUNS_SCAN
+    __local uint clr_rf[CLR_WG];
+#endif
     const ulong clr_ntiles = (clr_hi - clr_lo + clr_tile - 1) / clr_tile;
     const ulong clr_m = (clr_ntiles + get_num_groups(0) - 1) / get_num_groups(0);
     const ulong clr_t0 = get_group_id(0) * clr_m;
@@ -96,11 +148,22 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
             const ulong clr_ts = clr_lo + clr_t * clr_tile;
             const ulong clr_te = clr_hi - clr_ts < clr_tile ? clr_hi : clr_ts + clr_tile;
             const uint clr_cnt = (uint)(clr_te - clr_ts);
+            const uint clr_p0 = clr_lid * CLR_SEG_E;
+            const ulong clr_i0 = clr_ts + clr_p0;
+            const uint clr_rl = clr_p0 >= clr_cnt ? 0u
+                                : (clr_cnt - clr_p0 < CLR_SEG_E ? clr_cnt - clr_p0 : CLR_SEG_E);
+#if CLR_VEC > 1 && CLR_RUNS_PRE
+            const int clr_whole = clr_rl == CLR_SEG_E && clr_i0 % CLR_VEC == 0;
+            CLR_RSLOTS(CLR_RPDECL)
+            if (clr_whole) {
+                CLR_RSLOTS(CLR_RPLOAD)
+            }
+#endif
             // 1. marks
             for (uint clr_j = clr_lid; clr_j < (CLR_WG * CLR_SEG_E + 31) / 32; clr_j += CLR_WG)
                 clr_rm[clr_j] = 0u;
             barrier(CLK_LOCAL_MEM_FENCE);
-            for (ulong clr_e = clr_ka + clr_lid; clr_e < clr_kb; clr_e += CLR_WG) {
+            for (ulong clr_e = clr_ka + clr_lid; clr_e < clr_kb && CLR_RUNS_DIAG < 2; clr_e += CLR_WG) {
                 const ulong clr_b = clr_off[clr_e];
                 if (clr_off[clr_e + 1] == clr_b) {
                     CLR_FOR_VARS(CLR_SEMPTY)
@@ -112,16 +175,25 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
             }
             barrier(CLK_LOCAL_MEM_FENCE);
             // 2. walk
-            const uint clr_p0 = clr_lid * CLR_SEG_E;
-            const ulong clr_i0 = clr_ts + clr_p0;
             const uint clr_bits = (clr_rm[clr_p0 / 32] >> (clr_p0 % 32)) & CLR_RUN_BITS;
-            const uint clr_rl = clr_p0 >= clr_cnt ? 0u
-                                : (clr_cnt - clr_p0 < CLR_SEG_E ? clr_cnt - clr_p0 : CLR_SEG_E);
             uint clr_cur = 0;
             ulong clr_sb = 0;
             int clr_had = 0;
             CLR_FOR_VARS(CLR_SRESET)
-#if CLR_VEC > 1
+#if CLR_RUNS_PRE
+            // The end of the segment that starts last in the run (its join's bound), read
+            // before the walk so that the load's latency passes under it.
+            const ulong clr_lend =
+                clr_bits ? clr_off[clr_ka + clr_rs[clr_p0 + 31u - clz(clr_bits)] + 1] : 0;
+#define CLR_REND clr_lend
+#else
+#define CLR_REND clr_off[clr_e + 1]
+#endif
+#if CLR_VEC > 1 && CLR_RUNS_PRE
+            if (clr_whole) {
+                CLR_RSLOTS(CLR_RPWALK)
+            } else
+#elif CLR_VEC > 1
             if (clr_rl == CLR_SEG_E && clr_i0 % CLR_VEC == 0) {
                 for (uint clr_qb = 0; clr_qb < CLR_SEG_E; clr_qb += CLR_VEC) {
                     if (CLR_RUNS_SPLIT && ((clr_bits >> clr_qb) & ((1u << CLR_VEC) - 1u)) == 0u) {
@@ -144,13 +216,53 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
             } else {
                 CLR_FOR_VARS(CLR_RPUTA)
             }
+            const ulong clr_fb = clr_ka < clr_kb ? clr_off[clr_ka] : clr_te;
+#if CLR_RUNS_SCAN
+            clr_rf[clr_lid] = clr_had ? 1u : 0u;
             barrier(CLK_LOCAL_MEM_FENCE);
+            // Uniform: a segment starts in the tile.
+            const int clr_scan = clr_ka < clr_kb;
+            if (clr_scan) {
+                // Backward segmented inclusive scan of the heads: slot r ends as heads r ..
+                // j combined, j the first run at or after r where a segment starts.
+                for (uint clr_d = 1; clr_d < CLR_WG; clr_d <<= 1) {
+                    const int clr_go = !clr_rf[clr_lid] && clr_lid + clr_d < CLR_WG;
+                    uint clr_nf = 0u;
+                    CLR_FOR_VARS(CLR_RSDECL)
+                    if (clr_go) {
+                        CLR_FOR_VARS(CLR_RSREAD)
+                        clr_nf = clr_rf[clr_lid + clr_d];
+                    }
+                    barrier(CLK_LOCAL_MEM_FENCE);
+                    if (clr_go) {
+                        CLR_FOR_VARS(CLR_RSWRITE)
+                        if (clr_nf) clr_rf[clr_lid] = 1u;
+                    }
+                    barrier(CLK_LOCAL_MEM_FENCE);
+                }
+            }
+#else
+            barrier(CLK_LOCAL_MEM_FENCE);
+            const int clr_scan = 0;
+#endif
             // 3. joins: my last piece, if a segment began in my run.
-            if (clr_had) {
+            if (clr_had && clr_scan) {
                 const ulong clr_e = clr_ka + clr_cur;
-                const ulong clr_end = clr_off[clr_e + 1];
+                const ulong clr_end = CLR_REND;
+                if (clr_lid + 1 < CLR_WG && clr_ts + (ulong)(clr_lid + 1) * CLR_SEG_E < clr_end) {
+                    CLR_FOR_VARS(CLR_RFOLD1)
+                }
+                if (clr_end > clr_te) {
+                    const ulong clr_slot = 2 * clr_t + 1;
+                    CLR_FOR_VARS(CLR_SPART)
+                } else {
+                    CLR_FOR_VARS(CLR_SSTORE)
+                }
+            } else if (clr_had) {
+                const ulong clr_e = clr_ka + clr_cur;
+                const ulong clr_end = CLR_REND;
                 uint clr_j = clr_lid + 1;
-                for (; clr_j < CLR_WG && clr_ts + (ulong)clr_j * CLR_SEG_E < clr_end; ++clr_j) {
+                for (; CLR_RUNS_DIAG < 1 && clr_j < CLR_WG && clr_ts + (ulong)clr_j * CLR_SEG_E < clr_end; ++clr_j) {
                     CLR_FOR_VARS(CLR_RFOLDH)
                 }
                 if (clr_end > clr_te) {
@@ -161,7 +273,6 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
                 }
             }
             // The tile's head: the part of the segment begun before it (none in the first).
-            const ulong clr_fb = clr_ka < clr_kb ? clr_off[clr_ka] : clr_te;
             if (clr_ka == clr_kb) {
                 // No segment begins in the tile: all of it is its head (uniform branch).
                 CLR_FOR_VARS(CLR_ROWN)
@@ -171,6 +282,10 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
                     const ulong clr_slot = 2 * clr_t;
                     CLR_FOR_VARS(CLR_SPART)
                 }
+            } else if (clr_lid == 0 && clr_fb > clr_ts && clr_scan) {
+                CLR_FOR_VARS(CLR_RGET0)
+                const ulong clr_slot = 2 * clr_t;
+                CLR_FOR_VARS(CLR_SPART)
             } else if (clr_lid == 0 && clr_fb > clr_ts) {
                 uint clr_j = 0;
                 CLR_FOR_VARS(CLR_RGETH)
@@ -200,6 +315,9 @@ void clr_finish(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_
     CLR_FOR_VARS(CLR_SDECL)
     __local ulong clr_ml[CLR_WG];
     __local uint clr_mn;
+#ifdef CLR_DIAG_NOFINISH
+    return;  // A/B only (scripts/gpu/csr_ab.sh): the first pass's time alone, results wrong.
+#endif
     const ulong clr_ntiles = (clr_hi - clr_lo + clr_tile - 1) / clr_tile;
     for (ulong clr_tb = get_group_id(0) * CLR_WG; clr_tb < clr_ntiles;
          clr_tb += get_num_groups(0) * CLR_WG) {

@@ -1,5 +1,5 @@
-//! The `merge` plan over CSR offsets (decision 54) forced on every device, beside `tiles` (and
-//! `runs`, decision 62), on
+//! The `merge` plan over CSR offsets (decision 54) forced on every device, beside `tiles` (one
+//! element at a time, and with vector loads, decision 65) and `runs` (decision 62), on
 //! the shapes that cut its tiles of items (elements and segment ends) in odd places: one
 //! segment of all n (a segment over many tiles, the work-group finish), segments of 1, prime
 //! lengths, heavy tails, runs of empty segments longer than a tile (tiles with no element),
@@ -69,6 +69,13 @@ fn shapes(rng: &mut Rng, big: bool) -> Vec<(String, u64, Vec<u64>)> {
         *off.last().unwrap() + 5,
         off,
     ));
+    // Lengths around the tiles' sizes (runs: 64 x 16 on CPUs; merge and tiles: thousands), so
+    // that segments are cut at tile boundaries everywhere, by one element or many.
+    let lens: Vec<u64> = (0..24 * s)
+        .map(|k| [1023u64, 1025, 1, 2047, 1024, 4097, 0, 511][k as usize % 8])
+        .collect();
+    let off = from_lens(0, lens);
+    v.push(("lengths around tiles".into(), *off.last().unwrap(), off));
     // Every segment empty.
     v.push(("all empty".into(), 10, vec![4; 300]));
     v
@@ -155,6 +162,9 @@ fn run(
     if plan.algo != algo {
         return Err(format!("forced {algo}, planned {}", plan.algo));
     }
+    if vec.is_some_and(|v| plan.vec != v as u64) {
+        return Err(format!("forced vec {vec:?}, planned {}", plan.vec));
+    }
     let got = (
         sum.to_vec().unwrap(),
         mx.to_vec().unwrap(),
@@ -202,9 +212,17 @@ fn merge_on_tile_cutting_shapes() {
         let dev = short(d);
         let mut rng = Rng(0x54 + d.index() as u64);
         for (name, n, off) in shapes(&mut rng, !d.is_simulator()) {
-            for algo in [SegmentAlgo::Merge, SegmentAlgo::Tiles] {
-                let case = format!("{algo} {name} (n {n}, {} segments)", off.len() - 1);
-                match run(q, n, &off, (algo, None), &mut rng) {
+            // tiles forced to vector loads in its work-group pieces (decision 65) beside.
+            for (algo, vec) in [
+                (SegmentAlgo::Merge, None),
+                (SegmentAlgo::Tiles, None),
+                (SegmentAlgo::Tiles, Some(4)),
+            ] {
+                let case = format!(
+                    "{algo} vec {vec:?} {name} (n {n}, {} segments)",
+                    off.len() - 1
+                );
+                match run(q, n, &off, (algo, vec), &mut rng) {
                     Ok(()) => t.pass(&dev),
                     Err(m) => t.fail(&dev, &case, &m),
                 }

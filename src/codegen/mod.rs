@@ -519,8 +519,41 @@ fn vec_glue(
     // lane's body (the runs plan's segment starts).
     if hooks {
         s.push_str(&hooked);
+        s.push_str(&prefetch_glue(w, accs, user_args, loaded));
     }
     s
+}
+
+/// The runs plan's loads ahead of their use (decision 65): CLR_VPDECL(P) declares a register
+/// per preloaded buffer (`P##_NAME`), CLR_VPLOAD(P, ci) fills them with the `w` elements from
+/// `ci` (one aligned load each), CLR_CALL_VP(P, ci, cu, H) runs the body on them as
+/// CLR_CALL_VH does on its own loads.
+fn prefetch_glue(w: usize, accs: &str, user_args: &str, loaded: &[(String, ElemType)]) -> String {
+    let mut decl = String::from("#define CLR_VPDECL(P)");
+    let mut load = String::from("#define CLR_VPLOAD(P, clr_ci)");
+    for (name, ty) in loaded {
+        let v = loads::load_vector(name, *ty, w, "(clr_ci)");
+        // "const T clr_vx_NAME = LOAD;" -> the type, and the load.
+        let (lhs, rhs) = v.split_once(" = ").expect("a declaration");
+        let t = lhs
+            .trim_start_matches("const ")
+            .trim_end_matches(&format!(" clr_vx_{name}"));
+        decl.push_str(&format!(" {t} P##_{name};"));
+        load.push_str(&format!(" P##_{name} = {rhs}"));
+    }
+    let mut call = String::from(
+        "#define CLR_CALL_VP(P, clr_ci, clr_cu, H) { const CLR_IDX clr_vi = (clr_ci);",
+    );
+    for lane in 0..w {
+        let pre: String = loaded
+            .iter()
+            .map(|(name, _)| format!(", P##_{name}.s{lane}"))
+            .collect();
+        call.push_str(&format!(
+            " H({lane}) clr_body(clr_vi + {lane}, clr_n{accs}{user_args}{pre});"
+        ));
+    }
+    format!("{decl}\n{load}\n{call} }}\n")
 }
 
 /// The speculative loop's macros (kernels/reduce.cl CLR_SPEC): CLR_FOR_SPEC lists the exact

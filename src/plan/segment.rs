@@ -161,6 +161,7 @@ pub fn plan_segments(
         lanes: g.lanes,
         unroll,
         vec,
+        scan: algo == SegmentAlgo::Runs && runs_scan(req, mean),
         index_in_segment: vec![false; base.vars.len()],
         span_idiom: false,
         reason: why,
@@ -231,11 +232,13 @@ impl Geometry {
     }
 }
 
-/// Consecutive elements loaded at once (`SegmentPlan::vec`) by `item` on uniform rows and by
-/// `runs`: 16 bytes on GPUs (a float4 of f32, a double2 of f64) where the body reads its
-/// buffers at `[i]` (`SegmentRequest::read_bytes`), halved until it divides the row length
-/// (the run of `per_item` elements); `vec=N` overrides; 1 elsewhere (CPUs, exact sums, other
-/// plans and layouts).
+/// Consecutive elements loaded at once (`SegmentPlan::vec`) by `item` on uniform rows, by
+/// `runs` and by `tiles`' work-group pieces (decision 65): 16 bytes on GPUs (a float4 of f32,
+/// a double2 of f64) where the body reads its buffers at `[i]` (`SegmentRequest::read_bytes`),
+/// halved until it divides the row length (the run of `per_item` elements; tiles load the
+/// unaligned ends of a piece one element at a time); `vec=N` overrides; 1 elsewhere (CPUs,
+/// exact sums, other plans and layouts). H200, 2^28 f32, CSR of mean 65536 under tiles: 293.3
+/// us with float4 loads against 328.4 one at a time (313.7 with float2).
 fn vec_width(
     caps: &DeviceCaps,
     req: &SegmentRequest,
@@ -246,6 +249,8 @@ fn vec_width(
     let len = match (algo, req.layout) {
         (SegmentAlgo::Item, SegmentLayout::Uniform { len }) => len,
         (SegmentAlgo::Runs, _) => per_item.max(1),
+        // tiles' work-group pieces: any length (the unaligned ends one element at a time).
+        (SegmentAlgo::Tiles, _) => 8,
         _ => return 1,
     };
     if exact || req.read_bytes == 0 {
@@ -260,6 +265,18 @@ fn vec_width(
         w /= 2;
     }
     w
+}
+
+/// `runs`: whether the heads of the runs a segment covers are joined by a segmented scan over
+/// the work-group (`SegmentPlan::scan`) rather than by the work-item where the segment starts,
+/// one head after another; `scan=0|1` overrides. The scan costs log2(local) steps with two
+/// barriers each in every tile where a segment starts, the serial fold one step per run the
+/// segment covers: the scan from mean length 32 on. H200, 2^28 f32, heavy-tailed CSR of means
+/// 32, 64, 128, 256, 1024, 4096 and 16384: 497.8, 455.6, 422.8, 399.2, 362.9, 337.6 and 331.8
+/// us with the scan against 504.1, 481.1, 457.6, 436.0, 380.6, 350.6 and 337.5 without; mean
+/// 16: 551.1 against 543.8 (decision 65).
+fn runs_scan(req: &SegmentRequest, mean: u64) -> bool {
+    req.tune.scan.unwrap_or(mean >= 32)
 }
 
 /// `item` with vector loads: `unroll` rows per work-item (rows `e, e + G, ...`, G the

@@ -193,7 +193,7 @@ pub struct SegmentRequest {
 }
 
 /// Geometry overrides of the segmented plans, for tuning experiments:
-/// `CLREDUCE_SEGMENT_TUNE=local=256,groups_per_cu=8,per_item=8,lanes=32,unroll=8,chunks=16,split=4,rounds=4,vec=4`
+/// `CLREDUCE_SEGMENT_TUNE=local=256,groups_per_cu=8,per_item=8,lanes=32,unroll=8,chunks=16,split=4,rounds=4,vec=4,scan=1`
 /// (any subset). Values
 /// out of range are refused, never clamped; a value a plan does not use is ignored by it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
@@ -221,6 +221,10 @@ pub struct SegmentTune {
     /// is one at a time), where the rows' length is a multiple and the body's reads at `[i]`
     /// allow it ([`SegmentRequest::read_bytes`]).
     pub vec: Option<u64>,
+    /// `runs`: the runs' heads joined by a segmented scan over the work-group (`scan=1`) or
+    /// by the work-item where a segment starts (`scan=0`), in place of the rule's
+    /// ([`SegmentPlan::scan`]).
+    pub scan: Option<bool>,
 }
 
 impl SegmentTune {
@@ -242,6 +246,7 @@ impl SegmentTune {
                     "split=1..65536",
                     "rounds=1..64",
                     "vec=1|2|4|8",
+                    "scan=0|1",
                 ],
             };
             let (k, v) = part.split_once('=').ok_or_else(bad)?;
@@ -257,6 +262,7 @@ impl SegmentTune {
                 "split" if (1..=65536).contains(&v) => t.split = Some(v),
                 "rounds" if (1..=64).contains(&v) => t.rounds = Some(v),
                 "vec" if pow2 && v <= 8 => t.vec = Some(v),
+                "scan" if v <= 1 => t.scan = Some(v == 1),
                 _ => return Err(bad()),
             }
         }
@@ -299,6 +305,10 @@ pub struct SegmentPlan {
     /// `item` on uniform rows and `runs`: consecutive elements each read at `[i]` loads at
     /// once (`Plan::vec`); 1 otherwise.
     pub vec: u64,
+    /// `runs`: the heads of the runs a segment covers are joined by a segmented scan over the
+    /// work-group (log2 of its size steps, every work-item at once) instead of one work-item
+    /// folding them in turn (decision 65); false for the other plans.
+    pub scan: bool,
     /// Per variable: argmin/argmax indices within the segment instead of global ones.
     pub index_in_segment: Vec<bool>,
     /// Whether the launch was a span reduction whose subscript is `i / C` (the span idiom),
@@ -331,10 +341,10 @@ mod tests {
     #[test]
     fn segment_tune_parses_and_refuses() {
         let t = SegmentTune::parse(
-            "local=512, groups_per_cu=16,per_item=4,lanes=8,unroll=2,chunks=33,vec=4",
+            "local=512, groups_per_cu=16,per_item=4,lanes=8,unroll=2,chunks=33,vec=4,scan=1",
         )
         .unwrap();
-        assert_eq!(t.vec, Some(4));
+        assert_eq!((t.vec, t.scan), (Some(4), Some(true)));
         assert_eq!(
             (
                 t.local,
@@ -359,6 +369,7 @@ mod tests {
             "rounds=65",
             "vec=16",
             "vec=3",
+            "scan=2",
             "wg=256",
             "local",
         ] {

@@ -595,3 +595,64 @@ fn h200_rows_of_64_bytes_take_item_with_vector_loads() {
     let p = plan_segments(&cpu, base(&cpu, n), &req, None).unwrap();
     assert_eq!(p.segment.unwrap().vec, 1);
 }
+
+#[test]
+fn runs_scan_and_tiles_vectors_follow_the_rules() {
+    let n = 1u64 << 28;
+    let h = fixtures::nvidia_h200();
+    let off = SegmentLayout::Offsets;
+    let plan = |c: &DeviceCaps, algo, segments, tune| {
+        forced(c, off, segments, n, (algo, 4, tune))
+            .unwrap()
+            .segment
+            .unwrap()
+    };
+    let none = SegmentTune::default();
+    // runs: the serial joins below mean 32, the scan from 32 on; scan=0|1 overrides.
+    for (mean, scan) in [
+        (16, false),
+        (31, false),
+        (32, true),
+        (256, true),
+        (16384, true),
+    ] {
+        let s = plan(&h, SegmentAlgo::Runs, n / mean, none);
+        assert_eq!(s.scan, scan, "mean {mean}");
+    }
+    for (mean, want) in [(16, true), (256, false)] {
+        let tune = SegmentTune {
+            scan: Some(want),
+            ..none
+        };
+        assert_eq!(plan(&h, SegmentAlgo::Runs, n / mean, tune).scan, want);
+    }
+    // Only runs scans.
+    assert!(!plan(&h, SegmentAlgo::Tiles, n / 256, none).scan);
+    // tiles: float4 work-group pieces on the H200 (double2 for 8-byte reads), one element at
+    // a time on CPUs unless vec=N; none where the body reads nothing at [i].
+    assert_eq!(plan(&h, SegmentAlgo::Tiles, n / 65536, none).vec, 4);
+    let f64_tiles = forced(&h, off, n / 65536, n, (SegmentAlgo::Tiles, 8, none)).unwrap();
+    assert_eq!(f64_tiles.segment.unwrap().vec, 2);
+    let no_reads = forced(&h, off, n / 65536, n, (SegmentAlgo::Tiles, 0, none)).unwrap();
+    assert_eq!(no_reads.segment.unwrap().vec, 1);
+    let auto = algo(&h, off, n / 65536, n);
+    assert_eq!(auto, SegmentAlgo::Tiles);
+    for (name, c) in fixtures::all() {
+        if c.kind != DeviceKind::Gpu {
+            assert_eq!(
+                plan(&c, SegmentAlgo::Tiles, n / 65536, none).vec,
+                1,
+                "{name}"
+            );
+            let tune = SegmentTune {
+                vec: Some(4),
+                ..none
+            };
+            assert_eq!(
+                plan(&c, SegmentAlgo::Tiles, n / 65536, tune).vec,
+                4,
+                "{name}"
+            );
+        }
+    }
+}
