@@ -59,54 +59,50 @@ fn data(n: usize, seed: u64, full: bool) -> Vec<f64> {
         .collect()
 }
 
-struct Point<'a, T: Element> {
-    q: &'a Queue,
-    host: Vec<T>,
+/// Medians of the plain sum (index 0) and of every exact variant over `host`, whose correctly
+/// rounded sum is `want`.
+fn medians<T: Element + Default + std::fmt::Debug>(
+    q: &Queue,
+    host: &[T],
     want: T,
-    variants: &'a [(String, Options)],
+    variants: &[(String, Options)],
     rounds: usize,
-}
-
-impl<T: Element + Default + std::fmt::Debug> Point<'_, T> {
-    /// Medians of the plain sum (index 0) and of every exact variant.
-    fn run(&self) -> clreduce::Result<Vec<f64>> {
-        let x = self.q.buffer_from(&self.host)?;
-        let s = self.q.buffer_from(&[T::default()])?;
-        let abs: f64 = self.host.iter().map(|v| v.to_f64().abs()).sum();
-        let u = clreduce::check::reference::unit_roundoff(T::TYPE);
-        let k = self.variants.len() + 1;
-        let mut times = vec![Vec::new(); k];
-        for round in 0..self.rounds + 3 {
-            for j in 0..k {
-                let v = (round + j) % k;
-                let opts = if v == 0 {
-                    Options::default()
-                } else {
-                    self.variants[v - 1].1
-                };
-                let (t, got) = launch(self.q, &x, &s, opts)?;
-                if v == 0 {
-                    let err = (got.to_f64() - self.want.to_f64()).abs();
-                    assert!(
-                        err <= self.host.len() as f64 * u * abs,
-                        "plain sum {got:?} against {:?}",
-                        self.want
-                    );
-                } else {
-                    assert_eq!(
-                        got.to_f64().to_bits(),
-                        self.want.to_f64().to_bits(),
-                        "exact sum under [{}]",
-                        self.variants[v - 1].0
-                    );
-                }
-                if round >= 3 {
-                    times[v].push(t);
-                }
+) -> clreduce::Result<Vec<f64>> {
+    let x = q.buffer_from(host)?;
+    let s = q.buffer_from(&[T::default()])?;
+    let abs: f64 = host.iter().map(|v| v.to_f64().abs()).sum();
+    let u = clreduce::check::reference::unit_roundoff(T::TYPE);
+    let k = variants.len() + 1;
+    let mut times = vec![Vec::new(); k];
+    for round in 0..rounds + 3 {
+        for j in 0..k {
+            let v = (round + j) % k;
+            let opts = if v == 0 {
+                Options::default()
+            } else {
+                variants[v - 1].1
+            };
+            let (t, got) = launch(q, &x, &s, opts)?;
+            if v == 0 {
+                let err = (got.to_f64() - want.to_f64()).abs();
+                assert!(
+                    err <= host.len() as f64 * u * abs,
+                    "plain sum {got:?} against {want:?}"
+                );
+            } else {
+                assert_eq!(
+                    got.to_f64().to_bits(),
+                    want.to_f64().to_bits(),
+                    "exact sum under [{}]",
+                    variants[v - 1].0
+                );
+            }
+            if round >= 3 {
+                times[v].push(t);
             }
         }
-        Ok(times.into_iter().map(median).collect())
     }
+    Ok(times.into_iter().map(median).collect())
 }
 
 fn main() -> clreduce::Result<()> {
@@ -147,21 +143,21 @@ fn main() -> clreduce::Result<()> {
     for &l in &sizes {
         let vals = data(1 << l, 0x5eed ^ l as u64, full);
         let f32s: Vec<f32> = vals.iter().map(|&v| v as f32).collect();
-        let p32 = Point {
-            q: &q,
-            want: clreduce::exact::sum_f32(&f32s),
-            host: f32s,
-            variants: &variants,
+        let m32 = medians(
+            &q,
+            &f32s,
+            clreduce::exact::sum_f32(&f32s),
+            &variants,
             rounds,
-        };
-        let p64 = Point {
-            q: &q,
-            want: clreduce::exact::sum_f64(&vals),
-            host: vals,
-            variants: &variants,
+        )?;
+        let m64 = medians(
+            &q,
+            &vals,
+            clreduce::exact::sum_f64(&vals),
+            &variants,
             rounds,
-        };
-        for (ty, m) in [("f32", p32.run()?), ("f64", p64.run()?)] {
+        )?;
+        for (ty, m) in [("f32", m32), ("f64", m64)] {
             let cells: Vec<String> = variants
                 .iter()
                 .zip(&m[1..])
