@@ -9,40 +9,11 @@
 # Variants marked "diag" compile A/B-only switches that skip work (results wrong; the time
 # says what the skipped part costs): CLR_DIAG_NOFINISH (no second pass), CLR_RUNS_DIAG=1 (runs
 # without the joins' folds), =2 (also without the marks).
-set -u
-export CLREDUCE_PROGRAM_CACHE=off
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-B=${SEGBENCH:-.gpu/segment_bench}
-DEV=${DEV:-NVIDIA}
-LG=${LG:-28}
-REPS=${REPS:-20}
-ONLY=${ONLY:-.}
-out=${OUT:-/tmp}/csr_ab.txt
-: > "$out"
-
-# v LABEL [ENV=VALUE ...] -- CASE...
-v() {
-  local label="$1"; shift
-  local envs=()
-  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
-  shift
-  echo "$label" | grep -Eq "$ONLY" || return 0
-  local t0=$SECONDS
-  env "${envs[@]}" timeout 150 "$B" "$DEV" "$LG" "$REPS" "$@" 2>&1 |
-    grep -E " us |error|panicked" | grep -v "f32-sum  *plain" | sed "s/^/$label | /" | sed -E 's/  results [0-9]+ //' | tee -a "$out"
-  echo "$label | (${envs[*]}) $((SECONDS - t0)) s" | tee -a "$out"
-}
-# regs LABEL [ENV=VALUE ...] -- CASE...: register counts and spills of the programs built.
-regs() {
-  local label="$1"; shift
-  local envs=()
-  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
-  shift
-  echo "$label" | grep -Eq "$ONLY" || return 0
-  env "${envs[@]}" CLREDUCE_LOG=debug timeout 60 "$B" "$DEV" 20 2 "$@" 2>&1 |
-    grep -ioE "(function properties for clr_[a-z]+|[0-9]+ bytes stack frame[^\\]*|used [0-9]+ registers[^\\]*)" |
-    sed "s/^/$label | /" | tee -a "$out"
-}
+OUT_NAME=csr_ab.txt
+# The plain sum's own line and the profile lines are left out here.
+V_DROP="f32-sum  *plain|profile:"
+. scripts/gpu/seg_ab_lib.sh
 
 R6="ragged-16 ragged-256 ragged-1024 ragged-4096 ragged-16384 ragged-65536"
 # 1. Where the time goes (round 1).

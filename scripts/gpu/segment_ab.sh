@@ -10,31 +10,9 @@
 # Session 10 (decision 53): `cols-*` (the columns plan's loop forms, unroll and row chunks;
 # stripes' unroll and reach) and `types-*` (f64 and i32 rows and columns, the same bytes as
 # 2^28 f32): ONLY='^(cols|types)' runs just those.
-set -u
-# Register counts come from build logs, which a program loaded from the program cache on disk
-# does not print (decision 63): every build here compiles from source.
-export CLREDUCE_PROGRAM_CACHE=off
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-B=${SEGBENCH:-.gpu/segment_bench}
-DEV=${DEV:-NVIDIA}
-LG=${LG:-28}
-REPS=${REPS:-20}
-ONLY=${ONLY:-.}
-out=${OUT:-/tmp}/segment_ab.txt
-: > "$out"
-
-# v LABEL [ENV=VALUE ...] -- CASE...
-v() {
-  local label="$1"; shift
-  local envs=()
-  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
-  shift
-  echo "$label" | grep -Eq "$ONLY" || return 0
-  local t0=$SECONDS
-  env "${envs[@]}" timeout 150 "$B" "$DEV" "$LG" "$REPS" "$@" 2>&1 |
-    grep -E " us |error|panicked|profile:" | sed "s/^/$label | /" | tee -a "$out"
-  echo "$label | (${envs[*]}) $((SECONDS - t0)) s" | tee -a "$out"
-}
+OUT_NAME=segment_ab.txt
+. scripts/gpu/seg_ab_lib.sh
 
 ROWS_SHORT="rows-2^24x2^4 rows-2^26x2^2"
 ROWS_MID="rows-2^20x2^8 rows-2^14x2^14"
