@@ -85,6 +85,17 @@ v old-f64 "steps=1,unroll=8,groups_per_cu=8" "" "$F64"
 v g8-f64 "groups_per_cu=8" "" "$F64"
 v u8g2-f64 "unroll=8,groups_per_cu=2" "" "$F64" "2^24,2^28"
 v s4-f64 "steps=4" "" "$F64" "2^24"
+# Session 14: exact sum + min + max (1.49-1.57x; 40-48 registers against the plain launch's 30,
+# the default geometry of a several-variable launch). Work-groups per SM and accumulators per
+# work-item; each process runs its plain launch under the same CLREDUCE_TUNE, so compare the
+# exact times with base's plain line. Round 1 (design/bench/2026-11-25-h200-session14-smm.txt)
+# ran smm-g4, -g6, -g16, -u2, -u8g4, -l512 and -l128: at 2^28 6 work-groups per SM took the exact
+# launch from 399 to 321 us (one wave: 40 registers leave 6 of 256 resident), every other
+# variant 334-424 us. Since then the planner gives it 6 (plan/exact.rs hot_geometry); round 2:
+# base (that default), the old 8 and the neighbours.
+v smm-g8 "groups_per_cu=8" "" "$SMM"
+v smm-g5 "groups_per_cu=5" "" "$SMM"
+v smm-g7 "groups_per_cu=7" "" "$SMM"
 
 # The standalone kit's bench (tests/exact_kit/bench.rs) in the same round: plain, b_spec_f64d
 # (chunks of 64) and b_blk_f32d, device time, minimum of 9.

@@ -203,10 +203,11 @@ pub(super) fn hot(caps: &DeviceCaps, req: &Request, e: &ExactPlan) -> HotLoop {
     }
 }
 
-/// The geometry of a launch whose one variable is an exact sum that will run the shared hot
+/// The geometry of a launch whose one exact sum (alone or beside other variables) will run the shared hot
 /// loop: its accumulators per work-item and, where it differs from the default, its work-groups
-/// per compute unit. `None` where the launch keeps the default (several variables: sum + min +
-/// max at unroll 4 was measured, 8 was slower, design/exact.md "The tail").
+/// per compute unit. `None` where the launch keeps the default.
+/// - Several variables (an f32-result exact sum + min + max): 4 (8 was slower, design/exact.md
+///   "The tail"), and on GPUs 6 work-groups per compute unit, one wave.
 /// - f32 data (one expansion: the unroll is only the block's size and the loads in flight): 8,
 ///   as the plain f32 sum's loop. H200, 2^28 (design/bench/2026-11-24-h200-session11-exact.txt
 ///   round 2): 373.7 us at unroll 4, 249.1 us at 8 (plain 241.9).
@@ -219,8 +220,7 @@ pub(super) fn hot_geometry(
     exacts: &[ExactPlan],
     order: IndexOrder,
 ) -> Option<(usize, Option<u64>)> {
-    let shared = req.vars.len() == 1
-        && req.vars.iter().all(|v| v.span.is_none())
+    let shared = req.vars.iter().all(|v| v.span.is_none())
         && exacts.len() == 1
         && exacts[0].expansion == Expansion::TwoDouble
         && req.pure_body
@@ -230,6 +230,18 @@ pub(super) fn hot_geometry(
         && hot_wanted(caps, req) == HotLoop::Shared;
     if !shared {
         return None;
+    }
+    if req.vars.len() > 1 {
+        // Beside other variables (exact sum + min + max): the several-variable unroll of 4, and
+        // on GPUs with f32 results one wave of work-groups (its 40 registers leave 6 of 256
+        // resident per SM; the default 8 ran as two waves): H200, 2^28, 399 against 321 us
+        // (design/exact.md "Several variables").
+        return match exacts[0].format {
+            ExactFormat::F32 if caps.kind == DeviceKind::Gpu => {
+                Some((SEVERAL_HOT_UNROLL, Some(SEVERAL_HOT_GROUPS_PER_CU)))
+            }
+            _ => None,
+        };
     }
     Some(match exacts[0].format {
         ExactFormat::F32 => (8, None),
@@ -243,6 +255,9 @@ pub(super) fn hot_geometry(
 /// The f64 hot loop's accumulators per work-item and (on GPUs) work-groups per compute unit.
 const F64_HOT_UNROLL: usize = 4;
 const F64_HOT_GROUPS_PER_CU: u64 = 4;
+/// The same for an f32-result exact sum beside other variables.
+const SEVERAL_HOT_UNROLL: usize = 4;
+const SEVERAL_HOT_GROUPS_PER_CU: u64 = 6;
 
 /// Unrolled steps per bound check of the launch's speculative loop (kernels/reduce.cl
 /// `CLR_SPEC_WHOLE`, `CLR_XBLK`), where every exact sum runs the shared hot loop (else 1):

@@ -789,6 +789,36 @@ fn the_steps_follow_the_format_and_the_override() {
     assert!(Tuning::parse("steps=3").is_err());
 }
 
+/// An f32 exact sum beside a minimum and a maximum (the bench's `f32-sum-min-max-exact`) runs
+/// one wave of work-groups on GPUs (6 per SM at unroll 4: design/exact.md "Several variables"),
+/// the default elsewhere; `groups_per_cu` overrides it.
+#[test]
+fn an_exact_sum_beside_min_and_max_runs_one_wave_on_gpus() {
+    let smm = |caps: &DeviceCaps, ty: ElemType, t: &str| {
+        let mut r = exact_req(FormRequest::Range { n: 1 << 28 }, Op::Plus, ty);
+        r.vars.push(VarRequest::new(Op::Minimum, ty));
+        r.vars.push(VarRequest::new(Op::Maximum, ty));
+        r.tuning = Some(Tuning::parse(t).unwrap());
+        plan(caps, &r).unwrap()
+    };
+    let gpu = fixtures::nvidia_h200();
+    let cus = gpu.compute_units as u64;
+    let p = smm(&gpu, ElemType::F32, "");
+    assert_eq!((p.unroll, p.groups), (4, 6 * cus));
+    assert_eq!(p.vars[0].exact.unwrap().hot, HotLoop::Shared);
+    assert_eq!(smm(&gpu, ElemType::F32, "groups_per_cu=8").groups, 8 * cus);
+    assert_eq!(smm(&gpu, ElemType::F64, "").groups, 8 * cus);
+    let cpu = fixtures::pocl_cpu();
+    let c = smm(&cpu, ElemType::F32, "");
+    let plain = {
+        let mut r = req(FormRequest::Range { n: 1 << 28 }, Op::Plus, ElemType::F32);
+        r.vars.push(VarRequest::new(Op::Minimum, ElemType::F32));
+        r.vars.push(VarRequest::new(Op::Maximum, ElemType::F32));
+        plan(&cpu, &r).unwrap()
+    };
+    assert_eq!((c.unroll, c.groups), (plain.unroll, plain.groups));
+}
+
 /// The exact sum's tail (`Tuning::tail`, design/exact.md "The tail"): by default lean for f32
 /// results and f64 results up to 2^20 indices, private for larger f64 sums; private, local and
 /// lean as the override says, lean only where every deposit of the launch stays within 2^30
