@@ -203,9 +203,9 @@ pub(super) fn hot(caps: &DeviceCaps, req: &Request, e: &ExactPlan) -> HotLoop {
     }
 }
 
-/// The geometry of a launch whose one exact sum (alone or beside other variables) will run the shared hot
-/// loop: its accumulators per work-item and, where it differs from the default, its work-groups
-/// per compute unit. `None` where the launch keeps the default.
+/// The geometry of a launch whose one exact sum (alone or beside other variables) will run the
+/// shared hot loop: its accumulators per work-item and, where it differs from the default, its
+/// work-groups per compute unit. `None` where the launch keeps the default.
 /// - Several variables (an f32-result exact sum + min + max): 4 (8 was slower, design/exact.md
 ///   "The tail"), and on GPUs 6 work-groups per compute unit, one wave.
 /// - f32 data (one expansion: the unroll is only the block's size and the loads in flight): 8,
