@@ -12,7 +12,7 @@
 
 use crate::common;
 
-use clreduce::plan::Tuning;
+use clreduce::plan::{SegmentPlan, Tuning};
 use clreduce::{
     reduction, reduction_argmax, reduction_argmin, Kernel, Op, Options, Queue, Range, SegmentAlgo,
     Segments,
@@ -102,14 +102,14 @@ fn expect(xs: &[f32], b: usize, e: usize, start: f32) -> (f32, f32, (f32, u64), 
 }
 
 /// One launch of the four variables over `off` under `algo` (with `vec` elements loaded at
-/// once where the plan takes it), checked exactly, run twice.
+/// once where the plan takes it), checked exactly, run twice; the segment plan it ran.
 fn run(
     q: &Queue,
     n: u64,
     off: &[u64],
     (algo, vec): (SegmentAlgo, Option<usize>),
     rng: &mut Rng,
-) -> Result<(), String> {
+) -> Result<SegmentPlan, String> {
     let r = off.len() - 1;
     let xs: Vec<f32> = (0..n).map(|_| rng.below(9) as f32 - 4.0).collect();
     let starts: Vec<f32> = (0..r).map(|_| rng.below(7) as f32 - 3.0).collect();
@@ -193,7 +193,7 @@ fn run(
         bad.push("a second run of the same plan gave other results".into());
     }
     if bad.is_empty() {
-        Ok(())
+        Ok(plan)
     } else {
         Err(format!(
             "{} wrong: {}",
@@ -223,7 +223,7 @@ fn merge_on_tile_cutting_shapes() {
                     off.len() - 1
                 );
                 match run(q, n, &off, (algo, vec), &mut rng) {
-                    Ok(()) => t.pass(&dev),
+                    Ok(_) => t.pass(&dev),
                     Err(m) => t.fail(&dev, &case, &m),
                 }
             }
@@ -235,7 +235,8 @@ fn merge_on_tile_cutting_shapes() {
 /// The `runs` plan (decision 62) on the same shapes, one element at a time and (forced with
 /// `Tuning::vec`) 4 at once: offsets starting at 0 take the vector loads, those starting at 3
 /// the scalar walk; segments that cross runs and tiles, tiles with no start, empty segments
-/// at both ends.
+/// at both ends. With vector loads the shapes of mean length 1024 and more take the early
+/// loads (`SegmentPlan::pre`, decision 71): at least one case per device must have run them.
 #[test]
 fn runs_on_tile_cutting_shapes() {
     let mut t = Tally::new("segment_merge::runs_on_tile_cutting_shapes");
@@ -244,6 +245,7 @@ fn runs_on_tile_cutting_shapes() {
         let _g = sim_lock(d);
         let dev = short(d);
         let mut rng = Rng(0x62 + d.index() as u64);
+        let mut early = 0;
         for (name, n, off) in shapes(&mut rng, !d.is_simulator()) {
             for vec in [None, Some(4)] {
                 let case = format!(
@@ -251,10 +253,16 @@ fn runs_on_tile_cutting_shapes() {
                     off.len() - 1
                 );
                 match run(q, n, &off, (SegmentAlgo::Runs, vec), &mut rng) {
-                    Ok(()) => t.pass(&dev),
+                    Ok(p) => {
+                        early += p.pre as usize;
+                        t.pass(&dev)
+                    }
                     Err(m) => t.fail(&dev, &case, &m),
                 }
             }
+        }
+        if early == 0 {
+            t.fail(&dev, "runs with early loads", "no shape ran them");
         }
     }
     t.finish();

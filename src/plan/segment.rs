@@ -162,6 +162,7 @@ pub fn plan_segments(
         unroll,
         vec,
         scan: algo == SegmentAlgo::Runs && runs_scan(req, mean),
+        pre: algo == SegmentAlgo::Runs && vec > 1 && runs_pre(req, mean),
         index_in_segment: vec![false; base.vars.len()],
         span_idiom: false,
         reason: why,
@@ -277,6 +278,17 @@ fn vec_width(
 /// 16: 551.1 against 543.8 (decision 65).
 fn runs_scan(req: &SegmentRequest, mean: u64) -> bool {
     req.tune.scan.unwrap_or(mean >= 32)
+}
+
+/// `runs` with vector loads: whether a work-item issues its whole run's loads before the marks
+/// (`SegmentPlan::pre`, kernels/segment_runs.cl `CLR_RUNS_PRE`); `pre=0|1` overrides. Where
+/// few segments start in a run the marks and their barrier are the loads' wait: from mean
+/// length 1024 on. H200, 2^28 f32, heavy-tailed CSR of means 16, 64, 256, 1024, 4096 and
+/// 16384: 595.9, 481.7, 398.5, 346.0, 316.8 and 304.2 us with the early loads against 546.6,
+/// 458.3, 402.4, 361.5, 336.4 and 332.7 without (design/bench/2026-11-25-h200-session13-csr.txt,
+/// decision 71).
+fn runs_pre(req: &SegmentRequest, mean: u64) -> bool {
+    req.tune.pre.unwrap_or(mean >= 1024)
 }
 
 /// `item` with vector loads: `unroll` rows per work-item (rows `e, e + G, ...`, G the

@@ -225,6 +225,9 @@ pub struct SegmentTune {
     /// by the work-item where a segment starts (`scan=0`), in place of the rule's
     /// ([`SegmentPlan::scan`]).
     pub scan: Option<bool>,
+    /// `runs` with vector loads: a run's loads issued before the marks (`pre=1`) or where the
+    /// walk reads them (`pre=0`), in place of the rule's ([`SegmentPlan::pre`]).
+    pub pre: Option<bool>,
 }
 
 impl SegmentTune {
@@ -247,6 +250,7 @@ impl SegmentTune {
                     "rounds=1..64",
                     "vec=1|2|4|8",
                     "scan=0|1",
+                    "pre=0|1",
                 ],
             };
             let (k, v) = part.split_once('=').ok_or_else(bad)?;
@@ -263,6 +267,7 @@ impl SegmentTune {
                 "rounds" if (1..=64).contains(&v) => t.rounds = Some(v),
                 "vec" if pow2 && v <= 8 => t.vec = Some(v),
                 "scan" if v <= 1 => t.scan = Some(v == 1),
+                "pre" if v <= 1 => t.pre = Some(v == 1),
                 _ => return Err(bad()),
             }
         }
@@ -309,6 +314,10 @@ pub struct SegmentPlan {
     /// work-group (log2 of its size steps, every work-item at once) instead of one work-item
     /// folding them in turn (decision 65); false for the other plans.
     pub scan: bool,
+    /// `runs` with vector loads: each work-item issues its whole run's loads before the marks,
+    /// so their latency overlaps the offsets' reads and the barrier (decision 71); false for
+    /// the other plans.
+    pub pre: bool,
     /// Per variable: argmin/argmax indices within the segment instead of global ones.
     pub index_in_segment: Vec<bool>,
     /// Whether the launch was a span reduction whose subscript is `i / C` (the span idiom),

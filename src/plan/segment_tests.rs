@@ -628,6 +628,31 @@ fn runs_scan_and_tiles_vectors_follow_the_rules() {
     }
     // Only runs scans.
     assert!(!plan(&h, SegmentAlgo::Tiles, n / 256, none).scan);
+    // runs with vector loads: the early loads from mean 1024 on; pre=0|1 overrides; never
+    // without vector loads (CPUs) or outside runs.
+    for (mean, pre) in [
+        (16, false),
+        (256, false),
+        (1023, false),
+        (1024, true),
+        (16384, true),
+    ] {
+        assert_eq!(
+            plan(&h, SegmentAlgo::Runs, n / mean, none).pre,
+            pre,
+            "mean {mean}"
+        );
+    }
+    for (mean, want) in [(16, true), (4096, false)] {
+        let tune = SegmentTune {
+            pre: Some(want),
+            ..none
+        };
+        assert_eq!(plan(&h, SegmentAlgo::Runs, n / mean, tune).pre, want);
+    }
+    assert!(!plan(&h, SegmentAlgo::Tiles, n / 4096, none).pre);
+    let cpu = fixtures::intel_cpu();
+    assert!(!plan(&cpu, SegmentAlgo::Runs, n / 4096, none).pre);
     // tiles: float4 work-group pieces on the H200 (double2 for 8-byte reads), one element at
     // a time on CPUs unless vec=N; none where the body reads nothing at [i].
     assert_eq!(plan(&h, SegmentAlgo::Tiles, n / 65536, none).vec, 4);
