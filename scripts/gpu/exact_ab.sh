@@ -93,9 +93,12 @@ v s4-f64 "steps=4" "" "$F64" "2^24"
 # launch from 399 to 321 us (one wave: 40 registers leave 6 of 256 resident), every other
 # variant 334-424 us. Since then the planner gives it 6 (plan/exact.rs hot_geometry); round 2:
 # base (that default), the old 8 and the neighbours.
-v smm-g8 "groups_per_cu=8" "" "$SMM"
-v smm-g5 "groups_per_cu=5" "" "$SMM"
-v smm-g7 "groups_per_cu=7" "" "$SMM"
+# Round 2 ran smm-g8 (395.3 us at 2^28), smm-g5 (341.4) and smm-g7 (433.7) against base's 315.7.
+# Round 3: the other variables in one accumulator in the speculative loop (CLR_SPEC_ONE, an A/B
+# define in the generated glue: fewer registers), at 6, 7 and 8 work-groups per SM.
+v smm-one "" "-DCLR_SPEC_ONE=1" "$SMM"
+v smm-one-g7 "groups_per_cu=7" "-DCLR_SPEC_ONE=1" "$SMM"
+v smm-one-g8 "groups_per_cu=8" "-DCLR_SPEC_ONE=1" "$SMM"
 
 # The standalone kit's bench (tests/exact_kit/bench.rs) in the same round: plain, b_spec_f64d
 # (chunks of 64) and b_blk_f32d, device time, minimum of 9.

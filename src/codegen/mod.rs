@@ -567,12 +567,16 @@ fn spec_glue(plan: &Plan, user_args: &str) -> String {
         .collect();
     let fors: String = exact.iter().map(|k| format!(" X({k})")).collect();
     let mut s = format!("#define CLR_FOR_SPEC(X){fors}\n");
+    // CLR_SPEC_ONE 1 (an A/B switch): the other scalar variables take every unrolled step into
+    // their first accumulator (fewer registers beside the exact sum's).
+    s.push_str("#ifndef CLR_SPEC_ONE\n#define CLR_SPEC_ONE 0\n#endif\n");
     let accs: String = plan
         .vars
         .iter()
         .enumerate()
         .map(|(k, v)| match v.exact {
             Some(_) => format!(", &clr_a{k}[clr_cu], &clr_xbs{k}[clr_xnbs_{k} > 1 ? clr_cu : 0]"),
+            None if v.span.is_none() => format!(", &clr_a{k}[CLR_SPEC_ONE ? 0 : clr_cu]"),
             None => format!(", {}", reducer_arg(k, v)),
         })
         .collect();
