@@ -150,6 +150,15 @@ pub fn plan_segments(
         _ => (req.elements.div_ceil(g.groups * local as u64)).max(1),
     };
     base.geometry_reason = g.reason;
+    let scan = algo == SegmentAlgo::Runs && runs_scan(req, mean);
+    let pre = algo == SegmentAlgo::Runs && vec > 1 && runs_pre(req, mean);
+    if scan {
+        base.geometry_reason += "; the runs' heads first combined by a segmented scan over the work-group (mean length 32 and up)";
+    }
+    if pre {
+        base.geometry_reason +=
+            "; each run's vector loads issued before the marks (mean length 1024 and up)";
+    }
     base.segment = Some(SegmentPlan {
         layout: req.layout,
         segments: req.segments,
@@ -161,8 +170,8 @@ pub fn plan_segments(
         lanes: g.lanes,
         unroll,
         vec,
-        scan: algo == SegmentAlgo::Runs && runs_scan(req, mean),
-        pre: algo == SegmentAlgo::Runs && vec > 1 && runs_pre(req, mean),
+        scan,
+        pre,
         index_in_segment: vec![false; base.vars.len()],
         span_idiom: false,
         reason: why,
