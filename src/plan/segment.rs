@@ -57,6 +57,15 @@ pub fn plan_segments(
     } else {
         (algo, why)
     };
+    // Exact sums keep columns by the rules: blocks would hold a superaccumulator per column
+    // of its block in private memory (forced, it runs blocks of one column).
+    let (algo, why) = match algo {
+        SegmentAlgo::Blocks if exact && req.force.is_none() => (
+            SegmentAlgo::Columns,
+            format!("exact sums: blocks would keep a superaccumulator per column of a block, so a work-item per column ({why})"),
+        ),
+        _ => (algo, why),
+    };
     let max_local = caps.max_work_group_size.max(1);
     let local = match (algo, req.tune.local) {
         (_, Some(l)) => l,
@@ -85,7 +94,7 @@ pub fn plan_segments(
         local
     };
     let acc_bytes: usize = base.vars.iter().map(|v| v.acc_bytes).sum();
-    let g = geometry(caps, req, algo, (local, acc_bytes), segments, fill)?;
+    let g = geometry(caps, req, (algo, exact), (local, acc_bytes), segments, fill)?;
     let passes = g.passes;
     for v in &mut base.vars {
         // The work-group step is the ordinary plan's (every one of them runs with any of the
@@ -101,6 +110,7 @@ pub fn plan_segments(
             | SegmentAlgo::Stripes
             | SegmentAlgo::Merge
             | SegmentAlgo::Runs
+            | SegmentAlgo::Blocks
                 if passes > 1 =>
             {
                 "segmented: partials per piece, combined in a fixed order by a second pass".into()
@@ -185,6 +195,9 @@ fn loop_unroll(
     // us with 4 against 295-297 with 8 (the plain plan's) and 306-308 with 2; columns on
     // 256 x 2^20 255 us with 4 against 260 with 8 (torch 258), on 16384 x 16384 (16 chunks)
     // 260 against 256 (design/bench/2026-11-24-h200-session10-segcols.txt).
+    if algo == SegmentAlgo::Blocks {
+        return block_width(req, exact);
+    }
     req.tune.unroll.unwrap_or(match algo {
         // Exact sums keep one accumulator (a superaccumulator each, decision 55).
         _ if exact => 1,
@@ -203,6 +216,57 @@ fn loop_unroll(
         _ if gpu => base_unroll.max(1) as u64,
         _ => 1,
     })
+}
+
+/// `blocks`: columns per work-item (`SegmentPlan::unroll`, one accumulator each): 64 bytes of
+/// the body's reads at `[i]` (16 f32, 8 f64; 16 bytes' worth where it reads none), 4 to 16,
+/// at most the largest power of two not above the column count; one for exact sums (a
+/// superaccumulator per column); `unroll=N` overrides.
+fn block_width(req: &SegmentRequest, exact: bool) -> u64 {
+    if let Some(u) = req.tune.unroll {
+        return u;
+    }
+    let cols = match req.layout {
+        SegmentLayout::Columns { cols, .. } => cols.max(1),
+        _ => 1,
+    };
+    let w = match req.read_bytes {
+        _ if exact => 1,
+        0 => 4,
+        b => (64 / b).clamp(4, 16),
+    };
+    w.min(1 << cols.ilog2())
+}
+
+/// `blocks` (decision 68): `Axis::First` only; blocks of `width` columns, the rows in chunks
+/// (at least 16 rows each) so that blocks x chunks work-items fill `fill` work-groups of
+/// `local`; a second pass combines the chunks where there are several.
+fn blocks(
+    caps: &DeviceCaps,
+    req: &SegmentRequest,
+    local: usize,
+    fill: u64,
+    width: u64,
+) -> Result<Geometry> {
+    let SegmentLayout::Columns { rows, cols } = req.layout else {
+        return Err(Error::Unsupported {
+            what: "segment plan blocks".into(),
+            missing: "blocks runs Axis::First (columns) only".into(),
+            device: caps.label(),
+        });
+    };
+    let l = local as u64;
+    let nb = cols.div_ceil(width).max(1);
+    let chunks = match req.tune.chunks {
+        Some(c) => c.min(rows),
+        None => (fill * l).div_ceil(nb).min(rows / 16),
+    }
+    .max(1);
+    let chunk_rows = rows.div_ceil(chunks).max(1);
+    let chunks = rows.div_ceil(chunk_rows).max(1);
+    let groups = (nb * chunks).div_ceil(l).min(fill * 8);
+    let passes = if chunks > 1 { 2 } else { 1 };
+    Ok(Geometry::new(groups, passes, chunk_rows, format!("{nb} blocks of {width} columns x {chunks} chunks of {chunk_rows} rows, a work-item each, on {groups} work-groups of {local}{}", if passes > 1 { ", chunks combined in order by a second pass" } else { "" })))
 }
 
 /// The geometry of one segment plan: what `plan_segments` writes into the plan.
@@ -303,7 +367,7 @@ pub(crate) fn stage_slots(local: usize, per_item: u64) -> u64 {
 fn geometry(
     caps: &DeviceCaps,
     req: &SegmentRequest,
-    algo: SegmentAlgo,
+    (algo, exact): (SegmentAlgo, bool),
     (local, acc_bytes): (usize, usize),
     segments: u64,
     fill: u64,
@@ -418,6 +482,7 @@ fn geometry(
             let groups = tiles.div_ceil(l);
             Geometry::new(groups, 2, tile, format!("{tiles} chunks of {tile} elements, one per work-item of {groups} work-groups of {local}; chunk-crossing pieces finished by a second pass"))
         }
+        SegmentAlgo::Blocks => blocks(caps, req, local, fill, block_width(req, exact))?,
         SegmentAlgo::Columns => {
             let SegmentLayout::Columns { rows, cols } = req.layout else {
                 unreachable!("choose() gives columns for the columns layout only")
@@ -641,14 +706,18 @@ fn choose(
     let columns = matches!(req.layout, SegmentLayout::Columns { .. });
     let gpu = caps.kind == DeviceKind::Gpu;
     if let Some(a) = req.force {
-        let for_columns = matches!(a, SegmentAlgo::Columns | SegmentAlgo::Stripes);
+        let for_columns = matches!(
+            a,
+            SegmentAlgo::Columns | SegmentAlgo::Stripes | SegmentAlgo::Blocks
+        );
         if columns != for_columns {
             return Err(Error::Unsupported {
                 what: format!("segment plan {a}"),
                 missing: if columns {
-                    "Axis::First (column sums) runs only the columns and stripes plans".into()
+                    "Axis::First (column sums) runs only the columns, stripes and blocks plans"
+                        .into()
                 } else {
-                    "the columns and stripes plans run only Axis::First".into()
+                    "the columns, stripes and blocks plans run only Axis::First".into()
                 },
                 device: caps.label(),
             });
@@ -665,10 +734,28 @@ fn choose(
             .local
             .unwrap_or(256)
             .min(caps.max_work_group_size.max(1)) as u64;
+        // CPUs (decision 68): blocks of contiguous columns per work-item, except where the
+        // compiler runs work-items as SIMD lanes (sub-groups: Intel's runtime) and 16 to 32
+        // columns fill one or two vectors of lanes with consecutive columns. 2^22 f32,
+        // clreduce tune (interleaved): PoCL, 2 to 16384 columns, blocks 1.2-10x faster than
+        // columns (1 column: the same loop, a tie); Intel, 1 to 8 and 64 to 16384 columns,
+        // blocks 1.2-29x faster, 16 columns columns 1.3-2.1x faster in four runs, 32 split
+        // (design/bench/2026-11-25-cpu-session14-colblocks.txt).
+        let lanes_fill = caps.sub_groups.is_some() && (16..=32).contains(&cols);
         return Ok(if gpu && cols <= reach {
             (
                 SegmentAlgo::Stripes,
                 format!("Axis::First with {cols} <= {reach} columns (a work-group) on a GPU: a work-item per column would leave work-items idle or fold many row chunks in its second pass, so every work-item keeps one column of a grid stride"),
+            )
+        } else if !gpu && !lanes_fill {
+            (
+                SegmentAlgo::Blocks,
+                format!("Axis::First with {cols} columns on a CPU{}: each work-item streams a chunk of rows for a block of contiguous columns in private accumulators, reading whole cache lines of a row where a work-item per column reads one element of each (2^22 f32: PoCL 1.2-10x, Intel 1.2-29x faster than columns)", if caps.sub_groups.is_some() { " with sub-groups, not 16 to 32 of them" } else { " without sub-groups" }),
+            )
+        } else if !gpu {
+            (
+                SegmentAlgo::Columns,
+                format!("Axis::First with {cols} columns (16 to 32) on a CPU with sub-groups (work-items are SIMD lanes): a work-item per column puts a row's consecutive columns on neighbouring lanes, one or two vector loads per row (Intel, 16 columns: 1.3-2.1x faster than blocks)"),
             )
         } else {
             (
