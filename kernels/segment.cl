@@ -245,6 +245,16 @@ static inline ulong clr_seg_lower(ulong p, ulong nseg, ulong c, __global const u
 // result (accumulator u moved to 0, in order) stored, or written to its chunk's partial slot.
 #define CLR_BCOL(u) CLR_CALL((CLR_IDX)(clr_bi + (u)), (u));
 #define CLR_BMOVE(k) clr_a##k[0] = clr_a##k[clr_bu];
+// The narrower last block of clr_rem < CLR_SEG_U columns: bit W of clr_rem is a run of W
+// columns (after those of the higher bits), each row's W elements read together.
+#define CLR_BREM(W)                                                                   \
+    if ((W) < CLR_SEG_U && (clr_rem & (W))) {                                         \
+        const uint clr_u0 = clr_rem & ~(2u * (W) - 1);                                \
+        ulong clr_bi = clr_r0 * clr_cols + clr_e0 + clr_u0;                           \
+        for (ulong clr_r = clr_r0; clr_r < clr_r1; ++clr_r, clr_bi += clr_cols)       \
+            for (uint clr_v = 0; clr_v < (W); ++clr_v)                                \
+                CLR_CALL((CLR_IDX)(clr_bi + clr_v), clr_u0 + clr_v);                  \
+    }
 #define CLR_BOUT(u)                                         \
     if (clr_e0 + (u) < clr_cols) {                          \
         const uint clr_bu = (u);                            \
@@ -737,7 +747,7 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
     // contiguous columns (column e0 + u into accumulator u) over the rows of chunk w / blocks,
     // one row after another, so it reads CLR_SEG_U consecutive elements of each row; its
     // partial per column goes to slot chunk * cols + column (stored directly with one chunk).
-    // A last block narrower than CLR_SEG_U takes its columns one at a time.
+    // A last block narrower than CLR_SEG_U takes its columns in runs of 8, 4, 2 and 1.
     const ulong clr_cols = clr_nseg, clr_rows = clr_hi;
     const ulong clr_blocks = (clr_cols + CLR_SEG_U - 1) / CLR_SEG_U;
     const ulong clr_chunks = (clr_rows + clr_tile - 1) / clr_tile;
@@ -753,9 +763,8 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
                 CLR_CROWS(CLR_BCOL)
             }
         } else {
-            for (uint clr_u = 0; clr_e0 + clr_u < clr_cols; ++clr_u)
-                for (ulong clr_r = clr_r0; clr_r < clr_r1; ++clr_r)
-                    CLR_CALL((CLR_IDX)(clr_r * clr_cols + clr_e0 + clr_u), clr_u);
+            const uint clr_rem = (uint)(clr_cols - clr_e0);
+            CLR_BREM(8) CLR_BREM(4) CLR_BREM(2) CLR_BREM(1)
         }
         CLR_CROWS(CLR_BOUT)
     }

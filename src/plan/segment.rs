@@ -149,6 +149,12 @@ pub fn plan_segments(
         SegmentAlgo::Item if vec > 1 => item_vec_geometry(local, segments, vec, unroll),
         _ => g,
     };
+    // blocks: 64-bit indices, so that the compiler sees a row's block as consecutive addresses
+    // (a 32-bit index may wrap) and loads it as vectors; with 32-bit ones PoCL turned the 16
+    // loads of an f32 row into two gathers (decision 68).
+    if algo == SegmentAlgo::Blocks {
+        base.wide_index = true;
+    }
     base.local = local;
     base.groups = g.groups;
     base.passes = passes;
@@ -735,13 +741,14 @@ fn choose(
             .unwrap_or(256)
             .min(caps.max_work_group_size.max(1)) as u64;
         // CPUs (decision 68): blocks of contiguous columns per work-item, except where the
-        // compiler runs work-items as SIMD lanes (sub-groups: Intel's runtime) and 16 to 32
-        // columns fill one or two vectors of lanes with consecutive columns. 2^22 f32,
-        // clreduce tune (interleaved): PoCL, 2 to 16384 columns, blocks 1.2-10x faster than
-        // columns (1 column: the same loop, a tie); Intel, 1 to 8 and 64 to 16384 columns,
-        // blocks 1.2-29x faster, 16 columns columns 1.3-2.1x faster in four runs, 32 split
+        // compiler runs work-items as SIMD lanes (sub-groups: Intel's runtime) and 16 to 31
+        // columns fill one vector of 16 lanes with consecutive columns and part of a second.
+        // 2^22 f32, clreduce tune (interleaved), in several runs: PoCL, 2 to 16384 columns,
+        // blocks 0.5-1.1x the plain sum and 2-10x faster than columns (1 column: the same
+        // loop); Intel, blocks 1.3-10x faster than columns at 1 to 12 and 32 to 16384 columns,
+        // columns 1.1-1.4x faster at 16 (9 runs of 10), 20, 24 and 29 columns
         // (design/bench/2026-11-25-cpu-session14-colblocks.txt).
-        let lanes_fill = caps.sub_groups.is_some() && (16..=32).contains(&cols);
+        let lanes_fill = caps.sub_groups.is_some() && (16..32).contains(&cols);
         return Ok(if gpu && cols <= reach {
             (
                 SegmentAlgo::Stripes,
@@ -750,12 +757,12 @@ fn choose(
         } else if !gpu && !lanes_fill {
             (
                 SegmentAlgo::Blocks,
-                format!("Axis::First with {cols} columns on a CPU{}: each work-item streams a chunk of rows for a block of contiguous columns in private accumulators, reading whole cache lines of a row where a work-item per column reads one element of each (2^22 f32: PoCL 1.2-10x, Intel 1.2-29x faster than columns)", if caps.sub_groups.is_some() { " with sub-groups, not 16 to 32 of them" } else { " without sub-groups" }),
+                format!("Axis::First with {cols} columns on a CPU{}: each work-item streams a chunk of rows for a block of contiguous columns in private accumulators, reading whole cache lines of a row where a work-item per column reads one element of each (2^22 f32: PoCL 2-10x, Intel 1.3-10x faster than columns)", if caps.sub_groups.is_some() { " with sub-groups, not 16 to 31 of them" } else { " without sub-groups" }),
             )
         } else if !gpu {
             (
                 SegmentAlgo::Columns,
-                format!("Axis::First with {cols} columns (16 to 32) on a CPU with sub-groups (work-items are SIMD lanes): a work-item per column puts a row's consecutive columns on neighbouring lanes, one or two vector loads per row (Intel, 16 columns: 1.3-2.1x faster than blocks)"),
+                format!("Axis::First with {cols} columns (16 to 31) on a CPU with sub-groups (work-items are SIMD lanes): a work-item per column puts a row's consecutive columns on neighbouring lanes, one or two vector loads per row (Intel, 16 to 29 columns: 1.1-1.4x faster than blocks)"),
             )
         } else {
             (

@@ -120,7 +120,7 @@ fn cpus_take_a_work_item_per_segment_when_there_are_many() {
     }
 }
 
-/// Column sums on CPUs take blocks of contiguous columns per work-item, except 16 to 32
+/// Column sums on CPUs take blocks of contiguous columns per work-item, except 16 to 31
 /// columns where work-items are SIMD lanes (Intel's sub-groups); GPUs keep stripes and columns
 /// (decision 68).
 #[test]
@@ -130,11 +130,11 @@ fn cpu_columns_take_blocks_of_columns() {
         rows: n / cols,
         cols,
     };
-    for cols in [1, 2, 4, 7, 8, 16, 32, 33, 64, 256, 1024, 16384] {
+    for cols in [1, 2, 4, 7, 8, 15, 16, 31, 32, 33, 64, 256, 1024, 16384] {
         let pocl = algo(&fixtures::pocl_cpu(), at(cols), cols, n);
         assert_eq!(pocl, SegmentAlgo::Blocks, "PoCL, {cols} columns");
         let intel = algo(&fixtures::intel_cpu(), at(cols), cols, n);
-        let want = if (16..=32).contains(&cols) {
+        let want = if (16..32).contains(&cols) {
             SegmentAlgo::Columns
         } else {
             SegmentAlgo::Blocks
@@ -187,6 +187,8 @@ fn blocks_geometry() {
         (chunks, p.groups, p.passes, p.local),
         (fill * 64, fill, 2, 64)
     );
+    // 64-bit indices (a row's block is then consecutive addresses to the compiler).
+    assert!(p.wide_index);
     // 256 x 16384: 1024 blocks fill the device alone: one chunk, one pass.
     let (p, s) = plan(256, 1 << 14, 4, SegmentTune::default());
     assert_eq!((s.tile, p.passes, p.groups), (256, 1, 1024 / 64));
