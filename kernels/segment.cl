@@ -245,6 +245,11 @@ static inline ulong clr_seg_lower(ulong p, ulong nseg, ulong c, __global const u
 // result (accumulator u moved to 0, in order) stored, or written to its chunk's partial slot.
 #define CLR_BCOL(u) CLR_CALL((CLR_IDX)(clr_bi + (u)), (u));
 #define CLR_BMOVE(k) clr_a##k[0] = clr_a##k[clr_bu];
+// A narrow array's accumulators of column c (c, c + cols, ...) folded into accumulator c.
+#define CLR_BFOLD(k)                                                                        \
+    for (uint clr_c = 0; clr_c < (uint)clr_cols; ++clr_c)                                   \
+        for (uint clr_j = clr_c + (uint)clr_cols; clr_j < CLR_SEG_U; clr_j += (uint)clr_cols) \
+            clr_a##k[clr_c] = clr_op_##k(clr_a##k[clr_c], clr_a##k[clr_j]);
 // The narrower last block of clr_rem < CLR_SEG_U columns: bit W of clr_rem is a run of W
 // columns (after those of the higher bits), each row's W elements read together.
 #define CLR_BREM(W)                                                                   \
@@ -747,7 +752,8 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
     // contiguous columns (column e0 + u into accumulator u) over the rows of chunk w / blocks,
     // one row after another, so it reads CLR_SEG_U consecutive elements of each row; its
     // partial per column goes to slot chunk * cols + column (stored directly with one chunk).
-    // A last block narrower than CLR_SEG_U takes its columns in runs of 8, 4, 2 and 1.
+    // A last block narrower than CLR_SEG_U takes its columns in runs of 8, 4, 2 and 1; an
+    // array narrower than CLR_SEG_U columns is read CLR_SEG_U elements (several rows) a step.
     const ulong clr_cols = clr_nseg, clr_rows = clr_hi;
     const ulong clr_blocks = (clr_cols + CLR_SEG_U - 1) / CLR_SEG_U;
     const ulong clr_chunks = (clr_rows + clr_tile - 1) / clr_tile;
@@ -757,7 +763,20 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
         const ulong clr_r0 = clr_chunk * clr_tile;
         const ulong clr_r1 = clr_rows - clr_r0 < clr_tile ? clr_rows : clr_r0 + clr_tile;
         CLR_FOR_VARS(CLR_SRESETU)
-        if (clr_e0 + CLR_SEG_U <= clr_cols) {
+        if (clr_cols < CLR_SEG_U) {
+            // A narrow array (the plan takes this where cols divides CLR_SEG_U): the chunk's
+            // rows are one run of consecutive elements, read CLR_SEG_U at a time, element u
+            // of a step being column u % cols; then each column folds its accumulators c,
+            // c + cols, ... in order.
+            ulong clr_bi = clr_r0 * clr_cols;
+            const ulong clr_be = clr_r1 * clr_cols;
+            for (; clr_bi + CLR_SEG_U <= clr_be; clr_bi += CLR_SEG_U) {
+                CLR_CROWS(CLR_BCOL)
+            }
+            for (uint clr_u = 0; clr_bi + clr_u < clr_be; ++clr_u)
+                CLR_CALL((CLR_IDX)(clr_bi + clr_u), clr_u);
+            CLR_FOR_VARS(CLR_BFOLD)
+        } else if (clr_e0 + CLR_SEG_U <= clr_cols) {
             ulong clr_bi = clr_r0 * clr_cols + clr_e0;
             for (ulong clr_r = clr_r0; clr_r < clr_r1; ++clr_r, clr_bi += clr_cols) {
                 CLR_CROWS(CLR_BCOL)

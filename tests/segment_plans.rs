@@ -481,8 +481,8 @@ fn item_vector_loads_on_odd_rows() {
 
 /// `blocks` (decision 68) forced on every device: a seeded sample of the (op, type) pairs, two
 /// per shape (every pair over runs; all of them on every shape with CLREDUCE_FULL_MATRIX=1),
-/// on column counts around the block widths (1, 2, 3, 5, 7, 16, 17, 33, and more blocks than a
-/// launch has work-items) and row counts around the row chunks (at least 16 rows each: 15, 16,
+/// on column counts around the block widths (1, 2, 3, 4, 5, 7, 8, 16, 17, 33, and more blocks
+/// than a launch has work-items; 1, 2, 4 and 8 columns several rows per block) and row counts around the row chunks (at least 16 rows each: 15, 16,
 /// 17, 64, 65 rows, primes), initial values kept or `initialize_to_identity`. Integers
 /// exactly; floats within (rows + 40)·u·Σ|x| + 2u·|ref| of a float64 reference of the column.
 #[test]
@@ -499,9 +499,16 @@ fn blocks_ops_types_and_chunk_boundaries() {
         let _g = sim_lock(d);
         let dev = short(d);
         let mut shapes: Vec<(u64, u64)> = vec![(15, 5), (16, 3), (17, 16), (1, 37), (53, 1)];
-        shapes.extend([(33, 17), (97, 2)]);
+        shapes.extend([(33, 17), (97, 2), (45, 4)]);
         if !d.is_simulator() {
-            shapes.extend([(64, 16), (65, 33), (1031, 7), (4099, 2), (3, 65537)]);
+            shapes.extend([
+                (64, 16),
+                (65, 33),
+                (1031, 7),
+                (4099, 2),
+                (3, 65537),
+                (1001, 8),
+            ]);
         }
         for (j, &(rows, cols)) in shapes.iter().enumerate() {
             let taken: Vec<usize> = if full_matrix() {

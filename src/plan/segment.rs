@@ -144,7 +144,10 @@ pub fn plan_segments(
         });
     }
     let vec = vec_width(caps, req, algo, exact, g.per_item);
-    let unroll = loop_unroll(req, algo, (gpu, exact), vec, base.unroll);
+    let unroll = match algo {
+        SegmentAlgo::Blocks => block_width(req, exact, folds(caps)),
+        _ => loop_unroll(req, algo, (gpu, exact), vec, base.unroll),
+    };
     let g = match algo {
         SegmentAlgo::Item if vec > 1 => item_vec_geometry(local, segments, vec, unroll),
         _ => g,
@@ -201,9 +204,6 @@ fn loop_unroll(
     // us with 4 against 295-297 with 8 (the plain plan's) and 306-308 with 2; columns on
     // 256 x 2^20 255 us with 4 against 260 with 8 (torch 258), on 16384 x 16384 (16 chunks)
     // 260 against 256 (design/bench/2026-11-24-h200-session10-segcols.txt).
-    if algo == SegmentAlgo::Blocks {
-        return block_width(req, exact);
-    }
     req.tune.unroll.unwrap_or(match algo {
         // Exact sums keep one accumulator (a superaccumulator each, decision 55).
         _ if exact => 1,
@@ -226,9 +226,10 @@ fn loop_unroll(
 
 /// `blocks`: columns per work-item (`SegmentPlan::unroll`, one accumulator each): 64 bytes of
 /// the body's reads at `[i]` (16 f32, 8 f64; 16 bytes' worth where it reads none), 4 to 16,
-/// at most the largest power of two not above the column count; one for exact sums (a
-/// superaccumulator per column); `unroll=N` overrides.
-fn block_width(req: &SegmentRequest, exact: bool) -> u64 {
+/// at most the largest power of two not above the column count unless the column count
+/// divides it and `fold` (CPUs without sub-groups: 1, 2, 4 or 8 columns, a block then holds
+/// several rows); one for exact sums (a superaccumulator per column); `unroll=N` overrides.
+fn block_width(req: &SegmentRequest, exact: bool, fold: bool) -> u64 {
     if let Some(u) = req.tune.unroll {
         return u;
     }
@@ -241,7 +242,21 @@ fn block_width(req: &SegmentRequest, exact: bool) -> u64 {
         0 => 4,
         b => (64 / b).clamp(4, 16),
     };
-    w.min(1 << cols.ilog2())
+    // A narrower array whose column count divides the width: several rows per block where
+    // work-items are loops. PoCL, 2^22 f32: one column 674 us against 2876-2879 with a block
+    // of one, 8 columns 493 / 795 against 852 / 867 with blocks of 8; Intel (sub-groups), one
+    // column 1435 / 1468 against 1277 / 1329 (decision 68).
+    if fold && cols < w && w.is_multiple_of(cols) {
+        w
+    } else {
+        w.min(1 << cols.ilog2())
+    }
+}
+
+/// `blocks`: whether an array narrower than a block puts several rows in it (CPUs whose
+/// work-items are loops: no sub-groups).
+fn folds(caps: &DeviceCaps) -> bool {
+    caps.kind != DeviceKind::Gpu && caps.sub_groups.is_none()
 }
 
 /// `blocks` (decision 68): `Axis::First` only; blocks of `width` columns, the rows in chunks
@@ -488,7 +503,9 @@ fn geometry(
             let groups = tiles.div_ceil(l);
             Geometry::new(groups, 2, tile, format!("{tiles} chunks of {tile} elements, one per work-item of {groups} work-groups of {local}; chunk-crossing pieces finished by a second pass"))
         }
-        SegmentAlgo::Blocks => blocks(caps, req, local, fill, block_width(req, exact))?,
+        SegmentAlgo::Blocks => {
+            blocks(caps, req, local, fill, block_width(req, exact, folds(caps)))?
+        }
         SegmentAlgo::Columns => {
             let SegmentLayout::Columns { rows, cols } = req.layout else {
                 unreachable!("choose() gives columns for the columns layout only")

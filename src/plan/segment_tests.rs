@@ -175,9 +175,37 @@ fn blocks_geometry() {
         let (_, s) = plan(1 << 18, 16, bytes, SegmentTune::default());
         assert_eq!(s.unroll, width, "{bytes}-byte reads");
     }
-    // Narrow arrays: at most the largest power of two not above the column count.
-    for (cols, width) in [(1, 1), (2, 2), (3, 2), (7, 4), (13, 8), (17, 16)] {
+    // Narrow arrays: at most the largest power of two not above the column count, or the
+    // whole width where the column count divides it (several rows per block).
+    for (cols, width) in [
+        (1, 16),
+        (2, 16),
+        (3, 2),
+        (4, 16),
+        (7, 4),
+        (8, 16),
+        (13, 8),
+        (17, 16),
+    ] {
         assert_eq!(plan(1000, cols, 4, SegmentTune::default()).1.unroll, width);
+    }
+    // Where work-items are SIMD lanes (Intel), no rows folded into a block.
+    let intel = fixtures::intel_cpu();
+    for (cols, width) in [(1, 1), (2, 2), (3, 2), (8, 8), (17, 16)] {
+        let layout = SegmentLayout::Columns { rows: 1000, cols };
+        let tune = SegmentTune::default();
+        let p = forced(
+            &intel,
+            layout,
+            cols,
+            1000 * cols,
+            (SegmentAlgo::Blocks, 4, tune),
+        );
+        assert_eq!(
+            p.unwrap().segment.unwrap().unroll,
+            width,
+            "Intel, {cols} columns"
+        );
     }
     // 262144 x 16: one block, rows in chunks so that blocks x chunks work-items fill `fill`
     // work-groups of 64, a second pass.
