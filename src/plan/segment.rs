@@ -761,8 +761,8 @@ fn choose(
         // compiler runs work-items as SIMD lanes (sub-groups: Intel's runtime) and 16 to 31
         // columns fill one vector of 16 lanes with consecutive columns and part of a second.
         // 2^22 f32, clreduce tune (interleaved), in several runs: PoCL, 2 to 16384 columns,
-        // blocks 0.5-1.1x the plain sum and 2-10x faster than columns (1 column: the same
-        // loop); Intel, blocks 1.3-10x faster than columns at 1 to 12 and 32 to 16384 columns,
+        // blocks 0.5-1.2x the plain sum and 2-10x faster than columns (1 column: 4x, rows
+        // folded into a block); Intel, blocks 1.3-10x faster than columns at 1 to 12 and 32 to 16384 columns,
         // columns 1.1-1.4x faster at 16 (9 runs of 10), 20, 24 and 29 columns
         // (design/bench/2026-11-25-cpu-session14-colblocks.txt).
         let lanes_fill = caps.sub_groups.is_some() && (16..32).contains(&cols);
