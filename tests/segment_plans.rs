@@ -560,12 +560,12 @@ fn blocks_ops_types_and_chunk_boundaries() {
                     continue;
                 }
                 let mut bad = Vec::new();
-                for k in 0..cols as usize {
+                for (k, &start) in inits.iter().enumerate() {
                     let col: Vec<Value> = (0..rows as usize)
                         .map(|r| data.value(r * cols as usize + k))
                         .collect();
                     let col = HostVec::from_values(ty, &col).unwrap();
-                    let rf = reference(op, &col, (!init).then_some(inits[k]));
+                    let rf = reference(op, &col, (!init).then_some(start));
                     let g = out.value(k).unwrap();
                     if let Err(m) = check(op, ty, g.to_f64(), g.as_int(), &rf, rows as f64 + 40.0) {
                         if bad.len() < 4 {

@@ -57,15 +57,7 @@ pub fn plan_segments(
     } else {
         (algo, why)
     };
-    // Exact sums keep columns by the rules: blocks would hold a superaccumulator per column
-    // of its block in private memory (forced, it runs blocks of one column).
-    let (algo, why) = match algo {
-        SegmentAlgo::Blocks if exact && req.force.is_none() => (
-            SegmentAlgo::Columns,
-            format!("exact sums: blocks would keep a superaccumulator per column of a block, so a work-item per column ({why})"),
-        ),
-        _ => (algo, why),
-    };
+    let (algo, why) = exact_keeps_columns(req, exact, (algo, why));
     let max_local = caps.max_work_group_size.max(1);
     let local = match (algo, req.tune.local) {
         (_, Some(l)) => l,
@@ -102,22 +94,7 @@ pub fn plan_segments(
         v.cross = CrossAlgo::ExtraPass;
         v.local_slots = local + 1;
         v.group_reason = format!("per segment: {}", v.group_reason);
-        v.cross_reason = match algo {
-            SegmentAlgo::Tiles
-            | SegmentAlgo::Group
-            | SegmentAlgo::Columns
-            | SegmentAlgo::Chunks
-            | SegmentAlgo::Stripes
-            | SegmentAlgo::Merge
-            | SegmentAlgo::Runs
-            | SegmentAlgo::Blocks
-                if passes > 1 =>
-            {
-                "segmented: partials per piece, combined in a fixed order by a second pass".into()
-            }
-            _ => "segmented: each segment written by the work-item or work-group that reduces it"
-                .into(),
-        };
+        v.cross_reason = cross_reason(algo, passes);
         v.deterministic = true;
     }
     let acc: usize = base.vars.iter().map(|v| v.acc_bytes * (local + 1)).sum();
@@ -155,9 +132,7 @@ pub fn plan_segments(
     // blocks: 64-bit indices, so that the compiler sees a row's block as consecutive addresses
     // (a 32-bit index may wrap) and loads it as vectors; with 32-bit ones PoCL turned the 16
     // loads of an f32 row into two gathers (decision 68).
-    if algo == SegmentAlgo::Blocks {
-        base.wide_index = true;
-    }
+    base.wide_index |= algo == SegmentAlgo::Blocks;
     base.local = local;
     base.groups = g.groups;
     base.passes = passes;
@@ -186,6 +161,44 @@ pub fn plan_segments(
         reason: why,
     });
     Ok(base)
+}
+
+/// The segmented plan's cross-group reason: partials combined by a second pass, or each
+/// segment written where it is reduced.
+fn cross_reason(algo: SegmentAlgo, passes: usize) -> String {
+    match algo {
+        SegmentAlgo::Tiles
+        | SegmentAlgo::Group
+        | SegmentAlgo::Columns
+        | SegmentAlgo::Chunks
+        | SegmentAlgo::Stripes
+        | SegmentAlgo::Merge
+        | SegmentAlgo::Runs
+        | SegmentAlgo::Blocks
+            if passes > 1 =>
+        {
+            "segmented: partials per piece, combined in a fixed order by a second pass".into()
+        }
+        _ => {
+            "segmented: each segment written by the work-item or work-group that reduces it".into()
+        }
+    }
+}
+
+/// Exact sums keep `columns` by the rules: `blocks` would hold a superaccumulator per column
+/// of its block in private memory (forced, it runs blocks of one column).
+fn exact_keeps_columns(
+    req: &SegmentRequest,
+    exact: bool,
+    (algo, why): (SegmentAlgo, String),
+) -> (SegmentAlgo, String) {
+    match algo {
+        SegmentAlgo::Blocks if exact && req.force.is_none() => (
+            SegmentAlgo::Columns,
+            format!("exact sums: blocks would keep a superaccumulator per column of a block, so a work-item per column ({why})"),
+        ),
+        _ => (algo, why),
+    }
 }
 
 /// Accumulators per work-item in the strided loops (`SegmentPlan::unroll`), or `item`'s rows
@@ -719,6 +732,31 @@ fn runs(
     Ok(g)
 }
 
+/// A forced plan: refused where it cannot run the layout (columns against rows and CSR).
+fn check_forced(
+    caps: &DeviceCaps,
+    a: SegmentAlgo,
+    columns: bool,
+    mean: u64,
+) -> Result<(SegmentAlgo, String)> {
+    let for_columns = matches!(
+        a,
+        SegmentAlgo::Columns | SegmentAlgo::Stripes | SegmentAlgo::Blocks
+    );
+    if columns != for_columns {
+        return Err(Error::Unsupported {
+            what: format!("segment plan {a}"),
+            missing: if columns {
+                "Axis::First (column sums) runs only the columns, stripes and blocks plans".into()
+            } else {
+                "the columns, stripes and blocks plans run only Axis::First".into()
+            },
+            device: caps.label(),
+        });
+    }
+    Ok((a, format!("forced (mean segment length {mean})")))
+}
+
 /// The algorithm for a request, and why.
 fn choose(
     caps: &DeviceCaps,
@@ -729,64 +767,10 @@ fn choose(
     let columns = matches!(req.layout, SegmentLayout::Columns { .. });
     let gpu = caps.kind == DeviceKind::Gpu;
     if let Some(a) = req.force {
-        let for_columns = matches!(
-            a,
-            SegmentAlgo::Columns | SegmentAlgo::Stripes | SegmentAlgo::Blocks
-        );
-        if columns != for_columns {
-            return Err(Error::Unsupported {
-                what: format!("segment plan {a}"),
-                missing: if columns {
-                    "Axis::First (column sums) runs only the columns, stripes and blocks plans"
-                        .into()
-                } else {
-                    "the columns, stripes and blocks plans run only Axis::First".into()
-                },
-                device: caps.label(),
-            });
-        }
-        return Ok((a, format!("forced (mean segment length {mean})")));
+        return check_forced(caps, a, columns, mean);
     }
     if let SegmentLayout::Columns { cols, .. } = req.layout {
-        // Stripes up to a work-group of columns: H200, 2^28 f32, 16, 64, 128 and 256 columns:
-        // stripes 260-262 us, columns 1688, 499, 346 and 297 us (a block of 256 columns
-        // idles most work-items below 256; at 256 its second pass folds 1056 chunks per
-        // column with one work-item each; decision 53).
-        let reach = req
-            .tune
-            .local
-            .unwrap_or(256)
-            .min(caps.max_work_group_size.max(1)) as u64;
-        // CPUs (decision 68): blocks of contiguous columns per work-item, except where the
-        // compiler runs work-items as SIMD lanes (sub-groups: Intel's runtime) and 16 to 31
-        // columns fill one vector of 16 lanes with consecutive columns and part of a second.
-        // 2^22 f32, clreduce tune (interleaved), in several runs: PoCL, 2 to 16384 columns,
-        // blocks 0.5-1.2x the plain sum and 2-10x faster than columns (1 column: 4x, rows
-        // folded into a block); Intel, blocks 1.3-10x faster than columns at 1 to 12 and 32 to 16384 columns,
-        // columns 1.1-1.4x faster at 16 (9 runs of 10), 20, 24 and 29 columns
-        // (design/bench/2026-11-25-cpu-session14-colblocks.txt).
-        let lanes_fill = caps.sub_groups.is_some() && (16..32).contains(&cols);
-        return Ok(if gpu && cols <= reach {
-            (
-                SegmentAlgo::Stripes,
-                format!("Axis::First with {cols} <= {reach} columns (a work-group) on a GPU: a work-item per column would leave work-items idle or fold many row chunks in its second pass, so every work-item keeps one column of a grid stride"),
-            )
-        } else if !gpu && !lanes_fill {
-            (
-                SegmentAlgo::Blocks,
-                format!("Axis::First with {cols} columns on a CPU{}: each work-item streams a chunk of rows for a block of contiguous columns in private accumulators, reading whole cache lines of a row where a work-item per column reads one element of each (2^22 f32: PoCL 2-10x, Intel 1.3-10x faster than columns)", if caps.sub_groups.is_some() { " with sub-groups, not 16 to 31 of them" } else { " without sub-groups" }),
-            )
-        } else if !gpu {
-            (
-                SegmentAlgo::Columns,
-                format!("Axis::First with {cols} columns (16 to 31) on a CPU with sub-groups (work-items are SIMD lanes): a work-item per column puts a row's consecutive columns on neighbouring lanes, one or two vector loads per row (Intel, 16 to 29 columns: 1.1-1.4x faster than blocks)"),
-            )
-        } else {
-            (
-                SegmentAlgo::Columns,
-                "Axis::First: a work-item per column keeps reads coalesced".into(),
-            )
-        });
+        return Ok(choose_columns(caps, req, cols));
     }
     let offsets = req.layout == SegmentLayout::Offsets;
     let uniform = matches!(req.layout, SegmentLayout::Uniform { .. });
@@ -912,6 +896,52 @@ fn choose(
             format!("{} segment(s) of mean length {mean}, fewer than {fill} work-groups' worth or very long: several work-groups per segment (tiles)", req.segments),
         )
     })
+}
+
+/// The plan of a column sum (`Axis::First`) when none is forced: `stripes` up to a work-group of
+/// columns and `columns` beyond on GPUs; `blocks` on CPUs, but `columns` for 16 to 31 columns
+/// where work-items are SIMD lanes (decision 68).
+fn choose_columns(caps: &DeviceCaps, req: &SegmentRequest, cols: u64) -> (SegmentAlgo, String) {
+    let gpu = caps.kind == DeviceKind::Gpu;
+    // Stripes up to a work-group of columns: H200, 2^28 f32, 16, 64, 128 and 256 columns:
+    // stripes 260-262 us, columns 1688, 499, 346 and 297 us (a block of 256 columns
+    // idles most work-items below 256; at 256 its second pass folds 1056 chunks per
+    // column with one work-item each; decision 53).
+    let reach = req
+        .tune
+        .local
+        .unwrap_or(256)
+        .min(caps.max_work_group_size.max(1)) as u64;
+    // CPUs (decision 68): blocks of contiguous columns per work-item, except where the
+    // compiler runs work-items as SIMD lanes (sub-groups: Intel's runtime) and 16 to 31
+    // columns fill one vector of 16 lanes with consecutive columns and part of a second.
+    // 2^22 f32, clreduce tune (interleaved), in several runs: PoCL, 2 to 16384 columns,
+    // blocks 0.5-1.2x the plain sum and 2-10x faster than columns (1 column: 4x, rows
+    // folded into a block); Intel, blocks 1.3-10x faster than columns at 1 to 12 and 32 to 16384 columns,
+    // columns 1.1-1.4x faster at 16 (9 runs of 10), 20, 24 and 29 columns
+    // (design/bench/2026-11-25-cpu-session14-colblocks.txt).
+    let lanes_fill = caps.sub_groups.is_some() && (16..32).contains(&cols);
+    if gpu && cols <= reach {
+        (
+            SegmentAlgo::Stripes,
+            format!("Axis::First with {cols} <= {reach} columns (a work-group) on a GPU: a work-item per column would leave work-items idle or fold many row chunks in its second pass, so every work-item keeps one column of a grid stride"),
+        )
+    } else if !gpu && !lanes_fill {
+        (
+            SegmentAlgo::Blocks,
+            format!("Axis::First with {cols} columns on a CPU{}: each work-item streams a chunk of rows for a block of contiguous columns in private accumulators, reading whole cache lines of a row where a work-item per column reads one element of each (2^22 f32: PoCL 2-10x, Intel 1.3-10x faster than columns)", if caps.sub_groups.is_some() { " with sub-groups, not 16 to 31 of them" } else { " without sub-groups" }),
+        )
+    } else if !gpu {
+        (
+            SegmentAlgo::Columns,
+            format!("Axis::First with {cols} columns (16 to 31) on a CPU with sub-groups (work-items are SIMD lanes): a work-item per column puts a row's consecutive columns on neighbouring lanes, one or two vector loads per row (Intel, 16 to 29 columns: 1.1-1.4x faster than blocks)"),
+        )
+    } else {
+        (
+            SegmentAlgo::Columns,
+            "Axis::First: a work-item per column keeps reads coalesced".into(),
+        )
+    }
 }
 
 #[cfg(test)]
