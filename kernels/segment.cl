@@ -6,14 +6,15 @@
 // accumulator's global index into the index within its segment (`index_in_segment`) or is
 // empty. Defines:
 //   CLR_SEG_ALGO     CLR_SEG_ITEM, CLR_SEG_GROUP, CLR_SEG_TILES, CLR_SEG_COLUMNS, CLR_SEG_CHUNKS,
-//                    CLR_SEG_STAGED, CLR_SEG_LANES, CLR_SEG_STRIPES, CLR_SEG_MERGE or CLR_SEG_RUNS
+//                    CLR_SEG_STAGED, CLR_SEG_LANES, CLR_SEG_STRIPES, CLR_SEG_MERGE, CLR_SEG_RUNS
+//                    or CLR_SEG_BLOCKS
 //   CLR_SEG_OFFSETS  1: segment k is off[k]..off[k+1] (CSR); 0: k*c..(k+1)*c (uniform)
 //   CLR_SEG_LONGS    tiles: room for the longer segments of one tile (>= tile / (short + 1))
 //   CLR_SEG_E        staged: elements per work-item in a stage (1 otherwise)
 //   CLR_SEG_STAGE    staged: local slots of a stage, CLR_WG * CLR_SEG_E plus the skew
 //   CLR_SEG_S        lanes: work-items per segment, a power of two dividing CLR_WG (1 otherwise)
 //   CLR_SEG_U        accumulators per work-item in the strided loops (group, lanes, tiles'
-//                    work-group pieces, columns, stripes)
+//                    work-group pieces, columns, stripes); blocks: columns per work-item
 // Arguments after the variables: the offsets (any buffer for uniform segments), the number of
 // segments (columns), the uniform length (the number of columns), the first index of the
 // first segment and one past the last one's end (the number of rows), the tile (elements per
@@ -33,6 +34,7 @@
 #define CLR_SEG_STRIPES 8
 #define CLR_SEG_MERGE 9  // its kernels are kernels/segment_merge.cl
 #define CLR_SEG_RUNS 10  // its kernels are kernels/segment_runs.cl
+#define CLR_SEG_BLOCKS 11
 
 // Staged: element p of a stage lives in slot p + p / 32, so the work-items of a warp each
 // reading their own row (rows of c apart) fall on different banks.
@@ -237,6 +239,42 @@ static inline ulong clr_seg_lower(ulong p, ulong nseg, ulong c, __global const u
         }                                                                   \
         for (; clr_r < clr_r1; ++clr_r) CLR_CROW(0)                         \
         CLR_FOR_VARS(CLR_SMERGEU)                                           \
+    }
+
+// blocks: column clr_e0 + u of the row at clr_bi into accumulator u; then column e0 + u's
+// result (accumulator u moved to 0, in order) stored, or written to its chunk's partial slot.
+#define CLR_BCOL(u) CLR_CALL((CLR_IDX)(clr_bi + (u)), (u));
+#define CLR_BMOVE(k) clr_a##k[0] = clr_a##k[clr_bu];
+// A narrow array's accumulators of column c (c, c + cols, ...) folded into accumulator c.
+#define CLR_BFOLD(k)                                                                        \
+    for (uint clr_c = 0; clr_c < (uint)clr_cols; ++clr_c)                                   \
+        for (uint clr_j = clr_c + (uint)clr_cols; clr_j < CLR_SEG_U; clr_j += (uint)clr_cols) \
+            clr_a##k[clr_c] = clr_op_##k(clr_a##k[clr_c], clr_a##k[clr_j]);
+// The narrower last block of clr_rem < CLR_SEG_U columns: bit W of clr_rem is a run of W
+// columns (after those of the higher bits), each row's W elements read together.
+#define CLR_BREM(W)                                                                   \
+    if ((W) < CLR_SEG_U && (clr_rem & (W))) {                                         \
+        const uint clr_u0 = clr_rem & ~(2u * (W) - 1);                                \
+        ulong clr_bi = clr_r0 * clr_cols + clr_e0 + clr_u0;                           \
+        for (ulong clr_r = clr_r0; clr_r < clr_r1; ++clr_r, clr_bi += clr_cols)       \
+            for (uint clr_v = 0; clr_v < (W); ++clr_v)                                \
+                CLR_CALL((CLR_IDX)(clr_bi + clr_v), clr_u0 + clr_v);                  \
+    }
+#define CLR_BOUT(u)                                         \
+    if (clr_e0 + (u) < clr_cols) {                          \
+        const uint clr_bu = (u);                            \
+        if (clr_bu > 0) {                                   \
+            CLR_FOR_VARS(CLR_BMOVE)                         \
+        }                                                   \
+        const ulong clr_e = clr_e0 + (u);                   \
+        if (clr_chunks == 1) {                              \
+            const ulong clr_sb = clr_e;                     \
+            const ulong clr_ss = clr_cols;                  \
+            CLR_FOR_VARS(CLR_SSTORE)                        \
+        } else {                                            \
+            const ulong clr_slot = clr_chunk * clr_cols + clr_e; \
+            CLR_FOR_VARS(CLR_SPART)                         \
+        }                                                   \
     }
 
 // item with vector loads: CLR_VEC elements of row clr_e + u * clr_gs from column clr_j into
@@ -709,6 +747,46 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
         CLR_STRIDED(get_group_id(0) * clr_act + clr_lid, clr_end, clr_step)
     }
     CLR_FOR_VARS(CLR_SSTRIPE)
+#elif CLR_SEG_ALGO == CLR_SEG_BLOCKS
+    // Axis::First on CPUs (decision 68): work-item w takes the block w % blocks of CLR_SEG_U
+    // contiguous columns (column e0 + u into accumulator u) over the rows of chunk w / blocks,
+    // one row after another, so it reads CLR_SEG_U consecutive elements of each row; its
+    // partial per column goes to slot chunk * cols + column (stored directly with one chunk).
+    // A last block narrower than CLR_SEG_U takes its columns in runs of 8, 4, 2 and 1; an
+    // array narrower than CLR_SEG_U columns is read CLR_SEG_U elements (several rows) a step.
+    const ulong clr_cols = clr_nseg, clr_rows = clr_hi;
+    const ulong clr_blocks = (clr_cols + CLR_SEG_U - 1) / CLR_SEG_U;
+    const ulong clr_chunks = (clr_rows + clr_tile - 1) / clr_tile;
+    for (ulong clr_w = get_global_id(0); clr_w < clr_blocks * clr_chunks; clr_w += get_global_size(0)) {
+        const ulong clr_e0 = (clr_w % clr_blocks) * CLR_SEG_U;
+        const ulong clr_chunk = clr_w / clr_blocks;
+        const ulong clr_r0 = clr_chunk * clr_tile;
+        const ulong clr_r1 = clr_rows - clr_r0 < clr_tile ? clr_rows : clr_r0 + clr_tile;
+        CLR_FOR_VARS(CLR_SRESETU)
+        if (clr_cols < CLR_SEG_U) {
+            // A narrow array (the plan takes this where cols divides CLR_SEG_U): the chunk's
+            // rows are one run of consecutive elements, read CLR_SEG_U at a time, element u
+            // of a step being column u % cols; then each column folds its accumulators c,
+            // c + cols, ... in order.
+            ulong clr_bi = clr_r0 * clr_cols;
+            const ulong clr_be = clr_r1 * clr_cols;
+            for (; clr_bi + CLR_SEG_U <= clr_be; clr_bi += CLR_SEG_U) {
+                CLR_CROWS(CLR_BCOL)
+            }
+            for (uint clr_u = 0; clr_bi + clr_u < clr_be; ++clr_u)
+                CLR_CALL((CLR_IDX)(clr_bi + clr_u), clr_u);
+            CLR_FOR_VARS(CLR_BFOLD)
+        } else if (clr_e0 + CLR_SEG_U <= clr_cols) {
+            ulong clr_bi = clr_r0 * clr_cols + clr_e0;
+            for (ulong clr_r = clr_r0; clr_r < clr_r1; ++clr_r, clr_bi += clr_cols) {
+                CLR_CROWS(CLR_BCOL)
+            }
+        } else {
+            const uint clr_rem = (uint)(clr_cols - clr_e0);
+            CLR_BREM(8) CLR_BREM(4) CLR_BREM(2) CLR_BREM(1)
+        }
+        CLR_CROWS(CLR_BOUT)
+    }
 #else
     // Columns (Axis::First): clr_c columns of clr_nseg... here clr_nseg is the number of
     // columns and clr_hi the number of rows; each work-item owns one column of a chunk of
@@ -735,7 +813,7 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
 #endif
 }
 
-// The finishing pass of the tiles and columns plans (a plan with one pass never runs it).
+// The finishing pass of the plans with partials (a plan with one pass never runs it).
 __kernel __attribute__((reqd_work_group_size(CLR_WG, 1, 1)))
 void clr_finish(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_off,
                 const ulong clr_nseg, const ulong clr_c, const ulong clr_lo, const ulong clr_hi,
@@ -781,6 +859,24 @@ void clr_finish(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_
         if (clr_sb < clr_ts || clr_end <= clr_te) continue;
         const ulong clr_t1 = (clr_end - 1 - clr_lo) / clr_tile;
         CLR_CUT_SERIAL(clr_t, clr_t1)
+    }
+#elif CLR_SEG_ALGO == CLR_SEG_BLOCKS
+    // A work-item per column combines its chunks' partials (clr_chunks > 1) in chunk order,
+    // from chunk 0's.
+    const ulong clr_cols = clr_nseg, clr_rows = clr_hi;
+    const ulong clr_chunks = (clr_rows + clr_tile - 1) / clr_tile;
+    for (ulong clr_e = get_global_id(0); clr_e < clr_cols; clr_e += get_global_size(0)) {
+        {
+            const ulong clr_slot = clr_e;
+            CLR_FOR_VARS(CLR_SGETP)
+        }
+        for (ulong clr_chunk = 1; clr_chunk < clr_chunks; ++clr_chunk) {
+            const ulong clr_slot = clr_chunk * clr_cols + clr_e;
+            CLR_FOR_VARS(CLR_SFOLD)
+        }
+        const ulong clr_sb = clr_e;
+        const ulong clr_ss = clr_cols;
+        CLR_FOR_VARS(CLR_SSTORE)
     }
 #elif CLR_SEG_ALGO == CLR_SEG_COLUMNS
     // A work-item per column combines its chunks' partials in chunk order.

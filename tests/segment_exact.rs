@@ -66,7 +66,12 @@ impl Layout {
     /// The plans this layout can run (None: the planner's choice).
     fn plans(&self) -> Vec<Option<SegmentAlgo>> {
         match self.kind {
-            Kind::Cols { .. } => vec![None, Some(SegmentAlgo::Columns), Some(SegmentAlgo::Stripes)],
+            Kind::Cols { .. } => vec![
+                None,
+                Some(SegmentAlgo::Columns),
+                Some(SegmentAlgo::Stripes),
+                Some(SegmentAlgo::Blocks),
+            ],
             _ => vec![
                 None,
                 Some(SegmentAlgo::Item),

@@ -1,5 +1,5 @@
-//! The segmented plans of decision 48 (`staged`, `lanes`, `stripes`) forced on every device,
-//! beside the automatic plan and the plans they replace: uniform rows (`Axis::Last`) and
+//! The segmented plans of decisions 48 and 68 (`staged`, `lanes`, `stripes`, `blocks`) forced
+//! on every device, beside the automatic plan and the plans they replace: uniform rows (`Axis::Last`) and
 //! columns (`Axis::First`) of odd shapes (one row or column, primes, lengths that are no
 //! multiple of a vector width or of the work-group, rows longer than a stage's default),
 //! several variables in one launch (a sum, a max that keeps its initial values, argmin with
@@ -186,7 +186,12 @@ fn staged_lanes_stripes_on_odd_shapes() {
             Some(SegmentAlgo::Lanes),
             Some(SegmentAlgo::Item),
         ];
-        let cols_plans = [None, Some(SegmentAlgo::Stripes), Some(SegmentAlgo::Columns)];
+        let cols_plans = [
+            None,
+            Some(SegmentAlgo::Stripes),
+            Some(SegmentAlgo::Columns),
+            Some(SegmentAlgo::Blocks),
+        ];
         for (j, (rows, cols)) in shapes.into_iter().enumerate() {
             for axis in [Axis::Last, Axis::First] {
                 let plans: &[Option<SegmentAlgo>] = match axis {
@@ -215,8 +220,8 @@ fn staged_lanes_stripes_on_odd_shapes() {
     t.finish();
 }
 
-/// `Axis::First` of 3-D ranges `[a, b, c]` (b * c columns of a rows) under `columns` and
-/// `stripes`, forced and automatic, with odd extents and row counts around the accumulators
+/// `Axis::First` of 3-D ranges `[a, b, c]` (b * c columns of a rows) under `columns`,
+/// `stripes` and `blocks`, forced and automatic, with odd extents and row counts around the accumulators
 /// and the row chunks (1..5, primes; decision 53): exact i64 sums (wrapping, as the device
 /// adds) against the host's, starting from each result's initial value.
 #[test]
@@ -238,7 +243,12 @@ fn first_axis_of_3d_ranges_under_columns_and_stripes() {
         if !d.is_simulator() {
             shapes.extend([[211, 4, 8], [97, 16, 16], [1031, 3, 1], [9, 17, 33]]);
         }
-        let plans = [None, Some(SegmentAlgo::Columns), Some(SegmentAlgo::Stripes)];
+        let plans = [
+            None,
+            Some(SegmentAlgo::Columns),
+            Some(SegmentAlgo::Stripes),
+            Some(SegmentAlgo::Blocks),
+        ];
         for [a, b, c] in shapes {
             let (n, cols) = (a * b * c, b * c);
             let xs: Vec<i64> = (0..n)
@@ -463,6 +473,259 @@ fn item_vector_loads_on_odd_rows() {
                 } else {
                     t.fail(&dev, &case, &bad.join("; "));
                 }
+            }
+        }
+    }
+    t.finish();
+}
+
+/// `blocks` (decision 68) forced on every device: a seeded sample of the (op, type) pairs, two
+/// per shape (every pair over runs; all of them on every shape with CLREDUCE_FULL_MATRIX=1),
+/// on column counts around the block widths (1, 2, 3, 4, 5, 7, 8, 16, 17, 33, and more blocks
+/// than a launch has work-items; 1, 2, 4 and 8 columns several rows per block) and row counts around the row chunks (at least 16 rows each: 15, 16,
+/// 17, 64, 65 rows, primes), initial values kept or `initialize_to_identity`. Integers
+/// exactly; floats within (rows + 40)·u·Σ|x| + 2u·|ref| of a float64 reference of the column.
+#[test]
+fn blocks_ops_types_and_chunk_boundaries() {
+    use clreduce::check::reference::{check, random_input, reference};
+    use clreduce::{DynBuffer, HostVec, Value};
+    let test = "segment_plans::blocks_ops_types_and_chunk_boundaries";
+    announce_sample(test);
+    let start = (sample_hash(test) % 1_000_000) as usize;
+    let pairs = common::valid_pairs();
+    let mut t = Tally::new(test);
+    for q in queues() {
+        let d = q.device();
+        let _g = sim_lock(d);
+        let dev = short(d);
+        let mut shapes: Vec<(u64, u64)> = vec![(15, 5), (16, 3), (17, 16), (1, 37), (53, 1)];
+        shapes.extend([(33, 17), (97, 2), (45, 4)]);
+        if !d.is_simulator() {
+            shapes.extend([
+                (64, 16),
+                (65, 33),
+                (1031, 7),
+                (4099, 2),
+                (3, 65537),
+                (1001, 8),
+            ]);
+        }
+        for (j, &(rows, cols)) in shapes.iter().enumerate() {
+            let taken: Vec<usize> = if full_matrix() {
+                (0..pairs.len()).collect()
+            } else {
+                (0..2).map(|m| (start + 2 * j + m) % pairs.len()).collect()
+            };
+            for (m, p) in taken.into_iter().enumerate() {
+                let (op, ty) = pairs[p];
+                let init = (j + m) % 2 == 1;
+                let case = format!("{rows}x{cols} {op} {ty}{}", if init { " init" } else { "" });
+                let seed = 0xB10C + (j * 100 + p) as u64;
+                let n = (rows * cols) as usize;
+                let data = random_input(op, ty, n, seed);
+                let inits: Vec<Value> = (0..cols)
+                    .map(|k| common::initial(op, ty, seed + k))
+                    .collect();
+                let (x, out) = (
+                    DynBuffer::upload(q, &data).unwrap(),
+                    DynBuffer::upload(q, &HostVec::from_values(ty, &inits).unwrap()).unwrap(),
+                );
+                let mut red = reduction(&out, op).axis(Axis::First);
+                if init {
+                    red = red.initialize_to_identity();
+                }
+                let res = q.parallel_for_reduce_with(
+                    Range::new_2d(rows, cols),
+                    red,
+                    Kernel::new(common::body(op, ty)).arg("x", &x),
+                    Options {
+                        segment: Some(SegmentAlgo::Blocks),
+                        ..Options::default()
+                    },
+                );
+                let ev = match res {
+                    Ok(ev) => ev,
+                    Err(e) if e.to_string().contains("cannot run on") => {
+                        t.skip_device(&dev, &case, &e.to_string());
+                        continue;
+                    }
+                    Err(e) => {
+                        t.fail(&dev, &case, &format!("launch: {e}"));
+                        continue;
+                    }
+                };
+                let algo = ev.plan().and_then(|p| p.segment.as_ref()).map(|s| s.algo);
+                if algo != Some(SegmentAlgo::Blocks) {
+                    t.fail(&dev, &case, &format!("forced blocks, planned {algo:?}"));
+                    continue;
+                }
+                let mut bad = Vec::new();
+                for (k, &start) in inits.iter().enumerate() {
+                    let col: Vec<Value> = (0..rows as usize)
+                        .map(|r| data.value(r * cols as usize + k))
+                        .collect();
+                    let col = HostVec::from_values(ty, &col).unwrap();
+                    let rf = reference(op, &col, (!init).then_some(start));
+                    let g = out.value(k).unwrap();
+                    if let Err(m) = check(op, ty, g.to_f64(), g.as_int(), &rf, rows as f64 + 40.0) {
+                        if bad.len() < 4 {
+                            bad.push(format!("column {k}: {m}"));
+                        }
+                    }
+                }
+                if bad.is_empty() {
+                    t.pass(&dev);
+                } else {
+                    t.fail(&dev, &case, &bad.join("; "));
+                }
+            }
+        }
+    }
+    t.finish();
+}
+
+/// `blocks` with f16 data (read as f32, small multiples of 1/4: every order gives the host's
+/// sum exactly) beside an argmax with the row and the global index, and exact f32 sums
+/// (`Determinism::Exact`: a block of one column per work-item, decision 68) bit for bit against
+/// the host's correctly rounded sum of each column and its initial value, on values of wide
+/// exponents; R or C = 1, primes, rows around the chunks.
+#[test]
+fn blocks_f16_argmax_and_exact_sums() {
+    use clreduce::exact::sum_f32;
+    use clreduce::{Determinism, Half};
+    let mut t = Tally::new("segment_plans::blocks_f16_argmax_and_exact_sums");
+    for q in queues() {
+        let d = q.device();
+        let _g = sim_lock(d);
+        let dev = short(d);
+        let mut rng = Rng(0x68 + d.index() as u64);
+        let mut shapes: Vec<(u64, u64)> = vec![(1, 5), (40, 1), (17, 33), (65, 16)];
+        if !d.is_simulator() {
+            shapes.extend([(1031, 17), (257, 64)]);
+        }
+        for (rows, cols) in shapes {
+            let (n, c) = ((rows * cols) as usize, cols as usize);
+            let hs: Vec<f32> = (0..n)
+                .map(|_| (rng.below(65) as f32 - 32.0) / 4.0)
+                .collect();
+            let xs: Vec<f32> = (0..n)
+                .map(|_| {
+                    (rng.below(1 << 20) as f32 - 524288.0) * 2f32.powi(rng.below(40) as i32 - 30)
+                })
+                .collect();
+            let starts: Vec<f32> = (0..c).map(|_| rng.below(9) as f32 - 4.0).collect();
+            let h = q
+                .buffer_from(&hs.iter().map(|&v| Half::from_f32(v)).collect::<Vec<_>>())
+                .unwrap();
+            let x = q.buffer_from(&xs).unwrap();
+            // f16 sums and an argmax (index within the column, then global).
+            let case = format!("{rows}x{cols} f16 sum, argmax");
+            let sum = q.buffer_from(&starts).unwrap();
+            let (vhi, ihi) = (
+                q.buffer_from(&vec![0.0f32; c]).unwrap(),
+                q.buffer_from(&vec![0u64; c]).unwrap(),
+            );
+            let (vg, ig) = (
+                q.buffer_from(&vec![0.0f32; c]).unwrap(),
+                q.buffer_from(&vec![0u64; c]).unwrap(),
+            );
+            let res = q.parallel_for_reduce_with(
+                Range::new_2d(rows, cols),
+                vec![
+                    reduction(&sum, Op::Plus).axis(Axis::First),
+                    reduction_argmax(&vhi, &ihi)
+                        .name("hi")
+                        .axis(Axis::First)
+                        .index_in_segment()
+                        .initialize_to_identity(),
+                    reduction_argmax(&vg, &ig)
+                        .name("hg")
+                        .axis(Axis::First)
+                        .initialize_to_identity(),
+                ],
+                Kernel::new("sum += h[i]; combine(hi, x[i], i); combine(hg, x[i], i);")
+                    .arg("h", &h)
+                    .arg("x", &x),
+                Options {
+                    segment: Some(SegmentAlgo::Blocks),
+                    ..Options::default()
+                },
+            );
+            match res {
+                Ok(_) => {
+                    let (gs, gv, gi, gg) = (
+                        sum.to_vec().unwrap(),
+                        vhi.to_vec().unwrap(),
+                        ihi.to_vec().unwrap(),
+                        ig.to_vec().unwrap(),
+                    );
+                    let mut bad = Vec::new();
+                    for k in 0..c {
+                        let s = (0..rows as usize)
+                            .fold(starts[k] as f64, |a, r| a + hs[r * c + k] as f64);
+                        let (mut best, mut at) = (f32::NEG_INFINITY, u64::MAX);
+                        for r in 0..rows as usize {
+                            if xs[r * c + k] > best {
+                                (best, at) = (xs[r * c + k], r as u64);
+                            }
+                        }
+                        let got = (gs[k] as f64, gv[k], gi[k], gg[k]);
+                        let want = (s, best, at, at * cols + k as u64);
+                        if got != want && bad.len() < 4 {
+                            bad.push(format!("column {k}: {got:?} want {want:?}"));
+                        }
+                    }
+                    if bad.is_empty() {
+                        t.pass(&dev);
+                    } else {
+                        t.fail(&dev, &case, &bad.join("; "));
+                    }
+                }
+                Err(e) if e.to_string().contains("cannot run on") => {
+                    t.skip_device(&dev, &case, &e.to_string())
+                }
+                Err(e) => t.fail(&dev, &case, &e.to_string()),
+            }
+            // Exact f32 sums, initial values kept.
+            let case = format!("{rows}x{cols} exact f32 sum");
+            let out = q.buffer_from(&starts).unwrap();
+            let res = q.parallel_for_reduce_with(
+                Range::new_2d(rows, cols),
+                reduction(&out, Op::Plus).axis(Axis::First),
+                Kernel::new("sum += x[i];").arg("x", &x),
+                Options {
+                    segment: Some(SegmentAlgo::Blocks),
+                    determinism: Determinism::Exact,
+                    ..Options::default()
+                },
+            );
+            match res {
+                Ok(ev) => {
+                    let got = out.to_vec().unwrap();
+                    let unroll = ev.plan().and_then(|p| p.segment.as_ref()).map(|s| s.unroll);
+                    let mut bad = Vec::new();
+                    if unroll != Some(1) {
+                        bad.push(format!("exact blocks of {unroll:?} columns, want 1"));
+                    }
+                    for k in 0..c {
+                        let mut vals: Vec<f32> =
+                            (0..rows as usize).map(|r| xs[r * c + k]).collect();
+                        vals.push(starts[k]);
+                        let want = sum_f32(&vals);
+                        if got[k].to_bits() != want.to_bits() && bad.len() < 4 {
+                            bad.push(format!("column {k}: {} want {want}", got[k]));
+                        }
+                    }
+                    if bad.is_empty() {
+                        t.pass(&dev);
+                    } else {
+                        t.fail(&dev, &case, &bad.join("; "));
+                    }
+                }
+                Err(e) if e.to_string().contains("cannot run on") => {
+                    t.skip_device(&dev, &case, &e.to_string())
+                }
+                Err(e) => t.fail(&dev, &case, &e.to_string()),
             }
         }
     }

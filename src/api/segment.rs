@@ -452,7 +452,9 @@ impl Queue {
             }
             // Two per tile of items (elements and segment ends).
             (SegmentAlgo::Merge, _) => 2 * (f.hi - f.lo + f.segments).div_ceil(sp.tile),
-            (SegmentAlgo::Columns, SegmentLayout::Columns { rows, cols }) if plan.passes > 1 => {
+            (SegmentAlgo::Columns | SegmentAlgo::Blocks, SegmentLayout::Columns { rows, cols })
+                if plan.passes > 1 =>
+            {
                 rows.div_ceil(sp.tile) * cols
             }
             (SegmentAlgo::Stripes, _) => plan.groups * f.segments,
@@ -523,7 +525,10 @@ impl Queue {
             )?);
             if plan.passes > 1 {
                 let groups = match sp.algo {
-                    SegmentAlgo::Columns => f.segments.div_ceil(local as u64).min(1 << 16),
+                    // A work-item per column.
+                    SegmentAlgo::Columns | SegmentAlgo::Blocks => {
+                        f.segments.div_ceil(local as u64).min(1 << 16)
+                    }
                     // A work-group per column or per split segment.
                     SegmentAlgo::Stripes | SegmentAlgo::Group => f.segments.min(1 << 16),
                     // A work-item per stage or tile.

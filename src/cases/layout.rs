@@ -131,7 +131,11 @@ impl Layout {
     pub fn algos(&self) -> Vec<SegmentAlgo> {
         match self {
             Layout::Flat => Vec::new(),
-            Layout::Cols { .. } => vec![SegmentAlgo::Columns, SegmentAlgo::Stripes],
+            Layout::Cols { .. } => vec![
+                SegmentAlgo::Columns,
+                SegmentAlgo::Stripes,
+                SegmentAlgo::Blocks,
+            ],
             Layout::Rows { .. } => vec![
                 SegmentAlgo::Item,
                 SegmentAlgo::Group,

@@ -70,7 +70,8 @@ fn segmented_cases_parse() {
         vec![
             Force::Auto,
             Force::Segment(SegmentAlgo::Columns),
-            Force::Segment(SegmentAlgo::Stripes)
+            Force::Segment(SegmentAlgo::Stripes),
+            Force::Segment(SegmentAlgo::Blocks)
         ]
     );
     let g = Case::parse("f64-argmin-ragged-16").unwrap();

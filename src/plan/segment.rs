@@ -57,6 +57,7 @@ pub fn plan_segments(
     } else {
         (algo, why)
     };
+    let (algo, why) = exact_keeps_columns(req, exact, (algo, why));
     let max_local = caps.max_work_group_size.max(1);
     let local = match (algo, req.tune.local) {
         (_, Some(l)) => l,
@@ -85,7 +86,7 @@ pub fn plan_segments(
         local
     };
     let acc_bytes: usize = base.vars.iter().map(|v| v.acc_bytes).sum();
-    let g = geometry(caps, req, algo, (local, acc_bytes), segments, fill)?;
+    let g = geometry(caps, req, (algo, exact), (local, acc_bytes), segments, fill)?;
     let passes = g.passes;
     for v in &mut base.vars {
         // The work-group step is the ordinary plan's (every one of them runs with any of the
@@ -93,21 +94,7 @@ pub fn plan_segments(
         v.cross = CrossAlgo::ExtraPass;
         v.local_slots = local + 1;
         v.group_reason = format!("per segment: {}", v.group_reason);
-        v.cross_reason = match algo {
-            SegmentAlgo::Tiles
-            | SegmentAlgo::Group
-            | SegmentAlgo::Columns
-            | SegmentAlgo::Chunks
-            | SegmentAlgo::Stripes
-            | SegmentAlgo::Merge
-            | SegmentAlgo::Runs
-                if passes > 1 =>
-            {
-                "segmented: partials per piece, combined in a fixed order by a second pass".into()
-            }
-            _ => "segmented: each segment written by the work-item or work-group that reduces it"
-                .into(),
-        };
+        v.cross_reason = cross_reason(algo, passes);
         v.deterministic = true;
     }
     let acc: usize = base.vars.iter().map(|v| v.acc_bytes * (local + 1)).sum();
@@ -134,11 +121,18 @@ pub fn plan_segments(
         });
     }
     let vec = vec_width(caps, req, algo, exact, g.per_item);
-    let unroll = loop_unroll(req, algo, (gpu, exact), vec, base.unroll);
+    let unroll = match algo {
+        SegmentAlgo::Blocks => block_width(req, exact, folds(caps)),
+        _ => loop_unroll(req, algo, (gpu, exact), vec, base.unroll),
+    };
     let g = match algo {
         SegmentAlgo::Item if vec > 1 => item_vec_geometry(local, segments, vec, unroll),
         _ => g,
     };
+    // blocks: 64-bit indices, so that the compiler sees a row's block as consecutive addresses
+    // (a 32-bit index may wrap) and loads it as vectors; with 32-bit ones PoCL turned the 16
+    // loads of an f32 row into two gathers (decision 68).
+    base.wide_index |= algo == SegmentAlgo::Blocks;
     base.local = local;
     base.groups = g.groups;
     base.passes = passes;
@@ -179,6 +173,44 @@ pub fn plan_segments(
     Ok(base)
 }
 
+/// The segmented plan's cross-group reason: partials combined by a second pass, or each
+/// segment written where it is reduced.
+fn cross_reason(algo: SegmentAlgo, passes: usize) -> String {
+    match algo {
+        SegmentAlgo::Tiles
+        | SegmentAlgo::Group
+        | SegmentAlgo::Columns
+        | SegmentAlgo::Chunks
+        | SegmentAlgo::Stripes
+        | SegmentAlgo::Merge
+        | SegmentAlgo::Runs
+        | SegmentAlgo::Blocks
+            if passes > 1 =>
+        {
+            "segmented: partials per piece, combined in a fixed order by a second pass".into()
+        }
+        _ => {
+            "segmented: each segment written by the work-item or work-group that reduces it".into()
+        }
+    }
+}
+
+/// Exact sums keep `columns` by the rules: `blocks` would hold a superaccumulator per column
+/// of its block in private memory (forced, it runs blocks of one column).
+fn exact_keeps_columns(
+    req: &SegmentRequest,
+    exact: bool,
+    (algo, why): (SegmentAlgo, String),
+) -> (SegmentAlgo, String) {
+    match algo {
+        SegmentAlgo::Blocks if exact && req.force.is_none() => (
+            SegmentAlgo::Columns,
+            format!("exact sums: blocks would keep a superaccumulator per column of a block, so a work-item per column ({why})"),
+        ),
+        _ => (algo, why),
+    }
+}
+
 /// Accumulators per work-item in the strided loops (`SegmentPlan::unroll`), or `item`'s rows
 /// per work-item with vector loads; `base_unroll` is the plain plan's.
 fn loop_unroll(
@@ -213,6 +245,72 @@ fn loop_unroll(
         _ if gpu => base_unroll.max(1) as u64,
         _ => 1,
     })
+}
+
+/// `blocks`: columns per work-item (`SegmentPlan::unroll`, one accumulator each): 64 bytes of
+/// the body's reads at `[i]` (16 f32, 8 f64; 16 bytes' worth where it reads none), 4 to 16,
+/// at most the largest power of two not above the column count unless the column count
+/// divides it and `fold` (CPUs without sub-groups: 1, 2, 4 or 8 columns, a block then holds
+/// several rows); one for exact sums (a superaccumulator per column); `unroll=N` overrides.
+fn block_width(req: &SegmentRequest, exact: bool, fold: bool) -> u64 {
+    if let Some(u) = req.tune.unroll {
+        return u;
+    }
+    let cols = match req.layout {
+        SegmentLayout::Columns { cols, .. } => cols.max(1),
+        _ => 1,
+    };
+    let w = match req.read_bytes {
+        _ if exact => 1,
+        0 => 4,
+        b => (64 / b).clamp(4, 16),
+    };
+    // A narrower array whose column count divides the width: several rows per block where
+    // work-items are loops. PoCL, 2^22 f32: one column 674 us against 2876-2879 with a block
+    // of one, 8 columns 493 / 795 against 852 / 867 with blocks of 8; Intel (sub-groups), one
+    // column 1435 / 1468 against 1277 / 1329 (decision 68).
+    if fold && cols < w && w.is_multiple_of(cols) {
+        w
+    } else {
+        w.min(1 << cols.ilog2())
+    }
+}
+
+/// `blocks`: whether an array narrower than a block puts several rows in it (CPUs whose
+/// work-items are loops: no sub-groups).
+fn folds(caps: &DeviceCaps) -> bool {
+    caps.kind != DeviceKind::Gpu && caps.sub_groups.is_none()
+}
+
+/// `blocks` (decision 68): `Axis::First` only; blocks of `width` columns, the rows in chunks
+/// (at least 16 rows each) so that blocks x chunks work-items fill `fill` work-groups of
+/// `local`; a second pass combines the chunks where there are several.
+fn blocks(
+    caps: &DeviceCaps,
+    req: &SegmentRequest,
+    local: usize,
+    fill: u64,
+    width: u64,
+) -> Result<Geometry> {
+    let SegmentLayout::Columns { rows, cols } = req.layout else {
+        return Err(Error::Unsupported {
+            what: "segment plan blocks".into(),
+            missing: "blocks runs Axis::First (columns) only".into(),
+            device: caps.label(),
+        });
+    };
+    let l = local as u64;
+    let nb = cols.div_ceil(width).max(1);
+    let chunks = match req.tune.chunks {
+        Some(c) => c.min(rows),
+        None => (fill * l).div_ceil(nb).min(rows / 16),
+    }
+    .max(1);
+    let chunk_rows = rows.div_ceil(chunks).max(1);
+    let chunks = rows.div_ceil(chunk_rows).max(1);
+    let groups = (nb * chunks).div_ceil(l).min(fill * 8);
+    let passes = if chunks > 1 { 2 } else { 1 };
+    Ok(Geometry::new(groups, passes, chunk_rows, format!("{nb} blocks of {width} columns x {chunks} chunks of {chunk_rows} rows, a work-item each, on {groups} work-groups of {local}{}", if passes > 1 { ", chunks combined in order by a second pass" } else { "" })))
 }
 
 /// The geometry of one segment plan: what `plan_segments` writes into the plan.
@@ -324,7 +422,7 @@ pub(crate) fn stage_slots(local: usize, per_item: u64) -> u64 {
 fn geometry(
     caps: &DeviceCaps,
     req: &SegmentRequest,
-    algo: SegmentAlgo,
+    (algo, exact): (SegmentAlgo, bool),
     (local, acc_bytes): (usize, usize),
     segments: u64,
     fill: u64,
@@ -438,6 +536,9 @@ fn geometry(
             let tiles = req.elements.div_ceil(tile).max(1);
             let groups = tiles.div_ceil(l);
             Geometry::new(groups, 2, tile, format!("{tiles} chunks of {tile} elements, one per work-item of {groups} work-groups of {local}; chunk-crossing pieces finished by a second pass"))
+        }
+        SegmentAlgo::Blocks => {
+            blocks(caps, req, local, fill, block_width(req, exact, folds(caps)))?
         }
         SegmentAlgo::Columns => {
             let SegmentLayout::Columns { rows, cols } = req.layout else {
@@ -652,6 +753,31 @@ fn runs(
     Ok(g)
 }
 
+/// A forced plan: refused where it cannot run the layout (columns against rows and CSR).
+fn check_forced(
+    caps: &DeviceCaps,
+    a: SegmentAlgo,
+    columns: bool,
+    mean: u64,
+) -> Result<(SegmentAlgo, String)> {
+    let for_columns = matches!(
+        a,
+        SegmentAlgo::Columns | SegmentAlgo::Stripes | SegmentAlgo::Blocks
+    );
+    if columns != for_columns {
+        return Err(Error::Unsupported {
+            what: format!("segment plan {a}"),
+            missing: if columns {
+                "Axis::First (column sums) runs only the columns, stripes and blocks plans".into()
+            } else {
+                "the columns, stripes and blocks plans run only Axis::First".into()
+            },
+            device: caps.label(),
+        });
+    }
+    Ok((a, format!("forced (mean segment length {mean})")))
+}
+
 /// The algorithm for a request, and why.
 fn choose(
     caps: &DeviceCaps,
@@ -662,41 +788,10 @@ fn choose(
     let columns = matches!(req.layout, SegmentLayout::Columns { .. });
     let gpu = caps.kind == DeviceKind::Gpu;
     if let Some(a) = req.force {
-        let for_columns = matches!(a, SegmentAlgo::Columns | SegmentAlgo::Stripes);
-        if columns != for_columns {
-            return Err(Error::Unsupported {
-                what: format!("segment plan {a}"),
-                missing: if columns {
-                    "Axis::First (column sums) runs only the columns and stripes plans".into()
-                } else {
-                    "the columns and stripes plans run only Axis::First".into()
-                },
-                device: caps.label(),
-            });
-        }
-        return Ok((a, format!("forced (mean segment length {mean})")));
+        return check_forced(caps, a, columns, mean);
     }
     if let SegmentLayout::Columns { cols, .. } = req.layout {
-        // Stripes up to a work-group of columns: H200, 2^28 f32, 16, 64, 128 and 256 columns:
-        // stripes 260-262 us, columns 1688, 499, 346 and 297 us (a block of 256 columns
-        // idles most work-items below 256; at 256 its second pass folds 1056 chunks per
-        // column with one work-item each; decision 53).
-        let reach = req
-            .tune
-            .local
-            .unwrap_or(256)
-            .min(caps.max_work_group_size.max(1)) as u64;
-        return Ok(if gpu && cols <= reach {
-            (
-                SegmentAlgo::Stripes,
-                format!("Axis::First with {cols} <= {reach} columns (a work-group) on a GPU: a work-item per column would leave work-items idle or fold many row chunks in its second pass, so every work-item keeps one column of a grid stride"),
-            )
-        } else {
-            (
-                SegmentAlgo::Columns,
-                "Axis::First: a work-item per column keeps reads coalesced".into(),
-            )
-        });
+        return Ok(choose_columns(caps, req, cols));
     }
     let offsets = req.layout == SegmentLayout::Offsets;
     let uniform = matches!(req.layout, SegmentLayout::Uniform { .. });
@@ -822,6 +917,52 @@ fn choose(
             format!("{} segment(s) of mean length {mean}, fewer than {fill} work-groups' worth or very long: several work-groups per segment (tiles)", req.segments),
         )
     })
+}
+
+/// The plan of a column sum (`Axis::First`) when none is forced: `stripes` up to a work-group of
+/// columns and `columns` beyond on GPUs; `blocks` on CPUs, but `columns` for 16 to 31 columns
+/// where work-items are SIMD lanes (decision 68).
+fn choose_columns(caps: &DeviceCaps, req: &SegmentRequest, cols: u64) -> (SegmentAlgo, String) {
+    let gpu = caps.kind == DeviceKind::Gpu;
+    // Stripes up to a work-group of columns: H200, 2^28 f32, 16, 64, 128 and 256 columns:
+    // stripes 260-262 us, columns 1688, 499, 346 and 297 us (a block of 256 columns
+    // idles most work-items below 256; at 256 its second pass folds 1056 chunks per
+    // column with one work-item each; decision 53).
+    let reach = req
+        .tune
+        .local
+        .unwrap_or(256)
+        .min(caps.max_work_group_size.max(1)) as u64;
+    // CPUs (decision 68): blocks of contiguous columns per work-item, except where the
+    // compiler runs work-items as SIMD lanes (sub-groups: Intel's runtime) and 16 to 31
+    // columns fill one vector of 16 lanes with consecutive columns and part of a second.
+    // 2^22 f32, clreduce tune (interleaved), in several runs: PoCL, 2 to 16384 columns,
+    // blocks 0.5-1.2x the plain sum and 2-10x faster than columns (1 column: 4x, rows
+    // folded into a block); Intel, blocks 1.3-10x faster than columns at 1 to 12 and 32 to 16384 columns,
+    // columns 1.1-1.4x faster at 16 (9 runs of 10), 20, 24 and 29 columns
+    // (design/bench/2026-11-25-cpu-session14-colblocks.txt).
+    let lanes_fill = caps.sub_groups.is_some() && (16..32).contains(&cols);
+    if gpu && cols <= reach {
+        (
+            SegmentAlgo::Stripes,
+            format!("Axis::First with {cols} <= {reach} columns (a work-group) on a GPU: a work-item per column would leave work-items idle or fold many row chunks in its second pass, so every work-item keeps one column of a grid stride"),
+        )
+    } else if !gpu && !lanes_fill {
+        (
+            SegmentAlgo::Blocks,
+            format!("Axis::First with {cols} columns on a CPU{}: each work-item streams a chunk of rows for a block of contiguous columns in private accumulators, reading whole cache lines of a row where a work-item per column reads one element of each (2^22 f32: PoCL 2-10x, Intel 1.3-10x faster than columns)", if caps.sub_groups.is_some() { " with sub-groups, not 16 to 31 of them" } else { " without sub-groups" }),
+        )
+    } else if !gpu {
+        (
+            SegmentAlgo::Columns,
+            format!("Axis::First with {cols} columns (16 to 31) on a CPU with sub-groups (work-items are SIMD lanes): a work-item per column puts a row's consecutive columns on neighbouring lanes, one or two vector loads per row (Intel, 16 to 29 columns: 1.1-1.4x faster than blocks)"),
+        )
+    } else {
+        (
+            SegmentAlgo::Columns,
+            "Axis::First: a work-item per column keeps reads coalesced".into(),
+        )
+    }
 }
 
 #[cfg(test)]

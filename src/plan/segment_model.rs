@@ -80,11 +80,17 @@ pub enum SegmentAlgo {
     /// runs joined by the work-item where the segment starts (segment ends come from the
     /// offsets), those cut between tiles by a second pass (decision 62).
     Runs,
+    /// `Axis::First` on CPUs (decision 68): each work-item streams the rows of a row chunk for
+    /// a block of `unroll` contiguous columns held in private accumulators (one per column),
+    /// writes its chunk's partial per column, and the columns' second pass combines each
+    /// column's chunks in chunk order. A work-item reads whole cache lines of a row where
+    /// `columns` reads one element of each.
+    Blocks,
 }
 
 impl SegmentAlgo {
     /// Every algorithm, in declaration order.
-    pub const ALL: [SegmentAlgo; 10] = [
+    pub const ALL: [SegmentAlgo; 11] = [
         SegmentAlgo::Item,
         SegmentAlgo::Group,
         SegmentAlgo::Tiles,
@@ -95,9 +101,10 @@ impl SegmentAlgo {
         SegmentAlgo::Stripes,
         SegmentAlgo::Merge,
         SegmentAlgo::Runs,
+        SegmentAlgo::Blocks,
     ];
     /// Its name in plans and `CLREDUCE_SEGMENT`: `item`, `group`, `tiles`, `columns`,
-    /// `chunks`, `staged`, `lanes`, `stripes`, `merge` or `runs`.
+    /// `chunks`, `staged`, `lanes`, `stripes`, `merge`, `runs` or `blocks`.
     pub fn name(self) -> &'static str {
         match self {
             SegmentAlgo::Item => "item",
@@ -110,6 +117,7 @@ impl SegmentAlgo {
             SegmentAlgo::Stripes => "stripes",
             SegmentAlgo::Merge => "merge",
             SegmentAlgo::Runs => "runs",
+            SegmentAlgo::Blocks => "blocks",
         }
     }
     /// Parses a name of [`SegmentAlgo::name`] (`multi` is accepted for `tiles`); `auto` or an
@@ -139,6 +147,7 @@ impl SegmentAlgo {
                     "stripes",
                     "merge",
                     "runs",
+                    "blocks",
                 ],
             })
     }
@@ -161,6 +170,7 @@ impl SegmentAlgo {
             SegmentAlgo::Stripes => "CLR_SEG_STRIPES",
             SegmentAlgo::Merge => "CLR_SEG_MERGE",
             SegmentAlgo::Runs => "CLR_SEG_RUNS",
+            SegmentAlgo::Blocks => "CLR_SEG_BLOCKS",
         }
     }
 }
@@ -207,10 +217,11 @@ pub struct SegmentTune {
     pub per_item: Option<u64>,
     /// `lanes`: work-items per segment (`lanes=N`, a power of two 1..=1024).
     pub lanes: Option<u64>,
-    /// Accumulators per work-item in the strided loops (`unroll=N`, 1, 2, 4, 8 or 16).
+    /// Accumulators per work-item in the strided loops (`unroll=N`, 1, 2, 4, 8 or 16);
+    /// `blocks`: columns per work-item.
     pub unroll: Option<u64>,
-    /// `columns`: the row chunks (`chunks=N`, 1..=65536; at most the rows), in place of the
-    /// rule's.
+    /// `columns` and `blocks`: the row chunks (`chunks=N`, 1..=65536; at most the rows), in
+    /// place of the rule's.
     pub chunks: Option<u64>,
     /// `group`: work-groups per segment (`split=N`, 1..=65536), in place of the rule's (as
     /// many as fill the device when there are fewer segments than `fill`; decision 58).
@@ -293,7 +304,8 @@ pub struct SegmentPlan {
     pub mean_len: u64,
     /// The algorithm.
     pub algo: SegmentAlgo,
-    /// Tiles and chunks: elements per tile; columns: rows per chunk; staged: rows per stage;
+    /// Tiles and chunks: elements per tile; columns and blocks: rows per chunk; staged: rows
+    /// per stage;
     /// stripes: the first pass's work-groups; group: work-groups per segment (1: one pass);
     /// 0 otherwise.
     pub tile: u64,
@@ -305,7 +317,7 @@ pub struct SegmentPlan {
     /// `lanes`: work-items per segment; 0 otherwise.
     pub lanes: u64,
     /// Accumulators per work-item in the strided loops (loads in flight); `item` with `vec`:
-    /// rows per work-item and step.
+    /// rows per work-item and step; `blocks`: columns per work-item (one accumulator each).
     pub unroll: u64,
     /// `item` on uniform rows and `runs`: consecutive elements each read at `[i]` loads at
     /// once (`Plan::vec`); 1 otherwise.

@@ -116,7 +116,167 @@ fn cpus_take_a_work_item_per_segment_when_there_are_many() {
             rows: 16,
             cols: n / 16,
         };
-        assert_eq!(algo(&c, cols, n / 16, n), SegmentAlgo::Columns);
+        assert_eq!(algo(&c, cols, n / 16, n), SegmentAlgo::Blocks);
+    }
+}
+
+/// Column sums on CPUs take blocks of contiguous columns per work-item, except 16 to 31
+/// columns where work-items are SIMD lanes (Intel's sub-groups); GPUs keep stripes and columns
+/// (decision 68).
+#[test]
+fn cpu_columns_take_blocks_of_columns() {
+    let n = 1u64 << 22;
+    let at = |cols: u64| SegmentLayout::Columns {
+        rows: n / cols,
+        cols,
+    };
+    for cols in [1, 2, 4, 7, 8, 15, 16, 31, 32, 33, 64, 256, 1024, 16384] {
+        let pocl = algo(&fixtures::pocl_cpu(), at(cols), cols, n);
+        assert_eq!(pocl, SegmentAlgo::Blocks, "PoCL, {cols} columns");
+        let intel = algo(&fixtures::intel_cpu(), at(cols), cols, n);
+        let want = if (16..32).contains(&cols) {
+            SegmentAlgo::Columns
+        } else {
+            SegmentAlgo::Blocks
+        };
+        assert_eq!(intel, want, "Intel, {cols} columns");
+        let h200 = algo(&fixtures::nvidia_h200(), at(cols), cols, n);
+        let want = if cols <= 256 {
+            SegmentAlgo::Stripes
+        } else {
+            SegmentAlgo::Columns
+        };
+        assert_eq!(h200, want, "H200, {cols} columns");
+    }
+}
+
+/// The blocks geometry: 64 bytes of a row per work-item (at most the column count, a power of
+/// two), row chunks that fill the device, one pass with one chunk; tuning overrides.
+#[test]
+fn blocks_geometry() {
+    let c = fixtures::pocl_cpu();
+    let fill = c.compute_units as u64 * 4;
+    let plan = |rows: u64, cols: u64, read_bytes: u64, tune: SegmentTune| {
+        let layout = SegmentLayout::Columns { rows, cols };
+        let p = forced(
+            &c,
+            layout,
+            cols,
+            rows * cols,
+            (SegmentAlgo::Blocks, read_bytes, tune),
+        )
+        .unwrap();
+        let s = p.segment.clone().unwrap();
+        assert_eq!(s.algo, SegmentAlgo::Blocks);
+        (p, s)
+    };
+    // f32 (4-byte reads): 16 columns per work-item; f64: 8; no reads at [i]: 4.
+    for (bytes, width) in [(4, 16), (8, 8), (2, 16), (0, 4)] {
+        let (_, s) = plan(1 << 18, 16, bytes, SegmentTune::default());
+        assert_eq!(s.unroll, width, "{bytes}-byte reads");
+    }
+    // Narrow arrays: at most the largest power of two not above the column count, or the
+    // whole width where the column count divides it (several rows per block).
+    for (cols, width) in [
+        (1, 16),
+        (2, 16),
+        (3, 2),
+        (4, 16),
+        (7, 4),
+        (8, 16),
+        (13, 8),
+        (17, 16),
+    ] {
+        assert_eq!(plan(1000, cols, 4, SegmentTune::default()).1.unroll, width);
+    }
+    // Where work-items are SIMD lanes (Intel), no rows folded into a block.
+    let intel = fixtures::intel_cpu();
+    for (cols, width) in [(1, 1), (2, 2), (3, 2), (8, 8), (17, 16)] {
+        let layout = SegmentLayout::Columns { rows: 1000, cols };
+        let tune = SegmentTune::default();
+        let p = forced(
+            &intel,
+            layout,
+            cols,
+            1000 * cols,
+            (SegmentAlgo::Blocks, 4, tune),
+        );
+        assert_eq!(
+            p.unwrap().segment.unwrap().unroll,
+            width,
+            "Intel, {cols} columns"
+        );
+    }
+    // 262144 x 16: one block, rows in chunks so that blocks x chunks work-items fill `fill`
+    // work-groups of 64, a second pass.
+    let (p, s) = plan(1 << 18, 16, 4, SegmentTune::default());
+    let chunks = (1u64 << 18).div_ceil(s.tile);
+    assert_eq!(
+        (chunks, p.groups, p.passes, p.local),
+        (fill * 64, fill, 2, 64)
+    );
+    // 64-bit indices (a row's block is then consecutive addresses to the compiler).
+    assert!(p.wide_index);
+    // 256 x 16384: 1024 blocks fill the device alone: one chunk, one pass.
+    let (p, s) = plan(256, 1 << 14, 4, SegmentTune::default());
+    assert_eq!((s.tile, p.passes, p.groups), (256, 1, 1024 / 64));
+    // At least 16 rows per chunk.
+    let (_, s) = plan(100, 3, 4, SegmentTune::default());
+    assert!(s.tile >= 16, "{}", s.tile);
+    // Tuned: the width and the chunks.
+    let tune = SegmentTune {
+        unroll: Some(4),
+        chunks: Some(7),
+        ..Default::default()
+    };
+    let (p, s) = plan(1 << 12, 1 << 10, 4, tune);
+    assert_eq!(
+        ((1u64 << 12).div_ceil(s.tile), s.unroll, p.passes),
+        (7, 4, 2)
+    );
+    // Rows and CSR segments: refused.
+    for layout in [SegmentLayout::Uniform { len: 16 }, SegmentLayout::Offsets] {
+        let e = forced(
+            &c,
+            layout,
+            64,
+            1024,
+            (SegmentAlgo::Blocks, 4, SegmentTune::default()),
+        );
+        assert!(matches!(e, Err(Error::Unsupported { .. })), "{layout:?}");
+    }
+}
+
+/// Exact sums keep columns by the rules (a superaccumulator per column of a block); forced,
+/// blocks of one column.
+#[test]
+fn exact_column_sums_keep_columns_on_cpus() {
+    use crate::plan::segment_exact::segment_exact;
+    use crate::Determinism;
+    let c = fixtures::pocl_cpu();
+    let (rows, cols) = (1u64 << 12, 256u64);
+    let n = rows * cols;
+    for force in [None, Some(SegmentAlgo::Blocks)] {
+        let mut b = base(&c, n);
+        segment_exact(&c, &mut b, Determinism::Exact, None, rows).unwrap();
+        let req = SegmentRequest {
+            layout: SegmentLayout::Columns { rows, cols },
+            segments: cols,
+            elements: n,
+            force,
+            tune: Default::default(),
+            longest: rows,
+            read_bytes: 4,
+        };
+        let p = plan_segments(&c, b, &req, None).unwrap();
+        let s = p.segment.unwrap();
+        match force {
+            None => {
+                assert_eq!(s.algo, SegmentAlgo::Columns);
+                assert!(s.reason.starts_with("exact sums"), "{}", s.reason);
+            }
+            Some(_) => assert_eq!((s.algo, s.unroll), (SegmentAlgo::Blocks, 1)),
+        }
     }
 }
 
