@@ -193,6 +193,12 @@ fn hot_wanted(caps: &DeviceCaps, req: &Request) -> HotLoop {
         })
 }
 
+/// Whether variable `v` is an exact sum in the speculative loop's vector form.
+pub(super) fn vector_form(v: &super::model::VarPlan) -> bool {
+    v.exact
+        .is_some_and(|e| e.speculative && e.hot == HotLoop::Vector)
+}
+
 /// Whether a speculative exact sum runs the loop's hot form (design/exact.md "The hot loop"):
 /// the two-double expansions only (f32 data in blocks, f64 data).
 pub(super) fn hot(caps: &DeviceCaps, req: &Request, e: &ExactPlan) -> HotLoop {
