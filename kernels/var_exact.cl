@@ -307,7 +307,8 @@ CLR_X_INLINE void VAR(clr_xflush)(VA e, VX_PTR s) {
 // (a count that the compiler folds: every step makes CLR_UNROLL tries). Lane u keeps, for the
 // chunk, f32 data: the plain double sum of its elements (the block pre-sum, one element per
 // step: CLR_XBLK = 16 elements, lb = 4) and its exponent bounds (as VX_HOT32); f64 data: its own
-// two-double expansion from zero and its exponent bounds (as VX_HOT64), each TwoSum's residue
+// two-double expansion from zero and its exponent bounds (the 64-bit bits shifted left once:
+// the fields 53..2012 of the window, a subnormal's 0), each TwoSum's residue
 // ORed into a flag vector. At the chunk's end (VAR(clr_xblkend), once per CLR_XBLK steps) the
 // stage is run once more (a body that calls the sum other than once per index leaves values
 // there; zeros add nothing), the lanes are checked and merged into accumulator 0 by TwoSums
@@ -345,10 +346,18 @@ CLR_X_INLINE void VAR(clr_xflush)(VA e, VX_PTR s) {
 // consecutive elements).
 #define VXV_PUT(st, n, v) select((st), (VXV(VT))(v), VXV_IOTA == (VXV(VXV_M))((VXV_M)(n)))
 #endif
+// The exponent bounds (mx, mn) are VT's bits shifted left once (the sign dropped), in VT's
+// width: the largest, and the smallest minus 1 (a zero's 0 - 1 never counts).
+#undef VXV_B
+#if VXF == 32
+#define VXV_B uint
+#else
+#define VXV_B ulong
+#endif
 typedef struct {
     VXV(VT) st;  // the step's staged elements (zeros where none is pending)
     uint n;      // tries since the last step
-    VXV(uint) mx, mn;
+    VXV(VXV_B) mx, mn;
 #if VXF == 32
     VXV(double) d;
 #else
@@ -360,8 +369,8 @@ CLR_X_INLINE VAR(clr_xbs_t) VAR(clr_xbs_zero)(void) {
     VAR(clr_xbs_t) b;
     b.st = (VXV(VT))(0);
     b.n = 0u;
-    b.mx = (VXV(uint))(0u);
-    b.mn = (VXV(uint))(0xffffffffu);
+    b.mx = (VXV(VXV_B))(0);
+    b.mn = ~(VXV(VXV_B))(0);
 #if VXF == 32
     b.d = (VXV(double))(0.0);
 #else
@@ -378,8 +387,7 @@ CLR_X_INLINE void VAR(clr_xvstep)(__private VAR(clr_xbs_t)* blk) {
     const VXV(uint) s = VXV_AS(uint, x) << 1;
     blk->d += VXV_CVT(double, x);
 #else
-    const VXV(ulong) b = VXV_AS(ulong, x);
-    const VXV(uint) s = (VXV_CVT(uint, b >> 32) << 1) | VXV_CVT(uint, min(b << 32, (VXV(ulong))(1UL)));
+    const VXV(ulong) s = VXV_AS(ulong, x) << 1;
     const VXV(double) S = blk->s + x;
     VXV(double) bb = S - blk->s;
     const VXV(double) t = (blk->s - (S - bb)) + (x - bb);
@@ -391,7 +399,7 @@ CLR_X_INLINE void VAR(clr_xvstep)(__private VAR(clr_xbs_t)* blk) {
     blk->r |= VXV_AS(ulong, r) << 1;
 #endif
     blk->mx = max(blk->mx, s);
-    blk->mn = min(blk->mn, s - 1u);
+    blk->mn = min(blk->mn, s - (VXV_B)1);
     blk->st = (VXV(VT))(0);
     blk->n = 0u;
 }
@@ -477,10 +485,10 @@ CLR_X_INLINE VA VAR(clr_xtry)(VA e, __private VAR(clr_xbs_t)* blk, VT v, __priva
 CLR_X_INLINE VA VAR(clr_xblkend)(VA e, __private VAR(clr_xbs_t)* blk, __private uint* bad) {
 #if VX_VEC
     VAR(clr_xvstep)(blk);
-    uint a[CLR_UNROLL], z[CLR_UNROLL];
+    VXV_B a[CLR_UNROLL], z[CLR_UNROLL];
     VXV_ST(blk->mx, a);
     VXV_ST(blk->mn, z);
-    uint mx = 0u, mn = 0xffffffffu;
+    VXV_B mx = 0, mn = ~(VXV_B)0;
     for (int u = 0; u < CLR_UNROLL; ++u) {
         mx = max(mx, a[u]);
         mn = min(mn, z[u]);
@@ -498,7 +506,8 @@ CLR_X_INLINE VA VAR(clr_xblkend)(VA e, __private VAR(clr_xbs_t)* blk, __private 
         *bad |= (uint)(r != 0.0);
     }
 #else
-    *bad |= (uint)((mx >> 21) > CLR_X_W64D_HI) | (uint)((mn >> 21) < CLR_X_W64D_LO);
+    // The biased exponent fields: the window 53..2012 (a subnormal's field is 0).
+    *bad |= (uint)((mx >> 53) > CLR_X_W64D_HI) | (uint)((mn >> 53) < CLR_X_W64D_LO);
     double s[CLR_UNROLL], c[CLR_UNROLL];
     ulong r[CLR_UNROLL];
     VXV_ST(blk->s, s);
