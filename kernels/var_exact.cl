@@ -220,8 +220,10 @@ CLR_X_INLINE void VAR(clr_xflush)(VA e, VX_PTR s) {
 #if CLR_XLANES
 #define CLR_XBLK 8
 #elif CLR_XVEC
-// The vector form: one block per chunk of 16 steps (each lane sums one element per step).
-#define CLR_XBLK 16
+// The vector form: one block per chunk of 64 steps (each lane sums one element per step; the
+// reduce.cl chunk loop then runs one block of up to 64 steps whatever CLR_SPEC_CHUNK says).
+// Chunks of 16 and 32 steps were slower on both CPUs here (decision 69).
+#define CLR_XBLK 64
 #else
 #define CLR_XBLK 1
 #endif
@@ -253,8 +255,10 @@ CLR_X_INLINE void VAR(clr_xflush)(VA e, VX_PTR s) {
 #define CLR_XBLK_LB 4u
 #elif CLR_XBLK_N <= 32
 #define CLR_XBLK_LB 5u
+#elif CLR_XBLK_N <= 64
+#define CLR_XBLK_LB 6u
 #else
-#error "clreduce: a block holds at most 32 elements (CLR_UNROLL * CLR_XBLK, or CLR_XBLK in the lanes form)"
+#error "clreduce: a block holds at most 64 elements (CLR_UNROLL * CLR_XBLK, or CLR_XBLK in the lanes and vector forms)"
 #endif
 // The hot form (Rk_XSPEC 2, the plan's ExactPlan::hot; design/exact.md "The hot loop"): the
 // range checks leave the element and move to the chunk. Each element only updates two 32-bit
@@ -306,7 +310,7 @@ CLR_X_INLINE void VAR(clr_xflush)(VA e, VX_PTR s) {
 // select: no memory index, no branch on the data) and the CLR_UNROLL-th try of a step runs the step on the whole vector
 // (a count that the compiler folds: every step makes CLR_UNROLL tries). Lane u keeps, for the
 // chunk, f32 data: the plain double sum of its elements (the block pre-sum, one element per
-// step: CLR_XBLK = 16 elements, lb = 4) and its exponent bounds (as VX_HOT32); f64 data: its own
+// step: CLR_XBLK = 64 elements, lb = 6) and its exponent bounds (as VX_HOT32); f64 data: its own
 // two-double expansion from zero and its exponent bounds (the 64-bit bits shifted left once:
 // the fields 53..2012 of the window, a subnormal's 0), each TwoSum's residue
 // ORed into a flag vector. At the chunk's end (VAR(clr_xblkend), once per CLR_XBLK steps) the

@@ -858,10 +858,10 @@ pub(crate) fn speculative_loop_in(
             // Spans at a block's limit 29 - lb and one and two fields past it (blocks of
             // unroll elements in the shared form, 8 per accumulator in the lanes form).
             for unroll in [4usize, 16] {
-                // (the vector form: 16 per lane, one element per step of a chunk)
+                // (the vector form: 64 per lane, one element per step of a chunk)
                 let lb = match form {
                     HotLoop::Lanes => 3,
-                    HotLoop::Vector => 4,
+                    HotLoop::Vector => 6,
                     _ => unroll.trailing_zeros(),
                 };
                 for w in 29 - lb..=31 - lb {

@@ -143,7 +143,7 @@ pub(crate) fn options(plan: &Plan, caps: &DeviceCaps) -> String {
             .is_some_and(|e| e.speculative && e.hot == HotLoop::Lanes)
     });
     d("CLR_XLANES", (lanes as u8).to_string());
-    // The vector form: one block (the lanes' merge into accumulator 0) per chunk of 16 steps.
+    // The vector form: one block (the lanes' merge into accumulator 0) per chunk of 64 steps.
     let vector = plan.vars.iter().any(|v| {
         v.exact
             .is_some_and(|e| e.speculative && e.hot == HotLoop::Vector)
