@@ -8,7 +8,8 @@
 //! DEVICE: an index or a name part, as `Queue::with_device`; LOG2N default `20,22,24`; ROUNDS
 //! default 21. The exact variants: `EXACT_VARIANTS`, `;`-separated `CLREDUCE_TUNE` values
 //! (`default` for the device's own plan), default `default;spec=0;spec=1,hot=1;spec=1,hot=2`
-//! (the CPUs' push loop, the speculative hot loop shared and in lanes). Per type and size: 3
+//! (the device's plan: on CPUs with fp64 the vector form, decision 69; the push loop; the
+//! speculative hot loop shared and in lanes). Per type and size: 3
 //! warm-up rounds, then ROUNDS rounds that launch the plain sum and every exact variant once
 //! each, in an order that rotates every round; medians of device time (profiling events). Each
 //! exact result is checked bit for bit against the host's correctly rounded sum

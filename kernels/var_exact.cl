@@ -213,9 +213,17 @@ CLR_X_INLINE void VAR(clr_xflush)(VA e, VX_PTR s) {
 #endif
 // Unrolled steps per block: 1 (the block is one step's CLR_UNROLL elements); the lanes form's
 // blocks hold one element of each step, so 8 steps.
+#ifndef CLR_XVEC
+#define CLR_XVEC 0
+#endif
 #ifndef CLR_XBLK
 #if CLR_XLANES
 #define CLR_XBLK 8
+#elif CLR_XVEC
+// The vector form: one block per chunk of 64 steps (each lane sums one element per step; the
+// reduce.cl chunk loop then runs one block of up to 64 steps whatever CLR_SPEC_CHUNK says).
+// Chunks of 16 and 32 steps were slower on both CPUs here (decision 69).
+#define CLR_XBLK 64
 #else
 #define CLR_XBLK 1
 #endif
@@ -230,7 +238,7 @@ CLR_X_INLINE void VAR(clr_xflush)(VA e, VX_PTR s) {
 #define VX_SBLK 0
 #endif
 // Elements per block: a step's (CLR_UNROLL) times CLR_XBLK, or in the lanes form CLR_XBLK.
-#if CLR_XLANES
+#if CLR_XLANES || CLR_XVEC
 #define CLR_XBLK_N (CLR_XBLK)
 #else
 #define CLR_XBLK_N (CLR_UNROLL * CLR_XBLK)
@@ -247,8 +255,10 @@ CLR_X_INLINE void VAR(clr_xflush)(VA e, VX_PTR s) {
 #define CLR_XBLK_LB 4u
 #elif CLR_XBLK_N <= 32
 #define CLR_XBLK_LB 5u
+#elif CLR_XBLK_N <= 64
+#define CLR_XBLK_LB 6u
 #else
-#error "clreduce: a block holds at most 32 elements (CLR_UNROLL * CLR_XBLK, or CLR_XBLK in the lanes form)"
+#error "clreduce: a block holds at most 64 elements (CLR_UNROLL * CLR_XBLK, or CLR_XBLK in the lanes and vector forms)"
 #endif
 // The hot form (Rk_XSPEC 2, the plan's ExactPlan::hot; design/exact.md "The hot loop"): the
 // range checks leave the element and move to the chunk. Each element only updates two 32-bit
@@ -270,22 +280,136 @@ CLR_X_INLINE void VAR(clr_xflush)(VA e, VX_PTR s) {
 #undef VX_HOT32
 #undef VX_HOT64
 #undef VX_LANES
+#undef VX_VEC
 #if VXSPEC == 3
 #define VX_LANES 1
 #else
 #define VX_LANES 0
 #endif
-#if VXSPEC >= 2 && VX_SBLK
+#if VXSPEC == 4 && VXE == CLR_XE_E2D
+#define VX_VEC 1
+#else
+#define VX_VEC 0
+#endif
+#if VXSPEC >= 2 && VXSPEC <= 3 && VX_SBLK
 #define VX_HOT32 1
 #else
 #define VX_HOT32 0
 #endif
-#if VXSPEC >= 2 && VXF == 64 && VXE == CLR_XE_E2D
+#if VXSPEC >= 2 && VXSPEC <= 3 && VXF == 64 && VXE == CLR_XE_E2D
 #define VX_HOT64 1
 #else
 #define VX_HOT64 0
 #endif
-#if VX_HOT32 || VX_HOT64
+#if VX_VEC
+// The vector form (Rk_XSPEC 4, HotLoop::Vector; design/exact.md "The vector form"), for CPUs:
+// every range check and TwoSum of a step runs on CLR_UNROLL lanes at once in OpenCL vector
+// types, which a CPU compiler maps to its SIMD instructions without having to prove anything
+// (the loop vectorizers here refuse a TwoSum recurrence, the kernel vectorizers the redo). The
+// step's elements are staged: each try puts its value into lane n of the stage vector (a
+// select: no memory index, no branch on the data) and the CLR_UNROLL-th try of a step runs the step on the whole vector
+// (a count that the compiler folds: every step makes CLR_UNROLL tries). Lane u keeps, for the
+// chunk, f32 data: the plain double sum of its elements (the block pre-sum, one element per
+// step: CLR_XBLK = 64 elements, lb = 6) and its exponent bounds (as VX_HOT32); f64 data: its own
+// two-double expansion from zero and its exponent bounds (the 64-bit bits shifted left once:
+// the fields 53..2012 of the window, a subnormal's 0), each TwoSum's residue
+// ORed into a flag vector. At the chunk's end (VAR(clr_xblkend), once per CLR_XBLK steps) the
+// stage is run once more (a body that calls the sum other than once per index leaves values
+// there; zeros add nothing), the lanes are checked and merged into accumulator 0 by TwoSums
+// that flag any residue, and the state is zeroed. A flagged chunk is redone exactly into
+// accumulator 0 (clr_xone), as in the shared hot loop.
+#if CLR_UNROLL == 1
+#define VXV(t) t
+#define VXV_ST(v, p) ((p)[0] = (v))
+#define VXV_CVT(t, x) ((t)(x))
+#define VXV_AS(t, x) CLR_X_CAT(as_, t)(x)
+#define VXV_PUT(st, n, v) (v)
+#else
+#define VXV(t) CLR_X_CAT(t, CLR_UNROLL)
+#define VXV_ST(v, p) CLR_X_CAT(vstore, CLR_UNROLL)((v), 0, (p))
+#define VXV_CVT(t, x) CLR_X_CAT(convert_, VXV(t))(x)
+#define VXV_AS(t, x) CLR_X_CAT(as_, VXV(t))(x)
+// The stage's lane numbers in the integer type of VT's width (select's mask).
+#undef VXV_M
+#if VXF == 32
+#define VXV_M int
+#else
+#define VXV_M long
+#endif
+#if CLR_UNROLL == 2
+#define VXV_IOTA ((VXV(VXV_M))(0, 1))
+#elif CLR_UNROLL == 4
+#define VXV_IOTA ((VXV(VXV_M))(0, 1, 2, 3))
+#elif CLR_UNROLL == 8
+#define VXV_IOTA ((VXV(VXV_M))(0, 1, 2, 3, 4, 5, 6, 7))
+#else
+#define VXV_IOTA ((VXV(VXV_M))(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))
+#endif
+// Lane n of the stage becomes v: a select on the lane numbers, no memory and no index (with
+// the count folded, an insert at a constant lane; a step's inserts then read as one vector of
+// consecutive elements).
+#define VXV_PUT(st, n, v) select((st), (VXV(VT))(v), VXV_IOTA == (VXV(VXV_M))((VXV_M)(n)))
+#endif
+// The exponent bounds (mx, mn) are VT's bits shifted left once (the sign dropped), in VT's
+// width: the largest, and the smallest minus 1 (a zero's 0 - 1 never counts).
+#undef VXV_B
+#if VXF == 32
+#define VXV_B uint
+#else
+#define VXV_B ulong
+#endif
+typedef struct {
+    VXV(VT) st;  // the step's staged elements (zeros where none is pending)
+    uint n;      // tries since the last step
+    VXV(VXV_B) mx, mn;
+#if VXF == 32
+    VXV(double) d;
+#else
+    VXV(double) s, c;
+    VXV(ulong) r;  // residues' bits, sign dropped: nonzero iff some residue was
+#endif
+} VAR(clr_xbs_t);
+CLR_X_INLINE VAR(clr_xbs_t) VAR(clr_xbs_zero)(void) {
+    VAR(clr_xbs_t) b;
+    b.st = (VXV(VT))(0);
+    b.n = 0u;
+    b.mx = (VXV(VXV_B))(0);
+    b.mn = ~(VXV(VXV_B))(0);
+#if VXF == 32
+    b.d = (VXV(double))(0.0);
+#else
+    b.s = (VXV(double))(0.0);
+    b.c = (VXV(double))(0.0);
+    b.r = (VXV(ulong))(0UL);
+#endif
+    return b;
+}
+// One step on every lane: the stage's elements into the lanes' state, the stage zeroed.
+CLR_X_INLINE void VAR(clr_xvstep)(__private VAR(clr_xbs_t)* blk) {
+    const VXV(VT) x = blk->st;
+#if VXF == 32
+    const VXV(uint) s = VXV_AS(uint, x) << 1;
+    blk->d += VXV_CVT(double, x);
+#else
+    const VXV(ulong) s = VXV_AS(ulong, x) << 1;
+    const VXV(double) S = blk->s + x;
+    VXV(double) bb = S - blk->s;
+    const VXV(double) t = (blk->s - (S - bb)) + (x - bb);
+    blk->s = S;
+    const VXV(double) C = blk->c + t;
+    bb = C - blk->c;
+    const VXV(double) r = (blk->c - (C - bb)) + (t - bb);
+    blk->c = C;
+    blk->r |= VXV_AS(ulong, r) << 1;
+#endif
+    blk->mx = max(blk->mx, s);
+    blk->mn = min(blk->mn, s - (VXV_B)1);
+    blk->st = (VXV(VT))(0);
+    blk->n = 0u;
+}
+#endif
+#if VX_VEC
+#elif VX_HOT32 || VX_HOT64
 typedef struct {
     double d;
     uint mx;
@@ -322,14 +446,19 @@ CLR_X_INLINE VAR(clr_xbs_t) VAR(clr_xbs_zero)(void) { return 0u; }
 // the loop changes clr_xlive expansions, and only those are renormalized. clr_xnbs: block
 // states, one per accumulator in the lanes form.
 enum {
-    VAR(clr_xsaves) = VX_SBLK && !VX_LANES ? 1 : CLR_UNROLL,
-    VAR(clr_xone) = VX_HOT32 && !VX_LANES,
-    VAR(clr_xlive) = VX_HOT32 && !VX_LANES ? 1 : CLR_UNROLL,
+    VAR(clr_xsaves) = (VX_SBLK && !VX_LANES) || VX_VEC ? 1 : CLR_UNROLL,
+    VAR(clr_xone) = (VX_HOT32 && !VX_LANES) || VX_VEC,
+    VAR(clr_xlive) = (VX_HOT32 && !VX_LANES) || VX_VEC ? 1 : CLR_UNROLL,
     VAR(clr_xnbs) = VX_LANES ? CLR_UNROLL : 1
 };
 
 CLR_X_INLINE VA VAR(clr_xtry)(VA e, __private VAR(clr_xbs_t)* blk, VT v, __private uint* bad) {
-#if VX_HOT32
+#if VX_VEC
+    blk->st = VXV_PUT(blk->st, blk->n, v);
+    blk->n += 1u;
+    if (blk->n == CLR_UNROLL) VAR(clr_xvstep)(blk);
+    return e;
+#elif VX_HOT32
     const uint s = as_uint(v) << 1;
     blk->mx = max(blk->mx, s);
     blk->mn = min(blk->mn, s - 1u);
@@ -358,7 +487,47 @@ CLR_X_INLINE VA VAR(clr_xtry)(VA e, __private VAR(clr_xbs_t)* blk, VT v, __priva
 }
 // After each step: the block's double through the cascade of accumulator e, a new block.
 CLR_X_INLINE VA VAR(clr_xblkend)(VA e, __private VAR(clr_xbs_t)* blk, __private uint* bad) {
-#if VX_HOT32
+#if VX_VEC
+    VAR(clr_xvstep)(blk);
+    VXV_B a[CLR_UNROLL], z[CLR_UNROLL];
+    VXV_ST(blk->mx, a);
+    VXV_ST(blk->mn, z);
+    VXV_B mx = 0, mn = ~(VXV_B)0;
+    for (int u = 0; u < CLR_UNROLL; ++u) {
+        mx = max(mx, a[u]);
+        mn = min(mn, z[u]);
+    }
+#if VXF == 32
+    // inf or NaN; a subnormal (or the smallest normal); a span wider than 29 - lb.
+    *bad |= (uint)(mx >= 0xff000000u) | (uint)(mn < 0x01000000u) |
+            (uint)((mx >> 24) > (mn >> 24) + 29u - CLR_XBLK_LB);
+    double d[CLR_UNROLL];
+    VXV_ST(blk->d, d);
+    for (int u = 0; u < CLR_UNROLL; ++u) {
+        double t, r;
+        e.s = clr_x_two_sum_d(e.s, d[u], &t);
+        e.c = clr_x_two_sum_d(e.c, t, &r);
+        *bad |= (uint)(r != 0.0);
+    }
+#else
+    // The biased exponent fields: the window 53..2012 (a subnormal's field is 0).
+    *bad |= (uint)((mx >> 53) > CLR_X_W64D_HI) | (uint)((mn >> 53) < CLR_X_W64D_LO);
+    double s[CLR_UNROLL], c[CLR_UNROLL];
+    ulong r[CLR_UNROLL];
+    VXV_ST(blk->s, s);
+    VXV_ST(blk->c, c);
+    VXV_ST(blk->r, r);
+    for (int u = 0; u < CLR_UNROLL; ++u) {
+        // Lane u's (s, c) into e: s + c + e.s + e.c = e.s' + e.c' + r1 + r2 exactly.
+        double t, r1, r2;
+        e.s = clr_x_two_sum_d(e.s, s[u], &t);
+        const double c2 = clr_x_two_sum_d(e.c, t, &r1);
+        e.c = clr_x_two_sum_d(c2, c[u], &r2);
+        *bad |= (uint)(r[u] != 0UL) | (uint)(r1 != 0.0) | (uint)(r2 != 0.0);
+    }
+#endif
+    *blk = VAR(clr_xbs_zero)();
+#elif VX_HOT32
     double t, r;
     e.s = clr_x_two_sum_d(e.s, blk->d, &t);
     e.c = clr_x_two_sum_d(e.c, t, &r);

@@ -800,7 +800,10 @@ fn hot_loop_steps_are_exact() {
     tally.finish();
 }
 
-fn speculative_loop_in(order: clreduce::plan::IndexOrder, form: clreduce::plan::HotLoop) {
+pub(crate) fn speculative_loop_in(
+    order: clreduce::plan::IndexOrder,
+    form: clreduce::plan::HotLoop,
+) {
     use clreduce::plan::{Expansion, HotLoop, Tuning};
     let hot = form != HotLoop::Off;
     let name = if hot {
@@ -855,10 +858,11 @@ fn speculative_loop_in(order: clreduce::plan::IndexOrder, form: clreduce::plan::
             // Spans at a block's limit 29 - lb and one and two fields past it (blocks of
             // unroll elements in the shared form, 8 per accumulator in the lanes form).
             for unroll in [4usize, 16] {
-                let lb = if form == HotLoop::Lanes {
-                    3
-                } else {
-                    unroll.trailing_zeros()
+                // (the vector form: 64 per lane, one element per step of a chunk)
+                let lb = match form {
+                    HotLoop::Lanes => 3,
+                    HotLoop::Vector => 6,
+                    _ => unroll.trailing_zeros(),
                 };
                 for w in 29 - lb..=31 - lb {
                     let d = f32_edge(n, w, 0xed9e + w as u64);
@@ -971,12 +975,14 @@ fn speculative_loop_beside_other_variables() {
             200_003
         };
         // Both orders, in the speculative loop and in its hot forms (Tuning::hot): the GPUs'
-        // shared one in the grid-stride order, the CPUs' lanes in the contiguous one.
+        // shared one in the grid-stride order, the CPUs' lanes and vector form in the
+        // contiguous one.
         let orders = [
             (IndexOrder::GridStride, HotLoop::Off),
             (IndexOrder::Contiguous, HotLoop::Off),
             (IndexOrder::GridStride, HotLoop::Shared),
             (IndexOrder::Contiguous, HotLoop::Lanes),
+            (IndexOrder::Contiguous, HotLoop::Vector),
         ];
         for (p, (order, hot)) in [
             Pattern::Random,

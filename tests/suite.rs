@@ -32,6 +32,7 @@ mod errors;
 mod errors_input;
 mod exact;
 mod exact_tail;
+mod exact_vector;
 mod faults;
 mod features;
 mod half;

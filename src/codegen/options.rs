@@ -49,13 +49,14 @@ fn exact_defines(d: &mut impl FnMut(&str, String), k: usize, v: &VarPlan, local:
         .into(),
     );
     d(&format!("R{k}_XL"), e.limbs().to_string());
-    // 0: the element loop; 1: the speculative loop; 2, 3: its hot forms, shared and lanes
-    // (kernels/var_exact.cl).
+    // 0: the element loop; 1: the speculative loop; 2, 3, 4: its hot forms, shared, lanes and
+    // vector (kernels/var_exact.cl).
     let spec = match (e.speculative, e.hot) {
         (false, _) => 0,
         (true, HotLoop::Off) => 1,
         (true, HotLoop::Shared) => 2,
         (true, HotLoop::Lanes) => 3,
+        (true, HotLoop::Vector) => 4,
     };
     d(&format!("R{k}_XSPEC"), spec.to_string());
     // The fixed tail (kernels/var_exact.cl VXTAIL): 0 private, 1 local, 2 lean.
@@ -142,6 +143,14 @@ pub(crate) fn options(plan: &Plan, caps: &DeviceCaps) -> String {
             .is_some_and(|e| e.speculative && e.hot == HotLoop::Lanes)
     });
     d("CLR_XLANES", (lanes as u8).to_string());
+    // The vector form: one block (the lanes' merge into accumulator 0) per chunk of 64 steps.
+    let vector = plan.vars.iter().any(|v| {
+        v.exact
+            .is_some_and(|e| e.speculative && e.hot == HotLoop::Vector)
+    });
+    if vector {
+        d("CLR_XVEC", "1".into());
+    }
     // The shared hot loop's unrolled steps per bound check (kernels/reduce.cl CLR_SPEC_WHOLE):
     // blocks of CLR_XBLK steps (for f32 data the block pre-sum's block).
     if speculative(plan) && plan.spec_steps > 1 {

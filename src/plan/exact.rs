@@ -179,18 +179,26 @@ pub(super) fn check_nd_groups(caps: &DeviceCaps, form: FormRequest, any_exact: b
     Ok(())
 }
 
-/// The hot form a launch's speculative exact sums ask for: `CLREDUCE_TUNE=hot=0|1|2`, else
+/// The hot form a launch's speculative exact sums ask for: `CLREDUCE_TUNE=hot=0|1|2|3`, else
 /// [`HotLoop::Shared`] on GPUs (H200, 2^28, unroll 8: f32 exact 1.70x the plain sum before,
 /// 1.03x after; f64 1.57x before, 1.20x; design/bench/2026-11-24-h200-session11-exact.txt
-/// round 2) and off on CPUs (no form measured within noise of the push loop there).
+/// round 2) and [`HotLoop::Vector`] on CPUs (decision 69: several times faster than the push
+/// loop on PoCL and Intel's runtime in two interleaved runs at 2^20-2^24, random mantissas and
+/// the bench's data; design/bench/2026-11-25-cpu-session14-xcpu.txt).
 fn hot_wanted(caps: &DeviceCaps, req: &Request) -> HotLoop {
     req.tuning
         .and_then(|t| t.hot)
         .unwrap_or(if caps.kind == DeviceKind::Gpu {
             HotLoop::Shared
         } else {
-            HotLoop::Off
+            HotLoop::Vector
         })
+}
+
+/// Whether variable `v` is an exact sum in the speculative loop's vector form.
+pub(super) fn vector_form(v: &super::model::VarPlan) -> bool {
+    v.exact
+        .is_some_and(|e| e.speculative && e.hot == HotLoop::Vector)
 }
 
 /// Whether a speculative exact sum runs the loop's hot form (design/exact.md "The hot loop"):
@@ -214,21 +222,28 @@ pub(super) fn hot(caps: &DeviceCaps, req: &Request, e: &ExactPlan) -> HotLoop {
 /// - f64 data (an expansion per accumulator, every element through its cascade): 4, in blocks of
 ///   [`steps`] unrolled steps, and 4 work-groups per compute unit, as many as stay resident with
 ///   its registers (design/exact.md "The f64 loop").
+///
+/// In the vector form (CPUs), f64 data takes 8 lanes (one AVX-512 vector of doubles per step;
+/// faster than 4 in 12 of 18 interleaved points on PoCL and Intel's runtime, equal at 2^24),
+/// f32 data keeps 4 (faster than 8 in 13 of 18; design/bench/2026-11-25-cpu-session14-xcpu.txt).
 pub(super) fn hot_geometry(
     caps: &DeviceCaps,
     req: &Request,
     exacts: &[ExactPlan],
     order: IndexOrder,
 ) -> Option<(usize, Option<u64>)> {
-    let shared = req.vars.iter().all(|v| v.span.is_none())
+    let fits = req.vars.iter().all(|v| v.span.is_none())
         && exacts.len() == 1
         && exacts[0].expansion == Expansion::TwoDouble
         && req.pure_body
         && matches!(order, IndexOrder::GridStride | IndexOrder::Contiguous)
         && matches!(req.form, FormRequest::Range { .. })
-        && spec_wanted(caps, req)
-        && hot_wanted(caps, req) == HotLoop::Shared;
-    if !shared {
+        && spec_wanted(caps, req);
+    let single = fits && req.vars.len() == 1;
+    if single && hot_wanted(caps, req) == HotLoop::Vector && exacts[0].format == ExactFormat::F64 {
+        return Some((F64_VECTOR_UNROLL, None));
+    }
+    if !(fits && hot_wanted(caps, req) == HotLoop::Shared) {
         return None;
     }
     if req.vars.len() > 1 {
@@ -258,6 +273,8 @@ const F64_HOT_GROUPS_PER_CU: u64 = 4;
 /// The same for an f32-result exact sum beside other variables.
 const SEVERAL_HOT_UNROLL: usize = 4;
 const SEVERAL_HOT_GROUPS_PER_CU: u64 = 6;
+/// The vector form's lanes for a single f64 exact sum (CPUs).
+const F64_VECTOR_UNROLL: usize = 8;
 
 /// Unrolled steps per bound check of the launch's speculative loop (kernels/reduce.cl
 /// `CLR_SPEC_WHOLE`, `CLR_XBLK`), where every exact sum runs the shared hot loop (else 1):
@@ -278,18 +295,21 @@ pub(super) fn steps(req: &Request, vars: &[super::model::VarPlan]) -> usize {
         .unwrap_or(if all_f64 { 2 } else { 1 })
 }
 
-/// Whether the speculative loop is wanted: `CLREDUCE_TUNE=spec=0|1`, else on GPUs.
+/// Whether the speculative loop is wanted: `CLREDUCE_TUNE=spec=0|1`, else on GPUs, and on
+/// other devices with fp64, whose two-double expansions run its vector form (decision 69;
+/// without fp64 the three-float speculative loop has no hot form and the push loop stays).
 fn spec_wanted(caps: &DeviceCaps, req: &Request) -> bool {
     req.tuning
         .and_then(|t| t.spec)
-        .unwrap_or(caps.kind == DeviceKind::Gpu)
+        .unwrap_or(caps.kind == DeviceKind::Gpu || caps.fp64)
 }
 
 /// Whether the launch's exact sums run the speculative loop: every exact variable a scalar, no
 /// variable a span, a body that only reads (a flagged chunk runs again), the grid-stride order
 /// (GPUs) or the contiguous one (CPUs: each work-item's chunks of consecutive elements);
 /// on GPUs by default, where the branch-free loop is what keeps the double-precision units fed
-/// (design/exact.md), or as `CLREDUCE_TUNE=spec=0|1` says. The other variables (min, max,
+/// (design/exact.md), on CPUs with fp64 in its vector form (decision 69), or as
+/// `CLREDUCE_TUNE=spec=0|1` says. The other variables (min, max,
 /// integers, ...) ride along: the chunk's try runs them once, and a redo runs them into
 /// accumulators it throws away (kernels/reduce.cl), so each element still counts once.
 pub(super) fn speculate(

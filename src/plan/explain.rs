@@ -94,6 +94,7 @@ impl fmt::Display for Plan {
                     super::request::HotLoop::Shared if self.spec_steps > 1 => writeln!(f, "    hot loop: range checks once per chunk; f32 data in blocks into one expansion per work-item; the bound checked once per {} unrolled steps, their loads together", self.spec_steps)?,
                     super::request::HotLoop::Shared => writeln!(f, "    hot loop: range checks once per chunk; f32 data in blocks into one expansion per work-item")?,
                     super::request::HotLoop::Lanes => writeln!(f, "    hot loop: range checks once per chunk; f32 data in blocks per accumulator, each into its own expansion")?,
+                    super::request::HotLoop::Vector => writeln!(f, "    hot loop: vector form, each step's elements in one OpenCL vector (range checks, f32 block sums or f64 TwoSums on every lane at once), the lanes merged into one expansion per chunk")?,
                 }
                 match (v.span, e.store, e.tail) {
                     (Some(_), _, _) | (_, super::model::SaccStore::Carried, _) => {}

@@ -424,11 +424,13 @@ fn assemble(
         1
     };
     let deterministic = vars.iter().all(|v| v.deterministic);
-    // Indices stay below 2^32 with room for the unrolled look-ahead.
+    // Indices stay below 2^32 with room for the unrolled look-ahead. The exact sums' vector
+    // form takes 64-bit indices anyway: a step's loads x[i], x[i + 1], ... are then provably
+    // consecutive and become one vector load (with 32-bit ones, which may wrap, a gather).
     let reach = geo
         .total
         .saturating_add((geo.unroll as u64 + 1) * geo.groups * geo.local as u64 * geo.vec as u64);
-    let wide_index = reach > u32::MAX as u64;
+    let wide_index = reach > u32::MAX as u64 || vars.iter().any(exact::vector_form);
     // Only where a structured partial needs it: plain partials keep the OpenCL 1.2 atomic
     // publish, measured no slower on the H200 (2^20 f32 sum 7.8-7.9 us vs 8.0-8.7 us with
     // the PTX ticket, medians of 500; design/bench/).

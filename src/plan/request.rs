@@ -122,6 +122,11 @@ pub enum HotLoop {
     /// steps (default 8) in a double, into its own expansion; every step is the same operation
     /// on each accumulator (SIMD across the accumulators on CPUs).
     Lanes,
+    /// The vector form (CPUs, decision 69): each step's `CLR_UNROLL` elements staged into one
+    /// OpenCL vector, its range checks and its f32 block sums (f64: TwoSums) run on every lane
+    /// at once in vector types; the lanes merged into accumulator 0 once per chunk, by TwoSums
+    /// that flag any residue.
+    Vector,
 }
 
 /// How an exact sum's fixed tail runs (design/exact.md "The tail"): where the last work-group
@@ -160,7 +165,8 @@ pub struct Tuning {
     /// (on for GPUs where it applies).
     pub spec: Option<bool>,
     /// Exact sums in the speculative loop: its hot form (design/exact.md "The hot loop"), `hot=1`
-    /// [`HotLoop::Shared`](HotLoop::Shared), `hot=2` [`HotLoop::Lanes`](HotLoop::Lanes), or the per-element checks
+    /// [`HotLoop::Shared`](HotLoop::Shared), `hot=2` [`HotLoop::Lanes`](HotLoop::Lanes), `hot=3`
+    /// [`HotLoop::Vector`](HotLoop::Vector), or the per-element checks
     /// (`hot=0`); `None` is automatic.
     pub hot: Option<HotLoop>,
     /// Exact sums: the fixed tail's form, `tail=0` [`ExactTail::Private`](ExactTail::Private),
@@ -196,7 +202,8 @@ impl Tuning {
     pub fn parse(s: &str) -> Result<Tuning> {
         let mut t = Tuning::default();
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let bad = |out_of_range: bool| Error::UnknownName {
+            let bad = |out_of_range: bool| {
+                Error::UnknownName {
                 kind: if out_of_range {
                     "tuning value"
                 } else {
@@ -209,11 +216,12 @@ impl Tuning {
                     "unroll=1|2|4|8|16",
                     "order=1 (grid-stride)|2 (blocked)|3 (contiguous)",
                     "spec=0|1 (exact sums: the speculative loop)",
-                    "hot=0|1|2 (exact sums: the speculative loop's hot form, off, shared or lanes)",
+                    "hot=0|1|2|3 (exact sums: the speculative loop's hot form, off, shared, lanes or vector)",
                     "tail=0|1|2 (exact sums: the tail, private, local or lean)",
                     "steps=1|2|4 (exact sums: the hot loop's unrolled steps per bound check)",
                     "vec=1|2|4|8 (16-bit reads at [i]: elements per load)",
                 ],
+            }
             };
             let (k, v) = part.split_once('=').ok_or_else(|| bad(false))?;
             let v: u64 = v.trim().parse().map_err(|_| bad(false))?;
@@ -231,11 +239,12 @@ impl Tuning {
                 }
                 "unroll" => one.unroll = Some(usize::try_from(v).unwrap_or(usize::MAX)),
                 "spec" if v <= 1 => one.spec = Some(v == 1),
-                "hot" if v <= 2 => {
+                "hot" if v <= 3 => {
                     one.hot = Some(match v {
                         0 => HotLoop::Off,
                         1 => HotLoop::Shared,
-                        _ => HotLoop::Lanes,
+                        2 => HotLoop::Lanes,
+                        _ => HotLoop::Vector,
                     })
                 }
                 "tail" if v <= 2 => {

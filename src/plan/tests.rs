@@ -616,9 +616,9 @@ fn every_exact_sum_of_a_launch_speculates_beside_other_variables() {
 }
 
 /// The speculative loop's hot forms (`Tuning::hot`, design/exact.md "The hot loop"): planned for
-/// speculative two-double expansions as the override says (the shared form by default on GPUs),
-/// never for three floats or a launch that does not speculate; `hot=0|1|2` parse, `hot=3` is
-/// refused; a single exact sum in the shared form takes 8 accumulators, several keep 4.
+/// speculative two-double expansions as the override says (the shared form by default on GPUs,
+/// the vector form on CPUs with fp64), never for three floats or a launch that does not
+/// speculate; `hot=0|1|2|3` parse, `hot=4` is refused; a single exact sum in the shared form takes 8 accumulators, several keep 4.
 #[test]
 fn the_hot_loop_follows_the_override() {
     let hot = |caps: &DeviceCaps, t: &str| {
@@ -638,17 +638,33 @@ fn the_hot_loop_follows_the_override() {
     assert_eq!(hot(&h200, "hot=1"), [Some(HotLoop::Shared); 2]);
     assert_eq!(hot(&h200, "hot=2"), [Some(HotLoop::Lanes); 2]);
     assert_eq!(hot(&h200, "hot=1,spec=0"), [Some(HotLoop::Off); 2]);
-    // CPUs speculate only when told to.
+    // CPUs with fp64 speculate by default, in the vector form (decision 69), or as told.
     let pocl = fixtures::pocl_cpu();
-    assert_eq!(hot(&pocl, "hot=2"), [Some(HotLoop::Off); 2]);
-    assert_eq!(hot(&pocl, "hot=2,spec=1"), [Some(HotLoop::Lanes); 2]);
-    // Three floats (no fp64; the f64 sum is then refused, so f32 alone) keep the element checks.
+    assert!(pocl.fp64);
+    assert_eq!(hot(&pocl, ""), [Some(HotLoop::Vector); 2]);
+    assert_eq!(hot(&pocl, "spec=0"), [Some(HotLoop::Off); 2]);
+    assert_eq!(hot(&pocl, "hot=2"), [Some(HotLoop::Lanes); 2]);
+    assert_eq!(hot(&h200, "hot=3"), [Some(HotLoop::Vector); 2]);
+    // The vector form alone takes 64-bit indices (its step's loads are one vector load).
+    let wide = |caps: &DeviceCaps, t: &str| {
+        let mut r = exact_req(N, Op::Plus, ElemType::F32);
+        r.tuning = Some(Tuning::parse(t).unwrap());
+        plan(caps, &r).unwrap().wide_index
+    };
+    assert!(wide(&pocl, "") && !wide(&pocl, "spec=0") && !wide(&pocl, "hot=1"));
+    assert!(!wide(&h200, "") && wide(&h200, "hot=3"));
+    // A single f64 exact sum in the vector form takes 8 lanes, f32 4.
+    let unroll = |ty: ElemType| plan(&pocl, &exact_req(N, Op::Plus, ty)).unwrap().unroll;
+    assert_eq!((unroll(ElemType::F64), unroll(ElemType::F32)), (8, 4));
+    // Three floats (no fp64; the f64 sum is then refused, so f32 alone) keep the element checks,
+    // and on a CPU the push loop unless told.
     let caps = Mask::parse("no-fp64").unwrap().apply(&pocl);
     let mut r = exact_req(N, Op::Plus, ElemType::F32);
+    assert!(!plan(&caps, &r).unwrap().vars[0].exact.unwrap().speculative);
     r.tuning = Some(Tuning::parse("hot=1,spec=1").unwrap());
     let e = plan(&caps, &r).unwrap().vars[0].exact.unwrap();
     assert!(e.speculative && e.expansion == Expansion::ThreeFloat && e.hot == HotLoop::Off);
-    assert!(Tuning::parse("hot=3").is_err());
+    assert!(Tuning::parse("hot=4").is_err());
     // A single f32 exact sum in the shared form takes 8 accumulators (f64: 4, in
     // the_steps_follow_the_format_and_the_override), the other forms and launches 4.
     let one = plan(&h200, &exact_req(N, Op::Plus, ElemType::F32)).unwrap();
