@@ -109,6 +109,7 @@ CLR_X_INLINE void VAR(clr_xspush)(__private VA* a, VT v) {
         return;
     }
 #endif
+    if ((b << 1) == 0u) return;  // a zero (outside the window) adds nothing: no limb touched
     VAR(clr_xstouch)(a, 1u);
     VXS_P(clr_x_add_f32)(a->l, b);
 #else
@@ -124,6 +125,7 @@ CLR_X_INLINE void VAR(clr_xspush)(__private VA* a, VT v) {
         }
         return;
     }
+    if ((b << 1) == 0UL) return;  // a zero adds nothing
     VAR(clr_xstouch)(a, 1u);
     VXS_P(clr_x_add_f64)(a->l, b);
 #endif
