@@ -13,9 +13,11 @@
 // means untouched (the limbs hold nothing and are never read or written: the value is the
 // expansion's); the first deposit zeroes them; t >= 1 bounds the contributions the limbs took
 // since they were zeroed or normalized (each deposit is one contribution per limb, below 2^32 in
-// magnitude; zeroed or normalized limbs count as one), and a deposit or an addition that would
-// pass VXS_MAXC (2^30, design/exact.md) normalizes first, so every limb stays within +-2^62
-// whatever the segment length or the number of combines. Two accumulators combine exactly: the
+// magnitude; zeroed or normalized limbs count as one): a combine whose sum would pass
+// VXS_CMAX (2^28) normalizes both sides first, a merge's or flush's deposit that would pass
+// VXS_MAXC (2^30, design/exact.md) too, and the pushes' own deposits (at most one per element,
+// 2^29 per segment) stay within the rest, so every limb stays within +-2^62 whatever the number
+// of combines. Two accumulators combine exactly: the
 // expansions merged (their TwoSum residues deposited), the limbs added when either side has any.
 // The store adds the variable's initial value (VINIT) and rounds once: the correctly rounded sum
 // of the segment, whatever plan, work-group size or order combined it. An untouched two-double
@@ -34,9 +36,15 @@
 // The kit's function `base` in the private flavor and this variable's format.
 #undef VXS_P
 #define VXS_P(base) CLR_CAT3(base, _p, VXS_SUF)
-// The contributions the limbs take between normalizations (CLR_X_MAX_CONTRIB).
+// The contributions the limbs take between normalizations (CLR_X_MAX_CONTRIB), and the most a
+// combine leaves: pushes deposit without a check (the hot loop's cold path stays small), which
+// the planner's cap allows: a segment has at most 2^29 elements, each deposits at most once, so
+// an accumulator that left a combine with at most 2^28 + 3 contributions stays below 2^30.
 #ifndef VXS_MAXC
 #define VXS_MAXC (1u << 30)
+#define VXS_CMAX (1u << 28)
+// The push's cold paths (a residue, an element outside the window): inlined.
+#define VXS_COLD CLR_X_INLINE
 #endif
 
 CLR_X_INLINE VA VAR(clr_identity)(void) {
@@ -63,16 +71,46 @@ CLR_X_INLINE void VAR(clr_xstouch)(__private VA* a, uint more) {
     a->t += more;
 }
 
+// The push's deposit: the limbs zeroed on the first touch, one contribution more (no
+// normalization: VXS_CMAX).
+CLR_X_INLINE void VAR(clr_xsfirst)(__private VA* a) {
+    if (a->t == 0)
+        for (int j = 0; j < VXL; ++j) a->l[j] = 0;
+    a->t += 1;
+}
+
 #if VXE == CLR_XE_E2D
 // A finite double (a residue or an expansion's part) into the limbs.
 CLR_X_INLINE void VAR(clr_xsdep)(__private VA* a, double v) {
     VAR(clr_xstouch)(a, 1u);
     VXS_P(clr_x_dep_d)(a->l, v);
 }
+VXS_COLD void VAR(clr_xspdep)(__private VA* a, double v) {
+    VAR(clr_xsfirst)(a);
+    VXS_P(clr_x_dep_d)(a->l, v);
+}
 #else
 CLR_X_INLINE void VAR(clr_xsdep)(__private VA* a, float v) {
     VAR(clr_xstouch)(a, 1u);
     VXS_P(clr_x_dep_f)(a->l, v);
+}
+VXS_COLD void VAR(clr_xspdep)(__private VA* a, float v) {
+    VAR(clr_xsfirst)(a);
+    VXS_P(clr_x_dep_f)(a->l, v);
+}
+#endif
+
+// The push's element outside the window (a subnormal, an infinity, a NaN, or one too large or
+// small for the expansion), as it is, into the limbs.
+#if VXF == 32
+VXS_COLD void VAR(clr_xspout)(__private VA* a, uint b) {
+    VAR(clr_xsfirst)(a);
+    VXS_P(clr_x_add_f32)(a->l, b);
+}
+#else
+VXS_COLD void VAR(clr_xspout)(__private VA* a, ulong b) {
+    VAR(clr_xsfirst)(a);
+    VXS_P(clr_x_add_f64)(a->l, b);
 }
 #endif
 
@@ -89,7 +127,7 @@ CLR_X_INLINE void VAR(clr_xspush)(__private VA* a, VT v) {
         if (t != 0.0) {
             double r;
             a->e.c = clr_x_two_sum_d(a->e.c, t, &r);
-            if (r != 0.0) VAR(clr_xsdep)(a, r);
+            if (r != 0.0) VAR(clr_xspdep)(a, r);
         }
         return;
     }
@@ -103,15 +141,13 @@ CLR_X_INLINE void VAR(clr_xspush)(__private VA* a, VT v) {
             if (u != 0.0f) {
                 float r;
                 a->e.d = clr_x_two_sum_f(a->e.d, u, &r);
-                if (r != 0.0f) VAR(clr_xsdep)(a, r);
+                if (r != 0.0f) VAR(clr_xspdep)(a, r);
             }
         }
         return;
     }
 #endif
-    if ((b << 1) == 0u) return;  // a zero (outside the window) adds nothing: no limb touched
-    VAR(clr_xstouch)(a, 1u);
-    VXS_P(clr_x_add_f32)(a->l, b);
+    if ((b << 1) != 0u) VAR(clr_xspout)(a, b);  // a zero adds nothing: no limb touched
 #else
     const ulong b = as_ulong(v);
     const uint ex = (uint)(b >> 52) & 0x7ffu;
@@ -121,30 +157,35 @@ CLR_X_INLINE void VAR(clr_xspush)(__private VA* a, VT v) {
         if (t != 0.0) {
             double r;
             a->e.c = clr_x_two_sum_d(a->e.c, t, &r);
-            if (r != 0.0) VAR(clr_xsdep)(a, r);
+            if (r != 0.0) VAR(clr_xspdep)(a, r);
         }
         return;
     }
-    if ((b << 1) == 0UL) return;  // a zero adds nothing
-    VAR(clr_xstouch)(a, 1u);
-    VXS_P(clr_x_add_f64)(a->l, b);
+    if ((b << 1) != 0UL) VAR(clr_xspout)(a, b);  // a zero adds nothing: no limb touched
 #endif
 }
 
-// b's expansion merged into a's (kit's clr_x_merge_e2d / e3f), the residues deposited into a.
-CLR_X_INLINE void VAR(clr_xsmerge)(__private VA* a, VA b) {
+#undef VXS_E
+#if VXE == CLR_XE_E2D
+#define VXS_E clr_x_e2d
+#else
+#define VXS_E clr_x_e3f
+#endif
+
+// The expansion b merged into a's (kit's clr_x_merge_e2d / e3f), the residues deposited into a.
+CLR_X_INLINE void VAR(clr_xsmerge)(__private VA* a, VXS_E b) {
 #if VXE == CLR_XE_E2D
     double t, u, v;
-    a->e.s = clr_x_two_sum_d(a->e.s, b.e.s, &t);
-    a->e.c = clr_x_two_sum_d(a->e.c, b.e.c, &u);
+    a->e.s = clr_x_two_sum_d(a->e.s, b.s, &t);
+    a->e.c = clr_x_two_sum_d(a->e.c, b.c, &u);
     a->e.c = clr_x_two_sum_d(a->e.c, t, &v);
     if (u != 0.0) VAR(clr_xsdep)(a, u);
     if (v != 0.0) VAR(clr_xsdep)(a, v);
 #else
     float t1, t2, t3, t4, t5, t6;
-    a->e.s = clr_x_two_sum_f(a->e.s, b.e.s, &t1);
-    a->e.c = clr_x_two_sum_f(a->e.c, b.e.c, &t2);
-    a->e.d = clr_x_two_sum_f(a->e.d, b.e.d, &t3);
+    a->e.s = clr_x_two_sum_f(a->e.s, b.s, &t1);
+    a->e.c = clr_x_two_sum_f(a->e.c, b.c, &t2);
+    a->e.d = clr_x_two_sum_f(a->e.d, b.d, &t3);
     a->e.c = clr_x_two_sum_f(a->e.c, t1, &t4);
     a->e.d = clr_x_two_sum_f(a->e.d, t2, &t5);
     a->e.d = clr_x_two_sum_f(a->e.d, t4, &t6);
@@ -167,47 +208,72 @@ CLR_X_INLINE void VAR(clr_xsflush)(__private VA* a) {
 #endif
 }
 
-// Two accumulators into one, exactly: the limbs added (integer additions: any order, any tree
-// gives the same value) when either side was touched, the expansions merged. Two untouched
-// accumulators (ordinary data: the expansions absorb everything) touch no limb.
-CLR_X_INLINE VA VAR(clr_op)(VA a, VA b) {
-    if (b.t != 0) {
-        if (a.t == 0) {
-            for (int j = 0; j < VXL; ++j) a.l[j] = b.l[j];
-            a.t = b.t;
-        } else {
-            if (a.t + b.t > VXS_MAXC) {
-                VXS_P(clr_x_normalize)(a.l);
-                VXS_P(clr_x_normalize)(b.l);
-                a.t = 1;
-                b.t = 1;
-            }
-            for (int j = 0; j < VXL; ++j) a.l[j] += b.l[j];
-            a.t += b.t;
-        }
+// The accumulator B (an lvalue in any address space: a private value or a local slot, read,
+// never written) added into the private accumulator A, exactly: the limbs added (integer
+// additions: any order, any tree gives the same value) when B's were touched, the expansions
+// merged. B's limbs are read only when touched: two untouched accumulators (ordinary data: the
+// expansions absorb everything) move and touch no limb.
+#undef VXS_ADD
+#define VXS_ADD(A, B)                                                       \
+    {                                                                       \
+        const ulong bt_ = (B).t;                                            \
+        if (bt_ != 0) {                                                     \
+            if ((A).t == 0) {                                               \
+                for (int j = 0; j < VXL; ++j) (A).l[j] = (B).l[j];          \
+                (A).t = bt_;                                                \
+            } else if ((A).t + bt_ <= VXS_CMAX) {                           \
+                for (int j = 0; j < VXL; ++j) (A).l[j] += (B).l[j];         \
+                (A).t += bt_;                                               \
+            } else {                                                        \
+                long n_[VXL];                                               \
+                for (int j = 0; j < VXL; ++j) n_[j] = (B).l[j];             \
+                VXS_P(clr_x_normalize)(n_);                                 \
+                VXS_P(clr_x_normalize)((A).l);                              \
+                for (int j = 0; j < VXL; ++j) (A).l[j] += n_[j];            \
+                (A).t = 2;                                                  \
+            }                                                               \
+        }                                                                   \
+        VAR(clr_xsmerge)(&(A), (B).e);                                      \
     }
-    VAR(clr_xsmerge)(&a, b);
+
+// Two accumulators into one, exactly (VXS_ADD).
+CLR_X_INLINE VA VAR(clr_op)(VA a, VA b) {
+    VXS_ADD(a, b)
     return a;
 }
 
-// The work-group step: the local-memory tree (var.cl's, with this clr_op); every work-item
-// gets the result. Callers that use `lm` again put a barrier between the two uses.
+// Accumulator A copied to D (a local slot): the limbs only when touched. A macro, not a
+// function: the copy through an inlined function (a struct passed by value, or a partly written
+// one returned) left an intrinsic (llvm.experimental.noalias.scope.decl) that Oclgrind 21.10
+// cannot run. The tree's result is read back whole.
+#undef VXS_PUT
+#define VXS_PUT(D, A)                                          \
+    {                                                          \
+        (D).e = (A).e;                                         \
+        (D).t = (A).t;                                         \
+        if ((A).t != 0)                                        \
+            for (int j = 0; j < VXL; ++j) (D).l[j] = (A).l[j]; \
+    }
+
+// The work-group step: var.cl's local-memory tree with this combine, moving limbs only where
+// touched; every work-item gets the result. Callers that use `lm` again put a barrier between
+// the two uses.
 CLR_X_INLINE VA VAR(clr_group)(VA v, __local VA* lm) {
     const uint lid = (uint)get_local_id(0);
     VA acc = v;
-    lm[lid] = acc;
+    VXS_PUT(lm[lid], acc)
     barrier(CLK_LOCAL_MEM_FENCE);
 #if CLR_WG != CLR_WG_POW2
     if (lid < CLR_WG - CLR_WG_POW2) {
-        acc = VAR(clr_op)(acc, lm[lid + CLR_WG_POW2]);
-        lm[lid] = acc;
+        VXS_ADD(acc, lm[lid + CLR_WG_POW2])
+        VXS_PUT(lm[lid], acc)
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 #endif
     for (uint s = CLR_WG_POW2 / 2; s > 0; s >>= 1) {
         if (lid < s) {
-            acc = VAR(clr_op)(acc, lm[lid + s]);
-            lm[lid] = acc;
+            VXS_ADD(acc, lm[lid + s])
+            VXS_PUT(lm[lid], acc)
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
