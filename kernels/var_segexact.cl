@@ -7,17 +7,22 @@
 // "Exact sums per segment"; the arithmetic is kernels/exact.cl's.
 //
 // The accumulator (the generated struct clr_xs_k, src/codegen): an expansion `e` (two doubles,
-// or three floats and a pad word without fp64) and a private superaccumulator `l` of VXL limbs
-// in carry-save form. An element goes through the expansion's TwoSums (clr_x_push_*); a residue,
-// or an element outside the window, is deposited into `l`. Two accumulators combine exactly:
-// both superaccumulators normalized and added limb by limb, both expansions flushed into the
-// sum, the result normalized again, so a combined accumulator counts as one contribution
-// whatever it absorbed (design/exact.md, "The numbers the planner must enforce": a single
-// accumulator takes at most one deposit per element it pushes, and the planner caps segments
-// at 2^29 elements). The store flushes the expansion, adds the variable's initial value
-// (VINIT) and rounds once: the correctly rounded sum of the segment, whatever plan, work-group
-// size or order combined it. Raw mode (VXRAW): the normalized limbs go to aux[e * VXL ..]
-// instead, for the host to merge exactly.
+// or three floats without fp64), a state word `t` and a private superaccumulator `l` of VXL
+// limbs in carry-save form. An element goes through the expansion's TwoSums; a residue, or an
+// element outside the window, is deposited into `l`. The limbs are lazy (decision 67): t == 0
+// means untouched (the limbs hold nothing and are never read or written: the value is the
+// expansion's); the first deposit zeroes them; t >= 1 bounds the contributions the limbs took
+// since they were zeroed or normalized (each deposit is one contribution per limb, below 2^32 in
+// magnitude; zeroed or normalized limbs count as one): a combine whose sum would pass
+// VXS_CMAX (2^28) normalizes both sides first, a merge's or flush's deposit that would pass
+// VXS_MAXC (2^30, design/exact.md) too, and the pushes' own deposits (at most one per element,
+// 2^29 per segment) stay within the rest, so every limb stays within +-2^62 whatever the number
+// of combines. Two accumulators combine exactly: the
+// expansions merged (their TwoSum residues deposited), the limbs added when either side has any.
+// The store adds the variable's initial value (VINIT) and rounds once: the correctly rounded sum
+// of the segment, whatever plan, work-group size or order combined it. An untouched two-double
+// accumulator rounds its expansion directly (clr_xsround), the limbs otherwise. Raw mode
+// (VXRAW): the normalized limbs go to aux[e * VXL ..] instead, for the host to merge exactly.
 //
 // Per variable, besides var.cl's defines: Rk_XF (32 or 64), Rk_XE (CLR_XE_E2D or CLR_XE_E3F),
 // Rk_XL (limbs).
@@ -31,6 +36,16 @@
 // The kit's function `base` in the private flavor and this variable's format.
 #undef VXS_P
 #define VXS_P(base) CLR_CAT3(base, _p, VXS_SUF)
+// The contributions the limbs take between normalizations (CLR_X_MAX_CONTRIB), and the most a
+// combine leaves: pushes deposit without a check (the hot loop's cold path stays small), which
+// the planner's cap allows: a segment has at most 2^29 elements, each deposits at most once, so
+// an accumulator that left a combine with at most 2^28 + 3 contributions stays below 2^30.
+#ifndef VXS_MAXC
+#define VXS_MAXC (1u << 30)
+#define VXS_CMAX (1u << 28)
+// The push's cold paths (a residue, an element outside the window): inlined.
+#define VXS_COLD CLR_X_INLINE
+#endif
 
 CLR_X_INLINE VA VAR(clr_identity)(void) {
     VA a;
@@ -38,91 +53,314 @@ CLR_X_INLINE VA VAR(clr_identity)(void) {
     a.e = clr_x_e2d_zero();
 #else
     a.e = clr_x_e3f_zero();
-    a.pad = 0u;
 #endif
-    for (int j = 0; j < VXL; ++j) a.l[j] = 0;
+    a.t = 0;  // untouched: the limbs are not written
     return a;
 }
 
-// One element (the body's `sum += v`) into the accumulator *a.
+// The limbs of *a ready for `more` contributions: zeroed on the first touch, normalized when
+// the count would pass VXS_MAXC.
+CLR_X_INLINE void VAR(clr_xstouch)(__private VA* a, uint more) {
+    if (a->t == 0) {
+        for (int j = 0; j < VXL; ++j) a->l[j] = 0;
+        a->t = 1;
+    } else if (a->t + more > VXS_MAXC) {
+        VXS_P(clr_x_normalize)(a->l);
+        a->t = 1;
+    }
+    a->t += more;
+}
+
+// The push's deposit: the limbs zeroed on the first touch, one contribution more (no
+// normalization: VXS_CMAX).
+CLR_X_INLINE void VAR(clr_xsfirst)(__private VA* a) {
+    if (a->t == 0)
+        for (int j = 0; j < VXL; ++j) a->l[j] = 0;
+    a->t += 1;
+}
+
+#if VXE == CLR_XE_E2D
+// A finite double (a residue or an expansion's part) into the limbs.
+CLR_X_INLINE void VAR(clr_xsdep)(__private VA* a, double v) {
+    VAR(clr_xstouch)(a, 1u);
+    VXS_P(clr_x_dep_d)(a->l, v);
+}
+VXS_COLD void VAR(clr_xspdep)(__private VA* a, double v) {
+    VAR(clr_xsfirst)(a);
+    VXS_P(clr_x_dep_d)(a->l, v);
+}
+#else
+CLR_X_INLINE void VAR(clr_xsdep)(__private VA* a, float v) {
+    VAR(clr_xstouch)(a, 1u);
+    VXS_P(clr_x_dep_f)(a->l, v);
+}
+VXS_COLD void VAR(clr_xspdep)(__private VA* a, float v) {
+    VAR(clr_xsfirst)(a);
+    VXS_P(clr_x_dep_f)(a->l, v);
+}
+#endif
+
+// The push's element outside the window (a subnormal, an infinity, a NaN, or one too large or
+// small for the expansion), as it is, into the limbs.
+#if VXF == 32
+VXS_COLD void VAR(clr_xspout)(__private VA* a, uint b) {
+    VAR(clr_xsfirst)(a);
+    VXS_P(clr_x_add_f32)(a->l, b);
+}
+#else
+VXS_COLD void VAR(clr_xspout)(__private VA* a, ulong b) {
+    VAR(clr_xsfirst)(a);
+    VXS_P(clr_x_add_f64)(a->l, b);
+}
+#endif
+
+// One element (the body's `sum += v`) into the accumulator *a: exact.cl's push
+// (clr_x_push_f32d / f32f / f64d: the same window and cascade) with lazy limbs.
 CLR_X_INLINE void VAR(clr_xspush)(__private VA* a, VT v) {
-#if VXF == 32 && VXE == CLR_XE_E2D
-    a->e = VXS_P(clr_x_push_f32d)(a->e, as_uint(v), a->l);
-#elif VXF == 32
-    a->e = VXS_P(clr_x_push_f32f)(a->e, as_uint(v), a->l);
-#else
-    a->e = VXS_P(clr_x_push_f64d)(a->e, v, a->l);
-#endif
-}
-
-// The expansion of a into its own superaccumulator (a zero expansion left).
-CLR_X_INLINE VA VAR(clr_xsflush)(VA a) {
+#if VXF == 32
+    const uint b = as_uint(v);
+    const uint ex = (b >> 23) & 0xffu;
 #if VXE == CLR_XE_E2D
-    VXS_P(clr_x_flush_e2d)(a.e, a.l);
-    a.e = clr_x_e2d_zero();
+    if (ex - CLR_X_W32D_LO <= CLR_X_W32D_HI - CLR_X_W32D_LO) {
+        double t;
+        a->e.s = clr_x_two_sum_d(a->e.s, clr_x_f32_to_d(b), &t);
+        if (t != 0.0) {
+            double r;
+            a->e.c = clr_x_two_sum_d(a->e.c, t, &r);
+            if (r != 0.0) VAR(clr_xspdep)(a, r);
+        }
+        return;
+    }
 #else
-    VXS_P(clr_x_flush_e3f)(a.e, a.l);
-    a.e = clr_x_e3f_zero();
+    if (ex - CLR_X_W32F_LO <= CLR_X_W32F_HI - CLR_X_W32F_LO) {
+        float t;
+        a->e.s = clr_x_two_sum_f(a->e.s, v, &t);
+        if (t != 0.0f) {
+            float u;
+            a->e.c = clr_x_two_sum_f(a->e.c, t, &u);
+            if (u != 0.0f) {
+                float r;
+                a->e.d = clr_x_two_sum_f(a->e.d, u, &r);
+                if (r != 0.0f) VAR(clr_xspdep)(a, r);
+            }
+        }
+        return;
+    }
 #endif
-    return a;
+    if ((b << 1) != 0u) VAR(clr_xspout)(a, b);  // a zero adds nothing: no limb touched
+#else
+    const ulong b = as_ulong(v);
+    const uint ex = (uint)(b >> 52) & 0x7ffu;
+    if (ex - CLR_X_W64D_LO <= CLR_X_W64D_HI - CLR_X_W64D_LO) {
+        double t;
+        a->e.s = clr_x_two_sum_d(a->e.s, v, &t);
+        if (t != 0.0) {
+            double r;
+            a->e.c = clr_x_two_sum_d(a->e.c, t, &r);
+            if (r != 0.0) VAR(clr_xspdep)(a, r);
+        }
+        return;
+    }
+    if ((b << 1) != 0UL) VAR(clr_xspout)(a, b);  // a zero adds nothing: no limb touched
+#endif
 }
 
-// Two accumulators into one, exactly: integer additions of normalized limbs (any order, any
-// tree gives the same value) and the flushed expansions; the result is normalized.
+#undef VXS_E
+#if VXE == CLR_XE_E2D
+#define VXS_E clr_x_e2d
+#else
+#define VXS_E clr_x_e3f
+#endif
+
+// The expansion b merged into a's (kit's clr_x_merge_e2d / e3f), the residues deposited into a.
+CLR_X_INLINE void VAR(clr_xsmerge)(__private VA* a, VXS_E b) {
+#if VXE == CLR_XE_E2D
+    double t, u, v;
+    a->e.s = clr_x_two_sum_d(a->e.s, b.s, &t);
+    a->e.c = clr_x_two_sum_d(a->e.c, b.c, &u);
+    a->e.c = clr_x_two_sum_d(a->e.c, t, &v);
+    if (u != 0.0) VAR(clr_xsdep)(a, u);
+    if (v != 0.0) VAR(clr_xsdep)(a, v);
+#else
+    float t1, t2, t3, t4, t5, t6;
+    a->e.s = clr_x_two_sum_f(a->e.s, b.s, &t1);
+    a->e.c = clr_x_two_sum_f(a->e.c, b.c, &t2);
+    a->e.d = clr_x_two_sum_f(a->e.d, b.d, &t3);
+    a->e.c = clr_x_two_sum_f(a->e.c, t1, &t4);
+    a->e.d = clr_x_two_sum_f(a->e.d, t2, &t5);
+    a->e.d = clr_x_two_sum_f(a->e.d, t4, &t6);
+    if (t3 != 0.0f) VAR(clr_xsdep)(a, t3);
+    if (t5 != 0.0f) VAR(clr_xsdep)(a, t5);
+    if (t6 != 0.0f) VAR(clr_xsdep)(a, t6);
+#endif
+}
+
+// The expansion of *a into its limbs (touched; a zero expansion left).
+CLR_X_INLINE void VAR(clr_xsflush)(__private VA* a) {
+#if VXE == CLR_XE_E2D
+    VAR(clr_xstouch)(a, 2u);
+    VXS_P(clr_x_flush_e2d)(a->e, a->l);
+    a->e = clr_x_e2d_zero();
+#else
+    VAR(clr_xstouch)(a, 3u);
+    VXS_P(clr_x_flush_e3f)(a->e, a->l);
+    a->e = clr_x_e3f_zero();
+#endif
+}
+
+// The accumulator B (an lvalue in any address space: a private value or a local slot, read,
+// never written) added into the private accumulator A, exactly: the limbs added (integer
+// additions: any order, any tree gives the same value) when B's were touched, the expansions
+// merged. B's limbs are read only when touched: two untouched accumulators (ordinary data: the
+// expansions absorb everything) move and touch no limb.
+#undef VXS_ADD
+#define VXS_ADD(A, B)                                                       \
+    {                                                                       \
+        const ulong bt_ = (B).t;                                            \
+        if (bt_ != 0) {                                                     \
+            if ((A).t == 0) {                                               \
+                for (int j = 0; j < VXL; ++j) (A).l[j] = (B).l[j];          \
+                (A).t = bt_;                                                \
+            } else if ((A).t + bt_ <= VXS_CMAX) {                           \
+                for (int j = 0; j < VXL; ++j) (A).l[j] += (B).l[j];         \
+                (A).t += bt_;                                               \
+            } else {                                                        \
+                long n_[VXL];                                               \
+                for (int j = 0; j < VXL; ++j) n_[j] = (B).l[j];             \
+                VXS_P(clr_x_normalize)(n_);                                 \
+                VXS_P(clr_x_normalize)((A).l);                              \
+                for (int j = 0; j < VXL; ++j) (A).l[j] += n_[j];            \
+                (A).t = 2;                                                  \
+            }                                                               \
+        }                                                                   \
+        VAR(clr_xsmerge)(&(A), (B).e);                                      \
+    }
+
+// Two accumulators into one, exactly (VXS_ADD).
 CLR_X_INLINE VA VAR(clr_op)(VA a, VA b) {
-    VXS_P(clr_x_normalize)(a.l);
-    VXS_P(clr_x_normalize)(b.l);
-    for (int j = 0; j < VXL; ++j) a.l[j] += b.l[j];
-#if VXE == CLR_XE_E2D
-    VXS_P(clr_x_flush_e2d)(b.e, a.l);
-#else
-    VXS_P(clr_x_flush_e3f)(b.e, a.l);
-#endif
-    a = VAR(clr_xsflush)(a);
-    VXS_P(clr_x_normalize)(a.l);
+    VXS_ADD(a, b)
     return a;
 }
 
-// The work-group step: the local-memory tree (var.cl's, with this clr_op); every work-item
-// gets the result. Callers that use `lm` again put a barrier between the two uses.
+// Accumulator A copied to D (a local slot): the limbs only when touched. A macro, not a
+// function: the copy through an inlined function (a struct passed by value, or a partly written
+// one returned) left an intrinsic (llvm.experimental.noalias.scope.decl) that Oclgrind 21.10
+// cannot run. The tree's result is read back whole.
+#undef VXS_PUT
+#define VXS_PUT(D, A)                                          \
+    {                                                          \
+        (D).e = (A).e;                                         \
+        (D).t = (A).t;                                         \
+        if ((A).t != 0)                                        \
+            for (int j = 0; j < VXL; ++j) (D).l[j] = (A).l[j]; \
+    }
+
+// The work-group step: var.cl's local-memory tree with this combine, moving limbs only where
+// touched; every work-item gets the result. Callers that use `lm` again put a barrier between
+// the two uses.
 CLR_X_INLINE VA VAR(clr_group)(VA v, __local VA* lm) {
     const uint lid = (uint)get_local_id(0);
     VA acc = v;
-    lm[lid] = acc;
+    VXS_PUT(lm[lid], acc)
     barrier(CLK_LOCAL_MEM_FENCE);
 #if CLR_WG != CLR_WG_POW2
     if (lid < CLR_WG - CLR_WG_POW2) {
-        acc = VAR(clr_op)(acc, lm[lid + CLR_WG_POW2]);
-        lm[lid] = acc;
+        VXS_ADD(acc, lm[lid + CLR_WG_POW2])
+        VXS_PUT(lm[lid], acc)
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 #endif
     for (uint s = CLR_WG_POW2 / 2; s > 0; s >>= 1) {
         if (lid < s) {
-            acc = VAR(clr_op)(acc, lm[lid + s]);
-            lm[lid] = acc;
+            VXS_ADD(acc, lm[lid + s])
+            VXS_PUT(lm[lid], acc)
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     return lm[0];
 }
 
+#if VXE == CLR_XE_E2D && !VXRAW
+// The value s + c of an untouched two-double expansion (exact: no limb holds anything) rounded
+// once, as result bits; the same bits as the limbs' rounding (clr_x_round32/64, exact.cl).
+// f64 results (f64 data): every element the expansion took is a multiple of 2^-1022 below
+// 2^990 (the window) and the segment has at most 2^29 of them, so s + c is zero or a normal
+// double's value in range, and fl(s + c), IEEE's correctly rounded addition, is its correctly
+// rounded value; an exact zero is +0. f32 results: (h, r) = TwoSum(s, c) is s + c exactly; h
+// rounded to odd (moved one ulp toward r when r != 0 and h is even) is s + c rounded to odd at 53
+// bits, which rounded to nearest at 24 bits or fewer is s + c rounded to nearest (round to odd
+// with at least two extra bits: Boldo and Melquiond); that last rounding is done with integer
+// operations (no float conversion that a device could flush), overflow to infinity included.
+CLR_X_INLINE ulong VAR(clr_xsround)(clr_x_e2d e) {
+#if VXF == 64
+    const ulong h = as_ulong(e.s + e.c);
+    return (h << 1) == 0UL ? 0UL : h;
+#else
+    double r;
+    ulong h = as_ulong(clr_x_two_sum_d(e.s, e.c, &r));
+    if ((h << 1) == 0UL) return 0UL;  // s + c == 0 exactly (r is 0: no double underflows here)
+    if (r != 0.0 && (h & 1UL) == 0UL) h += ((h ^ as_ulong(r)) >> 63) ? (ulong)-1L : 1UL;
+    // |s + c| >= 2^-149 (every value is on the f32 grid): the double is normal, exponent E.
+    const ulong sg = (h >> 32) & 0x80000000UL;
+    const int E = (int)((h >> 52) & 0x7ffUL) - 1023;
+    const ulong m = (h & 0xfffffffffffffUL) | 0x10000000000000UL;  // s + c = m * 2^(E - 52)
+    int q = max(E - 23, -149);  // the float quantum's exponent
+    const int sh = q - (E - 52);  // 29 (normal) to 52
+    ulong mant = m >> sh;
+    const ulong rem = m & ((1UL << sh) - 1UL), mid = 1UL << (sh - 1);
+    if (rem > mid || (rem == mid && (mant & 1UL))) {
+        ++mant;
+        if (mant == (1UL << 24)) {
+            mant >>= 1;
+            ++q;
+        }
+    }
+    if (q + 23 > 127) return sg | 0x7f800000UL;
+    return sg | (((ulong)(q + 149) << 23) + mant);
+#endif
+}
+#endif
+
 // Segment e's result: the accumulator with the variable's initial value (VINIT), rounded once;
 // in raw mode its normalized limbs (no initial value) to aux.
 CLR_X_INLINE void VAR(clr_store)(__global VT* res, __global ulong* aux, size_t e, VA g) {
-    g = VAR(clr_xsflush)(g);
 #if VXRAW
+    VAR(clr_xsflush)(&g);
     VXS_P(clr_x_normalize)(g.l);
     __global long* out = (__global long*)aux + e * VXL;
     for (int j = 0; j < VXL; ++j) out[j] = g.l[j];
 #else
 #if VINIT
+    {
+        const VT v0 = res[e];
 #if VXF == 32
-    VXS_P(clr_x_add_f32)(g.l, as_uint(res[e]));
+        const int zero = (as_uint(v0) << 1) == 0u;
 #else
-    VXS_P(clr_x_add_f64)(g.l, as_ulong(res[e]));
+        const int zero = (as_ulong(v0) << 1) == 0UL;
 #endif
+        // Adding a zero changes no value (an exact zero rounds to +0 either way).
+#if VXE == CLR_XE_E2D
+        if (!zero) VAR(clr_xspush)(&g, v0);
+#else
+        // The three-float expansion's cap (2^24 elements) leaves no room: into the limbs.
+        if (!zero) {
+            VAR(clr_xstouch)(&g, 1u);
+            VXS_P(clr_x_add_f32)(g.l, as_uint(v0));
+        }
 #endif
+    }
+#endif
+#if VXE == CLR_XE_E2D
+    if (g.t == 0) {
+#if VXF == 32
+        res[e] = as_float((uint)VAR(clr_xsround)(g.e));
+#else
+        res[e] = as_double(VAR(clr_xsround)(g.e));
+#endif
+        return;
+    }
+#endif
+    VAR(clr_xsflush)(&g);
 #if VXF == 32
     res[e] = as_float(CLR_CAT(clr_x_round32, VXS_SUF)(g.l));
 #else

@@ -302,7 +302,7 @@ fn same_everywhere(key: &str, who: &str, bits: &[u64]) -> Result<(), String> {
     }
 }
 
-/// One exact launch and its check; `Err(Ok(reason))` is a skip.
+/// One exact launch of pattern `p` per segment and its check; `Err(Ok(reason))` is a skip.
 #[allow(clippy::too_many_arguments)]
 fn run_case(
     q: &Queue,
@@ -315,7 +315,29 @@ fn run_case(
     who: &str,
 ) -> Result<(), Result<String, String>> {
     let (xs, inits) = data(l, ty, p, seed);
-    let b = Bufs::new(q, ty, &xs, &inits).map_err(|e| Err(e.to_string()))?;
+    // Devices may get layouts of different sizes (smaller on the simulator): the key holds n.
+    let key = format!(
+        "{} n={} {ty:?} {} seed {seed} init {init}",
+        l.name,
+        l.n(),
+        p.name()
+    );
+    run_on(q, l, ty, (&xs, &inits), (algo, init), &key, who)
+}
+
+/// One exact launch over `xs` (initial values `inits` unless `init` is false: then
+/// initialize_to_identity) under plan `algo`: every result against the host, and the bits
+/// against those `key` gave first elsewhere.
+fn run_on(
+    q: &Queue,
+    l: &Layout,
+    ty: Ty,
+    (xs, inits): (&[f64], &[f64]),
+    (algo, init): (Option<SegmentAlgo>, bool),
+    key: &str,
+    who: &str,
+) -> Result<(), Result<String, String>> {
+    let b = Bufs::new(q, ty, xs, inits).map_err(|e| Err(e.to_string()))?;
     let offsets = q
         .buffer_from(&l.offsets())
         .map_err(|e| Err(e.to_string()))?;
@@ -336,7 +358,7 @@ fn run_case(
     }
     let got = b.bits();
     for k in 0..l.results() {
-        let want = host_bits(l, ty, &xs, init.then_some(inits[k]), k);
+        let want = host_bits(l, ty, xs, init.then_some(inits[k]), k);
         if got[k] != want {
             return Err(Err(format!(
                 "result {k} ({} elements) under {}: {:#x}, the correctly rounded sum is {want:#x}",
@@ -346,14 +368,7 @@ fn run_case(
             )));
         }
     }
-    // Devices may get layouts of different sizes (smaller on the simulator): the key holds n.
-    let key = format!(
-        "{} n={} {ty:?} {} seed {seed} init {init}",
-        l.name,
-        l.n(),
-        p.name()
-    );
-    same_everywhere(&key, &format!("{who} {}", sp.algo), &got[..l.results()]).map_err(Err)
+    same_everywhere(key, &format!("{who} {}", sp.algo), &got[..l.results()]).map_err(Err)
 }
 
 /// Every adversarial pattern per segment, bit for bit, under every plan of every layout, on
@@ -419,6 +434,136 @@ fn adversarial_per_segment_every_plan() {
             }
         }
         t.time(&dev, started.elapsed().as_secs_f64());
+    }
+    t.finish();
+}
+
+/// The hand-made segments of `expansion_decides_ties_and_single_deposits`: the layout, the data
+/// and the initial values.
+fn crafted(ty: Ty, sim: bool, seed: u64) -> (Layout, Vec<f64>, Vec<f64>) {
+    let p = |e: i32| 2f64.powi(e);
+    let (u, tiny, max) = match ty {
+        Ty::F64 => (p(-53), p(-1074), f64::MAX),
+        _ => (p(-24), p(-149), f32::MAX as f64),
+    };
+    let mut cases = vec![
+        vec![1.0, u],                              // a tie, to even: down
+        vec![1.0 + 2.0 * u, u],                    // a tie, to even: up
+        vec![1.0, u, u * p(-46)],                  // a hair above the tie
+        vec![1.0, u, -u * p(-46)],                 // a hair below it
+        vec![3.0, 2.0 * u, u * p(-70)],            // above the tie of another binade
+        vec![p(100), 1.0, -p(100)],                // cancellation over a wide range
+        vec![p(100), p(-100), -p(100)],            //
+        vec![max, max, -max],                      // partial sums beyond the type's range
+        vec![0.75, -0.75],                         // an exact zero: +0.0
+        vec![-0.0, -0.0],                          //
+        vec![1.0],                                 //
+        vec![],                                    // empty
+        vec![p(120), p(60), 1.0, -p(120), -p(60)], // one TwoSum residue deposited
+        vec![1.0, u, tiny],                        // one deposited element breaks the tie: up
+        vec![1.0, u, -tiny],                       // down
+        vec![1.0, f64::INFINITY],                  // one special
+    ];
+    if ty == Ty::F64 {
+        // The window's lower edge (2^-970) and a result inside it; the largest in-window sum.
+        cases.push(vec![1.5 * p(-969), -p(-969)]);
+        cases.push(vec![p(989), p(989)]);
+    } else {
+        // A subnormal result from normal elements; the overflow threshold (a tie: infinity).
+        cases.push(vec![1.5 * p(-126), -p(-126)]);
+        cases.push(vec![max, p(103)]);
+        cases.push(vec![max, p(103), -p(50)]);
+    }
+    if ty == Ty::F16 {
+        // f16 data: only what an f16 holds (the f32 sum of f16 elements still ties).
+        cases = vec![
+            vec![1.0, p(-24)],
+            vec![1.0, p(-24), p(-24), p(-24)],
+            vec![65504.0, 65504.0, -65504.0],
+            vec![p(-24), -p(-24)],
+        ];
+    }
+    let negated: Vec<Vec<f64>> = cases
+        .iter()
+        .map(|c| c.iter().map(|v| -v).collect())
+        .collect();
+    cases.extend(negated);
+    let mut rng = Rng(seed);
+    let (mut xs, mut off) = (vec![0.5, -7.0], vec![2u64]);
+    for c in &cases {
+        let mut seg = c.clone();
+        let pairs = match (rng.below(4), sim) {
+            (0, false) => rng.below(1500),
+            (0, true) => rng.below(200),
+            _ => rng.below(20),
+        };
+        for _ in 0..pairs {
+            let v = (1 + rng.below(16)) as f64 * 0.5;
+            seg.extend([v, -v]);
+        }
+        for j in (1..seg.len()).rev() {
+            seg.swap(j, rng.below(j as u64 + 1) as usize);
+        }
+        xs.extend(seg);
+        off.push(xs.len() as u64);
+    }
+    xs.push(3.0);
+    let inits = (0..cases.len())
+        .map(|_| [0.0, -0.0, u, -u, 0.25, tiny][rng.below(6) as usize])
+        .collect();
+    let n = xs.len() as u64;
+    let l = Layout {
+        name: "crafted",
+        kind: Kind::Csr { n, off },
+    };
+    (l, xs, inits)
+}
+
+/// Hand-made segments whose correctly rounded sum the two-double expansion alone decides
+/// (decision 67: an accumulator whose limbs were never touched rounds its expansion directly):
+/// exact ties (to even, down and up), a hair above and below a tie (the hair in the
+/// expansion's second double), a subnormal result, the overflow threshold, partial sums beyond
+/// the type's range, exact zeros; and the same decided by exactly one element or one residue
+/// deposited into the limbs (a subnormal, an infinity, a TwoSum residue). Each case and its
+/// negation is one CSR segment, its elements shuffled among cancelling pairs of heavy-tailed
+/// count (so every plan cuts it somewhere else), f32 and f64 data, with initial values that
+/// sometimes decide the tie themselves; bit for bit against the host under every plan (a
+/// rotating sample without CLREDUCE_FULL_MATRIX=1) and across plans and devices.
+#[test]
+fn expansion_decides_ties_and_single_deposits() {
+    let mut t = Tally::new("segment_exact::expansion_decides_ties_and_single_deposits");
+    let full = full_matrix();
+    for q in queues() {
+        let d = q.device();
+        let _g = sim_lock(d);
+        let dev = short(d);
+        let turn = sample_hash(&format!("segment_exact::crafted::{dev}")) as usize;
+        for (ti, ty) in TYPES.into_iter().enumerate() {
+            let (l, xs, inits) = crafted(ty, d.is_simulator(), 0xC4AF + ti as u64);
+            let all = l.plans();
+            let plans: Vec<Option<SegmentAlgo>> = if full {
+                all
+            } else {
+                vec![None, all[1 + (turn + ti) % (all.len() - 1)]]
+            };
+            for algo in plans {
+                for init in [false, true] {
+                    if !full && init != (turn + ti).is_multiple_of(2) {
+                        continue;
+                    }
+                    let case = format!(
+                        "{ty:?} {} init {init}",
+                        algo.map_or("auto".into(), |a| a.to_string())
+                    );
+                    let key = format!("crafted n={} {ty:?} init {init}", l.n());
+                    match run_on(q, &l, ty, (&xs, &inits), (algo, init), &key, &dev) {
+                        Ok(()) => t.pass(&dev),
+                        Err(Ok(why)) => t.skip(&dev, &case, &why),
+                        Err(Err(m)) => t.fail(&dev, &case, &m),
+                    }
+                }
+            }
+        }
     }
     t.finish();
 }

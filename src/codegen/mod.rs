@@ -371,13 +371,15 @@ fn accumulator_types(plan: &Plan) -> String {
         // uninitialised bytes (Oclgrind checks).
         let pad = v.shape == AccShape::Pair && !v.ty.is_64bit();
         match (v.shape, v.exact) {
-            // A segmented exact sum: its expansion (three floats padded) and superaccumulator.
+            // A segmented exact sum: its expansion, the state word of its lazy limbs (0:
+            // untouched, else a bound on their contributions; kernels/var_segexact.cl) and its
+            // superaccumulator.
             (AccShape::Exact, Some(e)) if carried(v) => s.push_str(&format!(
                 "typedef struct {{ {} long l[{}]; }} clr_xs_{k};\n",
                 if e.expansion == Expansion::TwoDouble {
-                    "clr_x_e2d e;"
+                    "clr_x_e2d e; ulong t;"
                 } else {
-                    "clr_x_e3f e; uint pad;"
+                    "clr_x_e3f e; uint t;"
                 },
                 e.limbs()
             )),

@@ -118,8 +118,12 @@ impl ExactPlan {
     /// block's double, base exponent and count (kernels/var_exact.cl `clr_xb`).
     pub fn acc_bytes(&self) -> usize {
         match (self.format, self.expansion, self.speculative) {
-            // The expansion (three floats padded to 16 bytes) and the superaccumulator.
-            _ if self.store == SaccStore::Carried => 16 + 8 * self.limbs(),
+            // The expansion and the limbs' state word (two doubles and a ulong, or three floats
+            // and a uint) and the superaccumulator (kernels/var_segexact.cl).
+            _ if self.store == SaccStore::Carried => match self.expansion {
+                Expansion::TwoDouble => 24 + 8 * self.limbs(),
+                Expansion::ThreeFloat => 16 + 8 * self.limbs(),
+            },
             (ExactFormat::F32, Expansion::TwoDouble, false) => 32,
             (_, e, _) => e.bytes(),
         }

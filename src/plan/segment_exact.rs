@@ -109,8 +109,8 @@ pub(crate) fn segment_exact(
 }
 
 /// The segment plan of a launch with carried exact sums: `staged` and `merge` keep one
-/// accumulator per element of a stage or tile in local memory, which a superaccumulator (128 or
-/// 584 bytes) does not fit, so the rules' `staged` becomes `item`, their `merge` becomes `tiles`
+/// accumulator per element of a stage or tile in local memory, which a superaccumulator (136 or
+/// 592 bytes) does not fit, so the rules' `staged` becomes `item`, their `merge` becomes `tiles`
 /// (decision 55), and either one forced is unsupported; so does `runs` (decision 62).
 pub(super) fn exact_algo(
     caps: &DeviceCaps,
