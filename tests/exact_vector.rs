@@ -2,7 +2,7 @@
 //! design/exact.md "The vector form"): forced on every device here (PoCL, Intel's CPU runtime,
 //! Oclgrind at small n), bit for bit against the host's correctly rounded sum: every
 //! adversarial pattern and blocks at the edge of the exponent span a lane may hold (through
-//! `exact::speculative_loop_in`), and bodies that update the sum other than once per index, so
+//! `exact_spec::speculative_loop_in`), and bodies that update the sum other than once per index, so
 //! that a step's stage is left part full at a chunk's end.
 
 use crate::common;
@@ -17,7 +17,7 @@ use common::*;
 /// edge of their span, in the CPUs' contiguous order.
 #[test]
 fn vector_loop_is_exact() {
-    crate::exact::speculative_loop_in(IndexOrder::Contiguous, HotLoop::Vector);
+    crate::exact_spec::speculative_loop_in(IndexOrder::Contiguous, HotLoop::Vector);
 }
 
 /// One exact sum whose body adds each element once and each negative one once more (`sum +=

@@ -31,6 +31,7 @@ mod closures;
 mod errors;
 mod errors_input;
 mod exact;
+mod exact_spec;
 mod exact_tail;
 mod exact_vector;
 mod faults;

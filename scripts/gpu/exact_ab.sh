@@ -11,8 +11,8 @@
 # Built here with `bash scripts/gpu.sh build`; run there with
 #   bash scripts/gpu.sh run cmd bash scripts/gpu/exact_ab.sh        (carry .gpu)
 # Env: DEV (NVIDIA), SIZES (2^20,2^24,2^28), ONLY (a grep -E on variant labels), REGS (1: the
-# register counts), TESTS (1: the exact tests named by TESTS_NAMES, default exact_tail:: exact::hot_loop; session
-# 11 ran exact::hot_loop exact::speculative_loop_beside).
+# register counts), TESTS (1: the exact tests named by TESTS_NAMES, default exact_tail:: exact_spec::hot_loop; session
+# 11 ran exact::hot_loop exact::speculative_loop_beside, since session 14 in exact_spec::).
 set -u
 # Register counts come from build logs, which a program loaded from the program cache on disk
 # does not print (decision 63): every build here compiles from source.
@@ -129,7 +129,7 @@ fi
 
 # 4. The exact tests with the hot loop forced (and the speculative loop), bits checked.
 if [ "${TESTS:-1}" = 1 ] && echo tests | grep -Eq "$ONLY"; then
-  timeout 150 .gpu/test-suite --test-threads=2 ${TESTS_NAMES:-exact_tail:: exact::hot_loop} 2>&1 |
+  timeout 150 .gpu/test-suite --test-threads=2 ${TESTS_NAMES:-exact_tail:: exact_spec::hot_loop} 2>&1 |
     grep -E "SUMMARY|FAIL|panicked|test result" | sed "s/^/tests | /" | tee -a "$out"
 fi
 echo "written: $out"
