@@ -202,8 +202,7 @@ impl Tuning {
     pub fn parse(s: &str) -> Result<Tuning> {
         let mut t = Tuning::default();
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let bad = |out_of_range: bool| {
-                Error::UnknownName {
+            let bad = |out_of_range: bool| Error::UnknownName {
                 kind: if out_of_range {
                     "tuning value"
                 } else {
@@ -216,12 +215,11 @@ impl Tuning {
                     "unroll=1|2|4|8|16",
                     "order=1 (grid-stride)|2 (blocked)|3 (contiguous)",
                     "spec=0|1 (exact sums: the speculative loop)",
-                    "hot=0|1|2|3 (exact sums: the speculative loop's hot form, off, shared, lanes or vector)",
+                    "hot=0|1|2|3 (exact sums: the hot form, off, shared, lanes or vector)",
                     "tail=0|1|2 (exact sums: the tail, private, local or lean)",
                     "steps=1|2|4 (exact sums: the hot loop's unrolled steps per bound check)",
                     "vec=1|2|4|8 (16-bit reads at [i]: elements per load)",
                 ],
-            }
             };
             let (k, v) = part.split_once('=').ok_or_else(|| bad(false))?;
             let v: u64 = v.trim().parse().map_err(|_| bad(false))?;
