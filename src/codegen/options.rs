@@ -138,17 +138,14 @@ pub(crate) fn options(plan: &Plan, caps: &DeviceCaps) -> String {
     d("CLR_HAS_LAST", (plan.takes_tickets() as u8).to_string());
     d("CLR_SPEC", (speculative(plan) as u8).to_string());
     // The hot loop's lanes form: blocks of CLR_XBLK steps per accumulator (kernels/var_exact.cl).
-    let lanes = plan.vars.iter().any(|v| {
-        v.exact
-            .is_some_and(|e| e.speculative && e.hot == HotLoop::Lanes)
-    });
-    d("CLR_XLANES", (lanes as u8).to_string());
+    let any_hot = |form| {
+        plan.vars
+            .iter()
+            .any(|v| v.exact.is_some_and(|e| e.runs_hot(form)))
+    };
+    d("CLR_XLANES", (any_hot(HotLoop::Lanes) as u8).to_string());
     // The vector form: one block (the lanes' merge into accumulator 0) per chunk of 64 steps.
-    let vector = plan.vars.iter().any(|v| {
-        v.exact
-            .is_some_and(|e| e.speculative && e.hot == HotLoop::Vector)
-    });
-    if vector {
+    if any_hot(HotLoop::Vector) {
         d("CLR_XVEC", "1".into());
     }
     // The shared hot loop's unrolled steps per bound check (kernels/reduce.cl CLR_SPEC_WHOLE):

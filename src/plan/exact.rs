@@ -197,8 +197,7 @@ fn hot_wanted(caps: &DeviceCaps, req: &Request) -> HotLoop {
 
 /// Whether variable `v` is an exact sum in the speculative loop's vector form.
 pub(super) fn vector_form(v: &super::model::VarPlan) -> bool {
-    v.exact
-        .is_some_and(|e| e.speculative && e.hot == HotLoop::Vector)
+    v.exact.is_some_and(|e| e.runs_hot(HotLoop::Vector))
 }
 
 /// Whether a speculative exact sum runs the loop's hot form (design/exact.md "The hot loop"):
@@ -286,7 +285,7 @@ const F64_VECTOR_UNROLL: usize = 8;
 /// 2). f32 keeps 1: its block is the step (blocks of 2 steps: 357 against 256 us at 2^28).
 pub(super) fn steps(req: &Request, vars: &[super::model::VarPlan]) -> usize {
     let exacts = || vars.iter().filter_map(|v| v.exact);
-    if !exacts().all(|e| e.speculative && e.hot == HotLoop::Shared) {
+    if !exacts().all(|e| e.runs_hot(HotLoop::Shared)) {
         return 1;
     }
     let all_f64 = exacts().all(|e| e.format == ExactFormat::F64);

@@ -114,6 +114,10 @@ pub struct ExactPlan {
 }
 
 impl ExactPlan {
+    /// Whether the sum runs the speculative loop in the hot form `form`.
+    pub fn runs_hot(&self, form: HotLoop) -> bool {
+        self.speculative && self.hot == form
+    }
     /// Bytes of one work-item accumulator: the expansion, and for f32 data in doubles the
     /// block's double, base exponent and count (kernels/var_exact.cl `clr_xb`).
     pub fn acc_bytes(&self) -> usize {
