@@ -89,6 +89,17 @@ VXS_COLD void VAR(clr_xspdep)(__private VA* a, double v) {
     VAR(clr_xsfirst)(a);
     VXS_P(clr_x_dep_d)(a->l, v);
 }
+// The push's element inside the window, as a double, through the expansion's two TwoSums; a
+// residue into the limbs.
+CLR_X_INLINE void VAR(clr_xsp2d)(__private VA* a, double x) {
+    double t;
+    a->e.s = clr_x_two_sum_d(a->e.s, x, &t);
+    if (t != 0.0) {
+        double r;
+        a->e.c = clr_x_two_sum_d(a->e.c, t, &r);
+        if (r != 0.0) VAR(clr_xspdep)(a, r);
+    }
+}
 #else
 CLR_X_INLINE void VAR(clr_xsdep)(__private VA* a, float v) {
     VAR(clr_xstouch)(a, 1u);
@@ -122,13 +133,7 @@ CLR_X_INLINE void VAR(clr_xspush)(__private VA* a, VT v) {
     const uint ex = (b >> 23) & 0xffu;
 #if VXE == CLR_XE_E2D
     if (ex - CLR_X_W32D_LO <= CLR_X_W32D_HI - CLR_X_W32D_LO) {
-        double t;
-        a->e.s = clr_x_two_sum_d(a->e.s, clr_x_f32_to_d(b), &t);
-        if (t != 0.0) {
-            double r;
-            a->e.c = clr_x_two_sum_d(a->e.c, t, &r);
-            if (r != 0.0) VAR(clr_xspdep)(a, r);
-        }
+        VAR(clr_xsp2d)(a, clr_x_f32_to_d(b));
         return;
     }
 #else
@@ -152,13 +157,7 @@ CLR_X_INLINE void VAR(clr_xspush)(__private VA* a, VT v) {
     const ulong b = as_ulong(v);
     const uint ex = (uint)(b >> 52) & 0x7ffu;
     if (ex - CLR_X_W64D_LO <= CLR_X_W64D_HI - CLR_X_W64D_LO) {
-        double t;
-        a->e.s = clr_x_two_sum_d(a->e.s, v, &t);
-        if (t != 0.0) {
-            double r;
-            a->e.c = clr_x_two_sum_d(a->e.c, t, &r);
-            if (r != 0.0) VAR(clr_xspdep)(a, r);
-        }
+        VAR(clr_xsp2d)(a, v);
         return;
     }
     if ((b << 1) != 0UL) VAR(clr_xspout)(a, b);  // a zero adds nothing: no limb touched
