@@ -199,6 +199,7 @@ fn bad_cache(name: &str, g: TunedGeometry) -> PathBuf {
             ops: vec![OpClass::Sum],
             ty: clreduce::ElemType::F32,
             span_log2: None,
+            exact: false,
         },
         log2_n: 10,
         strategy: clreduce::plan::Strategy::AUTO,
@@ -231,6 +232,7 @@ fn placeholders() -> HashMap<&'static str, PathBuf> {
         groups_per_cu,
         unroll,
         order: clreduce::plan::IndexOrder::Contiguous,
+        hot: None,
     };
     let fifo = scratch().join("fifo");
     if !fifo.exists() {
@@ -556,6 +558,7 @@ fn cache_file() -> impl Strategy<Value = Vec<u8>> {
                     groups_per_cu: g,
                     unroll: u,
                     order: clreduce::plan::IndexOrder::GridStride,
+                    hot: None,
                 },
             );
             std::fs::read(path).unwrap()

@@ -4,6 +4,7 @@
 //!   table is keyed for the device, `tune --show` and `devices` report it, and `explain` follows
 //!   it ("measured: ...") while `reduce` still passes its host check;
 //! - segmented cases fill the table's segment entries, which a segmented launch then follows;
+//! - exact sums are a class of their own, measured with their hot forms;
 //! - a corrupt cache, a stale table and an unwritable path: launches run as without a cache
 //!   (with a warning on stderr), `devices` and `tune --show` say why, `tune` fails with exit 2
 //!   and one line.
@@ -108,6 +109,91 @@ fn tune_writes_a_cache_the_planner_follows() {
     let (code, devs, _) = cli_with(&["devices"], &env);
     assert_eq!(code, 0);
     assert!(devs.contains("tuned (4 points)"), "{devs}");
+    let _ = std::fs::remove_dir_all(cache.parent().unwrap());
+}
+
+/// Exact sums are their own launch class (issue 28): `tune` measures their hot forms beside
+/// the strategies, an exact launch follows the entry (its bits still checked), and the
+/// deterministic sum of the same type does not.
+#[test]
+fn tune_covers_exact_sums() {
+    let cache = temp("exact");
+    let c = cache.to_str().unwrap();
+    let env = [("CLREDUCE_TUNE_CACHE", c)];
+    for (dev, d) in fast_devices() {
+        let (code, out, err) = cli_with(
+            &[
+                "tune",
+                "--device",
+                &dev,
+                "--cases",
+                "f32-sum-exact",
+                "--sizes",
+                "2^12",
+                "--rounds",
+                "3",
+                "--verbose",
+            ],
+            &env,
+        );
+        assert_eq!(code, 0, "{}: exit {code}\n{out}\n{err}", d.label());
+        let caps = d.caps().unwrap();
+        let t = match tune_cache::status_at(&cache, &caps) {
+            tune_cache::Status::Tuned(t) => t,
+            s => panic!("{}: {s:?}", d.label()),
+        };
+        let e = &t.entries[0];
+        assert!(
+            e.class.exact && e.class.to_string() == "f32 sum exact",
+            "{t}"
+        );
+        // The rules' plan and at least one other hot form were timed.
+        assert!(out.contains(", hot "), "{out}");
+        let (code, plan, err) = cli_with(
+            &[
+                "explain",
+                "--device",
+                &dev,
+                "--op",
+                "sum",
+                "--type",
+                "f32",
+                "--n",
+                "4096",
+                "--determinism",
+                "exact",
+            ],
+            &env,
+        );
+        assert_eq!(code, 0, "{err}");
+        assert!(plan.contains("at 2^12 on this device"), "{plan}");
+        let (code, plain, _) = cli_with(
+            &[
+                "explain", "--device", &dev, "--op", "sum", "--type", "f32", "--n", "4096",
+            ],
+            &env,
+        );
+        assert_eq!(code, 0);
+        assert!(!plain.contains("measured: "), "{plain}");
+        let (code, out, err) = cli_with(
+            &[
+                "reduce",
+                "--device",
+                &dev,
+                "--op",
+                "sum",
+                "--type",
+                "f32",
+                "--n",
+                "4096",
+                "--determinism",
+                "exact",
+            ],
+            &env,
+        );
+        assert_eq!(code, 0, "{out}\n{err}");
+        assert!(out.contains("measured: ") && out.contains("PASS:"), "{out}");
+    }
     let _ = std::fs::remove_dir_all(cache.parent().unwrap());
 }
 
@@ -244,12 +330,9 @@ fn tune_covers_segmented_launches() {
             t.segments[0].algo
         );
         assert!(out.contains("ok (1024 results checked)"), "{out}");
-        let (code, _, err) = cli_with(
-            &["tune", "--device", &dev, "--cases", "f32-sum-exact"],
-            &env,
-        );
+        let (code, _, err) = cli_with(&["tune", "--device", &dev, "--cases", "f16-sum"], &env);
         assert_eq!(code, 2, "{err}");
-        assert!(err.contains("no class for exact sums"), "{err}");
+        assert!(err.contains("no class for 16-bit input"), "{err}");
     }
     let _ = std::fs::remove_dir_all(cache.parent().unwrap());
 }

@@ -292,9 +292,9 @@ impl Case {
     /// The launch class the tuner records this case under (a segmented case's is its
     /// variables', beside the layout and mean length); `Err` says why it is not tuned.
     pub fn class(&self) -> std::result::Result<LaunchClass, String> {
-        if self.exact || self.stored != self.ty {
+        if self.stored != self.ty {
             return Err(format!(
-                "{}: the tuning table has no class for exact sums or 16-bit input",
+                "{}: the tuning table has no class for 16-bit input",
                 self.name
             ));
         }
@@ -313,6 +313,7 @@ impl Case {
                 Shape::Span(len) => Some(len.trailing_zeros()),
                 _ => None,
             },
+            exact: self.exact,
         })
     }
 

@@ -6,7 +6,7 @@ use super::strategy::{Determinism, IndexOrder, Strategy};
 use crate::error::{Error, Result};
 use crate::ops::Operator;
 use crate::types::ElemType;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The iteration space as the planner sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -110,7 +110,7 @@ pub struct Request {
 
 /// The speculative loop's hot form (design/exact.md "The hot loop"): an exact sum's range checks
 /// once per chunk instead of per element.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum HotLoop {
     /// The per-element checks of the speculative loop.
@@ -127,6 +127,25 @@ pub enum HotLoop {
     /// at once in vector types; the lanes merged into accumulator 0 once per chunk, by TwoSums
     /// that flag any residue.
     Vector,
+}
+
+impl HotLoop {
+    /// Every form, in `hot=N` order (0 to 3).
+    pub const ALL: [HotLoop; 4] = [
+        HotLoop::Off,
+        HotLoop::Shared,
+        HotLoop::Lanes,
+        HotLoop::Vector,
+    ];
+    /// The form's name in tables and reports (`off`, `shared`, `lanes`, `vector`).
+    pub fn name(self) -> &'static str {
+        match self {
+            HotLoop::Off => "off",
+            HotLoop::Shared => "shared",
+            HotLoop::Lanes => "lanes",
+            HotLoop::Vector => "vector",
+        }
+    }
 }
 
 /// How an exact sum's fixed tail runs (design/exact.md "The tail"): where the last work-group

@@ -8,7 +8,7 @@
 //! live in `crate::tune` (`tune/mod.rs`, `tune/cache.rs`).
 
 use super::model::{IndexOrder, Plan};
-use super::request::{FormRequest, Request, Tuning};
+use super::request::{FormRequest, HotLoop, Request, Tuning};
 use super::segment_model::{SegmentAlgo, SegmentLayout};
 use super::strategy::Strategy;
 use crate::caps::DeviceCaps;
@@ -79,6 +79,11 @@ pub struct LaunchClass {
     #[serde(default)]
     /// For a span, its length rounded up to a power of two (log2); `None` for scalars.
     pub span_log2: Option<u32>,
+    /// Whether the launch holds an exact sum (`Determinism::Exact` with a float sum): its
+    /// loops are not the deterministic launch's, so it is measured and looked up apart (a
+    /// table of earlier tuners has no exact classes).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub exact: bool,
 }
 
 impl LaunchClass {
@@ -98,6 +103,10 @@ impl LaunchClass {
             ops: req.vars.iter().map(|v| OpClass::of(&v.op)).collect(),
             ty: first.ty,
             span_log2,
+            exact: req
+                .vars
+                .iter()
+                .any(|v| super::exact_sum(&v.op, v.ty, req.determinism)),
         })
     }
 }
@@ -105,9 +114,10 @@ impl LaunchClass {
 impl fmt::Display for LaunchClass {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ops: Vec<&str> = self.ops.iter().map(|o| o.name()).collect();
+        let exact = if self.exact { " exact" } else { "" };
         match self.span_log2 {
-            Some(l) => write!(f, "{} {} span 2^{l}", self.ty.name(), ops.join("+")),
-            None => write!(f, "{} {}", self.ty.name(), ops.join("+")),
+            Some(l) => write!(f, "{} {}{exact} span 2^{l}", self.ty.name(), ops.join("+")),
+            None => write!(f, "{} {}{exact}", self.ty.name(), ops.join("+")),
         }
     }
 }
@@ -124,6 +134,10 @@ pub struct TunedGeometry {
     #[serde(with = "order_text")]
     /// How work-items walk the input (strided or chunked).
     pub order: IndexOrder,
+    /// An exact sum's hot form (`CLREDUCE_TUNE=hot=N`), where the launch runs the speculative
+    /// loop; `None` elsewhere (and in tables of earlier tuners).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hot: Option<HotLoop>,
 }
 
 impl TunedGeometry {
@@ -135,7 +149,7 @@ impl TunedGeometry {
             unroll: Some(self.unroll),
             order: Some(self.order),
             spec: None,
-            hot: None,
+            hot: self.hot,
             tail: None,
             steps: None,
             vec: None,
@@ -148,6 +162,10 @@ impl TunedGeometry {
             groups_per_cu: p.groups.div_ceil(compute_units.max(1) as u64).max(1),
             unroll: p.unroll,
             order: p.order,
+            hot: p
+                .vars
+                .iter()
+                .find_map(|v| v.exact.filter(|e| e.speculative).map(|e| e.hot)),
         }
     }
 }
@@ -161,7 +179,11 @@ impl fmt::Display for TunedGeometry {
             self.groups_per_cu,
             self.unroll,
             order_text::name(self.order)
-        )
+        )?;
+        match self.hot {
+            Some(h) => write!(f, ", hot {}", h.name()),
+            None => Ok(()),
+        }
     }
 }
 

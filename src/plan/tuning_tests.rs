@@ -29,6 +29,7 @@ fn geo(local: usize, groups_per_cu: u64, unroll: usize) -> TunedGeometry {
         groups_per_cu,
         unroll,
         order: IndexOrder::Contiguous,
+        hot: None,
     }
 }
 
@@ -50,6 +51,7 @@ fn entry(
             ops: ops.to_vec(),
             ty,
             span_log2: None,
+            exact: false,
         },
         log2_n,
         strategy: s,
@@ -594,4 +596,89 @@ fn out_of_range_geometry_overrides_are_refused() {
         plan(&caps, &r),
         Err(crate::Error::InvalidRange { .. })
     ));
+}
+
+/// An exact sum is its own launch class: a deterministic f32 sum's entry does not steer it, an
+/// exact one does (steps, geometry and the hot form, which the JSON keeps), and the
+/// deterministic sum ignores the exact entry.
+#[test]
+fn exact_sums_have_their_own_class_and_follow_its_hot_form() {
+    let caps = fixtures::intel_cpu();
+    let mut exact = req(1 << 20, &[Op::Plus], ElemType::F32);
+    exact.determinism = Determinism::Exact;
+    let class = LaunchClass::of(&exact).unwrap();
+    assert!(class.exact);
+    assert_eq!(class.to_string(), "f32 sum exact");
+    let plain = req(1 << 20, &[Op::Plus], ElemType::F32);
+    assert!(!LaunchClass::of(&plain).unwrap().exact);
+    // Beside a minimum the launch is still exact; without a float sum it is not.
+    let mut smm = req(1 << 20, &[Op::Plus, Op::Minimum], ElemType::F32);
+    smm.determinism = Determinism::Exact;
+    assert!(LaunchClass::of(&smm).unwrap().exact);
+    let mut ints = req(1 << 20, &[Op::Plus], ElemType::I32);
+    ints.determinism = Determinism::Exact;
+    assert!(!LaunchClass::of(&ints).unwrap().exact);
+
+    let rules = plan(&caps, &exact).unwrap();
+    let rule_hot = rules.vars[0].exact.unwrap().hot;
+    let other = HotLoop::ALL
+        .into_iter()
+        .find(|&h| h != rule_hot && h != HotLoop::Off)
+        .unwrap();
+    // A deterministic entry with another geometry leaves the exact launch to the rules.
+    let det = table(
+        &caps,
+        vec![entry(
+            &[OpClass::Sum],
+            ElemType::F32,
+            20,
+            "tree+extra-pass",
+            geo(16, 2, 2),
+            100,
+            "tree+atomic",
+            200,
+        )],
+    );
+    let p = plan_tuned(&caps, &det, &exact).unwrap();
+    assert_eq!((p.local, p.unroll), (rules.local, rules.unroll));
+    assert_eq!(p.vars[0].exact.unwrap().hot, rule_hot);
+    assert!(!p.vars[0].group_reason.contains("measured"));
+    // An exact entry with another hot form steers it, and survives a round trip through JSON.
+    let mut e = entry(
+        &[OpClass::Sum],
+        ElemType::F32,
+        20,
+        "tree+extra-pass",
+        TunedGeometry {
+            hot: Some(other),
+            ..geo(16, 2, 2)
+        },
+        100,
+        "tree+atomic",
+        200,
+    );
+    e.class.exact = true;
+    let t = table(&caps, vec![e]);
+    let text = serde_json::to_string(&t).unwrap();
+    assert!(
+        text.contains(&format!("\"hot\":\"{}\"", other.name())) && text.contains("\"exact\":true"),
+        "{text}"
+    );
+    let t: TuneTable = serde_json::from_str(&text).unwrap();
+    let p = plan_tuned(&caps, &t, &exact).unwrap();
+    assert_eq!(p.vars[0].exact.unwrap().hot, other);
+    assert_eq!((p.local, p.unroll), (16, 2));
+    assert_eq!(p.vars[0].cross, CrossAlgo::ExtraPass);
+    assert!(p.vars[0].group_reason.contains("measured"));
+    assert!(t.to_string().contains("f32 sum exact"));
+    assert!(t.to_string().contains(&format!("hot {}", other.name())));
+    // The deterministic sum does not follow the exact entry.
+    let q = plan_tuned(&caps, &t, &plain).unwrap();
+    assert!(!q.vars[0].group_reason.contains("measured"));
+    // A table of an earlier tuner (no `exact`, no `hot`) still reads: deterministic classes.
+    let old = serde_json::to_string(&det).unwrap();
+    assert!(
+        !old.contains("\"exact\"") && !old.contains("\"hot\""),
+        "{old}"
+    );
 }

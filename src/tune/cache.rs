@@ -442,12 +442,14 @@ mod tests {
             groups_per_cu,
             unroll,
             order: crate::plan::IndexOrder::Contiguous,
+            hot: None,
         };
         let entry = |log2_n, g| TuneEntry {
             class: LaunchClass {
                 ops: vec![OpClass::Sum],
                 ty: crate::ElemType::F32,
                 span_log2: None,
+                exact: false,
             },
             log2_n,
             strategy: crate::plan::Strategy::AUTO,

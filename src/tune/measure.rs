@@ -70,8 +70,10 @@ impl Candidate {
     /// Whether two candidates launch the same kernel over the same geometry.
     pub fn same_launch(&self, p: &Plan) -> bool {
         let a = &self.plan;
+        let exact = |p: &Plan| p.vars.iter().map(|v| v.exact).collect::<Vec<_>>();
         a.summary() == p.summary()
             && (a.local, a.groups, a.unroll, a.order) == (p.local, p.groups, p.unroll, p.order)
+            && exact(a) == exact(p)
     }
 }
 

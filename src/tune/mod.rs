@@ -35,7 +35,7 @@ use crate::cases::{
 };
 
 use crate::caps::Mask;
-use crate::plan::{Plan, Strategy, TuneEntry, TuneTable, TunedGeometry};
+use crate::plan::{HotLoop, Plan, Strategy, TuneEntry, TuneTable, TunedGeometry, Tuning};
 use crate::{Device, Options, Queue, Range, Result};
 use measure::{describe, fastest, paired_gain, Candidate, Point, PointData};
 
@@ -413,6 +413,28 @@ fn strategy_candidates(pt: &Point) -> Result<Vec<Candidate>> {
         let g = default_geometry(q, case, pt.outs, opts, &p);
         cands.push(Candidate::new(opts, s, g, p));
     }
+    // An exact sum's hot forms under the rules' steps (`CLREDUCE_TUNE=hot=N`): the loop is
+    // most of an exact launch's time, and which form is fastest is the device's compiler's
+    // doing (design/exact.md).
+    if case.exact {
+        for h in HotLoop::ALL {
+            let opts = Options {
+                tuning: Some(Tuning {
+                    hot: Some(h),
+                    ..Tuning::default()
+                }),
+                ..rule_opts
+            };
+            let Ok(p) = case.launch(n, pt.x, pt.outs).explain(q, opts) else {
+                continue;
+            };
+            if cands.iter().any(|c| c.same_launch(&p)) {
+                continue;
+            }
+            let g = default_geometry(q, case, pt.outs, opts, &p);
+            cands.push(Candidate::new(opts, Strategy::AUTO, g, p));
+        }
+    }
     Ok(cands)
 }
 
@@ -521,6 +543,7 @@ mod tests {
             groups_per_cu: 1,
             unroll: 16,
             order: IndexOrder::Contiguous,
+            hot: None,
         };
         let n = neighbours(g, 1);
         assert_eq!(
@@ -538,6 +561,7 @@ mod tests {
             groups_per_cu: 4,
             unroll: 8,
             order: IndexOrder::Contiguous,
+            hot: None,
         };
         assert_eq!(neighbours(g, 4096).len(), 6);
     }
