@@ -33,9 +33,10 @@ pub(super) fn runs_pre(req: &SegmentRequest, mean: u64) -> bool {
 /// segment finishes and stores it, so that a segment start in the walk costs no global store
 /// and no local read, and a tile's results are written by consecutive work-items; `lean=0|1`
 /// overrides. On GPUs at mean length 16 and less with 4-byte accumulators (one f32 or i32
-/// variable): H200, 2^28 elements, heavy-tailed CSR of mean 16: f32 489.9 us against 556.2,
-/// i32 525.8 against 542.6 (the lean walk's first form); mean 64: 471.9 against 455.4; f64
-/// (8-byte accumulators, 2^27) of mean 16: 583.5 against 492.1 (the first form; design/bench/
+/// variable): H200, 2^28 elements, heavy-tailed CSR of mean 16: f32 489.9 us against 556.2 in
+/// the same call; mean 64: 471.9 against 455.4. With the store under the start's branch (the
+/// form measured for them): i32 of mean 16 525.8 us (542.6 with the other kernel in session
+/// 13), f64 (8-byte accumulators, 2^27) 583.5 against 492.1 (design/bench/
 /// 2026-11-25-h200-session15-csr.txt). CPUs keep the other kernel (not measured there).
 pub(super) fn runs_lean(caps: &DeviceCaps, req: &SegmentRequest, mean: u64, acc: usize) -> bool {
     let gpu = caps.kind == DeviceKind::Gpu;
