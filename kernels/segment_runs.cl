@@ -32,10 +32,17 @@
 #define CLR_RUNS_SPLIT 1
 #endif
 // CLR_RUNS_DIAG (A/B only, scripts/gpu/csr_ab.sh; results wrong): 1 skips the joins' folds of
-// the following runs' heads, 2 also the marks (no segment starts: every tile one piece).
+// the following runs' heads, 2 also the marks (no segment starts: every tile one piece), 3
+// the walk's stores of the segments that end in their run, 4 the walk's segment starts (the
+// marks run, the walk combines every run whole).
 #ifndef CLR_RUNS_DIAG
 #define CLR_RUNS_DIAG 0
 #endif
+#define CLR_RDIAG_NOFOLD (CLR_RUNS_DIAG == 1 || CLR_RUNS_DIAG == 2)
+#ifndef CLR_RUNS_LEAN
+#define CLR_RUNS_LEAN 0
+#endif
+#define CLR_RMW ((CLR_WG * CLR_SEG_E + 31) / 32)
 // CLR_RUNS_SCAN (SegmentPlan::scan, decision 65): 1 joins the runs' heads with a segmented
 // scan over the work-group (log2 CLR_WG steps, every work-item at once) instead of a serial
 // fold by the work-item where a segment starts.
@@ -103,7 +110,9 @@
             clr_had = 1;                                        \
         } else {                                                \
             const ulong clr_e = clr_ka + clr_cur;               \
-            CLR_FOR_VARS(CLR_SSTORE)                            \
+            if (CLR_RUNS_DIAG != 3) {                           \
+                CLR_FOR_VARS(CLR_SSTORE)                        \
+            }                                                   \
         }                                                       \
         clr_cur = clr_rs[clr_p0 + (clr_q)];                     \
         clr_sb = clr_i0 + (clr_q);                              \
@@ -111,6 +120,209 @@
     }
 #define CLR_RH(l) CLR_RFLUSH(clr_qb + (l))
 
+#if CLR_RUNS_LEAN
+// CLR_RUNS_LEAN (SegmentPlan::lean, decision 72): the walk writes each piece (from a segment
+// start, or the run's first element, to the next start or the run's end) to local memory at its
+// first element's place (clr_lv, a slot per element of the tile) and stores nothing to global
+// memory; the work-item that marked a segment then finishes it: its first piece, then the heads
+// of the following runs up to its end (its bounds read again from the offsets), stored
+// (work-items strided over the segments: consecutive results) or written to partial slot 2t+1
+// when it goes on past the tile. Two barriers a tile: two start masks used by turns, the next
+// tile's cleared during this one's walk. Run r's slots begin at r * (CLR_SEG_E + 1), so that
+// work-items at the same place of their runs write different banks (plan/segment_runs.rs
+// counts the slot more per run).
+#define CLR_LSTRIDE (CLR_SEG_E + 1)
+#define CLR_LSLOT(p) ((p) / CLR_SEG_E * CLR_LSTRIDE + (p) % CLR_SEG_E)
+#define CLR_LDECL(k) __local R##k##_A clr_lv##k[CLR_WG * CLR_LSTRIDE];
+#define CLR_LPUT(k) clr_lv##k[clr_sp] = clr_a##k[0];
+#define CLR_LGET(k) clr_a##k[0] = clr_lv##k[CLR_LSLOT(clr_p)];
+#define CLR_LFOLD(k) clr_a##k[0] = clr_op_##k(clr_a##k[0], clr_lv##k[clr_j * CLR_LSTRIDE]);
+// With CLR_RUNS_SCAN: the run's head (none where a segment starts at its first element) to the
+// scan's slot, and the scanned heads from run clr_j on folded.
+#define CLR_LHEAD(k) \
+    clr_lm##k[clr_lid] = (clr_bits & 1u) ? clr_identity_##k() : clr_lv##k[clr_lid * CLR_LSTRIDE];
+#define CLR_LFOLDS(k) clr_a##k[0] = clr_op_##k(clr_a##k[0], clr_lm##k[clr_j]);
+// Before the element at run position q: the running value of the current piece stored (not
+// under the start's branch: the last store of a piece is its value; H200, mean 16: 489.9 us
+// against 523.2 with the store under it), and where a segment starts there, a new piece.
+#define CLR_LFLUSH(clr_q)                          \
+    CLR_FOR_VARS(CLR_LPUT)                         \
+    if (clr_bits & (1u << (clr_q))) {              \
+        clr_sp = clr_lid * CLR_LSTRIDE + (clr_q);  \
+        CLR_FOR_VARS(CLR_SRESET)                   \
+    }
+#define CLR_LH(l) CLR_LFLUSH(clr_qb + (l))
+// The bounds [clr_b, clr_bn) of segment clr_e.
+#define CLR_LBOUNDS                  \
+    clr_b = clr_off[clr_e];          \
+    clr_bn = clr_off[clr_e + 1];
+
+__kernel __attribute__((reqd_work_group_size(CLR_WG, 1, 1)))
+void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_off,
+              const ulong clr_nseg, const ulong clr_c, const ulong clr_lo, const ulong clr_hi,
+              const ulong clr_tile, const ulong clr_short CLR_USER_PARAMS) {
+    const CLR_IDX clr_n = (CLR_IDX)clr_n_arg;
+    const uint clr_lid = (uint)get_local_id(0);
+    const ulong clr_ss = 1;
+    CLR_FOR_VARS(CLR_SDECL)
+    CLR_FOR_VARS(CLR_LDECL)
+    __local uint clr_rm[2 * CLR_RMW];
+    __local ulong clr_rsp[CLR_WG + 1];
+#if CLR_RUNS_SCAN
+    __local uint clr_rf[CLR_WG];
+#endif
+    const ulong clr_ntiles = (clr_hi - clr_lo + clr_tile - 1) / clr_tile;
+    const ulong clr_m = (clr_ntiles + get_num_groups(0) - 1) / get_num_groups(0);
+    const ulong clr_t0 = get_group_id(0) * clr_m;
+    const ulong clr_tend = clr_t0 + clr_m < clr_ntiles ? clr_t0 + clr_m : clr_ntiles;
+    if (clr_lid == 0 && clr_t0 < clr_tend)
+        clr_rsp[0] = clr_seg_lower(clr_lo + clr_t0 * clr_tile, clr_nseg, clr_c, clr_off);
+    for (uint clr_j = clr_lid; clr_j < 2 * CLR_RMW; clr_j += CLR_WG) clr_rm[clr_j] = 0u;
+    for (ulong clr_tb = clr_t0; clr_tb < clr_tend; clr_tb += CLR_WG) {
+        const ulong clr_tn = clr_tend - clr_tb < CLR_WG ? clr_tend - clr_tb : CLR_WG;
+        if (clr_lid < clr_tn) {
+            const ulong clr_te = clr_lo + (clr_tb + clr_lid + 1) * clr_tile;
+            clr_rsp[clr_lid + 1] =
+                clr_te >= clr_hi ? clr_nseg : clr_seg_lower(clr_te, clr_nseg, clr_c, clr_off);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint clr_ti = 0; clr_ti < (uint)clr_tn; ++clr_ti) {
+            const ulong clr_t = clr_tb + clr_ti;
+            const ulong clr_ka = clr_rsp[clr_ti], clr_kb = clr_rsp[clr_ti + 1];
+            __local uint* clr_rmb = clr_rm + (clr_t & 1) * CLR_RMW;
+            const ulong clr_ts = clr_lo + clr_t * clr_tile;
+            const ulong clr_te = clr_hi - clr_ts < clr_tile ? clr_hi : clr_ts + clr_tile;
+            const uint clr_cnt = (uint)(clr_te - clr_ts);
+            const uint clr_p0 = clr_lid * CLR_SEG_E;
+            const ulong clr_i0 = clr_ts + clr_p0;
+            const uint clr_rl = clr_p0 >= clr_cnt ? 0u
+                                : (clr_cnt - clr_p0 < CLR_SEG_E ? clr_cnt - clr_p0 : CLR_SEG_E);
+            // 1. marks (an empty segment stored at once)
+            for (ulong clr_e = clr_ka + clr_lid; clr_e < clr_kb; clr_e += CLR_WG) {
+                ulong clr_b, clr_bn;
+                CLR_LBOUNDS
+                if (clr_bn == clr_b) {
+                    CLR_FOR_VARS(CLR_SEMPTY)
+                } else {
+                    const uint clr_p = (uint)(clr_b - clr_ts);
+                    atomic_or(&clr_rmb[clr_p / 32], 1u << (clr_p % 32));
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            // The other mask, for the next tile (its last reads were before the barrier).
+            for (uint clr_j = clr_lid; clr_j < CLR_RMW; clr_j += CLR_WG)
+                clr_rm[((clr_t + 1) & 1) * CLR_RMW + clr_j] = 0u;
+            // 2. walk: the pieces to clr_lv
+            const uint clr_bits = (clr_rmb[clr_p0 / 32] >> (clr_p0 % 32)) & CLR_RUN_BITS;
+            uint clr_sp = clr_lid * CLR_LSTRIDE;
+            CLR_FOR_VARS(CLR_SRESET)
+#if CLR_VEC > 1
+            if (clr_rl == CLR_SEG_E && clr_i0 % CLR_VEC == 0) {
+                for (uint clr_qb = 0; clr_qb < CLR_SEG_E; clr_qb += CLR_VEC) {
+                    if (CLR_RUNS_SPLIT && ((clr_bits >> clr_qb) & ((1u << CLR_VEC) - 1u)) == 0u) {
+                        CLR_CALL_V((CLR_IDX)(clr_i0 + clr_qb), 0);
+                    } else {
+                        CLR_CALL_VH((CLR_IDX)(clr_i0 + clr_qb), 0, CLR_LH);
+                    }
+                }
+            } else
+#endif
+            {
+                for (uint clr_q = 0; clr_q < clr_rl; ++clr_q) {
+                    CLR_LFLUSH(clr_q)
+                    CLR_CALL((CLR_IDX)(clr_i0 + clr_q), 0);
+                }
+            }
+            CLR_FOR_VARS(CLR_LPUT)
+#if CLR_RUNS_SCAN
+            // Uniform: a segment starts in the tile. The runs' heads combined by a backward
+            // segmented scan (as the other kernel's): slot r ends as heads r .. j, j the first
+            // run at or after r where a segment starts.
+            const int clr_scan = clr_ka < clr_kb;
+            if (clr_scan) {
+                CLR_FOR_VARS(CLR_LHEAD)
+                clr_rf[clr_lid] = clr_bits ? 1u : 0u;
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (clr_scan) {
+                for (uint clr_d = 1; clr_d < CLR_WG; clr_d <<= 1) {
+                    const int clr_go = !clr_rf[clr_lid] && clr_lid + clr_d < CLR_WG;
+                    uint clr_nf = 0u;
+                    CLR_FOR_VARS(CLR_RSDECL)
+                    if (clr_go) {
+                        CLR_FOR_VARS(CLR_RSREAD)
+                        clr_nf = clr_rf[clr_lid + clr_d];
+                    }
+                    barrier(CLK_LOCAL_MEM_FENCE);
+                    if (clr_go) {
+                        CLR_FOR_VARS(CLR_RSWRITE)
+                        if (clr_nf) clr_rf[clr_lid] = 1u;
+                    }
+                    barrier(CLK_LOCAL_MEM_FENCE);
+                }
+            }
+#else
+            barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+            // 3. each segment begun in the tile, by the work-item that marked it
+            for (ulong clr_e = clr_ka + clr_lid; clr_e < clr_kb; clr_e += CLR_WG) {
+                ulong clr_b, clr_bn;
+                CLR_LBOUNDS
+                if (clr_bn == clr_b) continue;
+                const uint clr_p = (uint)(clr_b - clr_ts);
+                const ulong clr_sb = clr_b;
+                CLR_FOR_VARS(CLR_LGET)
+#if CLR_RUNS_SCAN
+                {
+                    const uint clr_j = clr_p / CLR_SEG_E + 1;
+                    if (clr_j < CLR_WG && clr_ts + (ulong)clr_j * CLR_SEG_E < clr_bn) {
+                        CLR_FOR_VARS(CLR_LFOLDS)
+                    }
+                }
+#else
+                for (uint clr_j = clr_p / CLR_SEG_E + 1;
+                     clr_j < CLR_WG && clr_ts + (ulong)clr_j * CLR_SEG_E < clr_bn; ++clr_j) {
+                    CLR_FOR_VARS(CLR_LFOLD)
+                }
+#endif
+                if (clr_bn > clr_te) {
+                    const ulong clr_slot = 2 * clr_t + 1;
+                    CLR_FOR_VARS(CLR_SPART)
+                } else {
+                    CLR_FOR_VARS(CLR_SSTORE)
+                }
+            }
+            // The tile's head: the part of the segment begun before it (none in the first).
+            if (clr_ka == clr_kb) {
+                // No segment begins in the tile (uniform): the walk's value is the whole run.
+                CLR_FOR_VARS(CLR_SGROUP)
+                if (clr_lid == 0) {
+                    const ulong clr_slot = 2 * clr_t;
+                    CLR_FOR_VARS(CLR_SPART)
+                }
+            } else if (clr_lid == 0) {
+                const ulong clr_fb = clr_off[clr_ka];
+                if (clr_fb > clr_ts && CLR_RUNS_SCAN) {
+                    CLR_FOR_VARS(CLR_RGET0)
+                    const ulong clr_slot = 2 * clr_t;
+                    CLR_FOR_VARS(CLR_SPART)
+                } else if (clr_fb > clr_ts) {
+                    const uint clr_p = 0;
+                    CLR_FOR_VARS(CLR_LGET)
+                    for (uint clr_j = 1; clr_j < CLR_WG && clr_ts + (ulong)clr_j * CLR_SEG_E < clr_fb;
+                         ++clr_j) {
+                        CLR_FOR_VARS(CLR_LFOLD)
+                    }
+                    const ulong clr_slot = 2 * clr_t;
+                    CLR_FOR_VARS(CLR_SPART)
+                }
+            }
+        }
+        if (clr_lid == 0) clr_rsp[0] = clr_rsp[clr_tn];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+#else
 __kernel __attribute__((reqd_work_group_size(CLR_WG, 1, 1)))
 void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_off,
               const ulong clr_nseg, const ulong clr_c, const ulong clr_lo, const ulong clr_hi,
@@ -163,7 +375,7 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
             for (uint clr_j = clr_lid; clr_j < (CLR_WG * CLR_SEG_E + 31) / 32; clr_j += CLR_WG)
                 clr_rm[clr_j] = 0u;
             barrier(CLK_LOCAL_MEM_FENCE);
-            for (ulong clr_e = clr_ka + clr_lid; clr_e < clr_kb && CLR_RUNS_DIAG < 2; clr_e += CLR_WG) {
+            for (ulong clr_e = clr_ka + clr_lid; clr_e < clr_kb && CLR_RUNS_DIAG != 2; clr_e += CLR_WG) {
                 const ulong clr_b = clr_off[clr_e];
                 if (clr_off[clr_e + 1] == clr_b) {
                     CLR_FOR_VARS(CLR_SEMPTY)
@@ -175,7 +387,8 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
             }
             barrier(CLK_LOCAL_MEM_FENCE);
             // 2. walk
-            const uint clr_bits = (clr_rm[clr_p0 / 32] >> (clr_p0 % 32)) & CLR_RUN_BITS;
+            const uint clr_bits =
+                CLR_RUNS_DIAG == 4 ? 0u : (clr_rm[clr_p0 / 32] >> (clr_p0 % 32)) & CLR_RUN_BITS;
             uint clr_cur = 0;
             ulong clr_sb = 0;
             int clr_had = 0;
@@ -262,7 +475,7 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
                 const ulong clr_e = clr_ka + clr_cur;
                 const ulong clr_end = CLR_REND;
                 uint clr_j = clr_lid + 1;
-                for (; CLR_RUNS_DIAG < 1 && clr_j < CLR_WG && clr_ts + (ulong)clr_j * CLR_SEG_E < clr_end; ++clr_j) {
+                for (; !CLR_RDIAG_NOFOLD && clr_j < CLR_WG && clr_ts + (ulong)clr_j * CLR_SEG_E < clr_end; ++clr_j) {
                     CLR_FOR_VARS(CLR_RFOLDH)
                 }
                 if (clr_end > clr_te) {
@@ -302,6 +515,8 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 }
+
+#endif  // CLR_RUNS_LEAN
 
 // A work-item per tile whose tail goes on (the last segment beginning in the tile ends past
 // it): it folds the tail (slot 2t+1) and the heads (slots 2u) of the tiles t+1..t1 the segment

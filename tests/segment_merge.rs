@@ -10,6 +10,8 @@
 //! result is compared exactly with the host's; the same plan twice gives the same bits. Fresh
 //! seeded inputs per case.
 
+#[path = "common/cli.rs"]
+mod cli_run;
 use crate::common;
 
 use clreduce::plan::{SegmentPlan, Tuning};
@@ -263,6 +265,75 @@ fn runs_on_tile_cutting_shapes() {
         }
         if early == 0 {
             t.fail(&dev, "runs with early loads", "no shape ran them");
+        }
+    }
+    t.finish();
+}
+
+/// `runs`' lean kernel (decision 72; the rules take it on GPUs only, at mean length 16 and
+/// less) forced on every device through the CLI (`CLREDUCE_SEGMENT=runs`,
+/// `CLREDUCE_SEGMENT_TUNE=lean=1` in the child's environment): heavy-tailed CSR segments with
+/// empty ones, each result checked on the host by the CLI; f32 sum, max and argmin together
+/// (where their pieces fit the local memory, else the other kernel), i32 sum and min from the
+/// identity, f64 sums, the last two with the lean kernel on every device (`explain` says so).
+#[test]
+fn runs_lean_forced_on_every_device() {
+    let mut t = Tally::new("segment_merge::runs_lean_forced_on_every_device");
+    let env = [
+        ("CLREDUCE_SEGMENT", "runs"),
+        ("CLREDUCE_SEGMENT_TUNE", "lean=1"),
+    ];
+    for q in queues() {
+        let d = q.device();
+        let dev = short(d);
+        let index = d.index().to_string();
+        for (args, must) in [
+            (
+                &["--ragged", "8", "--n", "20011", "--op", "sum,max,argmin"][..],
+                false,
+            ),
+            (
+                &[
+                    "--ragged", "3", "--n", "9001", "--type", "i32", "--op", "sum,min",
+                ][..],
+                true,
+            ),
+            (
+                &["--ragged", "16", "--n", "30011", "--type", "f64"][..],
+                true,
+            ),
+        ] {
+            let case = format!("{args:?}");
+            let mut all = vec!["reduce", "--device", &index, "--json", "--init-identity"];
+            all.extend(args);
+            let (code, out, err) = cli_run::cli_with(&all, &env);
+            let checks: Vec<String> = serde_json::from_str::<serde_json::Value>(&out)
+                .ok()
+                .and_then(|js| js[0]["vars"].as_array().cloned())
+                .unwrap_or_default()
+                .iter()
+                .map(|v| v["check"].as_str().unwrap_or("none").to_string())
+                .collect();
+            if code != 0 || checks.is_empty() || checks.iter().any(|c| !c.starts_with("ok")) {
+                t.fail(
+                    &dev,
+                    &case,
+                    &format!("exit {code}, checks {checks:?}: {err}"),
+                );
+                continue;
+            }
+            all[0] = "explain";
+            all.retain(|a| *a != "--json" && *a != "--init-identity");
+            let (_, plan, err) = cli_run::cli_with(&all, &env);
+            if must && !plan.contains("; lean: ") {
+                t.fail(
+                    &dev,
+                    &case,
+                    &format!("the lean kernel did not run: {plan}{err}"),
+                );
+                continue;
+            }
+            t.pass(&dev);
         }
     }
     t.finish();

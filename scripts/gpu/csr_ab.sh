@@ -56,4 +56,18 @@ LG=$((LG - 1)) v c13b-f64-pre SEGBENCH_TYPE=f64 SEGBENCH_PLANS=runs CLREDUCE_EXT
 v c13b-i32 SEGBENCH_TYPE=i32 SEGBENCH_PLANS=auto -- ragged-16 ragged-256 ragged-65536
 # 5. Round 3 compared CLR_RUNS_CARRY (pieces cut between a work-group's tiles joined in the
 # first pass; commit 04ca39e, removed after losing: decision 65).
+# 6. Session 15 (issue 26, decision 72; design/bench/2026-11-25-h200-session15-csr.txt). Round 1
+# (ONLY='^c15-') and round 2 (ONLY='^c15b') compared A/B kernels since removed or folded in:
+# CLR_RUNS_PIPE (two start masks by turns, the joins' bounds from the mask) and CLR_RUNS_PF
+# (the next tile's offsets read ahead) lost (decision 72 describes them); the lean kernel
+# (CLR_RUNS_LEAN, now SegmentPlan::lean) won at mean 16 in its last form (the running value
+# stored before every element, run r's slots at r * 17). diag 3 (no stores from the walk) and 4
+# (no starts in the walk) stay. Now (ONLY='^c15c'): the rules (lean at mean 16 and less on
+# GPUs, 4-byte accumulators) against lean=0 and lean=1 forced, f64 and i32 beside.
+v c15c-auto SEGBENCH_PLANS=runs -- ragged-16 ragged-64 ragged-256
+v c15c-lean0 SEGBENCH_PLANS=runs CLREDUCE_SEGMENT_TUNE=lean=0 -- ragged-16
+v c15c-lean1 SEGBENCH_PLANS=runs CLREDUCE_SEGMENT_TUNE=lean=1 -- ragged-64 ragged-256
+for d in 3 4; do v c15c-diag$d SEGBENCH_PLANS=runs CLREDUCE_SEGMENT_TUNE=lean=0 CLREDUCE_EXTRA_OPTIONS=-DCLR_RUNS_DIAG=$d -- ragged-16; done
+for l in 0 1; do LG=$((LG - 1)) v c15c-f64-lean$l SEGBENCH_TYPE=f64 SEGBENCH_PLANS=runs CLREDUCE_SEGMENT_TUNE=lean=$l -- ragged-16; done
+for l in 0 1; do v c15c-i32-lean$l SEGBENCH_TYPE=i32 SEGBENCH_PLANS=runs CLREDUCE_SEGMENT_TUNE=lean=$l -- ragged-16; done
 echo "written: $out"

@@ -26,6 +26,10 @@ pub(super) fn defines(sp: &SegmentPlan, local: usize, d: &mut impl FnMut(&str, S
     d("CLR_SEG_U", sp.unroll.max(1).to_string());
     d("CLR_RUNS_SCAN", (sp.scan as u8).to_string());
     d("CLR_RUNS_PRE", (sp.pre as u8).to_string());
+    // Only where it runs (the other programs' options, and their cached builds, unchanged).
+    if sp.lean {
+        d("CLR_RUNS_LEAN", "1".into());
+    }
 }
 
 /// `CLR_INSEG_k(g)` per variable: an argmin/argmax index made relative to its segment

@@ -29,6 +29,7 @@ mod rules;
 mod segment;
 mod segment_exact;
 mod segment_model;
+mod segment_runs;
 mod span;
 mod strategy;
 #[cfg(test)]

@@ -8,6 +8,7 @@
 
 use super::model::Plan;
 use super::segment_model::{SegmentAlgo, SegmentLayout, SegmentPlan, SegmentRequest};
+use super::segment_runs::{runs_lean, runs_local, runs_pre, runs_scan};
 use super::strategy::CrossAlgo;
 use crate::caps::{DeviceCaps, DeviceKind};
 use crate::error::{Error, Result};
@@ -108,7 +109,7 @@ pub fn plan_segments(
             }
             SegmentAlgo::Staged => stage as u64,
             SegmentAlgo::Merge => stage as u64 + merge_local(local, g.per_item),
-            SegmentAlgo::Runs => runs_local(local, g.per_item),
+            SegmentAlgo::Runs => runs_local(local, g.per_item, g.lean.then_some(acc_bytes)),
             _ => 0,
         };
     if base.local_bytes > caps.local_mem_size {
@@ -145,9 +146,12 @@ pub fn plan_segments(
     };
     base.geometry_reason = g.reason;
     let scan = algo == SegmentAlgo::Runs && runs_scan(req, mean);
-    let pre = algo == SegmentAlgo::Runs && vec > 1 && runs_pre(req, mean);
+    let pre = algo == SegmentAlgo::Runs && vec > 1 && !g.lean && runs_pre(req, mean);
     if scan {
         base.geometry_reason += "; the runs' heads first combined by a segmented scan over the work-group (mean length 32 and up)";
+    }
+    if g.lean {
+        base.geometry_reason += "; lean: the walk's pieces to local memory, each segment finished and stored by the work-item that marked it (GPUs: mean length 16 and less, 4-byte accumulators)";
     }
     if pre {
         base.geometry_reason +=
@@ -166,6 +170,7 @@ pub fn plan_segments(
         vec,
         scan,
         pre,
+        lean: g.lean,
         index_in_segment: vec![false; base.vars.len()],
         span_idiom: false,
         reason: why,
@@ -323,6 +328,8 @@ struct Geometry {
     short: u64,
     per_item: u64,
     lanes: u64,
+    /// `runs`: the lean kernel.
+    lean: bool,
     reason: String,
 }
 
@@ -335,6 +342,7 @@ impl Geometry {
             short: 0,
             per_item: 0,
             lanes: 0,
+            lean: false,
             reason,
         }
     }
@@ -373,29 +381,6 @@ fn vec_width(
         w /= 2;
     }
     w
-}
-
-/// `runs`: whether the heads of the runs a segment covers are joined by a segmented scan over
-/// the work-group (`SegmentPlan::scan`) rather than by the work-item where the segment starts,
-/// one head after another; `scan=0|1` overrides. The scan costs log2(local) steps with two
-/// barriers each in every tile where a segment starts, the serial fold one step per run the
-/// segment covers: the scan from mean length 32 on. H200, 2^28 f32, heavy-tailed CSR of means
-/// 32, 64, 128, 256, 1024, 4096 and 16384: 497.8, 455.6, 422.8, 399.2, 362.9, 337.6 and 331.8
-/// us with the scan against 504.1, 481.1, 457.6, 436.0, 380.6, 350.6 and 337.5 without; mean
-/// 16: 551.1 against 543.8 (decision 65).
-fn runs_scan(req: &SegmentRequest, mean: u64) -> bool {
-    req.tune.scan.unwrap_or(mean >= 32)
-}
-
-/// `runs` with vector loads: whether a work-item issues its whole run's loads before the marks
-/// (`SegmentPlan::pre`, kernels/segment_runs.cl `CLR_RUNS_PRE`); `pre=0|1` overrides. Where
-/// few segments start in a run the marks and their barrier are the loads' wait: from mean
-/// length 1024 on. H200, 2^28 f32, heavy-tailed CSR of means 16, 64, 256, 1024, 4096 and
-/// 16384: 595.9, 481.7, 398.5, 346.0, 316.8 and 304.2 us with the early loads against 546.6,
-/// 458.3, 402.4, 361.5, 336.4 and 332.7 without (design/bench/2026-11-25-h200-session13-csr.txt,
-/// decision 71).
-fn runs_pre(req: &SegmentRequest, mean: u64) -> bool {
-    req.tune.pre.unwrap_or(mean >= 1024)
 }
 
 /// `item` with vector loads: `unroll` rows per work-item (rows `e, e + G, ...`, G the
@@ -687,14 +672,6 @@ fn merge(
     Ok(g)
 }
 
-/// `runs`' local memory beside the trees: the start mask (a bit per element of a tile), the
-/// segment numbers at the starts (4 bytes per element) and the segment bounds of a batch of
-/// tiles (8 bytes per work-item and one).
-fn runs_local(local: usize, per_item: u64) -> u64 {
-    let t = local as u64 * per_item;
-    4 * t.div_ceil(32) + 4 * t + 8 * (local as u64 + 1)
-}
-
 /// `runs`: CSR offsets only; tiles of `local * per_item` consecutive elements (`per_item` a
 /// power of two up to 32: a run's starts are in one word of the mask), consecutive tiles per
 /// work-group, the pieces cut between tiles finished by a second pass.
@@ -720,22 +697,25 @@ fn runs(
     let room = caps
         .local_mem_size
         .saturating_sub((acc_bytes * (local + 1)) as u64);
-    let fits = (1..=32u64)
-        .rev()
-        .find(|&e| runs_local(local, e) <= room)
-        .unwrap_or(0);
     // Elements per run: 64 bytes of the body's reads at [i] (16 f32: four float4 loads; 8 f64),
     // 16 where it reads none; a power of two (the largest one at most the request), so a run's
     // starts lie in one word of the mask. H200, 2^28 f32, CSR means 16 / 256: 16 elements
     // 547 / 512 us against 799 / 823 with 8 and 986 / 829 with 32 (decision 62).
-    let per_item = req
-        .tune
-        .per_item
-        .unwrap_or(match req.read_bytes {
-            0 => 16,
-            b => (64 / b).clamp(4, 32),
-        })
-        .min(fits);
+    let want = req.tune.per_item.unwrap_or(match req.read_bytes {
+        0 => 16,
+        b => (64 / b).clamp(4, 32),
+    });
+    // The lean kernel where the rule takes it and the run length it would have without fits
+    // (its pieces take the accumulators' bytes per element).
+    let fits = |lean: bool| {
+        (1..=32u64)
+            .rev()
+            .find(|&e| runs_local(local, e, lean.then_some(acc_bytes)) <= room)
+            .unwrap_or(0)
+    };
+    let lean = runs_lean(caps, req, req.elements / segments.max(1), acc_bytes)
+        && fits(true) >= want.min(fits(false));
+    let per_item = want.min(fits(lean));
     let per_item = match per_item {
         0 => 0,
         e => 1 << e.ilog2(),
@@ -750,6 +730,7 @@ fn runs(
     let groups = tiles.min(fill * 4);
     let mut g = Geometry::new(groups, 2, tile, format!("{tiles} tiles of {tile} elements, runs of {per_item} per work-item combined in registers (segment starts from a local bit mask), consecutive tiles per work-group on {groups} work-groups of {local}; a segment cut between runs joined by the work-item where it starts, one cut between tiles by a second pass"));
     g.per_item = per_item;
+    g.lean = lean;
     Ok(g)
 }
 

@@ -239,6 +239,9 @@ pub struct SegmentTune {
     /// `runs` with vector loads: a run's loads issued before the marks (`pre=1`) or where the
     /// walk reads them (`pre=0`), in place of the rule's ([`SegmentPlan::pre`]).
     pub pre: Option<bool>,
+    /// `runs`: the lean kernel (`lean=1`) or the other (`lean=0`), in place of the rule's
+    /// ([`SegmentPlan::lean`]).
+    pub lean: Option<bool>,
 }
 
 impl SegmentTune {
@@ -262,6 +265,7 @@ impl SegmentTune {
                     "vec=1|2|4|8",
                     "scan=0|1",
                     "pre=0|1",
+                    "lean=0|1",
                 ],
             };
             let (k, v) = part.split_once('=').ok_or_else(bad)?;
@@ -279,6 +283,7 @@ impl SegmentTune {
                 "vec" if pow2 && v <= 8 => t.vec = Some(v),
                 "scan" if v <= 1 => t.scan = Some(v == 1),
                 "pre" if v <= 1 => t.pre = Some(v == 1),
+                "lean" if v <= 1 => t.lean = Some(v == 1),
                 _ => return Err(bad()),
             }
         }
@@ -330,6 +335,10 @@ pub struct SegmentPlan {
     /// so their latency overlaps the offsets' reads and the barrier (decision 71); false for
     /// the other plans.
     pub pre: bool,
+    /// `runs`: the lean kernel: the walk writes each piece of a run to local memory and stores
+    /// nothing, the work-item that marked a segment finishes and stores it (decision 72);
+    /// false for the other plans.
+    pub lean: bool,
     /// Per variable: argmin/argmax indices within the segment instead of global ones.
     pub index_in_segment: Vec<bool>,
     /// Whether the launch was a span reduction whose subscript is `i / C` (the span idiom),
@@ -362,10 +371,10 @@ mod tests {
     #[test]
     fn segment_tune_parses_and_refuses() {
         let t = SegmentTune::parse(
-            "local=512, groups_per_cu=16,per_item=4,lanes=8,unroll=2,chunks=33,vec=4,scan=1",
+            "local=512, groups_per_cu=16,per_item=4,lanes=8,unroll=2,chunks=33,vec=4,scan=1,lean=0",
         )
         .unwrap();
-        assert_eq!((t.vec, t.scan), (Some(4), Some(true)));
+        assert_eq!((t.vec, t.scan, t.lean), (Some(4), Some(true), Some(false)));
         assert_eq!(
             (
                 t.local,
@@ -391,6 +400,7 @@ mod tests {
             "vec=16",
             "vec=3",
             "scan=2",
+            "lean=2",
             "wg=256",
             "local",
         ] {

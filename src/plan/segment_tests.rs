@@ -806,6 +806,7 @@ fn runs_scan_and_tiles_vectors_follow_the_rules() {
     for (mean, want) in [(16, true), (4096, false)] {
         let tune = SegmentTune {
             pre: Some(want),
+            lean: Some(false),
             ..none
         };
         assert_eq!(plan(&h, SegmentAlgo::Runs, n / mean, tune).pre, want);
@@ -813,6 +814,27 @@ fn runs_scan_and_tiles_vectors_follow_the_rules() {
     assert!(!plan(&h, SegmentAlgo::Tiles, n / 4096, none).pre);
     let cpu = fixtures::intel_cpu();
     assert!(!plan(&cpu, SegmentAlgo::Runs, n / 4096, none).pre);
+    // runs' lean kernel (decision 72): on GPUs up to mean 16 (one f32 variable here), never
+    // with the early loads; lean=0|1 overrides; CPUs only where forced; only runs.
+    for (mean, lean) in [(1, true), (16, true), (17, false), (256, false)] {
+        let p = plan(&h, SegmentAlgo::Runs, n / mean, none);
+        assert_eq!((p.lean, p.lean && p.pre), (lean, false), "mean {mean}");
+    }
+    for (mean, want) in [(16, false), (4096, true)] {
+        let tune = SegmentTune {
+            lean: Some(want),
+            ..none
+        };
+        assert_eq!(plan(&h, SegmentAlgo::Runs, n / mean, tune).lean, want);
+        assert!(!plan(&h, SegmentAlgo::Runs, n / mean, tune).pre || !want);
+    }
+    assert!(!plan(&cpu, SegmentAlgo::Runs, n / 16, none).lean);
+    let forced_lean = SegmentTune {
+        lean: Some(true),
+        ..none
+    };
+    assert!(plan(&cpu, SegmentAlgo::Runs, n / 16, forced_lean).lean);
+    assert!(!plan(&h, SegmentAlgo::Tiles, n / 16, forced_lean).lean);
     // tiles: float4 work-group pieces on the H200 (double2 for 8-byte reads), one element at
     // a time on CPUs unless vec=N; none where the body reads nothing at [i].
     assert_eq!(plan(&h, SegmentAlgo::Tiles, n / 65536, none).vec, 4);
