@@ -77,6 +77,16 @@ pub fn plan_segments(
             128
         }
         _ if gpu => 256,
+        // item and chunks streaming long segments with several accumulators on a CPU whose
+        // work-items are SIMD lanes (Intel): work-groups of one, so that the compiler vectorizes
+        // a work-item's own loop, not the lanes (decision 73).
+        (SegmentAlgo::Item | SegmentAlgo::Chunks, _)
+            if caps.sub_groups.is_some()
+                && !exact
+                && req.tune.unroll.unwrap_or(cpu_stream_unroll(mean)) > 1 =>
+        {
+            1
+        }
         _ => 64,
     }
     .min(max_local);
@@ -123,7 +133,7 @@ pub fn plan_segments(
     let vec = vec_width(caps, req, algo, exact, g.per_item);
     let unroll = match algo {
         SegmentAlgo::Blocks => block_width(req, exact, folds(caps)),
-        _ => loop_unroll(req, algo, (gpu, exact), vec, base.unroll),
+        _ => loop_unroll(req, algo, (gpu, exact, mean), vec, base.unroll),
     };
     let g = match algo {
         SegmentAlgo::Item if vec > 1 => item_vec_geometry(local, segments, vec, unroll),
@@ -132,7 +142,8 @@ pub fn plan_segments(
     // blocks: 64-bit indices, so that the compiler sees a row's block as consecutive addresses
     // (a 32-bit index may wrap) and loads it as vectors; with 32-bit ones PoCL turned the 16
     // loads of an f32 row into two gathers (decision 68).
-    base.wide_index |= algo == SegmentAlgo::Blocks;
+    base.wide_index |= algo == SegmentAlgo::Blocks
+        || (matches!(algo, SegmentAlgo::Item | SegmentAlgo::Chunks) && !gpu && unroll > 1);
     base.local = local;
     base.groups = g.groups;
     base.passes = passes;
@@ -216,7 +227,7 @@ fn exact_keeps_columns(
 fn loop_unroll(
     req: &SegmentRequest,
     algo: SegmentAlgo,
-    (gpu, exact): (bool, bool),
+    (gpu, exact, mean): (bool, bool, u64),
     vec: u64,
     base_unroll: usize,
 ) -> u64 {
@@ -241,10 +252,27 @@ fn loop_unroll(
             };
             (32 / row_bytes.max(1)).clamp(1, 4)
         }
+        // item without vector loads: one accumulator on GPUs (a work-item per short segment);
+        // on CPUs the accumulators within a segment (decision 73).
+        SegmentAlgo::Item | SegmentAlgo::Chunks if gpu => 1,
+        SegmentAlgo::Item | SegmentAlgo::Chunks => cpu_stream_unroll(mean),
         SegmentAlgo::Stripes | SegmentAlgo::Columns if gpu => 4,
         _ if gpu => base_unroll.max(1) as u64,
         _ => 1,
     })
+}
+
+/// The mean segment length from which `item` and `chunks` on CPUs stream a segment with 16
+/// accumulators (decision 73).
+const CPU_STREAM_MIN: u64 = 128;
+
+/// `item` and `chunks` on CPUs: accumulators per work-item within a segment (decision 73).
+fn cpu_stream_unroll(mean: u64) -> u64 {
+    if mean >= CPU_STREAM_MIN {
+        16
+    } else {
+        1
+    }
 }
 
 /// `blocks`: columns per work-item (`SegmentPlan::unroll`, one accumulator each): 64 bytes of
@@ -833,10 +861,20 @@ fn choose(
                 SegmentAlgo::Runs,
                 format!("CSR offsets of mean length {mean} <= 16 on a CPU with sub-groups (work-items are SIMD lanes): runs of consecutive elements per work-item with segment starts from a bit mask, so neighbouring lanes read neighbouring elements (Intel, mean 16: 1.22x faster than a work-item per segment)"),
             )
-        } else {
+        } else if mean < CPU_STREAM_MIN {
             (
                 SegmentAlgo::Lanes,
-                format!("CSR offsets of mean length {mean} > 16 on a CPU with sub-groups (work-items are SIMD lanes): a few neighbouring work-items per segment read it together (Intel, means 64 to 65536: 1.06-1.25x faster than tiles)"),
+                format!("CSR offsets of mean length {mean} (17 to {}) on a CPU with sub-groups (work-items are SIMD lanes): a few neighbouring work-items per segment read it together (Intel, mean 64: 1.06-1.25x faster than tiles)", CPU_STREAM_MIN - 1),
+            )
+        } else if mean <= 4096 {
+            (
+                SegmentAlgo::Item,
+                format!("CSR offsets of mean length {mean} in {CPU_STREAM_MIN}..=4096 on a CPU with sub-groups: work-groups of one work-item per segment, each streaming its segment with 16 accumulators that the compiler loads as vectors (decision 73)"),
+            )
+        } else {
+            (
+                SegmentAlgo::Chunks,
+                format!("CSR offsets of mean length {mean} > 4096 on a CPU with sub-groups: work-groups of one work-item per chunk of elements, each piece streamed with 16 accumulators, pieces cut by chunk boundaries finished by a second pass (decision 73)"),
             )
         }
     } else if offsets && mean <= 4096 {
@@ -904,7 +942,7 @@ fn choose(
             SegmentAlgo::Group,
             format!("{} uniform segment(s) of {mean}, fewer than {fill} work-groups' worth, on a GPU: {split} work-groups per segment, each the plain sum's grid-stride loop over its share, a second pass per segment (1.02-1.04x the plain sum on the H200; tiles 1.11x)", req.segments),
         )
-    } else if !gpu && uniform && caps.sub_groups.is_none() {
+    } else if !gpu && uniform && (caps.sub_groups.is_none() || mean >= CPU_STREAM_MIN) {
         // PoCL, 2^22 f32, 1 and 4 rows: chunks 1585-2155 / 1542-1579 us against tiles 2733-2747
         // / 2754-2770 in two tuner runs (decision 66). Intel (sub-groups) keeps tiles.
         (
