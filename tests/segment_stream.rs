@@ -1,12 +1,12 @@
 //! `item` and `chunks` streaming long segments with 16 accumulators on CPUs (decision 73),
 //! forced and automatic, on every device: uniform rows and CSR offsets whose lengths sit around
-//! the 16-element steps (15, 16, 17, 128, 129, 143, primes), segments shorter than a step
+//! the 16-element steps (15, 16, 17, 128, 129, 256, 257, 271, primes), segments shorter than a step
 //! (only the remainder loop), empty segments, offsets that do not start at 0, one segment of
 //! all n and a few long rows (chunk-crossing pieces), under a seeded sample of the (op, type)
 //! pairs (every pair over the shapes), initial values kept or `initialize_to_identity`, plus
 //! argmin (global indices) and argmax (indices within the segment) with ties, and the same
 //! plan twice giving the same bits. The plan must stream with 16 accumulators and 64-bit
-//! indices on CPU devices at mean length 128 and up (Intel: work-groups of one), with one
+//! indices on CPU devices at mean length 256 and up (Intel: work-groups of one), with one
 //! accumulator on GPUs and for exact sums. Integers exactly; floats within (len + 40)·u·Σ|x|
 //! + 2u·|ref| of a float64 reference (tests/segment.rs). Fresh seeded inputs per case.
 
@@ -59,15 +59,16 @@ fn shapes(sim: bool, rng: &mut Rng) -> Vec<Shape> {
         uniform: None,
     };
     let mut v = vec![
-        uni(9, 128),
-        uni(5, 143),
+        uni(9, 256),
+        uni(5, 271),
         uni(1, 1031),
-        csr(offsets(rng, 3, &[0, 15, 16, 17, 129, 0, 1, 300], 6, 160), 5),
+        csr(offsets(rng, 3, &[0, 15, 16, 17, 129, 0, 1, 300], 6, 300), 5),
         csr(vec![0, 997], 0),
     ];
     if !sim {
         v.extend([
-            uni(37, 129),
+            uni(37, 257),
+            uni(29, 128),
             uni(3, 4099),
             uni(1, 70001),
             csr(offsets(rng, 0, &[0, 0, 2048, 15, 16], 300, 200), 0),
@@ -92,7 +93,7 @@ fn sub(h: &HostVec, r: std::ops::Range<usize>) -> HostVec {
 
 /// The accumulators, index width and work-group size (0: any) the rules give a streaming plan.
 fn expect_stream(kind: DeviceKind, intel: bool, mean: u64) -> (u64, bool, usize) {
-    if kind != DeviceKind::Gpu && mean >= 128 {
+    if kind != DeviceKind::Gpu && mean >= 256 {
         (16, true, if intel { 1 } else { 64 })
     } else {
         (1, false, 0)
@@ -214,7 +215,7 @@ fn item_and_chunks_stream_long_segments() {
 }
 
 /// Sum, max (initial values kept), argmin with global indices and argmax with indices within
-/// the segment, in one launch, over CSR offsets of mean about 200 with ties in most segments:
+/// the segment, in one launch, over CSR offsets of mean about 300 with ties in most segments:
 /// exact on small integers in f32, the same bits twice.
 #[test]
 fn several_variables_with_ties() {
@@ -226,7 +227,7 @@ fn several_variables_with_ties() {
         let mut rng = Rng(0x73 + d.index() as u64);
         let tail = if d.is_simulator() { 4 } else { 60 };
         for algo in [SegmentAlgo::Item, SegmentAlgo::Chunks] {
-            let off = offsets(&mut rng, 2, &[0, 15, 17, 256], tail, 200);
+            let off = offsets(&mut rng, 2, &[0, 15, 17, 256], tail, 300);
             let r = off.len() - 1;
             let n = *off.last().unwrap() as usize + 3;
             let xs: Vec<f32> = (0..n).map(|_| rng.below(9) as f32 - 4.0).collect();

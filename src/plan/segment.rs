@@ -264,7 +264,7 @@ fn loop_unroll(
 
 /// The mean segment length from which `item` and `chunks` on CPUs stream a segment with 16
 /// accumulators (decision 73).
-const CPU_STREAM_MIN: u64 = 128;
+const CPU_STREAM_MIN: u64 = 256;
 
 /// `item` and `chunks` on CPUs: accumulators per work-item within a segment (decision 73).
 fn cpu_stream_unroll(mean: u64) -> u64 {
