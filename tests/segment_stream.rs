@@ -1,12 +1,12 @@
 //! `item` and `chunks` streaming long segments with 16 accumulators on CPUs (decision 73),
 //! forced and automatic, on every device: uniform rows and CSR offsets whose lengths sit around
-//! the 16-element steps (15, 16, 17, 128, 129, 256, 257, 271, primes), segments shorter than a step
+//! the 16-element steps (15, 16, 17, 128, 129, 191, 192, 256, 257, 271, primes), segments shorter than a step
 //! (only the remainder loop), empty segments, offsets that do not start at 0, one segment of
 //! all n and a few long rows (chunk-crossing pieces), under a seeded sample of the (op, type)
 //! pairs (every pair over the shapes), initial values kept or `initialize_to_identity`, plus
 //! argmin (global indices) and argmax (indices within the segment) with ties, and the same
 //! plan twice giving the same bits. The plan must stream with 16 accumulators and 64-bit
-//! indices on CPU devices at mean length 256 and up (Intel: work-groups of one), with one
+//! indices on CPU devices at mean length 192 and up (Intel: work-groups of one), with one
 //! accumulator on GPUs and for exact sums. Integers exactly; floats within (len + 40)·u·Σ|x|
 //! + 2u·|ref| of a float64 reference (tests/segment.rs). Fresh seeded inputs per case.
 
@@ -68,7 +68,8 @@ fn shapes(sim: bool, rng: &mut Rng) -> Vec<Shape> {
     if !sim {
         v.extend([
             uni(37, 257),
-            uni(29, 128),
+            uni(29, 191),
+            uni(23, 192),
             uni(3, 4099),
             uni(1, 70001),
             csr(offsets(rng, 0, &[0, 0, 2048, 15, 16], 300, 200), 0),
@@ -93,7 +94,7 @@ fn sub(h: &HostVec, r: std::ops::Range<usize>) -> HostVec {
 
 /// The accumulators, index width and work-group size (0: any) the rules give a streaming plan.
 fn expect_stream(kind: DeviceKind, intel: bool, mean: u64) -> (u64, bool, usize) {
-    if kind != DeviceKind::Gpu && mean >= 256 {
+    if kind != DeviceKind::Gpu && mean >= 192 {
         (16, true, if intel { 1 } else { 64 })
     } else {
         (1, false, 0)

@@ -264,7 +264,12 @@ fn loop_unroll(
 
 /// The mean segment length from which `item` and `chunks` on CPUs stream a segment with 16
 /// accumulators (decision 73).
-const CPU_STREAM_MIN: u64 = 256;
+const CPU_STREAM_MIN: u64 = 192;
+
+/// Why `chunks` on a CPU with sub-groups (Intel) from mean length `CPU_STREAM_MIN` on.
+fn intel_chunks(mean: u64) -> String {
+    format!("segments of mean length {mean} >= {CPU_STREAM_MIN} on a CPU with sub-groups (work-items are SIMD lanes): work-groups of one work-item per chunk of elements, each segment's piece streamed with 16 accumulators that the compiler loads as vectors, pieces cut by chunk boundaries finished by a second pass (decision 73; Intel, 2^22 f32: 1.2-7x faster than item, lanes and tiles)")
+}
 
 /// `item` and `chunks` on CPUs: accumulators per work-item within a segment (decision 73).
 fn cpu_stream_unroll(mean: u64) -> u64 {
@@ -855,7 +860,8 @@ fn choose(
         // tuner's interleaved medians of two runs (decision 66): mean 16 runs 3495 / 3451 us
         // against item 4264 / 4224; means 64, 256, 4096, 65536 lanes 1.06-1.25x faster than
         // tiles (mean 1024: tiles 1170 against lanes in one run, lanes 1350 against 1424 in
-        // the other).
+        // the other). From mean 256 on, chunks in work-groups of one (decision 73): mean 256
+        // 2401 us against lanes 9269, mean 1024 1769 against tiles 2422 (session 15, loaded).
         if mean <= 16 {
             (
                 SegmentAlgo::Runs,
@@ -866,16 +872,8 @@ fn choose(
                 SegmentAlgo::Lanes,
                 format!("CSR offsets of mean length {mean} (17 to {}) on a CPU with sub-groups (work-items are SIMD lanes): a few neighbouring work-items per segment read it together (Intel, mean 64: 1.06-1.25x faster than tiles)", CPU_STREAM_MIN - 1),
             )
-        } else if mean <= 4096 {
-            (
-                SegmentAlgo::Item,
-                format!("CSR offsets of mean length {mean} in {CPU_STREAM_MIN}..=4096 on a CPU with sub-groups: work-groups of one work-item per segment, each streaming its segment with 16 accumulators that the compiler loads as vectors (decision 73)"),
-            )
         } else {
-            (
-                SegmentAlgo::Chunks,
-                format!("CSR offsets of mean length {mean} > 4096 on a CPU with sub-groups: work-groups of one work-item per chunk of elements, each piece streamed with 16 accumulators, pieces cut by chunk boundaries finished by a second pass (decision 73)"),
-            )
+            (SegmentAlgo::Chunks, intel_chunks(mean))
         }
     } else if offsets && mean <= 4096 {
         // A CPU whose work-items are loops (PoCL, Oclgrind): each work-item streams its own
@@ -915,6 +913,11 @@ fn choose(
                 req.segments
             ),
         )
+    } else if !gpu && caps.sub_groups.is_some() && mean >= CPU_STREAM_MIN {
+        // Intel, 2^22 f32 (decision 73): rows of 256 chunks 1126-1734 us against item 1309
+        // (work-groups of one) to 7006 (of 64) and tiles 2066-2303; one row of 2^22 983
+        // against tiles 9882; rows of 16384 1748 against lanes 2072 and item 12867.
+        (SegmentAlgo::Chunks, intel_chunks(mean))
     } else if !gpu && req.segments >= fill && !offsets {
         (
             SegmentAlgo::Item,
@@ -944,7 +947,8 @@ fn choose(
         )
     } else if !gpu && uniform && (caps.sub_groups.is_none() || mean >= CPU_STREAM_MIN) {
         // PoCL, 2^22 f32, 1 and 4 rows: chunks 1585-2155 / 1542-1579 us against tiles 2733-2747
-        // / 2754-2770 in two tuner runs (decision 66). Intel (sub-groups) keeps tiles.
+        // / 2754-2770 in two tuner runs (decision 66). Intel (sub-groups) keeps tiles for
+        // segments shorter than 256 (few of them: small n); longer ones took chunks above.
         (
             SegmentAlgo::Chunks,
             format!("{} uniform segment(s) of {mean}, fewer than {fill} work-groups' worth, on a CPU without sub-groups: each work-item streams one chunk of elements, pieces cut by chunk boundaries finished by a second pass (PoCL, 1 and 4 rows: 1.3-1.8x faster than tiles)", req.segments),
