@@ -268,7 +268,7 @@ const CPU_STREAM_MIN: u64 = 192;
 
 /// Why `chunks` on a CPU with sub-groups (Intel) from mean length `CPU_STREAM_MIN` on.
 fn intel_chunks(mean: u64) -> String {
-    format!("segments of mean length {mean} >= {CPU_STREAM_MIN} on a CPU with sub-groups (work-items are SIMD lanes): work-groups of one work-item per chunk of elements, each segment's piece streamed with 16 accumulators that the compiler loads as vectors, pieces cut by chunk boundaries finished by a second pass (decision 73; Intel, 2^22 f32: 1.2-7x faster than item, lanes and tiles)")
+    format!("segments of mean length {mean} >= {CPU_STREAM_MIN} on a CPU with sub-groups (work-items are SIMD lanes): work-groups of one work-item per chunk of elements, each segment's piece streamed with 16 accumulators that the compiler loads as vectors, pieces cut by chunk boundaries finished by a second pass (decision 73; Intel, 2^22 f32: 1.2-10x faster than item, lanes and tiles)")
 }
 
 /// `item` and `chunks` on CPUs: accumulators per work-item within a segment (decision 73).
