@@ -77,13 +77,12 @@ pub fn plan_segments(
             128
         }
         _ if gpu => 256,
-        // item and chunks streaming long segments with several accumulators on a CPU whose
-        // work-items are SIMD lanes (Intel): work-groups of one, so that the compiler vectorizes
-        // a work-item's own loop, not the lanes (decision 73).
+        // item and chunks streaming with accumulators where work-items are SIMD lanes (Intel):
+        // work-groups of one, so that the work-item's own loop is vectorized (decision 73).
         (SegmentAlgo::Item | SegmentAlgo::Chunks, _)
             if caps.sub_groups.is_some()
                 && !exact
-                && req.tune.unroll.unwrap_or(cpu_stream_unroll(mean)) > 1 =>
+                && req.tune.unroll.map_or(mean >= CPU_STREAM_MIN, |u| u > 1) =>
         {
             1
         }
@@ -255,30 +254,15 @@ fn loop_unroll(
         // item without vector loads: one accumulator on GPUs (a work-item per short segment);
         // on CPUs the accumulators within a segment (decision 73).
         SegmentAlgo::Item | SegmentAlgo::Chunks if gpu => 1,
-        SegmentAlgo::Item | SegmentAlgo::Chunks => cpu_stream_unroll(mean),
+        SegmentAlgo::Item | SegmentAlgo::Chunks if mean >= CPU_STREAM_MIN => 16,
         SegmentAlgo::Stripes | SegmentAlgo::Columns if gpu => 4,
         _ if gpu => base_unroll.max(1) as u64,
         _ => 1,
     })
 }
 
-/// The mean segment length from which `item` and `chunks` on CPUs stream a segment with 16
-/// accumulators (decision 73).
+/// The mean length from which `item` and `chunks` on CPUs use 16 accumulators (decision 73).
 const CPU_STREAM_MIN: u64 = 192;
-
-/// Why `chunks` on a CPU with sub-groups (Intel) from mean length `CPU_STREAM_MIN` on.
-fn intel_chunks(mean: u64) -> String {
-    format!("segments of mean length {mean} >= {CPU_STREAM_MIN} on a CPU with sub-groups (work-items are SIMD lanes): work-groups of one work-item per chunk of elements, each segment's piece streamed with 16 accumulators that the compiler loads as vectors, pieces cut by chunk boundaries finished by a second pass (decision 73; Intel, 2^22 f32: 1.2-10x faster than item, lanes and tiles)")
-}
-
-/// `item` and `chunks` on CPUs: accumulators per work-item within a segment (decision 73).
-fn cpu_stream_unroll(mean: u64) -> u64 {
-    if mean >= CPU_STREAM_MIN {
-        16
-    } else {
-        1
-    }
-}
 
 /// `blocks`: columns per work-item (`SegmentPlan::unroll`, one accumulator each): 64 bytes of
 /// the body's reads at `[i]` (16 f32, 8 f64; 16 bytes' worth where it reads none), 4 to 16,
@@ -853,6 +837,14 @@ fn choose(
             SegmentAlgo::Tiles,
             format!("CSR offsets of mean length {mean} on a GPU: lengths live on the device and may be heavy-tailed, so fixed tiles keep the work balanced (H200, mean 16: tiles 2.0x faster than a work-item per segment)"),
         )
+    } else if !gpu && caps.sub_groups.is_some() && mean >= CPU_STREAM_MIN {
+        // Intel, 2^22 f32 (decision 73): rows of 256 chunks 1126-1734 us against item 1309-7006
+        // and tiles 2066-2303; one row 983 against tiles 9882; rows of 16384 1748 against lanes
+        // 2072; CSR mean 253 2401 against lanes 9269, mean 1024 1769 against tiles 2422.
+        (
+            SegmentAlgo::Chunks,
+            format!("segments of mean length {mean} >= {CPU_STREAM_MIN} on a CPU with sub-groups (work-items are SIMD lanes): work-groups of one work-item per chunk of elements, each segment's piece streamed with 16 accumulators that the compiler loads as vectors, pieces cut by chunk boundaries finished by a second pass (decision 73; Intel, 2^22 f32: 1.2-10x faster than item, lanes and tiles)"),
+        )
     } else if offsets && caps.sub_groups.is_some() {
         // A CPU whose compiler runs work-items as SIMD lanes (sub-groups: Intel's runtime).
         // Neighbouring work-items must read neighbouring elements, so a few work-items per
@@ -860,20 +852,17 @@ fn choose(
         // tuner's interleaved medians of two runs (decision 66): mean 16 runs 3495 / 3451 us
         // against item 4264 / 4224; means 64, 256, 4096, 65536 lanes 1.06-1.25x faster than
         // tiles (mean 1024: tiles 1170 against lanes in one run, lanes 1350 against 1424 in
-        // the other). From mean 256 on, chunks in work-groups of one (decision 73): mean 256
-        // 2401 us against lanes 9269, mean 1024 1769 against tiles 2422 (session 15, loaded).
+        // the other). From mean 192 on chunks, above.
         if mean <= 16 {
             (
                 SegmentAlgo::Runs,
                 format!("CSR offsets of mean length {mean} <= 16 on a CPU with sub-groups (work-items are SIMD lanes): runs of consecutive elements per work-item with segment starts from a bit mask, so neighbouring lanes read neighbouring elements (Intel, mean 16: 1.22x faster than a work-item per segment)"),
             )
-        } else if mean < CPU_STREAM_MIN {
+        } else {
             (
                 SegmentAlgo::Lanes,
                 format!("CSR offsets of mean length {mean} (17 to {}) on a CPU with sub-groups (work-items are SIMD lanes): a few neighbouring work-items per segment read it together (Intel, mean 64: 1.06-1.25x faster than tiles)", CPU_STREAM_MIN - 1),
             )
-        } else {
-            (SegmentAlgo::Chunks, intel_chunks(mean))
         }
     } else if offsets && mean <= 4096 {
         // A CPU whose work-items are loops (PoCL, Oclgrind): each work-item streams its own
@@ -913,11 +902,6 @@ fn choose(
                 req.segments
             ),
         )
-    } else if !gpu && caps.sub_groups.is_some() && mean >= CPU_STREAM_MIN {
-        // Intel, 2^22 f32 (decision 73): rows of 256 chunks 1126-1734 us against item 1309
-        // (work-groups of one) to 7006 (of 64) and tiles 2066-2303; one row of 2^22 983
-        // against tiles 9882; rows of 16384 1748 against lanes 2072 and item 12867.
-        (SegmentAlgo::Chunks, intel_chunks(mean))
     } else if !gpu && req.segments >= fill && !offsets {
         (
             SegmentAlgo::Item,
@@ -945,10 +929,9 @@ fn choose(
             SegmentAlgo::Group,
             format!("{} uniform segment(s) of {mean}, fewer than {fill} work-groups' worth, on a GPU: {split} work-groups per segment, each the plain sum's grid-stride loop over its share, a second pass per segment (1.02-1.04x the plain sum on the H200; tiles 1.11x)", req.segments),
         )
-    } else if !gpu && uniform && (caps.sub_groups.is_none() || mean >= CPU_STREAM_MIN) {
+    } else if !gpu && uniform && caps.sub_groups.is_none() {
         // PoCL, 2^22 f32, 1 and 4 rows: chunks 1585-2155 / 1542-1579 us against tiles 2733-2747
-        // / 2754-2770 in two tuner runs (decision 66). Intel (sub-groups) keeps tiles for
-        // segments shorter than 256 (few of them: small n); longer ones took chunks above.
+        // / 2754-2770 in two tuner runs (decision 66). Intel: chunks from mean 192, tiles below.
         (
             SegmentAlgo::Chunks,
             format!("{} uniform segment(s) of {mean}, fewer than {fill} work-groups' worth, on a CPU without sub-groups: each work-item streams one chunk of elements, pieces cut by chunk boundaries finished by a second pass (PoCL, 1 and 4 rows: 1.3-1.8x faster than tiles)", req.segments),
