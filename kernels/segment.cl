@@ -224,6 +224,13 @@ static inline ulong clr_seg_lower(ulong p, ulong nseg, ulong c, __global const u
 #error "clreduce: CLR_SEG_U must be 1, 2, 4, 8 or 16"
 #endif
 #define CLR_CROW(u) CLR_CALL((CLR_IDX)((clr_r + (u)) * clr_cols + clr_e), (u));
+// item on CPUs (decision 73): element clr_r + u of a segment into accumulator u; the U
+// accumulators then folded pairwise into accumulator 0.
+#define CLR_IROW(u) CLR_CALL((CLR_IDX)(clr_r + (u)), (u));
+#define CLR_SPAIRU(k)                                                         \
+    for (uint clr_h = CLR_SEG_U / 2; clr_h > 0; clr_h /= 2)                  \
+        for (uint clr_u = 0; clr_u < clr_h; ++clr_u)                          \
+            clr_a##k[clr_u] = clr_op_##k(clr_a##k[clr_u], clr_a##k[clr_u + clr_h]);
 // The columns first pass's loop (decision 53): rows clr_r0..clr_r1 of column clr_e with a
 // unit-stride row counter, CLR_SEG_U rows per step. With CLR_SEG_U == 1 it is session 8's
 // loop, whose trip count the compiler knows and unrolls itself; the strided loop over the
@@ -378,7 +385,11 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
         CLR_FOR_VARS(CLR_SSTORE)
     }
 #elif CLR_SEG_ALGO == CLR_SEG_ITEM
-    // A work-item per segment: each loops its own segment.
+    // A work-item per segment: each loops its own segment. With CLR_SEG_U > 1 (CPUs, decision
+    // 73) element j + u of each step of CLR_SEG_U goes to accumulator u (written out, so that
+    // the compiler loads a step as one vector and keeps U independent chains), the last
+    // fewer than U into accumulator 0, then the accumulators folded pairwise (u and u + h for
+    // h = U/2, U/4, ..., 1): a fixed order, so deterministic.
     for (ulong clr_e = get_global_id(0); clr_e < clr_nseg; clr_e += get_global_size(0)) {
         const ulong clr_sb = clr_seg_begin(clr_e, clr_c, clr_off);
         const ulong clr_se = clr_seg_begin(clr_e + 1, clr_c, clr_off);
@@ -386,8 +397,18 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
             CLR_FOR_VARS(CLR_SEMPTY)
             continue;
         }
+#if CLR_SEG_U > 1
+        CLR_FOR_VARS(CLR_SRESETU)
+        ulong clr_r = clr_sb;
+        for (; clr_r + CLR_SEG_U <= clr_se; clr_r += CLR_SEG_U) {
+            CLR_CROWS(CLR_IROW)
+        }
+        for (; clr_r < clr_se; ++clr_r) CLR_CALL((CLR_IDX)clr_r, 0);
+        CLR_FOR_VARS(CLR_SPAIRU)
+#else
         CLR_FOR_VARS(CLR_SRESET)
         for (ulong clr_j = clr_sb; clr_j < clr_se; ++clr_j) CLR_CALL((CLR_IDX)clr_j, 0);
+#endif
         CLR_FOR_VARS(CLR_SSTORE)
     }
 #elif CLR_SEG_ALGO == CLR_SEG_GROUP
@@ -507,6 +528,28 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
         ulong clr_cur = clr_head ? clr_ka - 1 : clr_ka;
         ulong clr_cb = clr_head ? clr_seg_begin(clr_cur, clr_c, clr_off) : clr_ba;
         ulong clr_ce = clr_head ? clr_ba : clr_seg_begin(clr_cur + 1, clr_c, clr_off);
+#if CLR_SEG_U > 1
+        // CPUs (decision 73): the chunk piece by piece (a piece: the chunk's part of one
+        // segment, empty for an empty segment), each as item's loop of CLR_SEG_U accumulators
+        // folded pairwise; every piece but the chunk's last is finished at once.
+        for (ulong clr_j = clr_ts;;) {
+            const ulong clr_pe = clr_ce < clr_te ? clr_ce : clr_te;
+            CLR_FOR_VARS(CLR_SRESETU)
+            ulong clr_r = clr_j;
+            for (; clr_r + CLR_SEG_U <= clr_pe; clr_r += CLR_SEG_U) {
+                CLR_CROWS(CLR_IROW)
+            }
+            for (; clr_r < clr_pe; ++clr_r) CLR_CALL((CLR_IDX)clr_r, 0);
+            CLR_FOR_VARS(CLR_SPAIRU)
+            clr_j = clr_pe;
+            if (clr_j == clr_te) break;
+            CLR_CHUNK_FINISH
+            ++clr_cur;
+            clr_cb = clr_ce;
+            clr_ce = clr_seg_begin(clr_cur + 1, clr_c, clr_off);
+            clr_head = 0;
+        }
+#else
         CLR_FOR_VARS(CLR_SRESET)
         for (ulong clr_j = clr_ts; clr_j < clr_te; ++clr_j) {
             while (clr_j == clr_ce) {
@@ -519,6 +562,7 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
             }
             CLR_CALL((CLR_IDX)clr_j, 0);
         }
+#endif
         if (clr_ce == clr_te) {
             CLR_CHUNK_FINISH
             // The last chunk also owns the empty segments that begin at the end.

@@ -47,6 +47,7 @@ mod segment;
 mod segment_exact;
 mod segment_merge;
 mod segment_plans;
+mod segment_stream;
 mod select;
 mod span_large;
 mod tune;

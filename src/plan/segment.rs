@@ -78,6 +78,15 @@ pub fn plan_segments(
             128
         }
         _ if gpu => 256,
+        // item and chunks streaming with accumulators where work-items are SIMD lanes (Intel):
+        // work-groups of one, so that the work-item's own loop is vectorized (decision 73).
+        (SegmentAlgo::Item | SegmentAlgo::Chunks, _)
+            if caps.sub_groups.is_some()
+                && !exact
+                && req.tune.unroll.map_or(mean >= CPU_STREAM_MIN, |u| u > 1) =>
+        {
+            1
+        }
         _ => 64,
     }
     .min(max_local);
@@ -124,7 +133,7 @@ pub fn plan_segments(
     let vec = vec_width(caps, req, algo, exact, g.per_item);
     let unroll = match algo {
         SegmentAlgo::Blocks => block_width(req, exact, folds(caps)),
-        _ => loop_unroll(req, algo, (gpu, exact), vec, base.unroll),
+        _ => loop_unroll(req, algo, (gpu, exact, mean), vec, base.unroll),
     };
     let g = match algo {
         SegmentAlgo::Item if vec > 1 => item_vec_geometry(local, segments, vec, unroll),
@@ -133,7 +142,8 @@ pub fn plan_segments(
     // blocks: 64-bit indices, so that the compiler sees a row's block as consecutive addresses
     // (a 32-bit index may wrap) and loads it as vectors; with 32-bit ones PoCL turned the 16
     // loads of an f32 row into two gathers (decision 68).
-    base.wide_index |= algo == SegmentAlgo::Blocks;
+    base.wide_index |= algo == SegmentAlgo::Blocks
+        || (matches!(algo, SegmentAlgo::Item | SegmentAlgo::Chunks) && !gpu && unroll > 1);
     base.local = local;
     base.groups = g.groups;
     base.passes = passes;
@@ -221,7 +231,7 @@ fn exact_keeps_columns(
 fn loop_unroll(
     req: &SegmentRequest,
     algo: SegmentAlgo,
-    (gpu, exact): (bool, bool),
+    (gpu, exact, mean): (bool, bool, u64),
     vec: u64,
     base_unroll: usize,
 ) -> u64 {
@@ -246,11 +256,18 @@ fn loop_unroll(
             };
             (32 / row_bytes.max(1)).clamp(1, 4)
         }
+        // item without vector loads: one accumulator on GPUs (a work-item per short segment);
+        // on CPUs the accumulators within a segment (decision 73).
+        SegmentAlgo::Item | SegmentAlgo::Chunks if gpu => 1,
+        SegmentAlgo::Item | SegmentAlgo::Chunks if mean >= CPU_STREAM_MIN => 16,
         SegmentAlgo::Stripes | SegmentAlgo::Columns if gpu => 4,
         _ if gpu => base_unroll.max(1) as u64,
         _ => 1,
     })
 }
+
+/// The mean length from which `item` and `chunks` on CPUs use 16 accumulators (decision 73).
+const CPU_STREAM_MIN: u64 = 192;
 
 /// `blocks`: columns per work-item (`SegmentPlan::unroll`, one accumulator each): 64 bytes of
 /// the body's reads at `[i]` (16 f32, 8 f64; 16 bytes' worth where it reads none), 4 to 16,
@@ -801,6 +818,14 @@ fn choose(
             SegmentAlgo::Tiles,
             format!("CSR offsets of mean length {mean} on a GPU: lengths live on the device and may be heavy-tailed, so fixed tiles keep the work balanced (H200, mean 16: tiles 2.0x faster than a work-item per segment)"),
         )
+    } else if !gpu && caps.sub_groups.is_some() && mean >= CPU_STREAM_MIN {
+        // Intel, 2^22 f32 (decision 73): rows of 256 chunks 1126-1734 us against item 1309-7006
+        // and tiles 2066-2303; one row 983 against tiles 9882; rows of 16384 1748 against lanes
+        // 2072; CSR mean 253 2401 against lanes 9269, mean 1024 1769 against tiles 2422.
+        (
+            SegmentAlgo::Chunks,
+            format!("segments of mean length {mean} >= {CPU_STREAM_MIN} on a CPU with sub-groups (work-items are SIMD lanes): work-groups of one work-item per chunk of elements, each segment's piece streamed with 16 accumulators that the compiler loads as vectors, pieces cut by chunk boundaries finished by a second pass (decision 73; Intel, 2^22 f32: 1.2-10x faster than item, lanes and tiles)"),
+        )
     } else if offsets && caps.sub_groups.is_some() {
         // A CPU whose compiler runs work-items as SIMD lanes (sub-groups: Intel's runtime).
         // Neighbouring work-items must read neighbouring elements, so a few work-items per
@@ -808,7 +833,7 @@ fn choose(
         // tuner's interleaved medians of two runs (decision 66): mean 16 runs 3495 / 3451 us
         // against item 4264 / 4224; means 64, 256, 4096, 65536 lanes 1.06-1.25x faster than
         // tiles (mean 1024: tiles 1170 against lanes in one run, lanes 1350 against 1424 in
-        // the other).
+        // the other). From mean 192 on chunks, above.
         if mean <= 16 {
             (
                 SegmentAlgo::Runs,
@@ -817,7 +842,7 @@ fn choose(
         } else {
             (
                 SegmentAlgo::Lanes,
-                format!("CSR offsets of mean length {mean} > 16 on a CPU with sub-groups (work-items are SIMD lanes): a few neighbouring work-items per segment read it together (Intel, means 64 to 65536: 1.06-1.25x faster than tiles)"),
+                format!("CSR offsets of mean length {mean} (17 to {}) on a CPU with sub-groups (work-items are SIMD lanes): a few neighbouring work-items per segment read it together (Intel, mean 64: 1.06-1.25x faster than tiles)", CPU_STREAM_MIN - 1),
             )
         }
     } else if offsets && mean <= 4096 {
@@ -887,7 +912,7 @@ fn choose(
         )
     } else if !gpu && uniform && caps.sub_groups.is_none() {
         // PoCL, 2^22 f32, 1 and 4 rows: chunks 1585-2155 / 1542-1579 us against tiles 2733-2747
-        // / 2754-2770 in two tuner runs (decision 66). Intel (sub-groups) keeps tiles.
+        // / 2754-2770 in two tuner runs (decision 66). Intel: chunks from mean 192, tiles below.
         (
             SegmentAlgo::Chunks,
             format!("{} uniform segment(s) of {mean}, fewer than {fill} work-groups' worth, on a CPU without sub-groups: each work-item streams one chunk of elements, pieces cut by chunk boundaries finished by a second pass (PoCL, 1 and 4 rows: 1.3-1.8x faster than tiles)", req.segments),

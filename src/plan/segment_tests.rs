@@ -89,24 +89,34 @@ fn cpus_take_a_work_item_per_segment_when_there_are_many() {
         let n = 1 << 20;
         let u = |len| SegmentLayout::Uniform { len };
         assert_eq!(algo(&c, u(4), n / 4, n), SegmentAlgo::Item);
-        assert_eq!(algo(&c, u(256), n / 256, n), SegmentAlgo::Item);
-        // Few long rows: chunks where work-items are loops (PoCL), tiles where they are SIMD
-        // lanes (Intel's sub-groups; decision 66).
-        let few = if lanes {
+        let long = if lanes {
+            SegmentAlgo::Chunks
+        } else {
+            SegmentAlgo::Item
+        };
+        assert_eq!(algo(&c, u(191), n / 191, n), SegmentAlgo::Item);
+        assert_eq!(algo(&c, u(192), n / 192, n), long);
+        assert_eq!(algo(&c, u(256), n / 256, n), long);
+        // Few long rows: chunks (decision 66; on Intel from decision 73 on, streamed by
+        // work-groups of one); few short ones where work-items are SIMD lanes: tiles.
+        assert_eq!(algo(&c, u(n), 1, n), SegmentAlgo::Chunks);
+        assert_eq!(algo(&c, u(n / 2), 2, n), SegmentAlgo::Chunks);
+        let few_short = if lanes {
             SegmentAlgo::Tiles
         } else {
             SegmentAlgo::Chunks
         };
-        assert_eq!(algo(&c, u(n), 1, n), few);
-        assert_eq!(algo(&c, u(n / 2), 2, n), few);
-        // CSR: runs / lanes with sub-groups, a work-item per segment up to mean 4096 and
-        // chunks beyond without.
+        assert_eq!(algo(&c, u(191), 2, 382), few_short);
+        // CSR: runs / lanes / chunks with sub-groups (decision 73), a work-item per
+        // segment up to mean 4096 and chunks beyond without.
         let off = SegmentLayout::Offsets;
         let csr = |mean: u64| algo(&c, off, n / mean, n);
         if lanes {
             assert_eq!(csr(16), SegmentAlgo::Runs);
             assert_eq!(csr(17), SegmentAlgo::Lanes);
-            assert_eq!(csr(65536), SegmentAlgo::Lanes);
+            assert_eq!(csr(191), SegmentAlgo::Lanes);
+            assert_eq!(csr(192), SegmentAlgo::Chunks);
+            assert_eq!(csr(65536), SegmentAlgo::Chunks);
         } else {
             assert_eq!(csr(16), SegmentAlgo::Item);
             assert_eq!(csr(4096), SegmentAlgo::Item);
@@ -862,4 +872,38 @@ fn runs_scan_and_tiles_vectors_follow_the_rules() {
             );
         }
     }
+}
+
+/// item and chunks on CPUs (decision 73): 16 accumulators and 64-bit indices from mean length
+/// 192 on, one accumulator below it, on GPUs and for a forced `unroll=1`; Intel (sub-groups)
+/// streams in work-groups of one.
+#[test]
+fn cpus_stream_long_segments_with_accumulators() {
+    let n = 1u64 << 22;
+    let tune = SegmentTune::default();
+    let get = |c: &DeviceCaps, layout, segments, algo, tune: SegmentTune| {
+        let p = forced(c, layout, segments, n, (algo, 4, tune)).unwrap();
+        let s = p.segment.clone().unwrap();
+        (s.unroll, p.wide_index, p.local)
+    };
+    let u = |len| SegmentLayout::Uniform { len };
+    let off = SegmentLayout::Offsets;
+    for c in [fixtures::pocl_cpu(), fixtures::intel_cpu()] {
+        let local = if c.sub_groups.is_some() { 1 } else { 64 };
+        for a in [SegmentAlgo::Item, SegmentAlgo::Chunks] {
+            assert_eq!(get(&c, u(192), n / 192, a, tune), (16, true, local));
+            assert_eq!(get(&c, off, n / 4096, a, tune), (16, true, local));
+            assert_eq!(get(&c, u(191), n / 191, a, tune).0, 1);
+            assert_eq!(get(&c, off, n / 64, a, tune), (1, false, 64));
+            let one = SegmentTune {
+                unroll: Some(1),
+                ..tune
+            };
+            assert_eq!(get(&c, u(4096), n / 4096, a, one), (1, false, 64));
+        }
+    }
+    // GPUs: item without vector loads keeps one accumulator (its loop is unchanged).
+    let h = fixtures::nvidia_h200();
+    let p = forced(&h, off, n / 4096, n, (SegmentAlgo::Item, 4, tune)).unwrap();
+    assert_eq!((p.segment.unwrap().unroll, p.wide_index), (1, false));
 }
