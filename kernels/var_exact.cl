@@ -559,8 +559,22 @@ CLR_X_INLINE VA VAR(clr_xrenorm)(VA e) {
 }
 #endif
 
+// CLR_XDIAG (a -D switch for A/B runs only, through CLREDUCE_EXTRA_OPTIONS: the results are
+// wrong, the time says what the skipped parts cost; design/exact.md "Where the fixed tail
+// goes"): a mask of parts of a scalar exact sum's tail that are skipped: 1 the work-group's
+// merge of expansions, 2 work-item 0's flush into the superaccumulator, 4 the publication (the
+// global atomics or the row), 8 the last step (the last work-group's or the extra pass's sum of
+// the published limbs and its rounding), 16 the work-item's fold of its accumulators.
+#ifndef CLR_XDIAG
+#define CLR_XDIAG 0
+#endif
+
 CLR_X_INLINE VA VAR(clr_fold)(VA a, VA b, __local long* ls) {
+#if CLR_XDIAG & 16
+    return a;
+#else
     return VAR(clr_xmerge)(a, b, VAR(clr_xmine)(ls));
+#endif
 }
 
 // A finite or special value of the element type into a private superaccumulator (the
@@ -756,8 +770,14 @@ CLR_X_INLINE VA VAR(clr_xgroup)(VA v, __local VA* lm, VX_PTR s) {
 CLR_X_INLINE void VAR(clr_group_cross)(VA acc, __local VA* lm, __local long* ls, __global VT* res, __global long* part) {
     const uint lid = (uint)get_local_id(0);
     VX_PTR s = VAR(clr_xmine)(ls);
+#if CLR_XDIAG & 1
+    VA g = acc;
+#else
     VA g = VAR(clr_xgroup)(acc, lm, s);
+#endif
+#if !(CLR_XDIAG & 2)
     if (lid == 0) VAR(clr_xflush)(g, s);
+#endif
     barrier(CLK_LOCAL_MEM_FENCE);
 #if VXST == CLR_XST_ROWS
     // The rows, limb by limb, into row 0.
@@ -773,7 +793,7 @@ CLR_X_INLINE void VAR(clr_group_cross)(VA acc, __local VA* lm, __local long* ls,
     barrier(CLK_LOCAL_MEM_FENCE);
 #endif
     const size_t row = (size_t)get_group_id(0) * VXL;
-    for (uint j = lid; j < VXL; j += CLR_WG) {
+    for (uint j = lid; j < ((CLR_XDIAG & 4) ? 0u : VXL); j += CLR_WG) {
         const long t = ls[j];
 #if VXS == CLR_XS_ATOMIC
         if (t != 0) atom_add((volatile __global long*)&part[j], t);
@@ -794,7 +814,8 @@ CLR_X_INLINE void VAR(clr_group_cross)(VA acc, __local VA* lm, __local long* ls,
 }
 
 CLR_X_INLINE void VAR(clr_last)(__global VT* res, __global ulong* aux, __global long* part, uint count, __local VA* lm, __local long* ls) {
-#if VXS == CLR_XS_ATOMIC && VXTAIL
+#if CLR_XDIAG & 8
+#elif VXS == CLR_XS_ATOMIC && VXTAIL
     VAR(clr_xround_group)(res, aux, part, 1, 1, ls, CLR_SERIAL_FINISH);
 #elif VXS == CLR_XS_LAST && VXTAIL
     VAR(clr_xround_group)(res, aux, part, count, 1, ls, CLR_SERIAL_FINISH);
@@ -806,7 +827,8 @@ CLR_X_INLINE void VAR(clr_last)(__global VT* res, __global ulong* aux, __global 
 }
 
 CLR_X_INLINE void VAR(clr_pass)(__global VT* res, __global ulong* aux, __global long* part, uint count, __local VA* lm, __local long* ls) {
-#if VXS == CLR_XS_PASS && VXTAIL
+#if CLR_XDIAG & 8
+#elif VXS == CLR_XS_PASS && VXTAIL
     VAR(clr_xround_group)(res, aux, part, count, 0, ls, 0);
 #elif VXS == CLR_XS_PASS
     if (get_local_id(0) == 0) VAR(clr_xround_into)(res, aux, 0, part, count, 0);
