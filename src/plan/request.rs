@@ -146,6 +146,12 @@ pub enum ExactTail {
     /// normalizing it: planned only where every deposit of the launch together stays within the
     /// 2^30 contributions a superaccumulator takes between normalizations.
     Lean,
+    /// [`ExactTail::Lean`], and the lazy finish (decision 74, design/exact.md "The lazy
+    /// finish"): each work-group publishes its merged expansion and only the nonzero limbs of its
+    /// superaccumulator (raising a flag); the last work-group merges the expansions exactly and,
+    /// where no limb was touched, rounds the merged expansion directly. Two-double expansions
+    /// with the atomic cross step only, within the expansion's cap for the whole launch.
+    Lazy,
 }
 
 /// Geometry override for the range form, for tuning experiments:
@@ -171,7 +177,8 @@ pub struct Tuning {
     pub hot: Option<HotLoop>,
     /// Exact sums: the fixed tail's form, `tail=0` [`ExactTail::Private`](ExactTail::Private),
     /// `tail=1` [`ExactTail::Local`](ExactTail::Local), `tail=2` [`ExactTail::Lean`](ExactTail::Lean)
-    /// (where its bound holds, else local); `None` is automatic.
+    /// (where its bound holds, else local), `tail=3` [`ExactTail::Lazy`](ExactTail::Lazy) (where
+    /// it applies, else as `tail=2`); `None` is automatic.
     pub tail: Option<ExactTail>,
     /// Exact sums in the shared hot loop: unrolled steps per check of the loop's bound
     /// (`steps=1|2|4`, design/exact.md "The f64 loop"): the steps of one check run as one
@@ -245,11 +252,12 @@ impl Tuning {
                         _ => HotLoop::Vector,
                     })
                 }
-                "tail" if v <= 2 => {
+                "tail" if v <= 3 => {
                     one.tail = Some(match v {
                         0 => ExactTail::Private,
                         1 => ExactTail::Local,
-                        _ => ExactTail::Lean,
+                        2 => ExactTail::Lean,
+                        _ => ExactTail::Lazy,
                     })
                 }
                 "vec" => one.vec = Some(usize::try_from(v).unwrap_or(usize::MAX)),
