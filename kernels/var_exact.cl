@@ -584,8 +584,15 @@ CLR_X_INLINE VA VAR(clr_xrenorm)(VA e) {
 #define CLR_XDIAG 0
 #endif
 
+// CLR_XFOLD_LIVE 1 (the default; 0 for A/B runs): where the loop changes only accumulator 0
+// (clr_xlive 1: the shared hot f32 loop, the vector form) the others are still the identity,
+// and the fold keeps accumulator 0 as it is instead of merging zeros into it (the same value:
+// TwoSums with 0 leave no residue).
+#ifndef CLR_XFOLD_LIVE
+#define CLR_XFOLD_LIVE 1
+#endif
 CLR_X_INLINE VA VAR(clr_fold)(VA a, VA b, __local long* ls) {
-#if CLR_XDIAG & 16
+#if (CLR_XDIAG & 16) || (CLR_XFOLD_LIVE && VXSPEC && ((VX_HOT32 && !VX_LANES) || VX_VEC))
     return a;
 #else
     return VAR(clr_xmerge)(a, b, VAR(clr_xmine)(ls));
