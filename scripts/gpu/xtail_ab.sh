@@ -48,15 +48,15 @@ v() {
 # f64 here, the rest in session 14's records); the fold of untouched
 # accumulators kept (CLR_XFOLD_LIVE, default 1) against the merges of zeros (0); fewer
 # work-groups at 2^20; then the exact tests on the GPU.
-B="2^20,2^24"
+S2="2^20,2^24"
 v r2-lazy "" "" "$F2,$SMM" "2^20,2^24,2^28"
-v r2-lean "tail=2" "" "$F2,$SMM" "$B"
+v r2-lean "tail=2" "" "$F2,$SMM" "$S2"
 v r2-lean-f64 "tail=2" "" "f64-sum,f64-sum-exact" "2^28"
-v r2-lazy-fold0 "" "-DCLR_XFOLD_LIVE=0" "f32-sum,f32-sum-exact" "$B"
+v r2-lazy-fold0 "" "-DCLR_XFOLD_LIVE=0" "f32-sum,f32-sum-exact" "$S2"
 v r2-lazy-g4 "groups_per_cu=4" "" "$F2" "2^20"
 v r2-lazy-g2 "groups_per_cu=2" "" "$F2" "2^20"
-v r2-lean-b "tail=2" "" "$F2,$SMM" "$B"
-v r2-lazy-b "" "" "$F2,$SMM" "$B"
+v r2-lean-b "tail=2" "" "$F2,$SMM" "$S2"
+v r2-lazy-b "" "" "$F2,$SMM" "$S2"
 if [ "${TESTS:-1}" = 1 ] && echo tests | grep -Eq "$ONLY"; then
   t0=$SECONDS
   timeout 70 .gpu/test-suite --test-threads=2 exact_tail::lazy exact_tail::tail_forms_are_exact exact_spec::hot_loop_is_exact 2>&1 |

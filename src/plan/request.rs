@@ -223,7 +223,7 @@ impl Tuning {
                     "order=1 (grid-stride)|2 (blocked)|3 (contiguous)",
                     "spec=0|1 (exact sums: the speculative loop)",
                     "hot=0|1|2|3 (exact sums: the hot form, off, shared, lanes or vector)",
-                    "tail=0|1|2 (exact sums: the tail, private, local or lean)",
+                    "tail=0|1|2|3 (exact sums: the tail, private, local, lean or lazy)",
                     "steps=1|2|4 (exact sums: the hot loop's unrolled steps per bound check)",
                     "vec=1|2|4|8 (16-bit reads at [i]: elements per load)",
                 ],
