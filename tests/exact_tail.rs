@@ -3,8 +3,9 @@
 //! local memory, one per work-item, and rounded there in place (`ExactTail::Local`),
 //! work-groups publishing without normalizing (`ExactTail::Lean`), the lazy finish on top of it
 //! (`ExactTail::Lazy`, decision 74: the work-groups' expansions merged by the last one and rounded
-//! directly where no limb was touched; the default of f32 sums and small f64 ones under the
-//! atomic step, Lean under the others), and work-item 0 rounding private copies (`ExactTail::Private`). Bit equality with the host's
+//! directly where no limb was touched; under the atomic step only, Lean under the others), and
+//! work-item 0 rounding private copies (`ExactTail::Private`). Lean is the default of f32 sums and
+//! small f64 ones. Bit equality with the host's
 //! correctly rounded sum on the adversarial patterns, under every cross-group step (atomic,
 //! last-group rows, the extra pass), in ranges and nd_ranges, with two exact sums and other
 //! variables in one launch, and in a split across devices (raw mode: the shares' normalized

@@ -360,10 +360,12 @@ pub(super) fn lazy_applies(e: &ExactPlan, cross: CrossAlgo, total: u64) -> bool 
 }
 
 /// The fixed tail of a scalar exact sum (design/exact.md "The tail", "The lazy finish"):
-/// `CLREDUCE_TUNE=tail=0|1|2|3`, else [`ExactTail::Lazy`], except [`ExactTail::Private`] for
+/// `CLREDUCE_TUNE=tail=0|1|2|3`, else [`ExactTail::Lean`], except [`ExactTail::Private`] for
 /// f64 results of more than 2^20 indices whose loop checks its bound every step (`steps` 1);
-/// Lazy only where `lazy` ([`lazy_applies`]), else [`ExactTail::Lean`]; Lean and Lazy only where
-/// [`lean_fits`] (their work-groups publish unnormalized), else [`ExactTail::Local`]. Measured on the H200 (design/bench/2026-11-25-h200-session12-exact.txt
+/// [`ExactTail::Lazy`] (only asked for: on the H200 it ran f64's loop at 1.4x Lean's time and
+/// won nothing for f32, design/bench/2026-11-25-h200-session15-xtail.txt round 2) only where
+/// `lazy` ([`lazy_applies`]), else Lean; Lean and Lazy only where [`lean_fits`] (their
+/// work-groups publish unnormalized), else [`ExactTail::Local`]. Measured on the H200 (design/bench/2026-11-25-h200-session12-exact.txt
 /// round 2, device time, the same process): f32 the same at 2^24 and 2^28 (31.1 / 31.2 us,
 /// 256.0 / 256.6 us), 12.8 / 12.2 us at 2^20; f64 2^20 20.3 us private, 17.9 lean; but f64's loop
 /// with a bound check per step ran at about half speed under either local form from 2^24 (69.7
@@ -379,7 +381,7 @@ pub(super) fn tail(
     let auto = if format == ExactFormat::F64 && total > LEAN_F64_MAX && steps == 1 {
         ExactTail::Private
     } else {
-        ExactTail::Lazy
+        ExactTail::Lean
     };
     match req.tuning.and_then(|t| t.tail).unwrap_or(auto) {
         ExactTail::Lean | ExactTail::Lazy if !lean_fits(total, groups, local, unroll) => {

@@ -150,7 +150,8 @@ pub enum ExactTail {
     /// finish"): each work-group publishes its merged expansion and only the nonzero limbs of its
     /// superaccumulator (raising a flag); the last work-group merges the expansions exactly and,
     /// where no limb was touched, rounds the merged expansion directly. Two-double expansions
-    /// with the atomic cross step only, within the expansion's cap for the whole launch.
+    /// with the atomic cross step only, within the expansion's cap for the whole launch. Only
+    /// when asked for (`tail=3`): on the H200 it slowed f64's loop (decision 74).
     Lazy,
 }
 

@@ -777,7 +777,7 @@ fn the_steps_follow_the_format_and_the_override() {
     let p = one(&gpu, ElemType::F64, 1 << 28, "");
     let e = p.vars[0].exact.unwrap();
     assert_eq!((p.spec_steps, p.unroll, p.groups), (2, 4, 4 * cus));
-    assert_eq!((e.hot, e.tail), (HotLoop::Shared, ExactTail::Lazy));
+    assert_eq!((e.hot, e.tail), (HotLoop::Shared, ExactTail::Lean));
     let p = one(&gpu, ElemType::F32, 1 << 28, "");
     assert_eq!((p.spec_steps, p.unroll, p.groups), (1, 8, 8 * cus));
     let p = one(&gpu, ElemType::F64, 1 << 28, "steps=1");
@@ -788,7 +788,7 @@ fn the_steps_follow_the_format_and_the_override() {
             .exact
             .unwrap()
             .tail,
-        ExactTail::Lazy
+        ExactTail::Lean
     );
     assert_eq!(one(&gpu, ElemType::F64, 1 << 28, "steps=4").spec_steps, 4);
     assert_eq!(one(&gpu, ElemType::F32, 1 << 28, "steps=4").spec_steps, 4);
@@ -858,8 +858,8 @@ fn the_tail_follows_the_override() {
         let l = Some(ExactTail::Local);
         let e = Some(ExactTail::Lean);
         let z = Some(ExactTail::Lazy);
-        assert_eq!(tails(&caps, 1 << 20, ""), [z, z, None]);
-        assert_eq!(tails(&caps, (1 << 20) + 1, ""), [z, p, None]);
+        assert_eq!(tails(&caps, 1 << 20, ""), [e, e, None]);
+        assert_eq!(tails(&caps, (1 << 20) + 1, ""), [e, p, None]);
         assert_eq!(tails(&caps, 1 << 31, ""), [l, p, None]);
         assert_eq!(tails(&caps, 1 << 20, "tail=0"), [p, p, None]);
         assert_eq!(tails(&caps, 1 << 20, "tail=1"), [l, l, None]);
@@ -871,6 +871,7 @@ fn the_tail_follows_the_override() {
         for forced in ["tree+last-group", "tree+extra-pass"] {
             let mut r = exact_req(FormRequest::Range { n: 1 << 20 }, Op::Plus, ElemType::F32);
             r.strategy = Strategy::parse(forced).unwrap();
+            r.tuning = Some(Tuning::parse("tail=3").unwrap());
             let t = plan(&caps, &r).unwrap().vars[0].exact.unwrap().tail;
             assert_eq!(t, ExactTail::Lean, "{forced}");
         }
@@ -878,18 +879,10 @@ fn the_tail_follows_the_override() {
     // Without fp64 (three-float expansions) the lazy finish does not apply: Lean.
     let mut nofp64 = fixtures::pocl_cpu();
     nofp64.fp64 = false;
-    assert_eq!(
-        plan(
-            &nofp64,
-            &exact_req(FormRequest::Range { n: 1 << 20 }, Op::Plus, ElemType::F32)
-        )
-        .unwrap()
-        .vars[0]
-            .exact
-            .unwrap()
-            .tail,
-        ExactTail::Lean
-    );
+    let mut r = exact_req(FormRequest::Range { n: 1 << 20 }, Op::Plus, ElemType::F32);
+    r.tuning = Some(Tuning::parse("tail=3").unwrap());
+    let t = plan(&nofp64, &r).unwrap().vars[0].exact.unwrap().tail;
+    assert_eq!(t, ExactTail::Lean);
     // f64 data: only within the expansion's cap for the whole launch (2^30 elements and the
     // initial value), which the lean bound implies.
     let e64 = ExactPlan {
