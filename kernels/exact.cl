@@ -599,3 +599,47 @@ CLR_X_INLINE ulong CLR_X_N(clr_x_round64_in_l)(__local long* acc) {
     return CLR_X_N(clr_x_round_in_l)(acc, 53, -1022, 1023, 0x7ff8000000000000UL,
                                      0x7ff0000000000000UL, 0x8000000000000000UL);
 }
+
+#if CLR_X_FP64
+// The value s + c of a two-double expansion rounded once to the result format (its bits: a
+// float's in the low 32 for F = 32), where nothing else holds part of the sum (no limb was
+// touched: design/exact.md "Rounding an untouched expansion"; the same bits as the limbs'
+// rounding of the same value). It needs what every expansion of the fast path gives: s and c
+// zero or multiples of the format's grid (2^-1022 in the f64 window, 2^-149 for f32 data) and
+// s + c within the cap's bound (2^1020 for F = 64, 2^191 for F = 32).
+// F = 64: fl(s + c), IEEE's correctly rounded addition, is the correctly rounded value (a nonzero
+// sum on the 2^-1022 grid is a normal double); an exact zero is +0.
+// F = 32: (h, r) = TwoSum(s, c) is s + c exactly; h rounded to odd (moved one ulp toward r when
+// r != 0 and h is even) is s + c rounded to odd at 53 bits, which rounded to nearest at 24 bits
+// or fewer is s + c rounded to nearest (round to odd with at least two extra bits: Boldo and
+// Melquiond); that last rounding is integer operations (no float conversion a device could
+// flush), overflow to infinity included.
+CLR_X_INLINE ulong CLR_X_N(clr_x_round_e2d)(clr_x_e2d e) {
+#if CLR_X_F == 64
+    const ulong h = as_ulong(e.s + e.c);
+    return (h << 1) == 0UL ? 0UL : h;
+#else
+    double r;
+    ulong h = as_ulong(clr_x_two_sum_d(e.s, e.c, &r));
+    if ((h << 1) == 0UL) return 0UL;  // s + c == 0 exactly (r is 0: no double underflows here)
+    if (r != 0.0 && (h & 1UL) == 0UL) h += ((h ^ as_ulong(r)) >> 63) ? (ulong)-1L : 1UL;
+    // |s + c| >= 2^-149 (every value is on the f32 grid): the double is normal, exponent E.
+    const ulong sg = (h >> 32) & 0x80000000UL;
+    const int E = (int)((h >> 52) & 0x7ffUL) - 1023;
+    const ulong m = (h & 0xfffffffffffffUL) | 0x10000000000000UL;  // s + c = m * 2^(E - 52)
+    int q = max(E - 23, -149);                                      // the float quantum's exponent
+    const int sh = q - (E - 52);                                    // 29 (normal) to 52
+    ulong mant = m >> sh;
+    const ulong rem = m & ((1UL << sh) - 1UL), mid = 1UL << (sh - 1);
+    if (rem > mid || (rem == mid && (mant & 1UL))) {
+        ++mant;
+        if (mant == (1UL << 24)) {
+            mant >>= 1;
+            ++q;
+        }
+    }
+    if (q + 23 > 127) return sg | 0x7f800000UL;
+    return sg | (((ulong)(q + 149) << 23) + mant);
+#endif
+}
+#endif

@@ -30,8 +30,23 @@
 // expansions in as many shuffle levels as there are warps; 2, also each work-group publishes
 // its superaccumulator without normalizing it (the planner's bound: every deposit of the launch
 // together within the 2^30 contributions of the superaccumulator the limbs are summed into).
+// 3, lazy (decision 74; design/exact.md "The lazy finish"): also each work-group publishes
+// its merged expansion (two doubles) into its own slot after the global superaccumulator and
+// adds only what its superaccumulator holds (residues, elements outside the window), raising a
+// flag word when it adds anything; the last work-group merges the expansions exactly and, when
+// the flag is down and its merges left nothing either, rounds the merged expansion directly
+// (clr_x_round_e2d): the limbs are never flushed, published or rounded on ordinary data. Only
+// for two-double expansions, the global atomic cross step, a local atomic superaccumulator,
+// outside raw mode and spans (VX_LAZY); the planner takes it only within the expansion's cap
+// for the whole launch (f64 data: 2^30 elements). Elsewhere 3 runs as 2.
 #ifndef VXTAIL
 #define VXTAIL CLR_CAT3(R, CLR_V, _XTAIL)
+#endif
+#undef VX_LAZY
+#if VXTAIL == 3 && VXE == CLR_XE_E2D && VXS == CLR_XS_ATOMIC && VXST == CLR_XST_LA && !VXRAW && !VSPAN
+#define VX_LAZY 1
+#else
+#define VX_LAZY 0
 #endif
 #undef VX_SUF
 #undef VX_FL
@@ -559,8 +574,29 @@ CLR_X_INLINE VA VAR(clr_xrenorm)(VA e) {
 }
 #endif
 
+// CLR_XDIAG (a -D switch for A/B runs only, through CLREDUCE_EXTRA_OPTIONS: the results are
+// wrong, the time says what the skipped parts cost; design/exact.md "Where the fixed tail
+// goes"): a mask of parts of a scalar exact sum's tail that are skipped: 1 the work-group's
+// merge of expansions, 2 work-item 0's flush into the superaccumulator, 4 the publication (the
+// global atomics or the row), 8 the last step (the last work-group's or the extra pass's sum of
+// the published limbs and its rounding), 16 the work-item's fold of its accumulators.
+#ifndef CLR_XDIAG
+#define CLR_XDIAG 0
+#endif
+
+// CLR_XFOLD_LIVE 1 (the default; 0 for A/B runs): where the loop changes only accumulator 0
+// (clr_xlive 1: the shared hot f32 loop, the vector form) the others are still the identity,
+// and the fold keeps accumulator 0 as it is instead of merging zeros into it (the same value:
+// TwoSums with 0 leave no residue).
+#ifndef CLR_XFOLD_LIVE
+#define CLR_XFOLD_LIVE 1
+#endif
 CLR_X_INLINE VA VAR(clr_fold)(VA a, VA b, __local long* ls) {
+#if (CLR_XDIAG & 16) || (CLR_XFOLD_LIVE && VXSPEC && ((VX_HOT32 && !VX_LANES) || VX_VEC))
+    return a;
+#else
     return VAR(clr_xmerge)(a, b, VAR(clr_xmine)(ls));
+#endif
 }
 
 // A finite or special value of the element type into a private superaccumulator (the
@@ -647,7 +683,7 @@ static __attribute__((noinline)) void VAR(clr_xround_group)(
 #else
 CLR_X_INLINE void VAR(clr_xround_group)(
 #endif
-__global VT* res, __global ulong* raw, __global long* part, uint rows, int atomic_take, __local long* ls, int serial) {
+__global VT* res, __global ulong* raw, __global long* part, uint rows, int atomic_take, __local long* ls, int serial, int with_init) {
     const uint lid = (uint)get_local_id(0);
     for (uint j = serial ? (lid == 0 ? 0u : VXL) : lid; j < VXL; j += serial ? 1u : CLR_WG) {
         long t = 0;
@@ -670,7 +706,7 @@ __global VT* res, __global ulong* raw, __global long* part, uint rows, int atomi
         for (uint j = 0; j < VXL; ++j) out[j] = ls[j];
 #else
 #if VINIT
-        VAR(clr_xadd_local)(ls, res[0]);
+        if (with_init) VAR(clr_xadd_local)(ls, res[0]);
 #endif
         res[0] = VAR(clr_xround_in_local)(ls);
 #endif
@@ -751,13 +787,129 @@ CLR_X_INLINE VA VAR(clr_xgroup)(VA v, __local VA* lm, VX_PTR s) {
 #endif
 }
 
+#if VX_LAZY
+// ---- the lazy finish (VXTAIL 3) ----------------------------------------------------------
+// part: the global superaccumulator (VXL limbs), the flag word part[VXL] (nonzero once any
+// work-group added to the limbs; the last work-group takes it back to 0), then two longs per
+// work-group: the bits of its merged expansion's s and c (the last work-group leaves them at 0).
+// src/api/run.rs partial_bytes sizes it.
+#define VX_LAZY_FLAG(part) ((volatile __global long*)(part) + VXL)
+CLR_X_INLINE void VAR(clr_xlazy_put)(__global long* part, size_t grp, clr_x_e2d e) {
+    __global long* x = part + VXL + 1 + 2 * grp;
+    x[0] = as_long(e.s);
+    x[1] = as_long(e.c);
+}
+// Work-group grp's expansion, its slot left at 0 (the scratch buffer's slots are all 0 between
+// launches: a later launch may use it for rows).
+CLR_X_INLINE clr_x_e2d VAR(clr_xlazy_take)(__global long* part, size_t grp) {
+    // Volatile: another work-group's plain stores, published by its ticket (release), read after
+    // this one's (acquire); no cache line of them can be this compute unit's from before.
+    volatile __global long* x = (volatile __global long*)part + VXL + 1 + 2 * grp;
+    clr_x_e2d e;
+    e.s = as_double(x[0]);
+    e.c = as_double(x[1]);
+    x[0] = 0;
+    x[1] = 0;
+    return e;
+}
+// The work-group's superaccumulator ls (after a barrier) onto the global one: each nonzero limb
+// added with a 64-bit atomic, which also raises the flag, and left at 0 (the last work-group
+// deposits into ls again). Work-item 0 alone where `serial`.
+CLR_X_INLINE void VAR(clr_xlazy_pub)(__local long* ls, __global long* part, int serial) {
+    const uint lid = (uint)get_local_id(0);
+    for (uint j = serial ? (lid == 0 ? 0u : VXL) : lid; j < VXL; j += serial ? 1u : CLR_WG) {
+        const long t = ls[j];
+        if (t != 0) {
+            atom_add((volatile __global long*)&part[j], t);
+            atom_xchg(VX_LAZY_FLAG(part), 1L);
+            ls[j] = 0;
+        }
+    }
+}
+// The last work-group (or work-item 0 alone where `serial`: PoCL 3.x, CLR_SERIAL_FINISH): the
+// `count` published expansions and the initial value merged exactly into work-item 0's
+// expansion (residues into ls, then published as every work-group's); with the flag down the
+// limbs hold nothing, and the merged expansion, the exact sum, is rounded directly; otherwise it
+// is flushed into the global superaccumulator, which is then summed and rounded as under Lean.
+CLR_X_INLINE void VAR(clr_xlazy_last)(__global VT* res, __global long* part, uint count, __local VA* lm, __local long* ls, int serial) {
+    const uint lid = (uint)get_local_id(0);
+    VX_PTR s = (VX_PTR)ls;
+    clr_x_e2d e = clr_x_e2d_zero();
+    for (uint g = serial ? (lid == 0 ? 0u : count) : lid; g < count; g += serial ? 1u : CLR_WG)
+        e = VX_F(clr_x_merge_e2d)(e, VAR(clr_xlazy_take)(part, g), s);
+#if VINIT
+    if (lid == 0) {
+#if VXF == 32
+        e = VX_F(clr_x_push_f32d)(e, as_uint(res[0]), s);
+#else
+        e = VX_F(clr_x_push_f64d)(e, res[0], s);
+#endif
+    }
+#endif
+    if (!serial) {
+#if VX_BLOCKS
+        VA a = VAR(clr_identity)();
+        a.e = e;
+        e = VAR(clr_xgroup)(a, lm, s).e;
+#else
+        e = VAR(clr_xgroup)(e, lm, s);
+#endif
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    VAR(clr_xlazy_pub)(ls, part, serial);
+    if (!serial) barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    long touched = 0;
+    if (lid == 0) {
+        touched = atom_xchg(VX_LAZY_FLAG(part), 0L);
+        if (touched == 0) {
+#if VXF == 32
+            res[0] = as_float((uint)CLR_CAT(clr_x_round_e2d, VX_SUF)(e));
+#else
+            res[0] = as_double(CLR_CAT(clr_x_round_e2d, VX_SUF)(e));
+#endif
+        } else {
+            CLR_CAT3(clr_x_flush_e2d, _ga, VX_SUF)(e, (volatile __global long*)part);
+        }
+    }
+    if (serial) {
+        if (lid == 0 && touched != 0) VAR(clr_xround_group)(res, 0, part, 1, 1, ls, 1, 0);
+        return;
+    }
+    // Work-item 0's answer to every work-item (ls is all zero here), then the limbs' way.
+    if (lid == 0) ls[0] = touched;
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    touched = ls[0];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (touched != 0) VAR(clr_xround_group)(res, 0, part, 1, 1, ls, 0, 0);
+}
+#endif
+
 // After the work-items' loop: merge, flush, normalize and publish the work-group's
 // superaccumulator.
 CLR_X_INLINE void VAR(clr_group_cross)(VA acc, __local VA* lm, __local long* ls, __global VT* res, __global long* part) {
     const uint lid = (uint)get_local_id(0);
     VX_PTR s = VAR(clr_xmine)(ls);
+#if CLR_XDIAG & 1
+    VA g = acc;
+#else
     VA g = VAR(clr_xgroup)(acc, lm, s);
+#endif
+#if VX_LAZY
+    // The merged expansion into this work-group's slot (f32 data outside the speculative loop:
+    // its block first), then only the superaccumulator's nonzero limbs.
+    if (lid == 0) {
+#if VX_BLOCKS
+        VAR(clr_xlazy_put)(part, get_group_id(0), VAR(clr_xblock)(g, s).e);
+#else
+        VAR(clr_xlazy_put)(part, get_group_id(0), g);
+#endif
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    VAR(clr_xlazy_pub)(ls, part, 0);
+#else
+#if !(CLR_XDIAG & 2)
     if (lid == 0) VAR(clr_xflush)(g, s);
+#endif
     barrier(CLK_LOCAL_MEM_FENCE);
 #if VXST == CLR_XST_ROWS
     // The rows, limb by limb, into row 0.
@@ -773,7 +925,7 @@ CLR_X_INLINE void VAR(clr_group_cross)(VA acc, __local VA* lm, __local long* ls,
     barrier(CLK_LOCAL_MEM_FENCE);
 #endif
     const size_t row = (size_t)get_group_id(0) * VXL;
-    for (uint j = lid; j < VXL; j += CLR_WG) {
+    for (uint j = lid; j < ((CLR_XDIAG & 4) ? 0u : VXL); j += CLR_WG) {
         const long t = ls[j];
 #if VXS == CLR_XS_ATOMIC
         if (t != 0) atom_add((volatile __global long*)&part[j], t);
@@ -783,6 +935,7 @@ CLR_X_INLINE void VAR(clr_group_cross)(VA acc, __local VA* lm, __local long* ls,
         part[row + j] = t;
 #endif
     }
+#endif
 #if VXS != CLR_XS_PASS
     // Every publishing work-item's atomics before work-item 0 takes the ticket (reduce.cl).
 #if CLR_C11
@@ -794,10 +947,13 @@ CLR_X_INLINE void VAR(clr_group_cross)(VA acc, __local VA* lm, __local long* ls,
 }
 
 CLR_X_INLINE void VAR(clr_last)(__global VT* res, __global ulong* aux, __global long* part, uint count, __local VA* lm, __local long* ls) {
-#if VXS == CLR_XS_ATOMIC && VXTAIL
-    VAR(clr_xround_group)(res, aux, part, 1, 1, ls, CLR_SERIAL_FINISH);
+#if CLR_XDIAG & 8
+#elif VX_LAZY
+    VAR(clr_xlazy_last)(res, part, count, lm, ls, CLR_SERIAL_FINISH);
+#elif VXS == CLR_XS_ATOMIC && VXTAIL
+    VAR(clr_xround_group)(res, aux, part, 1, 1, ls, CLR_SERIAL_FINISH, 1);
 #elif VXS == CLR_XS_LAST && VXTAIL
-    VAR(clr_xround_group)(res, aux, part, count, 1, ls, CLR_SERIAL_FINISH);
+    VAR(clr_xround_group)(res, aux, part, count, 1, ls, CLR_SERIAL_FINISH, 1);
 #elif VXS == CLR_XS_ATOMIC
     if (get_local_id(0) == 0) VAR(clr_xround_into)(res, aux, 0, part, 1, 1);
 #elif VXS == CLR_XS_LAST
@@ -806,8 +962,9 @@ CLR_X_INLINE void VAR(clr_last)(__global VT* res, __global ulong* aux, __global 
 }
 
 CLR_X_INLINE void VAR(clr_pass)(__global VT* res, __global ulong* aux, __global long* part, uint count, __local VA* lm, __local long* ls) {
-#if VXS == CLR_XS_PASS && VXTAIL
-    VAR(clr_xround_group)(res, aux, part, count, 0, ls, 0);
+#if CLR_XDIAG & 8
+#elif VXS == CLR_XS_PASS && VXTAIL
+    VAR(clr_xround_group)(res, aux, part, count, 0, ls, 0, 1);
 #elif VXS == CLR_XS_PASS
     if (get_local_id(0) == 0) VAR(clr_xround_into)(res, aux, 0, part, count, 0);
 #endif

@@ -282,42 +282,10 @@ CLR_X_INLINE VA VAR(clr_group)(VA v, __local VA* lm) {
 #if VXE == CLR_XE_E2D && !VXRAW
 // The value s + c of an untouched two-double expansion (exact: no limb holds anything) rounded
 // once, as result bits; the same bits as the limbs' rounding (clr_x_round32/64, exact.cl).
-// f64 results (f64 data): every element the expansion took is a multiple of 2^-1022 below
-// 2^990 (the window) and the segment has at most 2^29 of them, so s + c is zero or a normal
-// double's value in range, and fl(s + c), IEEE's correctly rounded addition, is its correctly
-// rounded value; an exact zero is +0. f32 results: (h, r) = TwoSum(s, c) is s + c exactly; h
-// rounded to odd (moved one ulp toward r when r != 0 and h is even) is s + c rounded to odd at 53
-// bits, which rounded to nearest at 24 bits or fewer is s + c rounded to nearest (round to odd
-// with at least two extra bits: Boldo and Melquiond); that last rounding is done with integer
-// operations (no float conversion that a device could flush), overflow to infinity included.
-CLR_X_INLINE ulong VAR(clr_xsround)(clr_x_e2d e) {
-#if VXF == 64
-    const ulong h = as_ulong(e.s + e.c);
-    return (h << 1) == 0UL ? 0UL : h;
-#else
-    double r;
-    ulong h = as_ulong(clr_x_two_sum_d(e.s, e.c, &r));
-    if ((h << 1) == 0UL) return 0UL;  // s + c == 0 exactly (r is 0: no double underflows here)
-    if (r != 0.0 && (h & 1UL) == 0UL) h += ((h ^ as_ulong(r)) >> 63) ? (ulong)-1L : 1UL;
-    // |s + c| >= 2^-149 (every value is on the f32 grid): the double is normal, exponent E.
-    const ulong sg = (h >> 32) & 0x80000000UL;
-    const int E = (int)((h >> 52) & 0x7ffUL) - 1023;
-    const ulong m = (h & 0xfffffffffffffUL) | 0x10000000000000UL;  // s + c = m * 2^(E - 52)
-    int q = max(E - 23, -149);  // the float quantum's exponent
-    const int sh = q - (E - 52);  // 29 (normal) to 52
-    ulong mant = m >> sh;
-    const ulong rem = m & ((1UL << sh) - 1UL), mid = 1UL << (sh - 1);
-    if (rem > mid || (rem == mid && (mant & 1UL))) {
-        ++mant;
-        if (mant == (1UL << 24)) {
-            mant >>= 1;
-            ++q;
-        }
-    }
-    if (q + 23 > 127) return sg | 0x7f800000UL;
-    return sg | (((ulong)(q + 149) << 23) + mant);
-#endif
-}
+// Every element the expansion took is in the window and a segment has at most 2^29 of them,
+// which is what kernels/exact.cl clr_x_round_e2d needs (fl(s + c) for f64 results; TwoSum,
+// round to odd and an integer rounding for f32 results).
+CLR_X_INLINE ulong VAR(clr_xsround)(clr_x_e2d e) { return CLR_CAT(clr_x_round_e2d, VXS_SUF)(e); }
 #endif
 
 // Segment e's result: the accumulator with the variable's initial value (VINIT), rounded once;

@@ -1,8 +1,11 @@
 //! The exact sum's tail forms (`Tuning::tail`, design/exact.md "The tail"), forced on every
 //! device here so the CPUs run the code the GPU's plans may take: the published limbs summed in
 //! local memory, one per work-item, and rounded there in place (`ExactTail::Local`),
-//! work-groups publishing without normalizing (`ExactTail::Lean`, the default of f32 sums and
-//! small f64 ones), and work-item 0 rounding private copies (`ExactTail::Private`). Bit equality with the host's
+//! work-groups publishing without normalizing (`ExactTail::Lean`), the lazy finish on top of it
+//! (`ExactTail::Lazy`, decision 74: the work-groups' expansions merged by the last one and rounded
+//! directly where no limb was touched; under the atomic step only, Lean under the others), and
+//! work-item 0 rounding private copies (`ExactTail::Private`). Lean is the default of f32 sums and
+//! small f64 ones. Bit equality with the host's
 //! correctly rounded sum on the adversarial patterns, under every cross-group step (atomic,
 //! last-group rows, the extra pass), in ranges and nd_ranges, with two exact sums and other
 //! variables in one launch, and in a split across devices (raw mode: the shares' normalized
@@ -17,6 +20,7 @@ use clreduce::check::adversarial::{f32s, f64s, Pattern};
 use clreduce::exact::{sum_f32, sum_f64};
 use clreduce::plan::{ExactTail, Strategy, Tuning};
 use clreduce::{reduction, Error, Form, Kernel, NdRange, Op, Options, Queue, Range};
+use common::rng::Rng;
 use common::*;
 use multi_common::{configs, splits};
 
@@ -66,6 +70,15 @@ fn run<T: clreduce::Element + Copy>(
     Ok((bits(s.get(0)?), tail))
 }
 
+/// The tail a launch forced to `tail` plans under `strategy`: the lazy finish needs the atomic
+/// cross step (the automatic one on every device here and the H200), else it runs as Lean.
+fn planned(tail: ExactTail, strategy: &str) -> ExactTail {
+    match tail {
+        ExactTail::Lazy if strategy != "auto" => ExactTail::Lean,
+        t => t,
+    }
+}
+
 fn outcome(got: Result<(u64, Option<ExactTail>), Error>, want: u64, tail: ExactTail) -> Outcome {
     match got {
         Err(e) => match skip_reason(&e) {
@@ -110,7 +123,13 @@ fn tail_forms_are_exact() {
                 ));
             }
         }
-        for tail in [ExactTail::Private, ExactTail::Local, ExactTail::Lean] {
+        let tails = [
+            ExactTail::Private,
+            ExactTail::Local,
+            ExactTail::Lean,
+            ExactTail::Lazy,
+        ];
+        for tail in tails {
             for strategy in STRATEGIES {
                 // Every pattern in the range under the automatic strategy; three in the range
                 // under each forced one and in the nd_ranges (automatic). The private tail (the
@@ -133,7 +152,8 @@ fn tail_forms_are_exact() {
                         let got = run(q, &d, 0.25f32, *form, opts(tail, strategy), |v| {
                             v.to_bits() as u64
                         });
-                        tally.record(&dev, &format!("{case} f32"), outcome(got, want, tail));
+                        let planned = planned(tail, strategy);
+                        tally.record(&dev, &format!("{case} f32"), outcome(got, want, planned));
                         if !q.caps().fp64 {
                             tally.skip(&dev, &format!("{case} f64"), "no fp64 on the device");
                             continue;
@@ -143,7 +163,7 @@ fn tail_forms_are_exact() {
                         let got = run(q, &d, -0.75f64, *form, opts(tail, strategy), |v| {
                             v.to_bits()
                         });
-                        tally.record(&dev, &format!("{case} f64"), outcome(got, want, tail));
+                        tally.record(&dev, &format!("{case} f64"), outcome(got, want, planned));
                     }
                 }
             }
@@ -182,7 +202,7 @@ fn lean_only_within_its_bound() {
     tally.finish();
 }
 
-/// Two exact sums (f32, f64) beside a minimum and a count in one launch, both tails: each exact
+/// Two exact sums (f32, f64) beside a minimum and a count in one launch, the local, lean and lazy tails: each exact
 /// sum's last step runs in the same last work-group (each with its own local memory and
 /// barriers); the exact sums' bits are the host's and the count is n (the minimum rides along,
 /// tests/exact.rs checks it).
@@ -205,8 +225,9 @@ fn tail_forms_with_several_variables() {
         } else {
             200_003
         };
-        for tail in [ExactTail::Local, ExactTail::Lean] {
+        for tail in [ExactTail::Local, ExactTail::Lean, ExactTail::Lazy] {
             for strategy in STRATEGIES {
+                let planned = Some(planned(tail, strategy));
                 for p in [
                     Pattern::Random,
                     Pattern::Cancel,
@@ -262,7 +283,7 @@ fn tail_forms_with_several_variables() {
                             Some(r) => Outcome::Skip(r),
                             None => Outcome::Fail(format!("launch: {e}")),
                         },
-                        Ok((_, t)) if t != [Some(tail), None, Some(tail), None] => {
+                        Ok((_, t)) if t != [planned, None, planned, None] => {
                             Outcome::Fail(format!("the plan's tails are {t:?}"))
                         }
                         Ok((b, _)) if [b[0], b[2], b[3]] != want => Outcome::Fail(format!(
@@ -280,13 +301,13 @@ fn tail_forms_with_several_variables() {
 }
 
 /// A split across the devices (raw mode: each share's last step normalizes its limbs and writes
-/// them, the host merges and rounds), both tails, f32 and f64: the host's exact sum, bit for bit.
+/// them, the host merges and rounds), the local, lean and lazy tails (raw mode runs lazy as lean), f32 and f64: the host's exact sum, bit for bit.
 #[test]
 fn tail_forms_in_a_split() {
     use clreduce::multi::MultiKernel;
     let n = 20_011usize;
     for (name, mq) in configs("exact_tail::tail_forms_in_a_split") {
-        for tail in [ExactTail::Local, ExactTail::Lean] {
+        for tail in [ExactTail::Local, ExactTail::Lean, ExactTail::Lazy] {
             for p in [
                 Pattern::Random,
                 Pattern::Cancel,
@@ -322,6 +343,122 @@ fn tail_forms_in_a_split() {
                 }
             }
         }
-        println!("PASS exact_tail::tail_forms_in_a_split {name}: 2 tails x 4 patterns x f32/f64, bit-identical to the host's exact sums");
+        println!("PASS exact_tail::tail_forms_in_a_split {name}: 3 tails x 4 patterns x f32/f64, bit-identical to the host's exact sums");
     }
+}
+
+/// The hand-made sums of `lazy_finish_decides_from_the_expansions`, in f64 values (exact in the
+/// element type `f64` says): ties broken to even both ways, hairs above and below a tie, a tie
+/// of another binade, cancellation over a wide range and beyond the type's range, exact zeros,
+/// a TwoSum residue that has to be deposited, one deposited element (a subnormal) that breaks a
+/// tie, a special value, and at the edges of the formats (f64: the window's lower edge and its
+/// largest sum; f32: a subnormal result from normal elements and the overflow threshold).
+fn crafted(f64: bool) -> Vec<Vec<f64>> {
+    let p = |e: i32| 2f64.powi(e);
+    let (u, tiny, max) = if f64 {
+        (p(-53), p(-1074), f64::MAX)
+    } else {
+        (p(-24), p(-149), f32::MAX as f64)
+    };
+    let mut cases = vec![
+        vec![1.0, u],
+        vec![1.0 + 2.0 * u, u],
+        vec![1.0, u, u * p(-46)],
+        vec![1.0, u, -u * p(-46)],
+        vec![3.0, 2.0 * u, u * p(-70)],
+        vec![p(100), 1.0, -p(100)],
+        vec![p(100), p(-100), -p(100)],
+        vec![max, max, -max],
+        vec![0.75, -0.75],
+        vec![-0.0, -0.0],
+        vec![p(120), p(60), 1.0, -p(120), -p(60)],
+        vec![1.0, u, tiny],
+        vec![1.0, u, -tiny],
+        vec![1.0, f64::INFINITY],
+    ];
+    if f64 {
+        cases.push(vec![1.5 * p(-969), -p(-969)]);
+        cases.push(vec![p(989), p(989)]);
+    } else {
+        cases.push(vec![1.5 * p(-126), -p(-126)]);
+        cases.push(vec![max, p(103)]);
+        cases.push(vec![max, p(103), -p(50)]);
+    }
+    cases
+}
+
+/// The lazy finish (`ExactTail::Lazy`, decision 74): sums whose correctly rounded value the
+/// merged expansion alone decides (the last work-group rounds it directly) or one deposit in
+/// one work-group decides (the limbs' way). Each hand-made case (negated for every other seed)
+/// is scattered over an nd_range of many work-groups among cancelling pairs, so that work-groups'
+/// expansions meet only in the last step, after an initial value that sometimes decides a tie
+/// itself; bit for bit against the host's exact sum under the automatic strategy (the lazy
+/// finish) and, in turn, the last-group and extra-pass steps (where it plans the lean tail).
+#[test]
+fn lazy_finish_decides_from_the_expansions() {
+    let mut tally = Tally::new("exact_tail::lazy_finish_decides_from_the_expansions");
+    for q in queues() {
+        let _serial = sim_lock(q.device());
+        let dev = short(q.device());
+        let sim = q.device().is_simulator();
+        let local = if sim { 16 } else { 64 }.min(q.caps().max_local_1d());
+        let groups = if sim { 10 } else { 40 };
+        let n = local * groups;
+        for f64 in [false, true] {
+            if f64 && !q.caps().fp64 {
+                tally.skip(&dev, "f64", "no fp64 on the device");
+                continue;
+            }
+            let p = |e: i32| 2f64.powi(e);
+            let (u, tiny) = if f64 {
+                (p(-53), p(-1074))
+            } else {
+                (p(-24), p(-149))
+            };
+            let mut rng = Rng(0x1a27 + f64 as u64);
+            for (ci, case) in crafted(f64).into_iter().enumerate() {
+                let sign = if ci % 2 == 1 { -1.0 } else { 1.0 };
+                // The case's elements at random places, cancelling pairs everywhere else.
+                let mut xs: Vec<f64> = case.iter().map(|v| v * sign).collect();
+                while xs.len() + 1 < n {
+                    let v = (1 + rng.below(16)) as f64 * 0.5;
+                    xs.extend([v, -v]);
+                }
+                xs.resize(n, 0.0);
+                for j in (1..n).rev() {
+                    xs.swap(j, rng.below(j as u64 + 1) as usize);
+                }
+                let init = [0.0, -0.0, u, -u, 0.25, tiny][rng.below(6) as usize];
+                let form: Form = NdRange::new(n as u64, local).into();
+                let forced = STRATEGIES[1 + ci % 2];
+                let strategies: &[&str] = if sim { &["auto"] } else { &["auto", forced] };
+                for &strategy in strategies {
+                    let want_tail = if strategy == "auto" {
+                        ExactTail::Lazy
+                    } else {
+                        ExactTail::Lean
+                    };
+                    let label = format!("case {ci} {strategy} init {init:e}");
+                    let o = if f64 {
+                        let want = sum_f64(&[&[init][..], &xs].concat()).to_bits();
+                        let got = run(q, &xs, init, form, opts(ExactTail::Lazy, strategy), |v| {
+                            v.to_bits()
+                        });
+                        outcome(got, want, want_tail)
+                    } else {
+                        let d: Vec<f32> = xs.iter().map(|&v| v as f32).collect();
+                        let i = init as f32;
+                        let want = sum_f32(&[&[i][..], &d].concat()).to_bits() as u64;
+                        let got = run(q, &d, i, form, opts(ExactTail::Lazy, strategy), |v| {
+                            v.to_bits() as u64
+                        });
+                        outcome(got, want, want_tail)
+                    };
+                    let ty = if f64 { "f64" } else { "f32" };
+                    tally.record(&dev, &format!("{ty} {label}"), o);
+                }
+            }
+        }
+    }
+    tally.finish();
 }

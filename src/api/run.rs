@@ -10,7 +10,7 @@ use super::range::Form;
 use super::reduction::{Reduction, Reductions};
 use crate::codegen::{self, Generated, ParamKind};
 use crate::error::{Error, Result};
-use crate::plan::{CrossAlgo, Plan, SpanStore, VarPlan};
+use crate::plan::{CrossAlgo, ExactTail, Plan, SpanStore, VarPlan};
 use crate::runtime::health::Fault;
 use crate::runtime::launch::{self, Arg, Compiled, Mem};
 use crate::runtime::program;
@@ -442,7 +442,13 @@ fn partial_bytes(plan: &Plan, v: &VarPlan) -> u64 {
     if let Some(e) = v.exact {
         let sacc = (e.limbs() * 8) as u64;
         return match (v.span, v.cross) {
-            (Some(_), _) | (None, CrossAlgo::Atomic) => elems * sacc,
+            (Some(_), _) => elems * sacc,
+            // The lazy finish (kernels/var_exact.cl VX_LAZY): a flag word and two longs per
+            // work-group (its merged expansion) after the superaccumulator.
+            (None, CrossAlgo::Atomic) if e.tail == ExactTail::Lazy => {
+                sacc + 8 * (1 + 2 * plan.groups)
+            }
+            (None, CrossAlgo::Atomic) => sacc,
             (None, _) => plan.groups * sacc,
         };
     }

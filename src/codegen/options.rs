@@ -59,11 +59,12 @@ fn exact_defines(d: &mut impl FnMut(&str, String), k: usize, v: &VarPlan, local:
         (true, HotLoop::Vector) => 4,
     };
     d(&format!("R{k}_XSPEC"), spec.to_string());
-    // The fixed tail (kernels/var_exact.cl VXTAIL): 0 private, 1 local, 2 lean.
+    // The fixed tail (kernels/var_exact.cl VXTAIL): 0 private, 1 local, 2 lean, 3 lazy.
     let tail = match e.tail {
         ExactTail::Private => 0,
         ExactTail::Local => 1,
         ExactTail::Lean => 2,
+        ExactTail::Lazy => 3,
     };
     d(&format!("R{k}_XTAIL"), tail.to_string());
     let longs = match v.span {

@@ -346,10 +346,26 @@ pub(super) fn lean_fits(total: u64, groups: u64, local: usize, unroll: usize) ->
 /// default (see [`tail`]).
 const LEAN_F64_MAX: u64 = 1 << 20;
 
-/// The fixed tail of a scalar exact sum (design/exact.md "The tail"): `CLREDUCE_TUNE=tail=0|1|2`,
-/// else [`ExactTail::Lean`], except [`ExactTail::Private`] for f64 results of more than 2^20
-/// indices whose loop checks its bound every step (`steps` 1); Lean only where [`lean_fits`],
-/// else [`ExactTail::Local`]. Measured on the H200 (design/bench/2026-11-25-h200-session12-exact.txt
+/// Whether the lazy finish ([`ExactTail::Lazy`], kernels/var_exact.cl `VX_LAZY`) applies to
+/// exact plan `e` with cross-group step `cross` over `total` indices: two-double expansions (the
+/// merged expansion is rounded directly), the atomic cross step into one global
+/// superaccumulator with a local atomic one per work-group, and the whole launch's elements and
+/// the initial value within the expansion's cap (the last work-group merges every work-group's
+/// expansion into one: f64 data 2^30).
+pub(super) fn lazy_applies(e: &ExactPlan, cross: CrossAlgo, total: u64) -> bool {
+    e.expansion == Expansion::TwoDouble
+        && cross == CrossAlgo::Atomic
+        && e.store == SaccStore::LocalAtomic
+        && total < e.expansion.cap(e.format)
+}
+
+/// The fixed tail of a scalar exact sum (design/exact.md "The tail", "The lazy finish"):
+/// `CLREDUCE_TUNE=tail=0|1|2|3`, else [`ExactTail::Lean`], except [`ExactTail::Private`] for
+/// f64 results of more than 2^20 indices whose loop checks its bound every step (`steps` 1);
+/// [`ExactTail::Lazy`] (only asked for: on the H200 it ran f64's loop at 1.4x Lean's time and
+/// won nothing for f32, design/bench/2026-11-25-h200-session15-xtail.txt round 2) only where
+/// `lazy` ([`lazy_applies`]), else Lean; Lean and Lazy only where [`lean_fits`] (their
+/// work-groups publish unnormalized), else [`ExactTail::Local`]. Measured on the H200 (design/bench/2026-11-25-h200-session12-exact.txt
 /// round 2, device time, the same process): f32 the same at 2^24 and 2^28 (31.1 / 31.2 us,
 /// 256.0 / 256.6 us), 12.8 / 12.2 us at 2^20; f64 2^20 20.3 us private, 17.9 lean; but f64's loop
 /// with a bound check per step ran at about half speed under either local form from 2^24 (69.7
@@ -360,6 +376,7 @@ pub(super) fn tail(
     (total, groups, local, unroll): (u64, u64, usize, usize),
     format: ExactFormat,
     steps: usize,
+    lazy: bool,
 ) -> ExactTail {
     let auto = if format == ExactFormat::F64 && total > LEAN_F64_MAX && steps == 1 {
         ExactTail::Private
@@ -367,7 +384,10 @@ pub(super) fn tail(
         ExactTail::Lean
     };
     match req.tuning.and_then(|t| t.tail).unwrap_or(auto) {
-        ExactTail::Lean if !lean_fits(total, groups, local, unroll) => ExactTail::Local,
+        ExactTail::Lean | ExactTail::Lazy if !lean_fits(total, groups, local, unroll) => {
+            ExactTail::Local
+        }
+        ExactTail::Lazy if !lazy => ExactTail::Lean,
         t => t,
     }
 }

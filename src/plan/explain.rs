@@ -101,6 +101,7 @@ impl fmt::Display for Plan {
                     (_, _, super::request::ExactTail::Private) => writeln!(f, "    tail: work-item 0 sums the published limbs in private memory and rounds them")?,
                     (_, _, super::request::ExactTail::Local) => writeln!(f, "    tail: the published limbs summed in local memory, a limb per work-item, rounded there in place")?,
                     (_, _, super::request::ExactTail::Lean) => writeln!(f, "    tail: work-groups publish unnormalized (the launch's deposits within 2^30); the limbs summed and rounded in local memory")?,
+                    (_, _, super::request::ExactTail::Lazy) => writeln!(f, "    tail: lazy: work-groups publish their expansions and only touched limbs; the last one merges the expansions and rounds them directly where no limb was touched")?,
                 }
             }
             writeln!(f, "    work-group step: {}", v.group_reason)?;

@@ -404,8 +404,10 @@ fn assemble(
     // The tail of every scalar exact sum (a span's and a segmented sum's keep Private).
     let geo4 = (geo.total, geo.groups, geo.local, geo.unroll);
     for v in vars.iter_mut().filter(|v| v.span.is_none()) {
+        let cross = v.cross;
         if let Some(e) = v.exact.as_mut().filter(|e| e.store != SaccStore::Carried) {
-            e.tail = exact::tail(req, geo4, e.format, spec_steps);
+            let lazy = exact::lazy_applies(e, cross, geo.total);
+            e.tail = exact::tail(req, geo4, e.format, spec_steps, lazy);
         }
     }
     let needs: Vec<Need> = vars.iter().map(Need::of_plan).collect();

@@ -165,6 +165,13 @@ pub enum ExactTail {
     /// normalizing it: planned only where every deposit of the launch together stays within the
     /// 2^30 contributions a superaccumulator takes between normalizations.
     Lean,
+    /// [`ExactTail::Lean`], and the lazy finish (decision 74, design/exact.md "The lazy
+    /// finish"): each work-group publishes its merged expansion and only the nonzero limbs of its
+    /// superaccumulator (raising a flag); the last work-group merges the expansions exactly and,
+    /// where no limb was touched, rounds the merged expansion directly. Two-double expansions
+    /// with the atomic cross step only, within the expansion's cap for the whole launch. Only
+    /// when asked for (`tail=3`): on the H200 it slowed f64's loop (decision 74).
+    Lazy,
 }
 
 /// Geometry override for the range form, for tuning experiments:
@@ -190,7 +197,8 @@ pub struct Tuning {
     pub hot: Option<HotLoop>,
     /// Exact sums: the fixed tail's form, `tail=0` [`ExactTail::Private`](ExactTail::Private),
     /// `tail=1` [`ExactTail::Local`](ExactTail::Local), `tail=2` [`ExactTail::Lean`](ExactTail::Lean)
-    /// (where its bound holds, else local); `None` is automatic.
+    /// (where its bound holds, else local), `tail=3` [`ExactTail::Lazy`](ExactTail::Lazy) (where
+    /// it applies, else as `tail=2`); `None` is automatic.
     pub tail: Option<ExactTail>,
     /// Exact sums in the shared hot loop: unrolled steps per check of the loop's bound
     /// (`steps=1|2|4`, design/exact.md "The f64 loop"): the steps of one check run as one
@@ -235,7 +243,7 @@ impl Tuning {
                     "order=1 (grid-stride)|2 (blocked)|3 (contiguous)",
                     "spec=0|1 (exact sums: the speculative loop)",
                     "hot=0|1|2|3 (exact sums: the hot form, off, shared, lanes or vector)",
-                    "tail=0|1|2 (exact sums: the tail, private, local or lean)",
+                    "tail=0|1|2|3 (exact sums: the tail, private, local, lean or lazy)",
                     "steps=1|2|4 (exact sums: the hot loop's unrolled steps per bound check)",
                     "vec=1|2|4|8 (16-bit reads at [i]: elements per load)",
                 ],
@@ -264,11 +272,12 @@ impl Tuning {
                         _ => HotLoop::Vector,
                     })
                 }
-                "tail" if v <= 2 => {
+                "tail" if v <= 3 => {
                     one.tail = Some(match v {
                         0 => ExactTail::Private,
                         1 => ExactTail::Local,
-                        _ => ExactTail::Lean,
+                        2 => ExactTail::Lean,
+                        _ => ExactTail::Lazy,
                     })
                 }
                 "vec" => one.vec = Some(usize::try_from(v).unwrap_or(usize::MAX)),

@@ -857,6 +857,7 @@ fn the_tail_follows_the_override() {
         let p = Some(ExactTail::Private);
         let l = Some(ExactTail::Local);
         let e = Some(ExactTail::Lean);
+        let z = Some(ExactTail::Lazy);
         assert_eq!(tails(&caps, 1 << 20, ""), [e, e, None]);
         assert_eq!(tails(&caps, (1 << 20) + 1, ""), [e, p, None]);
         assert_eq!(tails(&caps, 1 << 31, ""), [l, p, None]);
@@ -864,8 +865,59 @@ fn the_tail_follows_the_override() {
         assert_eq!(tails(&caps, 1 << 20, "tail=1"), [l, l, None]);
         assert_eq!(tails(&caps, 1 << 20, "tail=2"), [e, e, None]);
         assert_eq!(tails(&caps, 1 << 31, "tail=2"), [l, l, None]);
+        assert_eq!(tails(&caps, 1 << 20, "tail=3"), [z, z, None]);
+        assert_eq!(tails(&caps, 1 << 31, "tail=3"), [l, l, None]);
+        // The lazy finish needs the atomic cross step: Lean under the others.
+        for forced in ["tree+last-group", "tree+extra-pass"] {
+            let mut r = exact_req(FormRequest::Range { n: 1 << 20 }, Op::Plus, ElemType::F32);
+            r.strategy = Strategy::parse(forced).unwrap();
+            r.tuning = Some(Tuning::parse("tail=3").unwrap());
+            let t = plan(&caps, &r).unwrap().vars[0].exact.unwrap().tail;
+            assert_eq!(t, ExactTail::Lean, "{forced}");
+        }
     }
-    assert!(Tuning::parse("tail=3").is_err());
+    // Without fp64 (three-float expansions) the lazy finish does not apply: Lean.
+    let mut nofp64 = fixtures::pocl_cpu();
+    nofp64.fp64 = false;
+    let mut r = exact_req(FormRequest::Range { n: 1 << 20 }, Op::Plus, ElemType::F32);
+    r.tuning = Some(Tuning::parse("tail=3").unwrap());
+    let t = plan(&nofp64, &r).unwrap().vars[0].exact.unwrap().tail;
+    assert_eq!(t, ExactTail::Lean);
+    // f64 data: only within the expansion's cap for the whole launch (2^30 elements and the
+    // initial value), which the lean bound implies.
+    let e64 = ExactPlan {
+        format: ExactFormat::F64,
+        expansion: Expansion::TwoDouble,
+        store: SaccStore::LocalAtomic,
+        speculative: true,
+        hot: HotLoop::Shared,
+        tail: ExactTail::Lean,
+    };
+    assert!(super::exact::lazy_applies(
+        &e64,
+        CrossAlgo::Atomic,
+        (1 << 30) - 1
+    ));
+    assert!(!super::exact::lazy_applies(
+        &e64,
+        CrossAlgo::Atomic,
+        1 << 30
+    ));
+    assert!(!super::exact::lazy_applies(
+        &e64,
+        CrossAlgo::LastGroup,
+        1 << 20
+    ));
+    let rows = ExactPlan {
+        store: SaccStore::LocalRows,
+        ..e64
+    };
+    assert!(!super::exact::lazy_applies(
+        &rows,
+        CrossAlgo::Atomic,
+        1 << 20
+    ));
+    assert!(Tuning::parse("tail=4").is_err());
     // The bound: n + 4 (unroll + 1) items + 4 groups + 1 <= 2^30.
     assert!(super::exact::lean_fits(
         (1 << 30) - 4 * 9 * 256 - 4 - 1,
