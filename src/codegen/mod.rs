@@ -29,10 +29,12 @@ pub(crate) const REDUCE_CL: &str = include_str!("../../kernels/reduce.cl");
 pub(crate) const ITEM_CL: &str = include_str!("../../kernels/item.cl");
 pub(crate) const EXACT_CL: &str = include_str!("../../kernels/exact.cl");
 pub(crate) const VAR_EXACT_CL: &str = include_str!("../../kernels/var_exact.cl");
+/// The second half of `var_exact.cl` (the steps after the loop and the tail), appended to it.
+pub(crate) const VAR_EXACT_FINISH_CL: &str = include_str!("../../kernels/var_exact_finish.cl");
 use segment::{SEGMENT_CL, SEGMENT_MERGE_CL, SEGMENT_RUNS_CL, VAR_SEGEXACT_CL};
 /// Every embedded kernel, for the tuning cache's fingerprint (`tune_cache::clreduce_id`): a
 /// new kernel file belongs here too.
-pub(crate) const KERNEL_SOURCES: [&str; 9] = [
+pub(crate) const KERNEL_SOURCES: [&str; 10] = [
     VAR_SEGEXACT_CL,
     SEGMENT_CL,
     SEGMENT_MERGE_CL,
@@ -42,6 +44,7 @@ pub(crate) const KERNEL_SOURCES: [&str; 9] = [
     ITEM_CL,
     EXACT_CL,
     VAR_EXACT_CL,
+    VAR_EXACT_FINISH_CL,
 ];
 
 /// The kernel source `name` (`common.cl`, `var.cl`, `reduce.cl`): the embedded copy, or the file
@@ -213,7 +216,11 @@ pub(crate) fn generate(
     s.push_str(&exact_kit(plan, caps));
     s.push_str(&accumulator_types(plan));
     let var_cl = kernel_source("var.cl", VAR_CL);
-    let var_exact_cl = kernel_source("var_exact.cl", VAR_EXACT_CL);
+    let var_exact_cl = format!(
+        "{}{}",
+        kernel_source("var_exact.cl", VAR_EXACT_CL),
+        kernel_source("var_exact_finish.cl", VAR_EXACT_FINISH_CL)
+    );
     let var_segexact_cl = kernel_source("var_segexact.cl", VAR_SEGEXACT_CL);
     for (k, v) in plan.vars.iter().enumerate() {
         s.push_str(&format!("#define CLR_V {k}\n"));

@@ -1,0 +1,395 @@
+// clreduce: the second half of one exact-sum variable's functions (kernels/var_exact.cl, which
+// codegen/mod.rs puts right before this file, so the two read as one): a scalar exact sum's
+// work-group and cross-group steps and its tail (private, local, lean or lazy: Rk_XTAIL, the
+// defines VXTAIL and VX_LAZY set at the top of var_exact.cl), and an exact span's.
+
+#if !VSPAN
+// ---- a scalar exact sum ------------------------------------------------------------------
+CLR_X_INLINE void VAR(clr_pre)(__local VA* lm, __local long* ls, __global VT* res, __global long* part) {
+    for (uint j = (uint)get_local_id(0); j < VXLS; j += CLR_WG) ls[j] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+}
+
+#if VGS == CLR_GS_SG && CLR_SG_PTX
+// NVIDIA: a warp of 32 merges its expansions with shfl.sync.down; lane 0 holds the warp's.
+// Only the lanes whose partner is in range merge (and deposit residues): the others would merge
+// a copy of their own value.
+// `first`: the first offset (16, or for warp 0's merge of the warps' expansions with VXTAIL >= 1
+// half the warps rounded up to a power of two: only as many levels as there are warps).
+CLR_X_INLINE VA VAR(clr_xwarp)(VA v, VX_PTR s, uint first) {
+    const uint lane = (uint)get_local_id(0) & 31u;
+    for (uint off = first; off > 0; off >>= 1) {
+        union { VA v; uint u[sizeof(VA) / 4]; } a, b;
+        a.v = v;
+        for (uint w = 0; w < sizeof(VA) / 4; ++w)
+            asm volatile("shfl.sync.down.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=r"(b.u[w]) : "r"(a.u[w]), "r"(off));
+        if (lane < off) v = VAR(clr_xmerge)(v, b.v, s);
+    }
+    return v;
+}
+#endif
+
+// The work-group's expansions merged into work-item 0's (the others return partial merges).
+CLR_X_INLINE VA VAR(clr_xgroup)(VA v, __local VA* lm, VX_PTR s) {
+    const uint lid = (uint)get_local_id(0);
+#if VGS == CLR_GS_TREE
+    VA acc = v;
+    lm[lid] = acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+#if CLR_WG != CLR_WG_POW2
+    if (lid < CLR_WG - CLR_WG_POW2) {
+        acc = VAR(clr_xmerge)(acc, lm[lid + CLR_WG_POW2], s);
+        lm[lid] = acc;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+    for (uint st = CLR_WG_POW2 / 2; st > 0; st >>= 1) {
+        if (lid < st) {
+            acc = VAR(clr_xmerge)(acc, lm[lid + st], s);
+            lm[lid] = acc;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    return acc;
+#elif VGS == CLR_GS_SG && CLR_SG_PTX
+    const uint lane = lid & 31u, warp = lid >> 5;
+    VA w = VAR(clr_xwarp)(v, s, 16u);
+    if (lane == 0) lm[warp] = w;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    VA t = VAR(clr_identity)();
+    if (warp == 0) {
+        if (lane < CLR_WG / 32) t = lm[lane];
+#if VXTAIL == 0 || CLR_WG > 512
+        t = VAR(clr_xwarp)(t, s, 16u);
+#elif CLR_WG > 256
+        t = VAR(clr_xwarp)(t, s, 8u);
+#elif CLR_WG > 128
+        t = VAR(clr_xwarp)(t, s, 4u);
+#elif CLR_WG > 64
+        t = VAR(clr_xwarp)(t, s, 2u);
+#elif CLR_WG > 32
+        t = VAR(clr_xwarp)(t, s, 1u);
+#endif
+    }
+    return t;
+#else
+#error "clreduce: an exact sum's work-group step is tree or PTX sg-reduce"
+#endif
+}
+
+#if VX_LAZY
+// ---- the lazy finish (VXTAIL 3) ----------------------------------------------------------
+// part: the global superaccumulator (VXL limbs), the flag word part[VXL] (nonzero once any
+// work-group added to the limbs; the last work-group takes it back to 0), then two longs per
+// work-group: the bits of its merged expansion's s and c (the last work-group leaves them at 0).
+// src/api/run.rs partial_bytes sizes it.
+#define VX_LAZY_FLAG(part) ((volatile __global long*)(part) + VXL)
+CLR_X_INLINE void VAR(clr_xlazy_put)(__global long* part, size_t grp, clr_x_e2d e) {
+    __global long* x = part + VXL + 1 + 2 * grp;
+    x[0] = as_long(e.s);
+    x[1] = as_long(e.c);
+}
+// Work-group grp's expansion, its slot left at 0 (the scratch buffer's slots are all 0 between
+// launches: a later launch may use it for rows).
+CLR_X_INLINE clr_x_e2d VAR(clr_xlazy_take)(__global long* part, size_t grp) {
+    // Volatile: another work-group's plain stores, published by its ticket (release), read after
+    // this one's (acquire); no cache line of them can be this compute unit's from before.
+    volatile __global long* x = (volatile __global long*)part + VXL + 1 + 2 * grp;
+    clr_x_e2d e;
+    e.s = as_double(x[0]);
+    e.c = as_double(x[1]);
+    x[0] = 0;
+    x[1] = 0;
+    return e;
+}
+// The work-group's superaccumulator ls (after a barrier) onto the global one: each nonzero limb
+// added with a 64-bit atomic, which also raises the flag, and left at 0 (the last work-group
+// deposits into ls again). Work-item 0 alone where `serial`.
+CLR_X_INLINE void VAR(clr_xlazy_pub)(__local long* ls, __global long* part, int serial) {
+    const uint lid = (uint)get_local_id(0);
+    for (uint j = serial ? (lid == 0 ? 0u : VXL) : lid; j < VXL; j += serial ? 1u : CLR_WG) {
+        const long t = ls[j];
+        if (t != 0) {
+            atom_add((volatile __global long*)&part[j], t);
+            atom_xchg(VX_LAZY_FLAG(part), 1L);
+            ls[j] = 0;
+        }
+    }
+}
+// The last work-group (or work-item 0 alone where `serial`: PoCL 3.x, CLR_SERIAL_FINISH): the
+// `count` published expansions and the initial value merged exactly into work-item 0's
+// expansion (residues into ls, then published as every work-group's); with the flag down the
+// limbs hold nothing, and the merged expansion, the exact sum, is rounded directly; otherwise it
+// is flushed into the global superaccumulator, which is then summed and rounded as under Lean.
+CLR_X_INLINE void VAR(clr_xlazy_last)(__global VT* res, __global long* part, uint count, __local VA* lm, __local long* ls, int serial) {
+    const uint lid = (uint)get_local_id(0);
+    VX_PTR s = (VX_PTR)ls;
+    clr_x_e2d e = clr_x_e2d_zero();
+    for (uint g = serial ? (lid == 0 ? 0u : count) : lid; g < count; g += serial ? 1u : CLR_WG)
+        e = VX_F(clr_x_merge_e2d)(e, VAR(clr_xlazy_take)(part, g), s);
+#if VINIT
+    if (lid == 0) {
+#if VXF == 32
+        e = VX_F(clr_x_push_f32d)(e, as_uint(res[0]), s);
+#else
+        e = VX_F(clr_x_push_f64d)(e, res[0], s);
+#endif
+    }
+#endif
+    if (!serial) {
+#if VX_BLOCKS
+        VA a = VAR(clr_identity)();
+        a.e = e;
+        e = VAR(clr_xgroup)(a, lm, s).e;
+#else
+        e = VAR(clr_xgroup)(e, lm, s);
+#endif
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    VAR(clr_xlazy_pub)(ls, part, serial);
+    if (!serial) barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    long touched = 0;
+    if (lid == 0) {
+        touched = atom_xchg(VX_LAZY_FLAG(part), 0L);
+        if (touched == 0) {
+#if VXF == 32
+            res[0] = as_float((uint)CLR_CAT(clr_x_round_e2d, VX_SUF)(e));
+#else
+            res[0] = as_double(CLR_CAT(clr_x_round_e2d, VX_SUF)(e));
+#endif
+        } else {
+            CLR_CAT3(clr_x_flush_e2d, _ga, VX_SUF)(e, (volatile __global long*)part);
+        }
+    }
+    if (serial) {
+        if (lid == 0 && touched != 0) VAR(clr_xround_group)(res, 0, part, 1, 1, ls, 1, 0);
+        return;
+    }
+    // Work-item 0's answer to every work-item (ls is all zero here), then the limbs' way.
+    if (lid == 0) ls[0] = touched;
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    touched = ls[0];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (touched != 0) VAR(clr_xround_group)(res, 0, part, 1, 1, ls, 0, 0);
+}
+#endif
+
+// After the work-items' loop: merge, flush, normalize and publish the work-group's
+// superaccumulator.
+CLR_X_INLINE void VAR(clr_group_cross)(VA acc, __local VA* lm, __local long* ls, __global VT* res, __global long* part) {
+    const uint lid = (uint)get_local_id(0);
+    VX_PTR s = VAR(clr_xmine)(ls);
+#if CLR_XDIAG & 1
+    VA g = acc;
+#else
+    VA g = VAR(clr_xgroup)(acc, lm, s);
+#endif
+#if VX_LAZY
+    // The merged expansion into this work-group's slot (f32 data outside the speculative loop:
+    // its block first), then only the superaccumulator's nonzero limbs.
+    if (lid == 0) {
+#if VX_BLOCKS
+        VAR(clr_xlazy_put)(part, get_group_id(0), VAR(clr_xblock)(g, s).e);
+#else
+        VAR(clr_xlazy_put)(part, get_group_id(0), g);
+#endif
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    VAR(clr_xlazy_pub)(ls, part, 0);
+#else
+#if !(CLR_XDIAG & 2)
+    if (lid == 0) VAR(clr_xflush)(g, s);
+#endif
+    barrier(CLK_LOCAL_MEM_FENCE);
+#if VXST == CLR_XST_ROWS
+    // The rows, limb by limb, into row 0.
+    for (uint j = lid; j < VXL; j += CLR_WG) {
+        long t = ls[j];
+        for (uint r = 1; r < CLR_WG; ++r) t += ls[r * VXL + j];
+        ls[j] = t;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+#if VXTAIL < 2
+    if (lid == 0) VX_L(clr_x_normalize)(ls);
+    barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+    const size_t row = (size_t)get_group_id(0) * VXL;
+    for (uint j = lid; j < ((CLR_XDIAG & 4) ? 0u : VXL); j += CLR_WG) {
+        const long t = ls[j];
+#if VXS == CLR_XS_ATOMIC
+        if (t != 0) atom_add((volatile __global long*)&part[j], t);
+#elif VXS == CLR_XS_LAST
+        if (t != 0) atom_add((volatile __global long*)&part[row + j], t);
+#else
+        part[row + j] = t;
+#endif
+    }
+#endif
+#if VXS != CLR_XS_PASS
+    // Every publishing work-item's atomics before work-item 0 takes the ticket (reduce.cl).
+#if CLR_C11
+    work_group_barrier(CLK_GLOBAL_MEM_FENCE, memory_scope_device);
+#else
+    barrier(CLK_GLOBAL_MEM_FENCE);
+#endif
+#endif
+}
+
+CLR_X_INLINE void VAR(clr_last)(__global VT* res, __global ulong* aux, __global long* part, uint count, __local VA* lm, __local long* ls) {
+#if CLR_XDIAG & 8
+#elif VX_LAZY
+    VAR(clr_xlazy_last)(res, part, count, lm, ls, CLR_SERIAL_FINISH);
+#elif VXS == CLR_XS_ATOMIC && VXTAIL
+    VAR(clr_xround_group)(res, aux, part, 1, 1, ls, CLR_SERIAL_FINISH, 1);
+#elif VXS == CLR_XS_LAST && VXTAIL
+    VAR(clr_xround_group)(res, aux, part, count, 1, ls, CLR_SERIAL_FINISH, 1);
+#elif VXS == CLR_XS_ATOMIC
+    if (get_local_id(0) == 0) VAR(clr_xround_into)(res, aux, 0, part, 1, 1);
+#elif VXS == CLR_XS_LAST
+    if (get_local_id(0) == 0) VAR(clr_xround_into)(res, aux, 0, part, count, 1);
+#endif
+}
+
+CLR_X_INLINE void VAR(clr_pass)(__global VT* res, __global ulong* aux, __global long* part, uint count, __local VA* lm, __local long* ls) {
+#if CLR_XDIAG & 8
+#elif VXS == CLR_XS_PASS && VXTAIL
+    VAR(clr_xround_group)(res, aux, part, count, 0, ls, 0, 1);
+#elif VXS == CLR_XS_PASS
+    if (get_local_id(0) == 0) VAR(clr_xround_into)(res, aux, 0, part, count, 0);
+#endif
+}
+
+// Only a global-digits span has a span pass (kernels/reduce.cl clr_finish_spans).
+CLR_X_INLINE void VAR(clr_spass)(__global VT* res, __global ulong* aux, __global long* part) {}
+
+#else
+// ---- an exact span: one superaccumulator per element --------------------------------------
+#if VSSTORE == CLR_SS_LSHARED
+CLR_X_INLINE void VAR(clr_supd)(__local long* p, size_t e, VT x) {
+#if VXF == 32
+    CLR_CAT3(clr_x_add_f32, _la, VX_SUF)((volatile __local long*)(p + e * VXL), as_uint(x));
+#else
+    CLR_CAT3(clr_x_add_f64, _la, VX_SUF)((volatile __local long*)(p + e * VXL), as_ulong(x));
+#endif
+}
+#elif VSSTORE == CLR_SS_GDIGITS
+// global-digits (f32 only, decision 59): narrow-digit superaccumulators in global memory, digit
+// j of element e at part[j * VSPAN + e] (digit-major: the elements' same digit share cache
+// lines, and the rounding pass reads them coalesced). Digit j < 32 sums the significands m of the
+// values whose offset o = (biased exponent - 1, or 0 for subnormals and zeros) has o / 8 == j, as
+// m << (o % 8): a value is m * 2^(o - 149), so digit j weighs 2^(8 j - 149). A deposit is below
+// 2^31 in magnitude and a digit a signed 64-bit carry-save limb: 2^32 deposits to one element
+// stay exact (the planner caps the work-items at 2^30). Digits 32, 33, 34 count NaN, +inf, -inf.
+// One 64-bit atomic add per update (none for a zero). On GPUs VSCOPIES copies of all this
+// (work-group g deposits into copy g mod VSCOPIES: fewer collisions on one address), summed by
+// the rounding pass.
+#define CLR_XDG_L 35
+CLR_X_INLINE void VAR(clr_supd)(__global long* p, size_t e, VT x) {
+    p += (size_t)(get_group_id(0) % VSCOPIES) * (CLR_XDG_L * (size_t)VSPAN);
+    const uint b = as_uint(x);
+    const uint ex = (b >> 23) & 0xffu, f = b & 0x7fffffu;
+    if (ex == 0xffu) {
+        atom_add((volatile __global long*)&p[(size_t)(32u + (f ? 0u : ((b >> 31) ? 2u : 1u))) * VSPAN + e], 1L);
+        return;
+    }
+    const uint o = ex ? ex - 1u : 0u;
+    const long m = (long)((ex ? (f | 0x800000u) : f) << (o & 7u));
+    if (m != 0) atom_add((volatile __global long*)&p[(size_t)(o >> 3) * VSPAN + e], (b >> 31) ? -m : m);
+}
+#else
+CLR_X_INLINE void VAR(clr_supd)(__global long* p, size_t e, VT x) {
+#if VXF == 32
+    CLR_CAT3(clr_x_add_f32, _ga, VX_SUF)((volatile __global long*)(p + e * VXL), as_uint(x));
+#else
+    CLR_CAT3(clr_x_add_f64, _ga, VX_SUF)((volatile __global long*)(p + e * VXL), as_ulong(x));
+#endif
+}
+#endif
+
+CLR_X_INLINE void VAR(clr_pre)(__local VA* lm, __local long* ls, __global VT* res, __global long* part) {
+#if VSSTORE == CLR_SS_LSHARED
+    for (uint j = (uint)get_local_id(0); j < VXLS; j += CLR_WG) ls[j] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+}
+
+// After the loop: each element's local superaccumulator, normalized, onto its global one.
+CLR_X_INLINE void VAR(clr_group_cross)(VA acc, __local VA* lm, __local long* ls, __global VT* res, __global long* part) {
+#if VSSTORE == CLR_SS_LSHARED
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint e = (uint)get_local_id(0); e < VSPAN; e += CLR_WG) {
+        __local long* s = ls + (size_t)e * VXL;
+        VX_L(clr_x_normalize)(s);
+        for (uint j = 0; j < VXL; ++j)
+            if (s[j] != 0) atom_add((volatile __global long*)&part[(size_t)e * VXL + j], s[j]);
+    }
+#endif
+    // Every work-item's deposits before work-item 0 takes the ticket (reduce.cl).
+#if CLR_C11
+    work_group_barrier(CLK_GLOBAL_MEM_FENCE, memory_scope_device);
+#else
+    barrier(CLK_GLOBAL_MEM_FENCE);
+#endif
+}
+
+#if VSSTORE == CLR_SS_GDIGITS
+CLR_X_INLINE void VAR(clr_last)(__global VT* res, __global ulong* aux, __global long* part, uint count, __local VA* lm, __local long* ls) {}
+
+CLR_X_INLINE void VAR(clr_pass)(__global VT* res, __global ulong* aux, __global long* part, uint count, __local VA* lm, __local long* ls) {}
+
+// The span pass (clr_finish_spans: one work-item per element, as many work-groups as it takes): element e's
+// digits into a private superaccumulator of the kit's format (digit j is a signed m < 2^63 at
+// bit offset 8 j), zeroed for the next launch, then kernels/exact.cl's single rounding (or, in
+// raw mode, the normalized limbs), as VAR(clr_xround_into) does.
+CLR_X_INLINE void VAR(clr_spass)(__global VT* res, __global ulong* aux, __global long* part) {
+    const size_t e = get_global_id(0);
+    if (e >= VSPAN) return;
+    long p[VXL];
+    for (uint j = 0; j < VXL; ++j) p[j] = 0;
+    for (uint j = 0; j < 32u * VSCOPIES; ++j) {
+        // Digit j % 32 of copy j / 32.
+        const size_t at = ((size_t)(j >> 5) * CLR_XDG_L + (j & 31u)) * VSPAN + e;
+        const long d = part[at];
+        if (d != 0) {
+            part[at] = 0;
+            // d * 2^s at 32-bit digit q, as carry-save chunks without its magnitude (an abs
+            // becomes llvm.abs.i64, which Oclgrind 21.10 cannot run): d = hi * 2^32 + lo with
+            // lo in [0, 2^32), then lo * 2^s over digits q, q+1 and hi * 2^s (signed, below
+            // 2^55) over q+1, q+2.
+            const uint q = (j & 31u) >> 2, sh = 8u * (j & 3u);
+            const ulong lo = ((ulong)d & 0xffffffffUL) << sh;
+            const long hs = (d >> 32) * (1L << sh);
+            p[q] += (long)(lo & 0xffffffffUL);
+            p[q + 1] += (long)(lo >> 32) + (hs & 0xffffffffL);
+            p[q + 2] += hs >> 32;
+        }
+    }
+    for (uint c = 0; c < VSCOPIES; ++c) {
+        for (uint j = 0; j < 3u; ++j) {
+            const size_t at = ((size_t)c * CLR_XDG_L + 32u + j) * VSPAN + e;
+            p[CLR_X32_D + j] += part[at];
+            part[at] = 0;
+        }
+    }
+#if VXRAW
+    VX_P(clr_x_normalize)(p);
+    __global long* out = (__global long*)aux + e * VXL;
+    for (uint j = 0; j < VXL; ++j) out[j] = p[j];
+#else
+#if VINIT
+    VAR(clr_xadd_private)(p, res[e]);
+#endif
+    res[e] = VAR(clr_xround)(p);
+#endif
+}
+#else
+CLR_X_INLINE void VAR(clr_last)(__global VT* res, __global ulong* aux, __global long* part, uint count, __local VA* lm, __local long* ls) {
+    for (uint e = (uint)get_local_id(0); e < VSPAN; e += CLR_WG) VAR(clr_xround_into)(res, aux, e, part, 1, 1);
+}
+
+CLR_X_INLINE void VAR(clr_pass)(__global VT* res, __global ulong* aux, __global long* part, uint count, __local VA* lm, __local long* ls) {}
+
+CLR_X_INLINE void VAR(clr_spass)(__global VT* res, __global ulong* aux, __global long* part) {}
+#endif
+#endif
