@@ -105,7 +105,7 @@ repeat_tests() {
   [ "$failed" = 0 ]
 }
 # copy_tests [cargo test args]: builds the test binaries (release) and copies each to
-# .gpu/test-NAME (cargo prints their paths as JSON).
+# .gpu/test-NAME (cargo prints their paths as JSON; a binary's unit tests are test-NAME-bin).
 copy_tests() {
   cargo test --release --no-run --message-format=json "$@" 2>/dev/null |
     python3 -c 'import sys,json
@@ -113,7 +113,9 @@ for l in sys.stdin:
     try: m=json.loads(l)
     except Exception: continue
     if m.get("reason")=="compiler-artifact" and m.get("executable") and m.get("profile",{}).get("test"):
-        print(m["target"]["name"], m["executable"])' |
+        k=m["target"].get("kind",[])
+        # The library and the binary share the name "clreduce": the binary unit tests get -bin.
+        print(m["target"]["name"]+("-bin" if "bin" in k else ""), m["executable"])' |
     while read -r name exe; do cp "$exe" ".gpu/test-$name"; done
 }
 
