@@ -98,6 +98,24 @@
 #define CLR_RSDECL(k) R##k##_A clr_sv##k = clr_lm##k[clr_lid];
 #define CLR_RSREAD(k) clr_sv##k = clr_op_##k(clr_sv##k, clr_lm##k[clr_lid + clr_d]);
 #define CLR_RSWRITE(k) clr_lm##k[clr_lid] = clr_sv##k;
+// The backward segmented inclusive scan of the work-items' heads (both kernels): slot r ends
+// as heads r .. j combined, j the first run at or after r where a segment starts (clr_rf).
+#define CLR_RSCAN                                                                        \
+    for (uint clr_d = 1; clr_d < CLR_WG; clr_d <<= 1) {                                 \
+        const int clr_go = !clr_rf[clr_lid] && clr_lid + clr_d < CLR_WG;                \
+        uint clr_nf = 0u;                                                                \
+        CLR_FOR_VARS(CLR_RSDECL)                                                         \
+        if (clr_go) {                                                                    \
+            CLR_FOR_VARS(CLR_RSREAD)                                                     \
+            clr_nf = clr_rf[clr_lid + clr_d];                                            \
+        }                                                                                \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                    \
+        if (clr_go) {                                                                    \
+            CLR_FOR_VARS(CLR_RSWRITE)                                                    \
+            if (clr_nf) clr_rf[clr_lid] = 1u;                                            \
+        }                                                                                \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                    \
+    }
 #define CLR_RFOLD1(k) clr_a##k[0] = clr_op_##k(clr_a##k[0], clr_lm##k[clr_lid + 1]);
 #define CLR_RGET0(k) clr_a##k[0] = clr_lm##k[0];
 
@@ -245,21 +263,7 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
             }
             barrier(CLK_LOCAL_MEM_FENCE);
             if (clr_scan) {
-                for (uint clr_d = 1; clr_d < CLR_WG; clr_d <<= 1) {
-                    const int clr_go = !clr_rf[clr_lid] && clr_lid + clr_d < CLR_WG;
-                    uint clr_nf = 0u;
-                    CLR_FOR_VARS(CLR_RSDECL)
-                    if (clr_go) {
-                        CLR_FOR_VARS(CLR_RSREAD)
-                        clr_nf = clr_rf[clr_lid + clr_d];
-                    }
-                    barrier(CLK_LOCAL_MEM_FENCE);
-                    if (clr_go) {
-                        CLR_FOR_VARS(CLR_RSWRITE)
-                        if (clr_nf) clr_rf[clr_lid] = 1u;
-                    }
-                    barrier(CLK_LOCAL_MEM_FENCE);
-                }
+                CLR_RSCAN
             }
 #else
             barrier(CLK_LOCAL_MEM_FENCE);
@@ -436,23 +440,7 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
             // Uniform: a segment starts in the tile.
             const int clr_scan = clr_ka < clr_kb;
             if (clr_scan) {
-                // Backward segmented inclusive scan of the heads: slot r ends as heads r ..
-                // j combined, j the first run at or after r where a segment starts.
-                for (uint clr_d = 1; clr_d < CLR_WG; clr_d <<= 1) {
-                    const int clr_go = !clr_rf[clr_lid] && clr_lid + clr_d < CLR_WG;
-                    uint clr_nf = 0u;
-                    CLR_FOR_VARS(CLR_RSDECL)
-                    if (clr_go) {
-                        CLR_FOR_VARS(CLR_RSREAD)
-                        clr_nf = clr_rf[clr_lid + clr_d];
-                    }
-                    barrier(CLK_LOCAL_MEM_FENCE);
-                    if (clr_go) {
-                        CLR_FOR_VARS(CLR_RSWRITE)
-                        if (clr_nf) clr_rf[clr_lid] = 1u;
-                    }
-                    barrier(CLK_LOCAL_MEM_FENCE);
-                }
+                CLR_RSCAN
             }
 #else
             barrier(CLK_LOCAL_MEM_FENCE);
