@@ -52,7 +52,11 @@ fn exact_cases_parse() {
     ] {
         assert!(Case::parse(bad).is_err(), "{bad}");
     }
-    assert!(e.class().is_err(), "exact sums have no launch class");
+    // Exact sums are a launch class of their own (decision 75); 16-bit input has none.
+    let c = e.class().unwrap();
+    assert!(c.exact && c.to_string() == "f32 sum+minmax+minmax exact", "{c}");
+    assert!(!Case::parse("f32-sum-min-max").unwrap().class().unwrap().exact);
+    assert!(Case::parse("f16-sum").unwrap().class().is_err());
 }
 
 #[test]
