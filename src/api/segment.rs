@@ -2,7 +2,7 @@
 //! (rows or columns of a 2-D or 3-D range) on a [`Reduction`], and the launch sequence of a
 //! segmented `parallel_for_reduce`: check, find the segments (reading CSR offsets on the host),
 //! plan (`plan::plan_segments`), compile kernels/segment.cl, run.
-//! design/algorithms.md, "Segmented reductions".
+//! design/segments.md.
 
 use super::checks::{
     check_body, check_identities, check_names, check_writers, reducer_names, request,

@@ -1,6 +1,6 @@
 //! Segmented and axis reductions: which plan runs a launch with one result per segment
 //! ([`SegmentAlgo`]), chosen by segment length from the device's capabilities
-//! ([`plan_segments`]); design/algorithms.md, "Segmented reductions".
+//! ([`plan_segments`]); design/segments.md.
 //!
 //! The per-variable parts of the plan (accumulator, identity, the work-group tree) are the
 //! ordinary planner's; this step decides the segment algorithm, the work-group size, the tile

@@ -1,5 +1,5 @@
 //! The `runs` segmented plan's switches and local memory (kernels/segment_runs.cl;
-//! design/algorithms.md, "`runs`"): which of its variants a launch takes, from the mean
+//! design/segments.md, "`runs`"): which of its variants a launch takes, from the mean
 //! segment length and the device, each rule with the measurement behind it.
 
 use super::segment_model::SegmentRequest;
