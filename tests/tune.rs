@@ -35,6 +35,14 @@ fn temp(name: &str) -> PathBuf {
     d.join("tuning.json")
 }
 
+/// The table the cache at `cache` holds for device `d` (a test failure if it holds none).
+fn tuned(cache: &std::path::Path, d: &clreduce::Device) -> clreduce::plan::TuneTable {
+    match tune_cache::status_at(cache, &d.caps().unwrap()) {
+        tune_cache::Status::Tuned(t) => t,
+        s => panic!("{}: {s:?}", d.label()),
+    }
+}
+
 #[test]
 fn tune_writes_a_cache_the_planner_follows() {
     let cache = temp("tune");
@@ -66,11 +74,7 @@ fn tune_writes_a_cache_the_planner_follows() {
         );
         // The cache holds this device's table, keyed for this driver and clreduce, with every
         // point: two classes at two sizes, each with its figures.
-        let caps = d.caps().unwrap();
-        let t = match tune_cache::status_at(&cache, &caps) {
-            tune_cache::Status::Tuned(t) => t,
-            s => panic!("{}: {s:?}", d.label()),
-        };
+        let t = tuned(&cache, &d);
         assert_eq!(t.entries.len(), 4, "{t}");
         for e in &t.entries {
             assert!(e.best_ns > 0 && e.rule_ns > 0 && e.tried >= 2, "{e:?}");
@@ -137,11 +141,7 @@ fn tune_covers_exact_sums() {
             &env,
         );
         assert_eq!(code, 0, "{}: exit {code}\n{out}\n{err}", d.label());
-        let caps = d.caps().unwrap();
-        let t = match tune_cache::status_at(&cache, &caps) {
-            tune_cache::Status::Tuned(t) => t,
-            s => panic!("{}: {s:?}", d.label()),
-        };
+        let t = tuned(&cache, &d);
         let e = &t.entries[0];
         assert!(
             e.class.exact && e.class.to_string() == "f32 sum exact",
@@ -290,11 +290,7 @@ fn tune_covers_segmented_launches() {
         );
         assert_eq!(code, 0, "{}: exit {code}\n{out}\n{err}", d.label());
         assert!(out.contains("2 segmented points"), "{out}");
-        let caps = d.caps().unwrap();
-        let t = match tune_cache::status_at(&cache, &caps) {
-            tune_cache::Status::Tuned(t) => t,
-            s => panic!("{}: {s:?}", d.label()),
-        };
+        let t = tuned(&cache, &d);
         assert!(t.entries.is_empty(), "{t}");
         let layouts: Vec<&str> = t.segments.iter().map(|e| e.layout.as_str()).collect();
         assert_eq!(layouts, ["rows", "offsets"], "{t}");

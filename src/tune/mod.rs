@@ -402,8 +402,24 @@ fn strategy_candidates(pt: &Point) -> Result<Vec<Candidate>> {
         rule_geo,
         rule_plan,
     )];
-    for s in Strategy::all_forced() {
-        let opts = rule_options(case, Force::Strategy(s));
+    // Every forced strategy, then (an exact sum) each hot form of the speculative loop under
+    // the rules' steps (`CLREDUCE_TUNE=hot=N`): the loop is most of an exact launch's time,
+    // and which form is fastest is the device's compiler's doing (design/exact.md).
+    let forced = Strategy::all_forced()
+        .into_iter()
+        .map(|s| (rule_options(case, Force::Strategy(s)), s));
+    let hot = HotLoop::ALL.into_iter().filter(|_| case.exact).map(|h| {
+        let tuning = Tuning {
+            hot: Some(h),
+            ..Tuning::default()
+        };
+        let opts = Options {
+            tuning: Some(tuning),
+            ..rule_opts
+        };
+        (opts, Strategy::AUTO)
+    });
+    for (opts, s) in forced.chain(hot) {
         let Ok(p) = case.launch(n, pt.x, pt.outs).explain(q, opts) else {
             continue;
         };
@@ -412,28 +428,6 @@ fn strategy_candidates(pt: &Point) -> Result<Vec<Candidate>> {
         }
         let g = default_geometry(q, case, pt.outs, opts, &p);
         cands.push(Candidate::new(opts, s, g, p));
-    }
-    // An exact sum's hot forms under the rules' steps (`CLREDUCE_TUNE=hot=N`): the loop is
-    // most of an exact launch's time, and which form is fastest is the device's compiler's
-    // doing (design/exact.md).
-    if case.exact {
-        for h in HotLoop::ALL {
-            let opts = Options {
-                tuning: Some(Tuning {
-                    hot: Some(h),
-                    ..Tuning::default()
-                }),
-                ..rule_opts
-            };
-            let Ok(p) = case.launch(n, pt.x, pt.outs).explain(q, opts) else {
-                continue;
-            };
-            if cands.iter().any(|c| c.same_launch(&p)) {
-                continue;
-            }
-            let g = default_geometry(q, case, pt.outs, opts, &p);
-            cands.push(Candidate::new(opts, Strategy::AUTO, g, p));
-        }
     }
     Ok(cands)
 }
