@@ -98,6 +98,22 @@
 #define CLR_RSDECL(k) R##k##_A clr_sv##k = clr_lm##k[clr_lid];
 #define CLR_RSREAD(k) clr_sv##k = clr_op_##k(clr_sv##k, clr_lm##k[clr_lid + clr_d]);
 #define CLR_RSWRITE(k) clr_lm##k[clr_lid] = clr_sv##k;
+// A run's walk in both kernels, HOOK / FLUSH the kernel's segment-start check: whole and
+// aligned, `CLR_VEC` elements per load, the checks only in loads that hold a start
+// (CLR_RUNS_SPLIT); else one element at a time.
+#define CLR_RVWALK(HOOK)                                                                 \
+    for (uint clr_qb = 0; clr_qb < CLR_SEG_E; clr_qb += CLR_VEC) {                       \
+        if (CLR_RUNS_SPLIT && ((clr_bits >> clr_qb) & ((1u << CLR_VEC) - 1u)) == 0u) {   \
+            CLR_CALL_V((CLR_IDX)(clr_i0 + clr_qb), 0);                                   \
+        } else {                                                                         \
+            CLR_CALL_VH((CLR_IDX)(clr_i0 + clr_qb), 0, HOOK);                            \
+        }                                                                                \
+    }
+#define CLR_RSWALK(FLUSH)                                                                \
+    for (uint clr_q = 0; clr_q < clr_rl; ++clr_q) {                                      \
+        FLUSH(clr_q)                                                                     \
+        CLR_CALL((CLR_IDX)(clr_i0 + clr_q), 0);                                          \
+    }
 // The backward segmented inclusive scan of the work-items' heads (both kernels): slot r ends
 // as heads r .. j combined, j the first run at or after r where a segment starts (clr_rf).
 #define CLR_RSCAN                                                                        \
@@ -236,20 +252,11 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
             CLR_FOR_VARS(CLR_SRESET)
 #if CLR_VEC > 1
             if (clr_rl == CLR_SEG_E && clr_i0 % CLR_VEC == 0) {
-                for (uint clr_qb = 0; clr_qb < CLR_SEG_E; clr_qb += CLR_VEC) {
-                    if (CLR_RUNS_SPLIT && ((clr_bits >> clr_qb) & ((1u << CLR_VEC) - 1u)) == 0u) {
-                        CLR_CALL_V((CLR_IDX)(clr_i0 + clr_qb), 0);
-                    } else {
-                        CLR_CALL_VH((CLR_IDX)(clr_i0 + clr_qb), 0, CLR_LH);
-                    }
-                }
+                CLR_RVWALK(CLR_LH)
             } else
 #endif
             {
-                for (uint clr_q = 0; clr_q < clr_rl; ++clr_q) {
-                    CLR_LFLUSH(clr_q)
-                    CLR_CALL((CLR_IDX)(clr_i0 + clr_q), 0);
-                }
+                CLR_RSWALK(CLR_LFLUSH)
             }
             CLR_FOR_VARS(CLR_LPUT)
 #if CLR_RUNS_SCAN
@@ -412,20 +419,11 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
             } else
 #elif CLR_VEC > 1
             if (clr_rl == CLR_SEG_E && clr_i0 % CLR_VEC == 0) {
-                for (uint clr_qb = 0; clr_qb < CLR_SEG_E; clr_qb += CLR_VEC) {
-                    if (CLR_RUNS_SPLIT && ((clr_bits >> clr_qb) & ((1u << CLR_VEC) - 1u)) == 0u) {
-                        CLR_CALL_V((CLR_IDX)(clr_i0 + clr_qb), 0);
-                    } else {
-                        CLR_CALL_VH((CLR_IDX)(clr_i0 + clr_qb), 0, CLR_RH);
-                    }
-                }
+                CLR_RVWALK(CLR_RH)
             } else
 #endif
             {
-                for (uint clr_q = 0; clr_q < clr_rl; ++clr_q) {
-                    CLR_RFLUSH(clr_q)
-                    CLR_CALL((CLR_IDX)(clr_i0 + clr_q), 0);
-                }
+                CLR_RSWALK(CLR_RFLUSH)
             }
             // The run's head: the piece before its first start, or the whole run.
             if (clr_had) {
