@@ -161,8 +161,8 @@
 // memory; the work-item that marked a segment then finishes it: its first piece, then the heads
 // of the following runs up to its end (its bounds read again from the offsets), stored
 // (work-items strided over the segments: consecutive results) or written to partial slot 2t+1
-// when it goes on past the tile. Two barriers a tile: two start masks used by turns, the next
-// tile's cleared during this one's walk. Run r's slots begin at r * (CLR_SEG_E + 1), so that
+// when it goes on past the tile. Two barriers a tile: two start masks used by turns, each
+// cleared after the walk that read it. Run r's slots begin at r * (CLR_SEG_E + 1), so that
 // work-items at the same place of their runs write different banks (plan/segment_runs.rs
 // counts the slot more per run).
 #define CLR_LSTRIDE (CLR_SEG_E + 1)
@@ -243,9 +243,6 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
                 }
             }
             barrier(CLK_LOCAL_MEM_FENCE);
-            // The other mask, for the next tile (its last reads were before the barrier).
-            for (uint clr_j = clr_lid; clr_j < CLR_RMW; clr_j += CLR_WG)
-                clr_rm[((clr_t + 1) & 1) * CLR_RMW + clr_j] = 0u;
             // 2. walk: the pieces to clr_lv
             const uint clr_bits = (clr_rmb[clr_p0 / 32] >> (clr_p0 % 32)) & CLR_RUN_BITS;
             uint clr_sp = clr_lid * CLR_LSTRIDE;
@@ -275,6 +272,10 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
 #else
             barrier(CLK_LOCAL_MEM_FENCE);
 #endif
+            // This tile's mask cleared for the tile after next (the walk read it before the
+            // barrier). Clearing the next tile's mask during the walk instead, as session 15
+            // did, lost results on PoCL once a work-group took three tiles or more.
+            for (uint clr_j = clr_lid; clr_j < CLR_RMW; clr_j += CLR_WG) clr_rmb[clr_j] = 0u;
             // 3. each segment begun in the tile, by the work-item that marked it
             for (ulong clr_e = clr_ka + clr_lid; clr_e < clr_kb; clr_e += CLR_WG) {
                 ulong clr_b, clr_bn;

@@ -275,35 +275,49 @@ fn runs_on_tile_cutting_shapes() {
 /// `CLREDUCE_SEGMENT_TUNE=lean=1` in the child's environment): heavy-tailed CSR segments with
 /// empty ones, each result checked on the host by the CLI; f32 sum, max and argmin together
 /// (where their pieces fit the local memory, else the other kernel), i32 sum and min from the
-/// identity, f64 sums, the last two with the lean kernel on every device (`explain` says so).
+/// identity, f64 sums, the last three with the lean kernel on every device (`explain` says so).
+/// The last case makes every work-group take many tiles (small tiles, one work-group per
+/// compute unit), so each start mask is reused: PoCL lost results there when the next tile's
+/// mask was cleared during the walk (fixed in session 16: each tile clears its own mask after
+/// the walk's barrier).
 #[test]
 fn runs_lean_forced_on_every_device() {
     let mut t = Tally::new("segment_merge::runs_lean_forced_on_every_device");
-    let env = [
-        ("CLREDUCE_SEGMENT", "runs"),
-        ("CLREDUCE_SEGMENT_TUNE", "lean=1"),
-    ];
+    let lean = "lean=1";
+    let many_tiles = "lean=1,local=32,per_item=4,groups_per_cu=1";
     for q in queues() {
         let d = q.device();
         let dev = short(d);
         let index = d.index().to_string();
-        for (args, must) in [
+        for (tune, args, must) in [
             (
+                lean,
                 &["--ragged", "8", "--n", "20011", "--op", "sum,max,argmin"][..],
                 false,
             ),
             (
+                lean,
                 &[
                     "--ragged", "3", "--n", "9001", "--type", "i32", "--op", "sum,min",
                 ][..],
                 true,
             ),
             (
+                lean,
                 &["--ragged", "16", "--n", "30011", "--type", "f64"][..],
                 true,
             ),
+            (
+                many_tiles,
+                &["--ragged", "5", "--n", "100003", "--op", "sum,max,argmin"][..],
+                true,
+            ),
         ] {
-            let case = format!("{args:?}");
+            let env = [
+                ("CLREDUCE_SEGMENT", "runs"),
+                ("CLREDUCE_SEGMENT_TUNE", tune),
+            ];
+            let case = format!("{tune} {args:?}");
             let mut all = vec!["reduce", "--device", &index, "--json", "--init-identity"];
             all.extend(args);
             let (code, out, err) = cli_run::cli_with(&all, &env);
