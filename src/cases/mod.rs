@@ -31,7 +31,7 @@ pub enum Shape {
     /// One result per entry of `vars` (per segment under a segment layout).
     Scalars,
     /// One span variable (`vars[0]`, op plus) of this many bins of the case's type: u32 counters
-    /// (`u32-histN`) or f32 sums (`f32-histN`, a weighted histogram).
+    /// (`u32-histN`) or f32 and f64 sums (`f32-histN`, `f64-histN`: weighted histograms).
     Span(usize),
     /// One argmin variable (`vars[0]`, op minimum): the value in the element type and the
     /// lowest index holding it in a u64 buffer.
@@ -76,7 +76,7 @@ pub const QUICK_SEGMENT_CASES: &str = "f32-rows-65536x16,f32-rows-4096x256,f32-r
 /// The segmented cases of `clreduce tune` (2^22 elements): more shapes, one row shape of i32.
 pub const FULL_SEGMENT_CASES: &str = "f32-rows-262144x16,f32-rows-16384x256,f32-rows-256x16384,f32-rows-1x4194304,f32-cols-262144x16,f32-cols-16384x256,f32-cols-256x16384,f32-ragged-16,f32-ragged-256,f32-ragged-65536,i32-rows-16384x256";
 
-/// Most bins a `u32-histN` or `f32-histN` case may have (issue 26: large spans of 2^16 to 2^24
+/// Most bins a `u32-histN`, `f32-histN` or `f64-histN` case may have (issue 26: large spans of 2^16 to 2^24
 /// bins with arbitrary keys).
 const MAX_BINS: usize = 1 << 24;
 
@@ -152,7 +152,7 @@ fn parse_flat(s: &str) -> std::result::Result<Case, String> {
             && matches!(c.shape, Shape::Scalars | Shape::Span(_)))
         {
             return Err(format!(
-                "bad case {s:?} (exact cases are f32-sum-exact, f64-sum-exact, f16-sum-exact, bf16-sum-exact, f32-sum-min-max-exact and f32-histN-exact)"
+                "bad case {s:?} (exact cases are f32-sum-exact, f64-sum-exact, f16-sum-exact, bf16-sum-exact, f32-sum-min-max-exact, f32-histN-exact and f64-histN-exact)"
             ));
         }
         c.name = format!("{}-exact", c.name);
@@ -178,6 +178,13 @@ fn parse_flat(s: &str) -> std::result::Result<Case, String> {
         let body = format!("hist[as_uint(x[i]) & {}u] += x[i];", bins - 1);
         let vars = vec![(Op::Plus, "hist")];
         return Ok(case(s.into(), ElemType::F32, Op::Plus, vars, Shape::Span(bins), body));
+    }
+    if let Some(bins) = hist_bins(s, "f64-hist") {
+        let bins = bins?;
+        // The same with f64 weights (`keyed_f64`: the key is the low bits of x's bits).
+        let body = format!("hist[(uint)(as_ulong(x[i]) & {}ul)] += x[i];", bins - 1);
+        let vars = vec![(Op::Plus, "hist")];
+        return Ok(case(s.into(), ElemType::F64, Op::Plus, vars, Shape::Span(bins), body));
     }
     if let Some(t) = s.strip_suffix("-argmin") {
         let stored = ElemType::parse(t).map_err(|e| e.to_string())?;
@@ -206,8 +213,8 @@ fn parse_flat(s: &str) -> std::result::Result<Case, String> {
 }
 
 impl Case {
-    /// A case by name: TYPE-OP, f32-sum-min-max, u32-histN, f32-histN (a weighted histogram),
-    /// TYPE-argmin, TYPE-sum-exact (f32, f64, f16, bf16), f32-sum-min-max-exact or f32-histN-exact, and per segment PREFIX-rows-RxC,
+    /// A case by name: TYPE-OP, f32-sum-min-max, u32-histN, f32-histN and f64-histN (weighted histograms),
+    /// TYPE-argmin, TYPE-sum-exact (f32, f64, f16, bf16), f32-sum-min-max-exact , f32-histN-exact or f64-histN-exact, and per segment PREFIX-rows-RxC,
     /// PREFIX-cols-RxC or PREFIX-ragged-MEAN where PREFIX is a TYPE (a sum: `f32-rows-4x4`),
     /// TYPE-OP, f32-sum-min-max or TYPE-argmin (R, C and MEAN as N or 2^K). TYPE may be f16 or
     /// bf16 (`f16-sum`, `bf16-max`): the input is stored in 16 bits and reduced in f32.
@@ -325,6 +332,9 @@ impl Case {
         if matches!(self.shape, Shape::Span(_)) && self.ty == ElemType::F32 {
             return keyed_f32(n, seed);
         }
+        if matches!(self.shape, Shape::Span(_)) && self.ty == ElemType::F64 {
+            return keyed_f64(n, seed);
+        }
         let data = reference::random_input(self.data_op, self.ty, n, seed);
         match (data, self.stored) {
             (HostVec::F32(v), ElemType::F16) => HostVec::F32(
@@ -385,6 +395,7 @@ impl Case {
         match (self.shape, &o.vars[..]) {
             (Shape::Span(len), [DynBuffer::U32(b)]) => b.write(0, &vec![0u32; len]),
             (Shape::Span(len), [DynBuffer::F32(b)]) => b.write(0, &vec![0f32; len]),
+            (Shape::Span(len), [DynBuffer::F64(b)]) => b.write(0, &vec![0f64; len]),
             _ => {
                 for (r, (op, _)) in o.vars.iter().zip(&self.vars) {
                     r.set(0, identity(*op, self.ty))?;
@@ -590,10 +601,28 @@ pub fn keyed_f32(n: usize, seed: u64) -> HostVec {
     )
 }
 
-/// Each bin's reference for a histogram case over `data`: u32 counts exactly; f32 sums (the
-/// data of [`keyed_f32`], multiples of 2^-25) exactly in i128, as the float64 reference with
-/// the sum of magnitudes, or with `exact` as the correctly rounded f32 (the i128 total rounded
-/// once to f32, then scaled by a power of two: exact).
+/// The input of an f64 weighted histogram (`f64-histN`): as [`keyed_f32`] with the 52
+/// fraction bits random and the exponent uniform in 2^-2 .. 2^1, so `as_ulong(x) & (N - 1)` is
+/// uniform over N bins; every value is a multiple of 2^-54, summed exactly in i128 by the host.
+pub fn keyed_f64(n: usize, seed: u64) -> HostVec {
+    let mut r = reference::Rng::new(seed ^ 0x6b65_7965_645f_6636);
+    HostVec::F64(
+        (0..n)
+            .map(|_| {
+                let b = r.next_u64();
+                let c = r.next_u64();
+                let exp = 1021 + c % 4;
+                f64::from_bits((c & (1 << 63)) | (exp << 52) | (b & ((1 << 52) - 1)))
+            })
+            .collect(),
+    )
+}
+
+/// Each bin's reference for a histogram case over `data`: u32 counts exactly; f32 and f64 sums
+/// (the data of [`keyed_f32`] and [`keyed_f64`], multiples of 2^-25 and 2^-54) exactly in
+/// i128, as the float64 reference with the sum of magnitudes, or with `exact` as the correctly
+/// rounded result (the i128 total rounded once to the type, then scaled by a power of two:
+/// exact).
 fn span_expected(data: &HostVec, len: usize, exact: bool) -> Expected {
     let mask = len - 1;
     let mut total = vec![0i128; len];
@@ -616,15 +645,31 @@ fn span_expected(data: &HostVec, len: usize, exact: bool) -> Expected {
                 abs[b] += (x as f64).abs();
             }
         }
-        other => unreachable!("histogram cases are u32 or f32, not {}", other.ty()),
+        HostVec::F64(v) => {
+            for &x in v {
+                let b = x.to_bits() as usize & mask;
+                let scaled = (x * (1u64 << 54) as f64) as i128;
+                total[b] += scaled;
+                count[b] += 1;
+                abs[b] += x.abs();
+            }
+        }
+        other => unreachable!("histogram cases are u32, f32 or f64, not {}", other.ty()),
     }
-    let unit = (-25f64).exp2();
-    if let HostVec::F32(_) = data {
+    let f64_data = matches!(data, HostVec::F64(_));
+    let unit = if f64_data { (-54f64).exp2() } else { (-25f64).exp2() };
+    if let HostVec::F32(_) | HostVec::F64(_) = data {
         if exact {
             return Expected::ExactSpan(
                 total
                     .into_iter()
-                    .map(|t| Value::F32(t as f32 * unit as f32))
+                    .map(|t| {
+                        if f64_data {
+                            Value::F64(t as f64 * unit)
+                        } else {
+                            Value::F32(t as f32 * unit as f32)
+                        }
+                    })
                     .collect(),
             );
         }

@@ -9,7 +9,16 @@ fn cases_parse() {
     let h = Case::parse("u32-hist256").unwrap();
     assert_eq!(h.shape, Shape::Span(256));
     assert_eq!(h.body, "hist[(uint)x[i] & 255u] += 1u;");
-    for bad in ["u32-hist100", "u32-hist33554432", "f32-hist3", "f32-and", "sum"] {
+    let h = Case::parse("f64-hist65536").unwrap();
+    assert_eq!((h.shape, h.ty), (Shape::Span(65536), ElemType::F64));
+    assert_eq!(h.body, "hist[(uint)(as_ulong(x[i]) & 65535ul)] += x[i];");
+    let HostVec::F64(v) = h.input(4096, 7) else { panic!("f64 input") };
+    // Keys spread over the bins, values multiples of 2^-54 of magnitude 2^-2 to below 2^2.
+    let bins: std::collections::BTreeSet<u64> = v.iter().map(|x| x.to_bits() & 65535).collect();
+    assert!(bins.len() > 3900, "{}", bins.len());
+    assert!(v.iter().all(|x| (0.25..4.0).contains(&x.abs()) && (x * 2f64.powi(54)).fract() == 0.0));
+    assert!(v.iter().any(|x| *x < 0.0) && v.iter().any(|x| *x > 0.0));
+    for bad in ["u32-hist100", "u32-hist33554432", "f32-hist3", "f64-hist5", "f32-and", "sum"] {
         assert!(Case::parse(bad).is_err(), "{bad}");
     }
     // One body per op, whoever asks: u32-or is `|=` for the bench and the tuner alike.
