@@ -266,8 +266,8 @@ void clr_finish(const ulong clr_n_arg, CLR_VAR_PARAMS __global uint* clr_counter
     CLR_FOR_VARS(CLR_PASS)
 }
 
-// The span pass (decision 59): one work-item per element of every global-digits or
-// global-copies span, over as many work-groups as the largest takes (the others' functions are
+// The span pass (decisions 59, 79): one work-item per element of every global-digits or
+// global-copies span and of every exact span in global memory finished by an extra pass, over as many work-groups as the largest takes (the others' functions are
 // empty); enqueued beside clr_finish, which stays one work-group.
 __kernel __attribute__((reqd_work_group_size(CLR_WG, 1, 1)))
 void clr_finish_spans(const ulong clr_n_arg, CLR_VAR_PARAMS __global uint* clr_counter CLR_USER_PARAMS CLR_MBOX_PARAMS) {

@@ -383,6 +383,19 @@ CLR_X_INLINE void VAR(clr_spass)(__global VT* res, __global ulong* aux, __global
     res[e] = VAR(clr_xround)(p);
 #endif
 }
+#elif VXS == CLR_XS_PASS
+// Superaccumulators in global memory finished by the span pass (decision 79: large exact spans
+// and deterministic f64 sum spans on GPUs): one work-item per element rounds it once and zeroes
+// it for the next launch, over as many work-groups as the span takes (the last work-group alone
+// took 86 ms for 2^20 f64 elements on the H200).
+CLR_X_INLINE void VAR(clr_last)(__global VT* res, __global ulong* aux, __global long* part, uint count, __local VA* lm, __local long* ls) {}
+
+CLR_X_INLINE void VAR(clr_pass)(__global VT* res, __global ulong* aux, __global long* part, uint count, __local VA* lm, __local long* ls) {}
+
+CLR_X_INLINE void VAR(clr_spass)(__global VT* res, __global ulong* aux, __global long* part) {
+    const size_t e = get_global_id(0);
+    if (e < VSPAN) VAR(clr_xround_into)(res, aux, e, part, 1, 0);
+}
 #else
 CLR_X_INLINE void VAR(clr_last)(__global VT* res, __global ulong* aux, __global long* part, uint count, __local VA* lm, __local long* ls) {
     for (uint e = (uint)get_local_id(0); e < VSPAN; e += CLR_WG) VAR(clr_xround_into)(res, aux, e, part, 1, 1);

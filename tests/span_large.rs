@@ -288,3 +288,145 @@ fn large_integer_spans_are_exact() {
     }
     tally.finish();
 }
+
+/// Random keys below `bins` and f64 values over many binades (tiny, subnormal and huge ones,
+/// zeros of both signs), with +inf, -inf and NaN in bins of their own when `specials`. Values
+/// stay below 2^1000, so no finite bin overflows.
+fn keyed_f64(n: usize, bins: usize, seed: u64, specials: bool) -> (Vec<u32>, Vec<f64>) {
+    let mut r = Rng(seed);
+    let keys: Vec<u32> = (0..n).map(|_| r.below(bins as u64) as u32).collect();
+    let mut x: Vec<f64> = (0..n)
+        .map(|_| {
+            let b = r.next();
+            let sign = b >> 63;
+            let frac = r.next() & ((1 << 52) - 1);
+            let exp = match (b >> 32) % 100 {
+                0..=79 => 1015 + (b >> 40) % 16,
+                80..=89 => (b >> 40) % 8,
+                90..=94 => 1900 + (b >> 40) % 100,
+                _ => return if b & 1 == 0 { 0.0 } else { -0.0 },
+            };
+            f64::from_bits(sign << 63 | exp << 52 | frac)
+        })
+        .collect();
+    if specials && n >= 8 {
+        x[1] = f64::INFINITY;
+        x[3] = f64::NEG_INFINITY;
+        x[5] = f64::NAN;
+    }
+    (keys, x)
+}
+
+/// Deterministic and exact f64 sum spans beyond local memory (decision 79). Exact ones keep the
+/// exact kit's superaccumulator per element in global memory and round every element in the
+/// span pass (an extra pass, one work-item per element) on every device: each bin must be the
+/// correctly rounded sum, bit for bit, twice. Deterministic ones take the same store on GPUs
+/// (then bit for bit too) and per-work-item copies on CPUs (then the same bits twice and within
+/// (count + 1) x 2^-52 x the bin's sum of magnitudes of the exact sum).
+#[test]
+fn large_f64_spans_round_each_bin_once() {
+    use clreduce::exact::sum_f64;
+    use clreduce::plan::CrossAlgo;
+    let mut tally = Tally::new("span_large::large_f64_spans_round_each_bin_once");
+    for q in queues() {
+        let _serial = sim_lock(q.device());
+        let dev = short(q.device());
+        let n = n_for(q);
+        let bins = ((q.caps().local_mem_size as usize / 8) + 1)
+            .next_power_of_two()
+            .max(1 << 16);
+        // The simulator rounds 2^16 superaccumulators slowly: one variant there.
+        let variants: &[(bool, bool)] = if q.device().is_simulator() {
+            &[(true, true)]
+        } else {
+            &[(true, true), (false, true), (true, false), (false, false)]
+        };
+        for &(identity, exact) in variants {
+            let case = format!(
+                "f64, {bins} bins{}{}",
+                if identity {
+                    ", identity"
+                } else {
+                    ", initial values"
+                },
+                if exact { ", exact" } else { "" }
+            );
+            let (keys, x) = keyed_f64(n, bins, 0xf64 ^ bins as u64 ^ (exact as u64) << 4, true);
+            let start: Vec<f64> = (0..bins).map(|b| (b % 5) as f64 * 0.625 - 1.25).collect();
+            let run = || -> Result<(Vec<f64>, clreduce::plan::VarPlan), Error> {
+                let kb = q.buffer_from(&keys)?;
+                let xb = q.buffer_from(&x)?;
+                let hist = q.buffer_from(&start)?;
+                let mut r = reduction_span(&hist, bins, Op::Plus).name("hist");
+                if identity {
+                    r = r.initialize_to_identity();
+                }
+                let opts = if exact {
+                    Options::default().exact()
+                } else {
+                    Options::default()
+                };
+                let ev = q.parallel_for_reduce_with(
+                    Range::new(n as u64),
+                    r,
+                    Kernel::new("hist[k[i]] += x[i];")
+                        .arg("k", &kb)
+                        .arg("x", &xb),
+                    opts,
+                )?;
+                let v = ev.plan().expect("a plan").vars[0].clone();
+                Ok((hist.to_vec()?, v))
+            };
+            let (a, b, v) = match run().and_then(|(a, v)| Ok((a, run()?.0, v))) {
+                Ok(t) => t,
+                Err(e) => {
+                    match skip_reason(&e) {
+                        Some(r) => tally.skip(&dev, &case, &r),
+                        None => tally.fail(&dev, &case, &e.to_string()),
+                    }
+                    continue;
+                }
+            };
+            let store = v.span.map(|s| s.store);
+            let global_exact = store == Some(SpanStore::GlobalAtomic) && v.exact.is_some();
+            let gpu = q.caps().kind == clreduce::caps::DeviceKind::Gpu;
+            if (exact || gpu) && !(global_exact && v.cross == CrossAlgo::ExtraPass) {
+                let why = format!(
+                    "planned {store:?} with {}, not global superaccumulators and the span pass",
+                    v.cross
+                );
+                tally.fail(&dev, &case, &why);
+                continue;
+            }
+            let mut per: Vec<Vec<f64>> = (0..bins)
+                .map(|b| if identity { vec![] } else { vec![start[b]] })
+                .collect();
+            for (&k, &v) in keys.iter().zip(&x) {
+                per[k as usize].push(v);
+            }
+            let same = |g: f64, w: f64| g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan());
+            let bad: Vec<String> = per
+                .iter()
+                .enumerate()
+                .filter(|(b, vals)| {
+                    let want = sum_f64(vals);
+                    if v.exact.is_some() || !want.is_finite() {
+                        return !same(a[*b], want);
+                    }
+                    let mag: f64 = vals.iter().map(|v| v.abs()).sum();
+                    (a[*b] - want).abs() > (vals.len() + 1) as f64 * f64::EPSILON * mag
+                })
+                .take(4)
+                .map(|(b, vals)| format!("bin {b}: {:e} vs {:e}", a[b], sum_f64(vals)))
+                .collect();
+            let rerun = (0..bins).filter(|&i| !same(a[i], b[i])).count();
+            let o = match (bad.is_empty(), rerun) {
+                (true, 0) => Outcome::Pass,
+                (true, r) => Outcome::Fail(format!("{r} bins differ on the second run")),
+                (false, _) => Outcome::Fail(format!("{store:?}: {}", bad.join("; "))),
+            };
+            tally.record(&dev, &case, o);
+        }
+    }
+    tally.finish();
+}

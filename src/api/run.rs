@@ -359,14 +359,18 @@ fn enqueue(
 }
 
 /// Work-groups of the span pass (`clr_finish_spans`, kernels/reduce.cl): one work-item per
-/// element of the largest `global-digits` or `global-copies` span, which rounds or folds it; 0
-/// when the plan has none. (`clr_finish`, one work-group, runs the other variables' passes.)
+/// element of the largest `global-digits` or `global-copies` span, or exact span in global
+/// memory with an extra pass (decision 79), which rounds or folds it; 0 when the plan has none.
+/// (`clr_finish`, one work-group, runs the other variables' passes.)
 fn span_pass_groups(plan: &Plan) -> usize {
     plan.vars
         .iter()
         .filter_map(|v| {
-            v.span
-                .filter(|s| matches!(s.store, SpanStore::GlobalDigits | SpanStore::GlobalCopies))
+            v.span.filter(|s| match s.store {
+                SpanStore::GlobalDigits | SpanStore::GlobalCopies => true,
+                SpanStore::GlobalAtomic => v.exact.is_some() && v.cross == CrossAlgo::ExtraPass,
+                _ => false,
+            })
         })
         .map(|s| s.len.div_ceil(plan.local))
         .max()

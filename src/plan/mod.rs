@@ -274,8 +274,9 @@ fn group_steps(caps: &DeviceCaps, req: &Request) -> Result<Vec<GroupStep>> {
                         copies: span::copies(caps, store, len, v.ty),
                         reason: why,
                     }),
-                    // Digits are an exact superaccumulator: the exact kit's rounding.
-                    exact: (store == SpanStore::GlobalDigits)
+                    // Digits, and a deterministic float sum's superaccumulators in global memory
+                    // (decision 79), are exact: the exact kit's rounding.
+                    exact: span::store_is_exact(caps, store, v, det)
                         .then(|| exact::exact_plan(caps, v))
                         .transpose()?,
                 }
@@ -345,6 +346,10 @@ fn var_plans(
             );
         }
         let (c, c_reason) = match (sp.map(|s| s.store), ep) {
+            (Some(SpanStore::GlobalAtomic), Some(_)) if req.strategy.cross.is_none() => (
+                CrossAlgo::ExtraPass,
+                span::GLOBAL_EXACT_PASS.to_string(),
+            ),
             (Some(store), _) if store.cross_is_fixed() => {
                 span::fixed_cross(caps, req.strategy, store)?
             }

@@ -73,6 +73,56 @@ fn zero_identity(v: &VarRequest) -> bool {
 /// The reason of a `GlobalDigits` span.
 const DIGITS_WHY: &str = "f32 sums too large for private local copies: one narrow-digit superaccumulator per element in global memory, each update one 64-bit atomic add (exact, so the same bits on every run), an extra pass rounds every element once";
 
+/// The reason of a deterministic float sum span kept as exact superaccumulators in global
+/// memory (decision 79).
+const GLOBAL_EXACT_WHY: &str = "float sums too large for private local copies and not for narrow digits (f64, or more than 2^30 work-items): one exact superaccumulator per element in global memory, 64-bit atomic deposits (exact, so the same bits on every run), an extra pass rounds every element once";
+
+/// The cross-group step's reason of an exact span in global memory finished by the span pass.
+pub(super) const GLOBAL_EXACT_PASS: &str = "exact span in global memory: an extra pass, one work-item per element, rounds each element's superaccumulator once (and zeroes it for the next launch)";
+
+/// Limbs of one element's superaccumulator in an exact span (kernels/exact.cl: the f32 and f64
+/// formats with their three counters).
+fn exact_limbs(ty: ElemType) -> usize {
+    if ty == ElemType::F32 {
+        14
+    } else {
+        71
+    }
+}
+
+/// Whether float sums of `v` can be deposited into one kit superaccumulator per element in
+/// global memory: 64-bit global atomics and the superaccumulators within one allocation.
+fn global_exact_ok(caps: &DeviceCaps, v: &VarRequest, len: usize) -> bool {
+    v.ty.is_float()
+        && v.op == Operator::Builtin(Op::Plus)
+        && caps.atomics.int64_base
+        && caps.atomics.int32_global_base
+        && (len * exact_limbs(v.ty) * 8) as u64 <= caps.max_alloc
+}
+
+/// Whether updates of `v` may be float atomics on a span's result in global memory (a relaxed
+/// or order-insensitive op, and a device whose atomics cover it).
+fn float_global_ok(caps: &DeviceCaps, v: &VarRequest, det: Determinism) -> bool {
+    (det == Determinism::Relaxed || !v.op.order_sensitive(v.ty))
+        && cross_supported(caps, CrossAlgo::Atomic, v).is_ok()
+}
+
+/// Whether `choose_span`'s `store` for `v` is an exact superaccumulator (digits, or the kit's
+/// superaccumulators in global memory in place of global float atomics), which the plan rounds
+/// with the exact kit.
+pub(super) fn store_is_exact(
+    caps: &DeviceCaps,
+    store: SpanStore,
+    v: &VarRequest,
+    det: Determinism,
+) -> bool {
+    match store {
+        SpanStore::GlobalDigits => true,
+        SpanStore::GlobalAtomic => v.ty.is_float() && !float_global_ok(caps, v, det),
+        _ => false,
+    }
+}
+
 /// Global scratch a `GlobalPrivate` span may take (one copy per work-item).
 pub(super) fn private_rows_cap(caps: &DeviceCaps) -> u64 {
     (caps.max_alloc / 2).min(256 << 20)
@@ -111,9 +161,8 @@ pub(super) fn choose_span(
     }
     let relaxed_ok = det == Determinism::Relaxed || !v.op.order_sensitive(v.ty);
     let shared_ok = atomic_capable(caps, v, Space::Local) && relaxed_ok;
-    let global_ok = relaxed_ok
-        && cross_supported(caps, CrossAlgo::Atomic, v).is_ok()
-        && strategy.cross.is_none_or(|c| c == CrossAlgo::Atomic);
+    let global_ok =
+        float_global_ok(caps, v, det) && strategy.cross.is_none_or(|c| c == CrossAlgo::Atomic);
     let bytes = (len * v.ty.size()) as u64;
     let budget = caps.local_mem_size.saturating_sub(64);
     let gpu = caps.kind == DeviceKind::Gpu;
@@ -164,6 +213,23 @@ pub(super) fn choose_span(
         // No group step (as global-private): `tree` names it, since the updates are integer
         // atomics, not float ones.
         return Ok((SpanStore::GlobalDigits, GroupAlgo::Tree, DIGITS_WHY));
+    }
+    // The same on GPUs where digits do not serve (f64 sums: a 53-bit significand leaves no
+    // headroom in 8-bit digits): the exact kit's superaccumulator per element in global memory
+    // (up to three 64-bit atomics per update), rounded by the span pass, instead of private
+    // copies that shrink the launch to a work-group (decision 79).
+    if gpu
+        && !private_ok
+        && !shared_ok
+        && !global_ok
+        && strategy == Strategy::AUTO
+        && global_exact_ok(caps, v, len)
+    {
+        return Ok((
+            SpanStore::GlobalAtomic,
+            GroupAlgo::LocalAtomic,
+            GLOBAL_EXACT_WHY,
+        ));
     }
     if private_ok {
         return Ok((
@@ -297,12 +363,7 @@ pub(super) fn choose_exact_span(
             "an exact span runs as local-atomic+atomic (updates are 64-bit atomic deposits), not {strategy}"
         )));
     }
-    let limbs = if v.ty == crate::types::ElemType::F32 {
-        14
-    } else {
-        71
-    };
-    let bytes = (len * limbs * 8) as u64;
+    let bytes = (len * exact_limbs(v.ty) * 8) as u64;
     if a.int32_local_base && bytes <= caps.local_mem_size.saturating_sub(64) / 2 {
         return Ok((
             SpanStore::LocalShared,

@@ -321,16 +321,52 @@ fn span_stores_follow_the_device() {
         plan(&nv, &ex).unwrap().vars[0].span.unwrap().store,
         SpanStore::GlobalDigits
     );
-    // Without 64-bit atomics, or for f64, or past 2^30 work-items: per-work-item copies.
+    // Without 64-bit atomics: per-work-item copies.
     let no64 = Mask::parse("no-int64-atomics").unwrap().apply(&nv);
     let p = plan(&no64, &span_req(N, Op::Plus, ElemType::F32, 65536)).unwrap();
     assert_eq!(p.vars[0].span.unwrap().store, SpanStore::GlobalPrivate);
     assert!(p.groups * p.local as u64 * 65536 * 4 <= 256 << 20);
-    let p = plan(&nv, &span_req(N, Op::Plus, ElemType::F64, 65536)).unwrap();
+    let p = plan(&no64, &span_req(N, Op::Plus, ElemType::F64, 65536)).unwrap();
     assert_eq!(p.vars[0].span.unwrap().store, SpanStore::GlobalPrivate);
+    // f64, or f32 past 2^30 work-items (no digits): the exact kit's superaccumulators in global
+    // memory, the full launch, rounded by the span pass (decision 79).
     let huge = FormRequest::Range { n: (1 << 30) + 1 };
-    let p = plan(&nv, &span_req(huge, Op::Plus, ElemType::F32, 65536)).unwrap();
-    assert_eq!(p.vars[0].span.unwrap().store, SpanStore::GlobalPrivate);
+    for (form, ty) in [(N, ElemType::F64), (huge, ElemType::F32)] {
+        for len in [65536, 1 << 20] {
+            let p = plan(&nv, &span_req(form, Op::Plus, ty, len)).unwrap();
+            let v = &p.vars[0];
+            assert_eq!(v.span.unwrap().store, SpanStore::GlobalAtomic, "{p}");
+            assert!(v.exact.is_some() && v.deterministic, "{p}");
+            assert_eq!((v.cross, p.passes), (CrossAlgo::ExtraPass, 2), "{p}");
+            let full = plan(&nv, &req(form, Op::Plus, ty)).unwrap();
+            assert!(
+                p.groups * p.local as u64 >= full.groups * full.local as u64 / 2,
+                "{p}"
+            );
+        }
+    }
+    // ... as exact spans beyond local memory are on every device (no longer rounded by the
+    // last work-group alone); a forced atomic cross step keeps that last work-group.
+    let pocl = fixtures::pocl_cpu();
+    let mut ex = span_req(N, Op::Plus, ElemType::F64, 1 << 20);
+    ex.determinism = Determinism::Exact;
+    for caps in [&nv, &pocl] {
+        let p = plan(caps, &ex).unwrap();
+        let v = &p.vars[0];
+        assert_eq!(v.span.unwrap().store, SpanStore::GlobalAtomic, "{p}");
+        assert_eq!((v.cross, p.passes), (CrossAlgo::ExtraPass, 2), "{p}");
+    }
+    ex.strategy.cross = Some(CrossAlgo::Atomic);
+    let p = plan(&nv, &ex).unwrap();
+    assert_eq!((p.vars[0].cross, p.passes), (CrossAlgo::Atomic, 1), "{p}");
+    // CPUs keep per-work-item copies for deterministic f64 spans.
+    let big = (pocl.local_mem_size as usize / 8 + 1).next_power_of_two();
+    let p = plan(&pocl, &span_req(N, Op::Plus, ElemType::F64, big)).unwrap();
+    assert_eq!(
+        p.vars[0].span.unwrap().store,
+        SpanStore::GlobalPrivate,
+        "{p}"
+    );
     // CPUs: digits once a private copy no longer fits one work-item's local memory.
     let pocl = fixtures::pocl_cpu();
     let big = (pocl.local_mem_size as usize / 4 + 1).next_power_of_two();
