@@ -294,6 +294,20 @@ pub(super) fn steps(req: &Request, vars: &[super::model::VarPlan]) -> usize {
         .unwrap_or(if all_f64 { 2 } else { 1 })
 }
 
+/// Whether the speculative loop's other scalar variables (min, max, counts beside the exact
+/// sums) take every unrolled step into their first accumulator (kernels/reduce.cl through the
+/// generated glue's `CLR_SPEC_ONE`): `CLREDUCE_TUNE=one=0|1`, else off. Only where the launch
+/// runs the speculative loop and has such a variable.
+pub(super) fn others_one(
+    _caps: &DeviceCaps,
+    req: &Request,
+    vars: &[super::model::VarPlan],
+) -> bool {
+    let spec = vars.iter().any(|v| v.exact.is_some_and(|e| e.speculative));
+    let others = vars.iter().any(|v| v.exact.is_none() && v.span.is_none());
+    spec && others && req.tuning.and_then(|t| t.others_one).unwrap_or(false)
+}
+
 /// Whether the speculative loop is wanted: `CLREDUCE_TUNE=spec=0|1`, else on GPUs, and on
 /// other devices with fp64, whose two-double expansions run its vector form (decision 69;
 /// without fp64 the three-float speculative loop has no hot form and the push loop stays).
