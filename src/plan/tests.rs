@@ -666,7 +666,9 @@ fn the_hot_loop_follows_the_override() {
     assert!(e.speculative && e.expansion == Expansion::ThreeFloat && e.hot == HotLoop::Off);
     assert!(Tuning::parse("hot=4").is_err());
     // A single f32 exact sum in the shared form takes 8 accumulators (f64: 4, in
-    // the_steps_follow_the_format_and_the_override), the other forms and launches 4.
+    // the_steps_follow_the_format_and_the_override), and so does one beside other variables
+    // (theirs in one accumulator each: an_exact_sum_beside_min_and_max_runs_one_wave_on_gpus);
+    // the other forms 4.
     let one = plan(&h200, &exact_req(N, Op::Plus, ElemType::F32)).unwrap();
     assert_eq!(one.unroll, 8);
     let mut r = exact_req(N, Op::Plus, ElemType::F32);
@@ -674,6 +676,8 @@ fn the_hot_loop_follows_the_override() {
     assert_eq!(plan(&h200, &r).unwrap().unroll, 4);
     r.tuning = None;
     r.vars.push(VarRequest::new(Op::Minimum, ElemType::F32));
+    assert_eq!(plan(&h200, &r).unwrap().unroll, 8);
+    r.tuning = Some(Tuning::parse("hot=2").unwrap());
     assert_eq!(plan(&h200, &r).unwrap().unroll, 4);
 }
 
