@@ -67,8 +67,8 @@ ONE="-DCLR_SPEC_ONE=1"
 # base's; with an accumulator per step unroll 8 took 48); f64 chunks of 64 and the residue's
 # bits were within the spread. Since then the planner gives the several-variable launch
 # unroll 8, one accumulator for the others and 6 work-groups per SM (Plan::spec_one,
-# CLREDUCE_TUNE=one=0|1). Round 2: that default (base) against the old one (old), then the
-# exact tests on the GPU.
+# CLREDUCE_TUNE=one=0|1). Round 2 (ROUND=2, the default): that default (base) against the old
+# one (old), then the exact tests on the GPU.
 R=${ROUND:-2}
 if [ "$R" = 1 ]; then
   v base "" ""
@@ -80,9 +80,17 @@ if [ "$R" = 1 ]; then
   v f64-c64 "" "-DCLR_SPEC_CHUNK=64u" "$F64" "2^24,2^28"
   v f64-rbits "" "-DCLR_XRBITS=1" "$F64" "2^20,2^24,2^28"
   v base2 "" ""
-else
+elif [ "$R" = 2 ]; then
   v base "" ""
   v old "unroll=4,one=0" ""
+else
+  # Round 3: f64 at 2^20, where the loop is short and the tail most of the cost: the lazy
+  # finish (tail=3, decision 74: about 1 us faster there in session 15, within the spread;
+  # slower loops from 2^24) against the default Lean, alternating, three processes each.
+  for k in 1 2 3; do
+    v "f64-lean-$k" "" "" "$F64" "2^20"
+    v "f64-lazy-$k" "tail=3" "" "$F64" "2^20"
+  done
 fi
 if [ "${REGS:-1}" = 1 ] && [ "$R" = 1 ]; then
   regs base "" ""
