@@ -226,6 +226,11 @@ CLR_X_INLINE void VAR(clr_xflush)(VA e, VX_PTR s) {
 #ifndef CLR_XLANES
 #define CLR_XLANES 0
 #endif
+// CLR_XRBITS 1 (an A/B switch): the hot f64 try flags a residue by ORing its bits into the
+// flag instead of comparing it with 0.0 (session 16, design/exact.md "Several variables").
+#ifndef CLR_XRBITS
+#define CLR_XRBITS 0
+#endif
 // Unrolled steps per block: 1 (the block is one step's CLR_UNROLL elements); the lanes form's
 // blocks hold one element of each step, so 8 steps.
 #ifndef CLR_XVEC
@@ -487,7 +492,13 @@ CLR_X_INLINE VA VAR(clr_xtry)(VA e, __private VAR(clr_xbs_t)* blk, VT v, __priva
     double t, r;
     e.s = clr_x_two_sum_d(e.s, v, &t);
     e.c = clr_x_two_sum_d(e.c, t, &r);
+#if CLR_XRBITS
+    // The residue's bits ORed into the flag (an integer op instead of a double compare; a
+    // residue of -0.0 flags too, which only redoes a chunk exactly).
+    *bad |= (uint)(as_ulong(r) >> 32) | (uint)as_ulong(r);
+#else
     *bad |= (uint)(r != 0.0);
+#endif
     return e;
 #elif VX_SBLK
     blk->d = clr_x_blk_add(blk->d, as_uint(v), &blk->emax, &blk->emin, bad);

@@ -326,17 +326,20 @@ pub(crate) fn speculative_loop_in(
 /// (`cnt += 1` per element: a redone chunk must not count twice), the speculative loop forced
 /// on every device here, in the grid-stride and the contiguous orders: the exact sums' bits equal the single-variable exact sums' (the host's
 /// correctly rounded sums, which `speculative_loop_is_exact` holds the one-variable launch to),
-/// the others equal the same launch without the speculative loop, and the count is n.
+/// the others equal the same launch without the speculative loop, and the count is n. The
+/// shared and the vector form also run with the other variables in one accumulator each
+/// (`Tuning::others_one`, the GPUs' rule for an exact sum beside min and max).
 #[test]
 fn speculative_loop_beside_other_variables() {
     use clreduce::plan::{HotLoop, IndexOrder, Tuning};
     let mut tally = Tally::new("exact_spec::speculative_loop_beside_other_variables");
-    let opts = |spec: bool, order: IndexOrder, hot: HotLoop| {
+    let opts = |spec: bool, order: IndexOrder, hot: HotLoop, one: bool| {
         Options {
             tuning: Some(Tuning {
                 spec: Some(spec),
                 hot: Some(hot),
                 order: Some(order),
+                others_one: Some(one),
                 ..Tuning::default()
             }),
             ..Options::default()
@@ -366,13 +369,15 @@ fn speculative_loop_beside_other_variables() {
         // shared one in the grid-stride order, the CPUs' lanes and vector form in the
         // contiguous one.
         let orders = [
-            (IndexOrder::GridStride, HotLoop::Off),
-            (IndexOrder::Contiguous, HotLoop::Off),
-            (IndexOrder::GridStride, HotLoop::Shared),
-            (IndexOrder::Contiguous, HotLoop::Lanes),
-            (IndexOrder::Contiguous, HotLoop::Vector),
+            (IndexOrder::GridStride, HotLoop::Off, false),
+            (IndexOrder::Contiguous, HotLoop::Off, false),
+            (IndexOrder::GridStride, HotLoop::Shared, false),
+            (IndexOrder::Contiguous, HotLoop::Lanes, false),
+            (IndexOrder::Contiguous, HotLoop::Vector, false),
+            (IndexOrder::GridStride, HotLoop::Shared, true),
+            (IndexOrder::Contiguous, HotLoop::Vector, true),
         ];
-        for (p, (order, hot)) in [
+        for (p, (order, hot, one)) in [
             Pattern::Random,
             Pattern::Cancel,
             Pattern::Spread,
@@ -382,7 +387,7 @@ fn speculative_loop_beside_other_variables() {
         .into_iter()
         .flat_map(|p| orders.map(|o| (p, o)))
         {
-            let case = format!("{} {order:?} {hot:?} seed {seed}", p.name());
+            let case = format!("{} {order:?} {hot:?} one {one} seed {seed}", p.name());
             let f = f32s(p, n, seed);
             let d = f64s(p, n, seed ^ 0x5eed);
             let run = |spec: bool| -> Result<(Vec<u64>, Option<clreduce::Plan>), Error> {
@@ -407,7 +412,7 @@ fn speculative_loop_beside_other_variables() {
                     )
                     .arg("x", &x)
                     .arg("y", &y),
-                    opts(spec, order, hot),
+                    opts(spec, order, hot, one),
                 )?;
                 let bits = vec![
                     s32.get(0)?.to_bits() as u64,
@@ -429,7 +434,8 @@ fn speculative_loop_beside_other_variables() {
                 }
             };
             let speculated = on.1.as_ref().is_some_and(|p| {
-                p.vars.iter().filter_map(|v| v.exact).count() == 2
+                p.spec_one == one
+                    && p.vars.iter().filter_map(|v| v.exact).count() == 2
                     && p.vars
                         .iter()
                         .filter_map(|v| v.exact)
@@ -439,9 +445,9 @@ fn speculative_loop_beside_other_variables() {
             let want64 = sum_f64(&[&[-0.25f64][..], &d].concat()).to_bits();
             let want = [want32, off.0[1], off.0[2], want64, n as u64];
             let o = if !speculated {
-                Outcome::Fail(
-                    "the plan did not take the speculative loop for both exact sums".into(),
-                )
+                Outcome::Fail(format!(
+                    "the plan did not take the speculative loop for both exact sums (one accumulator for the others: {one})"
+                ))
             } else if on.0 != want {
                 Outcome::Fail(format!(
                     "got bits {:x?}, want {want:x?} (exact f32, min, max, exact f64, count)",

@@ -576,9 +576,13 @@ fn spec_glue(plan: &Plan, user_args: &str) -> String {
         .collect();
     let fors: String = exact.iter().map(|k| format!(" X({k})")).collect();
     let mut s = format!("#define CLR_FOR_SPEC(X){fors}\n");
-    // CLR_SPEC_ONE 1 (an A/B switch): the other scalar variables take every unrolled step into
-    // their first accumulator (fewer registers beside the exact sum's).
-    s.push_str("#ifndef CLR_SPEC_ONE\n#define CLR_SPEC_ONE 0\n#endif\n");
+    // CLR_SPEC_ONE 1 (Plan::spec_one; a -D through CLREDUCE_EXTRA_OPTIONS overrides it): the
+    // other scalar variables take every unrolled step into their first accumulator (fewer
+    // registers beside the exact sum's).
+    s.push_str(&format!(
+        "#ifndef CLR_SPEC_ONE\n#define CLR_SPEC_ONE {}\n#endif\n",
+        plan.spec_one as u8
+    ));
     let accs: String = plan
         .vars
         .iter()

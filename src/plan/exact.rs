@@ -213,8 +213,9 @@ pub(super) fn hot(caps: &DeviceCaps, req: &Request, e: &ExactPlan) -> HotLoop {
 /// The geometry of a launch whose one exact sum (alone or beside other variables) will run the
 /// shared hot loop: its accumulators per work-item and, where it differs from the default, its
 /// work-groups per compute unit. `None` where the launch keeps the default.
-/// - Several variables (an f32-result exact sum + min + max): 4 (8 was slower, design/exact.md
-///   "The tail"), and on GPUs 6 work-groups per compute unit, one wave.
+/// - Several variables (an f32-result exact sum + min + max) on GPUs: 8 with the other
+///   variables in one accumulator each ([`others_one`]), 6 work-groups per compute unit, one
+///   wave (decisions 70 and 76).
 /// - f32 data (one expansion: the unroll is only the block's size and the loads in flight): 8,
 ///   as the plain f32 sum's loop. H200, 2^28 (design/bench/2026-11-24-h200-session11-exact.txt
 ///   round 2): 373.7 us at unroll 4, 249.1 us at 8 (plain 241.9).
@@ -246,10 +247,12 @@ pub(super) fn hot_geometry(
         return None;
     }
     if req.vars.len() > 1 {
-        // Beside other variables (exact sum + min + max): the several-variable unroll of 4, and
-        // on GPUs with f32 results one wave of work-groups (its 40 registers leave 6 of 256
-        // resident per SM; the default 8 ran as two waves): H200, 2^28, 399 against 321 us
-        // (design/exact.md "Several variables").
+        // Beside other variables (exact sum + min + max), on GPUs with f32 results: the single
+        // sum's unroll of 8 with the other variables in one accumulator each ([`others_one`]),
+        // and one wave of work-groups (its 40 registers leave 6 of 256 resident per SM; 8 ran
+        // as two waves). H200, 2^28 (design/exact.md "Several variables"): unroll 4 with an
+        // accumulator per step, 8 per SM 399 us, 6 per SM 317-321 (decision 70); unroll 8 with
+        // one accumulator, 6 per SM 266.8, 7 326.3, 8 299.9 (decision 76).
         return match exacts[0].format {
             ExactFormat::F32 if caps.kind == DeviceKind::Gpu => {
                 Some((SEVERAL_HOT_UNROLL, Some(SEVERAL_HOT_GROUPS_PER_CU)))
@@ -270,7 +273,7 @@ pub(super) fn hot_geometry(
 const F64_HOT_UNROLL: usize = 4;
 const F64_HOT_GROUPS_PER_CU: u64 = 4;
 /// The same for an f32-result exact sum beside other variables.
-const SEVERAL_HOT_UNROLL: usize = 4;
+const SEVERAL_HOT_UNROLL: usize = 8;
 const SEVERAL_HOT_GROUPS_PER_CU: u64 = 6;
 /// The vector form's lanes for a single f64 exact sum (CPUs).
 const F64_VECTOR_UNROLL: usize = 8;
@@ -292,6 +295,29 @@ pub(super) fn steps(req: &Request, vars: &[super::model::VarPlan]) -> usize {
     req.tuning
         .and_then(|t| t.steps)
         .unwrap_or(if all_f64 { 2 } else { 1 })
+}
+
+/// Whether the speculative loop's other scalar variables (min, max, counts beside the exact
+/// sums) take every unrolled step into their first accumulator (kernels/reduce.cl through the
+/// generated glue's `CLR_SPEC_ONE`): `CLREDUCE_TUNE=one=0|1`, else on GPUs where one f32-result
+/// exact sum runs the shared hot loop beside them (exact sum + min + max: with an accumulator
+/// per unrolled step its `clr_main` held 40 registers at unroll 4 and 48 at unroll 8, with one
+/// 32 and 40; H200, 2^28, at unroll 8 and 6 work-groups per SM 266.8 us against the old
+/// default's 317.4-318.4, design/exact.md "Several variables", decision 76). Only where the
+/// launch runs the speculative loop and has such a variable.
+pub(super) fn others_one(caps: &DeviceCaps, req: &Request, vars: &[super::model::VarPlan]) -> bool {
+    let spec = vars.iter().any(|v| v.exact.is_some_and(|e| e.speculative));
+    let others = vars.iter().any(|v| v.exact.is_none() && v.span.is_none());
+    let mut exacts = vars.iter().filter_map(|v| v.exact);
+    let one_f32_hot = match (exacts.next(), exacts.next()) {
+        (Some(e), None) => e.format == ExactFormat::F32 && e.runs_hot(HotLoop::Shared),
+        _ => false,
+    };
+    spec && others
+        && req
+            .tuning
+            .and_then(|t| t.others_one)
+            .unwrap_or(caps.kind == DeviceKind::Gpu && one_f32_hot)
 }
 
 /// Whether the speculative loop is wanted: `CLREDUCE_TUNE=spec=0|1`, else on GPUs, and on

@@ -88,6 +88,9 @@ impl fmt::Display for Plan {
                 )?;
                 if e.speculative {
                     writeln!(f, "    speculative loop: chunks through the branch-free try, a flagged chunk runs again exactly")?;
+                    if self.spec_one {
+                        writeln!(f, "    the launch's other variables: every unrolled step into one accumulator each")?;
+                    }
                 }
                 match e.hot {
                     super::request::HotLoop::Off => {}

@@ -406,6 +406,7 @@ fn assemble(
     }
     // The speculative loop's unrolled steps per bound check (one for the launch).
     let spec_steps = exact::steps(req, &vars);
+    let spec_one = exact::others_one(caps, req, &vars);
     // The tail of every scalar exact sum (a span's and a segmented sum's keep Private).
     let geo4 = (geo.total, geo.groups, geo.local, geo.unroll);
     for v in vars.iter_mut().filter(|v| v.span.is_none()) {
@@ -458,6 +459,7 @@ fn assemble(
         vec: geo.vec,
         wide_index,
         spec_steps,
+        spec_one,
         local_bytes: local_need,
         vars,
         passes,

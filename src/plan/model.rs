@@ -291,6 +291,10 @@ pub struct Plan {
     /// block with their loads together (1 outside the shared hot loop; design/exact.md "The
     /// f64 loop").
     pub spec_steps: usize,
+    /// The exact sums' speculative loop: the other scalar variables take every unrolled step
+    /// into their first accumulator (kernels CLR_SPEC_ONE; false outside the speculative loop;
+    /// design/exact.md "Several variables").
+    pub spec_one: bool,
     /// One plan per reduction variable, in the launch's order.
     pub vars: Vec<VarPlan>,
     /// Kernel launches: 1, or 2 with an extra pass.

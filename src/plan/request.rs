@@ -204,6 +204,11 @@ pub struct Tuning {
     /// (`steps=1|2|4`, design/exact.md "The f64 loop"): the steps of one check run as one
     /// block, their loads together; `None` is automatic (2 for f64 data, 1 for f32).
     pub steps: Option<usize>,
+    /// Exact sums in the speculative loop: the launch's other scalar variables (min, max,
+    /// counts) take every unrolled step into their first accumulator (`one=1`) or keep an
+    /// accumulator per unrolled step (`one=0`); `None` is automatic (design/exact.md "Several
+    /// variables").
+    pub others_one: Option<bool>,
     /// Consecutive indices per work-item and step where the body reads a 16-bit buffer at
     /// `[i]` (`vec=1|2|4|8`, [`Request::narrow_reads`]); in a segmented launch, the elements
     /// per load of the `item` (uniform rows) and `runs` plans where the body reads any
@@ -229,7 +234,8 @@ impl Tuning {
     pub fn parse(s: &str) -> Result<Tuning> {
         let mut t = Tuning::default();
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let bad = |out_of_range: bool| Error::UnknownName {
+            let bad = |out_of_range: bool| {
+                Error::UnknownName {
                 kind: if out_of_range {
                     "tuning value"
                 } else {
@@ -245,8 +251,10 @@ impl Tuning {
                     "hot=0|1|2|3 (exact sums: the hot form, off, shared, lanes or vector)",
                     "tail=0|1|2|3 (exact sums: the tail, private, local, lean or lazy)",
                     "steps=1|2|4 (exact sums: the hot loop's unrolled steps per bound check)",
+                    "one=0|1 (exact sums: the speculative loop's other variables in one accumulator)",
                     "vec=1|2|4|8 (16-bit reads at [i]: elements per load)",
                 ],
+            }
             };
             let (k, v) = part.split_once('=').ok_or_else(|| bad(false))?;
             let v: u64 = v.trim().parse().map_err(|_| bad(false))?;
@@ -282,6 +290,7 @@ impl Tuning {
                 }
                 "vec" => one.vec = Some(usize::try_from(v).unwrap_or(usize::MAX)),
                 "steps" => one.steps = Some(usize::try_from(v).unwrap_or(usize::MAX)),
+                "one" if v <= 1 => one.others_one = Some(v == 1),
                 _ => return Err(bad(false)),
             }
             if one.problem().is_some() {
@@ -296,6 +305,7 @@ impl Tuning {
                 hot: one.hot.or(t.hot),
                 tail: one.tail.or(t.tail),
                 steps: one.steps.or(t.steps),
+                others_one: one.others_one.or(t.others_one),
                 vec: one.vec.or(t.vec),
             };
         }

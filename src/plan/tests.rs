@@ -702,7 +702,9 @@ fn the_hot_loop_follows_the_override() {
     assert!(e.speculative && e.expansion == Expansion::ThreeFloat && e.hot == HotLoop::Off);
     assert!(Tuning::parse("hot=4").is_err());
     // A single f32 exact sum in the shared form takes 8 accumulators (f64: 4, in
-    // the_steps_follow_the_format_and_the_override), the other forms and launches 4.
+    // the_steps_follow_the_format_and_the_override), and so does one beside other variables
+    // (theirs in one accumulator each: an_exact_sum_beside_min_and_max_runs_one_wave_on_gpus);
+    // the other forms 4.
     let one = plan(&h200, &exact_req(N, Op::Plus, ElemType::F32)).unwrap();
     assert_eq!(one.unroll, 8);
     let mut r = exact_req(N, Op::Plus, ElemType::F32);
@@ -710,6 +712,8 @@ fn the_hot_loop_follows_the_override() {
     assert_eq!(plan(&h200, &r).unwrap().unroll, 4);
     r.tuning = None;
     r.vars.push(VarRequest::new(Op::Minimum, ElemType::F32));
+    assert_eq!(plan(&h200, &r).unwrap().unroll, 8);
+    r.tuning = Some(Tuning::parse("hot=2").unwrap());
     assert_eq!(plan(&h200, &r).unwrap().unroll, 4);
 }
 
@@ -842,8 +846,10 @@ fn the_steps_follow_the_format_and_the_override() {
 }
 
 /// An f32 exact sum beside a minimum and a maximum (the bench's `f32-sum-min-max-exact`) runs
-/// one wave of work-groups on GPUs (6 per SM at unroll 4: design/exact.md "Several variables"),
-/// the default elsewhere; `groups_per_cu` overrides it.
+/// on GPUs at the single sum's unroll of 8 with min and max in one accumulator each
+/// (`Plan::spec_one`) and one wave of work-groups (6 per SM: design/exact.md "Several
+/// variables", decisions 70 and 76), the default elsewhere; `groups_per_cu`, `unroll` and `one`
+/// override it. Two exact sums, or an f64 one, keep an accumulator per step for the others.
 #[test]
 fn an_exact_sum_beside_min_and_max_runs_one_wave_on_gpus() {
     let smm = |caps: &DeviceCaps, ty: ElemType, t: &str| {
@@ -856,12 +862,26 @@ fn an_exact_sum_beside_min_and_max_runs_one_wave_on_gpus() {
     let gpu = fixtures::nvidia_h200();
     let cus = gpu.compute_units as u64;
     let p = smm(&gpu, ElemType::F32, "");
-    assert_eq!((p.unroll, p.groups), (4, 6 * cus));
+    assert_eq!((p.unroll, p.groups, p.spec_one), (8, 6 * cus, true));
     assert_eq!(p.vars[0].exact.unwrap().hot, HotLoop::Shared);
     assert_eq!(smm(&gpu, ElemType::F32, "groups_per_cu=8").groups, 8 * cus);
-    assert_eq!(smm(&gpu, ElemType::F64, "").groups, 8 * cus);
+    let u4 = smm(&gpu, ElemType::F32, "unroll=4,one=0");
+    assert_eq!((u4.unroll, u4.groups, u4.spec_one), (4, 6 * cus, false));
+    let f64s = smm(&gpu, ElemType::F64, "");
+    assert_eq!((f64s.groups, f64s.spec_one), (8 * cus, false));
+    // Without speculation (spec=0) there is no loop for it to change.
+    assert!(!smm(&gpu, ElemType::F32, "spec=0,one=1").spec_one);
+    let two = {
+        let mut r = exact_req(FormRequest::Range { n: 1 << 28 }, Op::Plus, ElemType::F32);
+        r.vars.push(VarRequest::new(Op::Plus, ElemType::F64));
+        r.vars.push(VarRequest::new(Op::Minimum, ElemType::F32));
+        plan(&gpu, &r).unwrap()
+    };
+    assert!(!two.spec_one);
     let cpu = fixtures::pocl_cpu();
     let c = smm(&cpu, ElemType::F32, "");
+    assert!(!c.spec_one);
+    assert!(smm(&cpu, ElemType::F32, "one=1").spec_one);
     let plain = {
         let mut r = req(FormRequest::Range { n: 1 << 28 }, Op::Plus, ElemType::F32);
         r.vars.push(VarRequest::new(Op::Minimum, ElemType::F32));

@@ -152,6 +152,7 @@ impl TunedGeometry {
             hot: self.hot,
             tail: None,
             steps: None,
+            others_one: None,
             vec: None,
         }
     }
