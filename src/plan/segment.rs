@@ -7,7 +7,7 @@
 //! or row-chunk size and the number of passes, and records why.
 
 use super::model::Plan;
-use super::segment_cpu::{block_width, blocks, folds, lone_work_item, CPU_STREAM_MIN};
+use super::segment_cpu::{aligned, block_width, blocks, folds, lone_work_item, CPU_STREAM_MIN};
 use super::segment_model::{SegmentAlgo, SegmentLayout, SegmentPlan, SegmentRequest};
 use super::segment_runs::{runs_lean, runs_local, runs_pre, runs_scan};
 use super::strategy::CrossAlgo;
@@ -45,15 +45,15 @@ pub fn plan_segments(
             force: Some(a),
             ..*req
         };
-        choose(caps, &forced, mean, fill).is_ok()
-    };
-    let (algo, why) = match measured {
-        Some((a, why)) if req.force.is_none() && runnable(a) => (a, why),
-        _ => choose(caps, req, mean, fill)?,
+        choose(caps, &forced, (mean, fill), false).is_ok()
     };
     // Exact sums per segment carry a superaccumulator in every accumulator: no staged plan,
     // work-groups whose trees fit the local memory, one accumulator per work-item.
     let exact = super::segment_exact::carries_exact(&base);
+    let (algo, why) = match measured {
+        Some((a, why)) if req.force.is_none() && runnable(a) => (a, why),
+        _ => choose(caps, req, (mean, fill), exact)?,
+    };
     let (algo, why) = if exact {
         super::segment_exact::exact_algo(caps, req, algo, why)?
     } else {
@@ -138,7 +138,11 @@ pub fn plan_segments(
     // (a 32-bit index may wrap) and loads it as vectors; with 32-bit ones PoCL turned the 16
     // loads of an f32 row into two gathers (decision 68).
     base.wide_index |= algo == SegmentAlgo::Blocks
-        || (matches!(algo, SegmentAlgo::Item | SegmentAlgo::Chunks) && !gpu && unroll > 1);
+        || (matches!(
+            algo,
+            SegmentAlgo::Item | SegmentAlgo::Chunks | SegmentAlgo::Aligned
+        ) && !gpu
+            && unroll > 1);
     base.local = local;
     base.groups = g.groups;
     base.passes = passes;
@@ -253,8 +257,14 @@ fn loop_unroll(
         }
         // item without vector loads: one accumulator on GPUs (a work-item per short segment);
         // on CPUs the accumulators within a segment (decision 73).
-        SegmentAlgo::Item | SegmentAlgo::Chunks if gpu => 1,
-        SegmentAlgo::Item | SegmentAlgo::Chunks if mean >= CPU_STREAM_MIN => 16,
+        SegmentAlgo::Item | SegmentAlgo::Chunks | SegmentAlgo::Aligned if gpu => 1,
+        SegmentAlgo::Item | SegmentAlgo::Chunks | SegmentAlgo::Aligned
+            if mean >= CPU_STREAM_MIN =>
+        {
+            16
+        }
+        // aligned on CPUs below it: decision 77.
+        SegmentAlgo::Aligned => super::segment_cpu::aligned_unroll(mean),
         SegmentAlgo::Stripes | SegmentAlgo::Columns if gpu => 4,
         _ if gpu => base_unroll.max(1) as u64,
         _ => 1,
@@ -468,6 +478,7 @@ fn geometry(
         SegmentAlgo::Blocks => {
             blocks(caps, req, local, fill, block_width(req, exact, folds(caps)))?
         }
+        SegmentAlgo::Aligned => aligned(caps, req, (local, exact), fill)?,
         SegmentAlgo::Columns => {
             let SegmentLayout::Columns { rows, cols } = req.layout else {
                 unreachable!("choose() gives columns for the columns layout only")
@@ -706,8 +717,8 @@ fn check_forced(
 fn choose(
     caps: &DeviceCaps,
     req: &SegmentRequest,
-    mean: u64,
-    fill: u64,
+    (mean, fill): (u64, u64),
+    exact: bool,
 ) -> Result<(SegmentAlgo, String)> {
     let columns = matches!(req.layout, SegmentLayout::Columns { .. });
     let gpu = caps.kind == DeviceKind::Gpu;
@@ -718,7 +729,7 @@ fn choose(
         return Ok(choose_columns(caps, req, cols));
     }
     if !gpu {
-        return Ok(super::segment_cpu::choose(caps, req, mean, fill));
+        return Ok(super::segment_cpu::choose(caps, req, (mean, fill), exact));
     }
     let offsets = req.layout == SegmentLayout::Offsets;
     let uniform = matches!(req.layout, SegmentLayout::Uniform { .. });

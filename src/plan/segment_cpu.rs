@@ -15,9 +15,12 @@ use crate::error::{Error, Result};
 pub(super) fn choose(
     caps: &DeviceCaps,
     req: &SegmentRequest,
-    mean: u64,
-    fill: u64,
+    (mean, fill): (u64, u64),
+    exact: bool,
 ) -> (SegmentAlgo, String) {
+    if let Some(short) = choose_short(caps, req, (mean, fill), exact) {
+        return short;
+    }
     let offsets = req.layout == SegmentLayout::Offsets;
     let uniform = matches!(req.layout, SegmentLayout::Uniform { .. });
     if caps.sub_groups.is_some() && mean >= CPU_STREAM_MIN {
@@ -159,9 +162,11 @@ pub(super) fn blocks(
     Ok(Geometry::new(groups, passes, chunk_rows, format!("{nb} blocks of {width} columns x {chunks} chunks of {chunk_rows} rows, a work-item each, on {groups} work-groups of {local}{}", if passes > 1 { ", chunks combined in order by a second pass" } else { "" })))
 }
 
-/// Whether `item` and `chunks` run in work-groups of one work-item: on a CPU whose work-items
-/// are SIMD lanes (Intel) where they stream with accumulators, so that the compiler vectorizes
-/// the work-item's own loop instead of running segments as lanes (decision 73).
+/// Whether `item`, `chunks` and `aligned` run in work-groups of one work-item: on a CPU whose
+/// work-items are SIMD lanes (Intel), `item` and `chunks` where they stream with accumulators,
+/// so that the compiler vectorizes the work-item's own loop instead of running segments as
+/// lanes (decision 73), `aligned` always (decision 77: Intel, 2^22 f32, CSR mean 4 3080 us
+/// in work-groups of one against 9449 in work-groups of 64).
 pub(super) fn lone_work_item(
     caps: &DeviceCaps,
     req: &SegmentRequest,
@@ -169,9 +174,103 @@ pub(super) fn lone_work_item(
     exact: bool,
     mean: u64,
 ) -> bool {
-    matches!(algo, SegmentAlgo::Item | SegmentAlgo::Chunks)
-        && caps.kind != DeviceKind::Gpu
-        && caps.sub_groups.is_some()
+    let streams = matches!(algo, SegmentAlgo::Item | SegmentAlgo::Chunks)
         && !exact
-        && req.tune.unroll.map_or(mean >= CPU_STREAM_MIN, |u| u > 1)
+        && req.tune.unroll.map_or(mean >= CPU_STREAM_MIN, |u| u > 1);
+    // aligned: always (a work-item walks its chunk's segments one after the other).
+    caps.kind != DeviceKind::Gpu
+        && caps.sub_groups.is_some()
+        && (streams || algo == SegmentAlgo::Aligned)
 }
+
+/// Short segments on CPUs (decision 77): `aligned` where it measured faster than the plans
+/// before it; exact sums keep those (not measured with it). `None`: the other rules decide.
+fn choose_short(
+    caps: &DeviceCaps,
+    req: &SegmentRequest,
+    (mean, fill): (u64, u64),
+    exact: bool,
+) -> Option<(SegmentAlgo, String)> {
+    let offsets = req.layout == SegmentLayout::Offsets;
+    let many_rows = matches!(req.layout, SegmentLayout::Uniform { .. }) && req.segments >= fill;
+    if exact || mean >= CPU_STREAM_MIN {
+        return None;
+    }
+    if caps.sub_groups.is_some() && (offsets || many_rows) {
+        return Some((
+            SegmentAlgo::Aligned,
+            format!("segments of mean length {mean} < {CPU_STREAM_MIN} on a CPU with sub-groups (work-items are SIMD lanes): work-groups of one work-item, each walking the whole segments that begin in its chunk of elements, the first elements of each without a branch on its length (decision 77)"),
+        ));
+    }
+    // PoCL (work-items are loops): CSR of mean 8 and less, where item's loop exits mispredict
+    // about once per segment, and rows and CSR from 32, where 4 or 16 accumulators per segment
+    // beat item's one; item keeps CSR of 9..31 (even at 16) and rows of 16 (item 791 us against
+    // 999: PoCL runs a work-group's rows of one trip count as vector lanes).
+    let loops = offsets && mean <= ALIGNED_MASKED_MAX || (offsets || many_rows) && mean >= 32;
+    if caps.sub_groups.is_none() && loops {
+        return Some((
+            SegmentAlgo::Aligned,
+            format!("segments of mean length {mean} (CSR up to {ALIGNED_MASKED_MAX}, or 32 to {}) on a CPU without sub-groups: each work-item walks the whole segments that begin in its chunk of elements, {} (decision 77; PoCL, 2^22 f32: CSR mean 4 1.7x, 64 1.9x, rows of 128 1.4-5x faster than item)", CPU_STREAM_MIN - 1, if mean < 16 { "the first elements of each without a branch on its length" } else { "with several accumulators per segment" }),
+        ));
+    }
+    None
+}
+
+/// The longest mean CSR length up to which `aligned` takes the masked steps' range on CPUs
+/// without sub-groups (PoCL): mean 4 won, 16 was even.
+const ALIGNED_MASKED_MAX: u64 = 8;
+
+/// `aligned`'s accumulators per segment below `CPU_STREAM_MIN` (decision 77): 1 (and the masked
+/// first elements) below mean 16, 4 from 16, 16 from 128. 2^22 f32, interleaved A/B, against
+/// one: Intel, CSR mean 64 1115 us with 4 against 3058 (1534 with 16), mean 126 1072 / 1085
+/// with 4 / 16 against 3127, rows of 128 462 with 16 against 836 with 4 and 2193 with one;
+/// PoCL, CSR mean 64 1619 with 4 against 3214, rows of 128 817 / 881 with 16 / 4 against
+/// 2168, rows of 16 1240 with 4 against 1679 (5940 with 16).
+pub(super) fn aligned_unroll(mean: u64) -> u64 {
+    match mean {
+        0..16 => 1,
+        16..128 => 4,
+        _ => 16,
+    }
+}
+
+/// `aligned`: the elements of a segment combined before its loop by masked steps.
+const ALIGNED_MASK: u64 = 4;
+
+/// `aligned` (decision 77): rows and CSR offsets; `chunks=N` chunks of consecutive elements
+/// (by default one per work-item of `fill` work-groups of `local`), each owning the segments
+/// that begin in it; one pass.
+pub(super) fn aligned(
+    caps: &DeviceCaps,
+    req: &SegmentRequest,
+    (local, exact): (usize, bool),
+    fill: u64,
+) -> Result<Geometry> {
+    if matches!(req.layout, SegmentLayout::Columns { .. }) {
+        return Err(Error::Unsupported {
+            what: "segment plan aligned".into(),
+            missing: "aligned runs rows and CSR segments, not columns".into(),
+            device: caps.label(),
+        });
+    }
+    let l = local as u64;
+    // At least 8 chunks per `fill` (work-groups of one on Intel), so that heavy-tailed lengths
+    // spread over the threads.
+    let chunks = req.tune.chunks.unwrap_or(fill * l.max(8)).max(1);
+    let tile = req.elements.div_ceil(chunks).max(16);
+    let tiles = req.elements.div_ceil(tile).max(1);
+    let groups = tiles.div_ceil(l);
+    // The first `mask` elements of a segment without a branch on its length (per_item=N); none
+    // for exact sums (each step would copy a superaccumulator).
+    let mask = req
+        .tune
+        .per_item
+        .unwrap_or(if exact { 0 } else { ALIGNED_MASK });
+    let mut g = Geometry::new(groups, 1, tile, format!("{tiles} chunks of {tile} elements aligned to whole segments (a chunk owns the segments that begin in it), one per work-item of {groups} work-groups of {local}; each segment walked whole and stored by its chunk's work-item, its first {mask} elements by steps without a branch on the length"));
+    g.per_item = mask;
+    Ok(g)
+}
+
+#[cfg(test)]
+#[path = "segment_cpu_tests.rs"]
+mod tests;
