@@ -203,14 +203,16 @@ fn choose_short(
         ));
     }
     // PoCL (work-items are loops): CSR of mean 8 and less, where item's loop exits mispredict
-    // about once per segment, and rows and CSR from 32, where 4 or 16 accumulators per segment
-    // beat item's one; item keeps CSR of 9..31 (even at 16) and rows of 16 (item 791 us against
-    // 999: PoCL runs a work-group's rows of one trip count as vector lanes).
-    let loops = offsets && mean <= ALIGNED_MASKED_MAX || (offsets || many_rows) && mean >= 32;
+    // about once per segment, CSR from 16 and rows from 32, where 4 or 16 accumulators per
+    // segment beat item's one (CSR mean 31 2379 us against 3302); item keeps CSR of 9..15
+    // (mean 15 with the masked steps: 2135 against 2005) and rows of 16 (999 against 791 in
+    // one run, 1186 against 1539 in another: PoCL runs a work-group's rows of one trip count
+    // as vector lanes).
+    let loops = offsets && !(ALIGNED_MASKED_MAX + 1..16).contains(&mean) || many_rows && mean >= 32;
     if caps.sub_groups.is_none() && loops {
         return Some((
             SegmentAlgo::Aligned,
-            format!("segments of mean length {mean} (CSR up to {ALIGNED_MASKED_MAX}, or 32 to {}) on a CPU without sub-groups: each work-item walks the whole segments that begin in its chunk of elements, {} (decision 77; PoCL, 2^22 f32: CSR mean 4 1.7x, 64 1.9x, rows of 128 1.4-5x faster than item)", CPU_STREAM_MIN - 1, if mean < 16 { "the first elements of each without a branch on its length" } else { "with several accumulators per segment" }),
+            format!("segments of mean length {mean} (CSR up to {ALIGNED_MASKED_MAX} or 16 to {0}, rows 32 to {0}) on a CPU without sub-groups: each work-item walks the whole segments that begin in its chunk of elements, {1} (decision 77; PoCL, 2^22 f32: CSR mean 4 1.7-1.8x, 31 1.4x, 64 1.9x, rows of 128 2.8-5x faster than item)", CPU_STREAM_MIN - 1, if mean < 16 { "the first elements of each without a branch on its length" } else { "with several accumulators per segment" }),
         ));
     }
     None
