@@ -8,7 +8,7 @@
 
 use super::model::Plan;
 use super::segment_cpu::{aligned, block_width, blocks, folds, lone_work_item, CPU_STREAM_MIN};
-use super::segment_model::{SegmentAlgo, SegmentLayout, SegmentPlan, SegmentRequest};
+use super::segment_model::{Geometry, SegmentAlgo, SegmentLayout, SegmentPlan, SegmentRequest};
 use super::segment_runs::{runs_lean, runs_local, runs_pre, runs_scan};
 use super::strategy::CrossAlgo;
 use crate::caps::{DeviceCaps, DeviceKind};
@@ -269,36 +269,6 @@ fn loop_unroll(
         _ if gpu => base_unroll.max(1) as u64,
         _ => 1,
     })
-}
-
-/// The geometry of one segment plan: what `plan_segments` writes into the plan.
-pub(super) struct Geometry {
-    pub(super) groups: u64,
-    pub(super) passes: usize,
-    /// Tiles and chunks: elements per tile; columns: rows per chunk; staged: rows per stage;
-    /// stripes: the first pass's work-groups.
-    pub(super) tile: u64,
-    pub(super) short: u64,
-    pub(super) per_item: u64,
-    pub(super) lanes: u64,
-    /// `runs`: the lean kernel.
-    pub(super) lean: bool,
-    pub(super) reason: String,
-}
-
-impl Geometry {
-    pub(super) fn new(groups: u64, passes: usize, tile: u64, reason: String) -> Geometry {
-        Geometry {
-            groups: groups.max(1),
-            passes,
-            tile,
-            short: 0,
-            per_item: 0,
-            lanes: 0,
-            lean: false,
-            reason,
-        }
-    }
 }
 
 /// Consecutive elements loaded at once (`SegmentPlan::vec`) by `item` on uniform rows, by

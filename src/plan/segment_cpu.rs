@@ -3,8 +3,7 @@
 //! `choose_columns`'), the work-group size of its streaming plans, and the `blocks` geometry.
 //! Pure functions of the capabilities and the request, as the rest of `plan`.
 
-use super::segment::Geometry;
-use super::segment_model::{SegmentAlgo, SegmentLayout, SegmentRequest};
+use super::segment_model::{Geometry, SegmentAlgo, SegmentLayout, SegmentRequest};
 use crate::caps::{DeviceCaps, DeviceKind};
 use crate::error::{Error, Result};
 

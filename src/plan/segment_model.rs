@@ -373,6 +373,36 @@ impl fmt::Display for SegmentPlan {
     }
 }
 
+/// The geometry of one segment plan: what `plan_segments` writes into the plan.
+pub(super) struct Geometry {
+    pub(super) groups: u64,
+    pub(super) passes: usize,
+    /// Tiles and chunks: elements per tile; columns: rows per chunk; staged: rows per stage;
+    /// stripes: the first pass's work-groups.
+    pub(super) tile: u64,
+    pub(super) short: u64,
+    pub(super) per_item: u64,
+    pub(super) lanes: u64,
+    /// `runs`: the lean kernel.
+    pub(super) lean: bool,
+    pub(super) reason: String,
+}
+
+impl Geometry {
+    pub(super) fn new(groups: u64, passes: usize, tile: u64, reason: String) -> Geometry {
+        Geometry {
+            groups: groups.max(1),
+            passes,
+            tile,
+            short: 0,
+            per_item: 0,
+            lanes: 0,
+            lean: false,
+            reason,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
