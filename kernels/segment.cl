@@ -6,8 +6,8 @@
 // accumulator's global index into the index within its segment (`index_in_segment`) or is
 // empty. Defines:
 //   CLR_SEG_ALGO     CLR_SEG_ITEM, CLR_SEG_GROUP, CLR_SEG_TILES, CLR_SEG_COLUMNS, CLR_SEG_CHUNKS,
-//                    CLR_SEG_STAGED, CLR_SEG_LANES, CLR_SEG_STRIPES, CLR_SEG_MERGE, CLR_SEG_RUNS
-//                    or CLR_SEG_BLOCKS
+//                    CLR_SEG_STAGED, CLR_SEG_LANES, CLR_SEG_STRIPES, CLR_SEG_MERGE, CLR_SEG_RUNS,
+//                    CLR_SEG_BLOCKS or CLR_SEG_ALIGNED
 //   CLR_SEG_OFFSETS  1: segment k is off[k]..off[k+1] (CSR); 0: k*c..(k+1)*c (uniform)
 //   CLR_SEG_LONGS    tiles: room for the longer segments of one tile (>= tile / (short + 1))
 //   CLR_SEG_E        staged: elements per work-item in a stage (1 otherwise)
@@ -35,6 +35,7 @@
 #define CLR_SEG_MERGE 9  // its kernels are kernels/segment_merge.cl
 #define CLR_SEG_RUNS 10  // its kernels are kernels/segment_runs.cl
 #define CLR_SEG_BLOCKS 11
+#define CLR_SEG_ALIGNED 12  // its kernel is kernels/segment_cpu.cl
 
 // Staged: element p of a stage lives in slot p + p / 32, so the work-items of a warp each
 // reading their own row (rows of c apart) fall on different banks.
@@ -354,7 +355,7 @@ static inline ulong clr_seg_lower(ulong p, ulong nseg, ulong c, __global const u
     CLR_FOR_VARS(CLR_SGROUP)
 #endif
 
-#if CLR_SEG_ALGO != CLR_SEG_MERGE && CLR_SEG_ALGO != CLR_SEG_RUNS
+#if CLR_SEG_ALGO != CLR_SEG_MERGE && CLR_SEG_ALGO != CLR_SEG_RUNS && CLR_SEG_ALGO != CLR_SEG_ALIGNED
 __kernel __attribute__((reqd_work_group_size(CLR_WG, 1, 1)))
 void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_off,
               const ulong clr_nseg, const ulong clr_c, const ulong clr_lo, const ulong clr_hi,
@@ -985,4 +986,4 @@ void clr_finish(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_
     }
 #endif
 }
-#endif  // CLR_SEG_ALGO != CLR_SEG_MERGE && CLR_SEG_ALGO != CLR_SEG_RUNS
+#endif  // CLR_SEG_ALGO != CLR_SEG_MERGE && CLR_SEG_ALGO != CLR_SEG_RUNS && != CLR_SEG_ALIGNED

@@ -79,6 +79,7 @@ impl Layout {
                 Some(SegmentAlgo::Tiles),
                 Some(SegmentAlgo::Chunks),
                 Some(SegmentAlgo::Lanes),
+                Some(SegmentAlgo::Aligned),
             ],
         }
     }

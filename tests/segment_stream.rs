@@ -23,7 +23,7 @@ use common::{initial, queues, short, sim_lock, valid_pairs, Tally};
 
 /// Offsets from `lo`: `segments` lengths drawn from `lens` (0 = empty), then `tail` more of
 /// heavy-tailed length around `mean`.
-fn offsets(rng: &mut Rng, lo: u64, lens: &[u64], tail: usize, mean: u64) -> Vec<u64> {
+pub(crate) fn offsets(rng: &mut Rng, lo: u64, lens: &[u64], tail: usize, mean: u64) -> Vec<u64> {
     let mut off = vec![lo];
     let mut push = |len: u64| off.push(off.last().unwrap() + len);
     for &l in lens {
@@ -41,10 +41,10 @@ fn offsets(rng: &mut Rng, lo: u64, lens: &[u64], tail: usize, mean: u64) -> Vec<
 }
 
 /// A shape: CSR offsets (uniform ones k*c with `Some(c)`) over `n` elements.
-struct Shape {
-    n: u64,
-    off: Vec<u64>,
-    uniform: Option<u64>,
+pub(crate) struct Shape {
+    pub(crate) n: u64,
+    pub(crate) off: Vec<u64>,
+    pub(crate) uniform: Option<u64>,
 }
 
 fn shapes(sim: bool, rng: &mut Rng) -> Vec<Shape> {
@@ -101,8 +101,28 @@ fn expect_stream(kind: DeviceKind, intel: bool, mean: u64) -> (u64, bool, usize)
     }
 }
 
+/// The accumulators and work-group size (0: any) the rules give `aligned` (decision 77): one
+/// below mean 16 (with the masked first elements), 4 from 16, 16 from 128 on CPUs, work-groups
+/// of one where work-items are SIMD lanes (Intel); one accumulator on GPUs.
+fn expect_aligned(kind: DeviceKind, intel: bool, mean: u64) -> (u64, usize) {
+    let u = match mean {
+        _ if kind == DeviceKind::Gpu => 1,
+        0..16 => 1,
+        16..128 => 4,
+        _ => 16,
+    };
+    (
+        u,
+        if kind != DeviceKind::Gpu && intel {
+            1
+        } else {
+            0
+        },
+    )
+}
+
 /// One (op, type, plan, shape) case, checked against the host and run twice for the same bits.
-fn run_case(
+pub(crate) fn run_case(
     q: &Queue,
     (op, ty): (Op, ElemType),
     algo: Option<SegmentAlgo>,
@@ -147,6 +167,16 @@ fn run_case(
             return Err(format!(
                 "{} at mean {mean}: {} accumulators, 64-bit indices {}, local {}; want {u}, {wide}, {local}",
                 sp.algo, sp.unroll, plan.wide_index, plan.local
+            ));
+        }
+    }
+    if sp.algo == SegmentAlgo::Aligned {
+        let caps = q.caps();
+        let (u, local) = expect_aligned(caps.kind, caps.sub_groups.is_some(), mean);
+        if sp.unroll != u || (local > 0 && plan.local != local) || plan.passes != 1 {
+            return Err(format!(
+                "aligned at mean {mean}: {} accumulators, local {}, {} passes; want {u}, {local}, 1",
+                sp.unroll, plan.local, plan.passes
             ));
         }
     }
@@ -227,8 +257,14 @@ fn several_variables_with_ties() {
         let dev = short(d);
         let mut rng = Rng(0x73 + d.index() as u64);
         let tail = if d.is_simulator() { 4 } else { 60 };
-        for algo in [SegmentAlgo::Item, SegmentAlgo::Chunks] {
-            let off = offsets(&mut rng, 2, &[0, 15, 17, 256], tail, 300);
+        for (algo, mean) in [
+            (SegmentAlgo::Item, 300),
+            (SegmentAlgo::Chunks, 300),
+            (SegmentAlgo::Aligned, 300),
+            (SegmentAlgo::Aligned, 40),
+            (SegmentAlgo::Aligned, 4),
+        ] {
+            let off = offsets(&mut rng, 2, &[0, 15, 17, 256, 0, 3, 4, 5], tail, mean);
             let r = off.len() - 1;
             let n = *off.last().unwrap() as usize + 3;
             let xs: Vec<f32> = (0..n).map(|_| rng.below(9) as f32 - 4.0).collect();
@@ -269,7 +305,7 @@ fn several_variables_with_ties() {
                     Options::default().segment(algo),
                 )
             };
-            let case = format!("{algo} r={r} n={n}");
+            let case = format!("{algo} mean {mean} r={r} n={n}");
             if let Err(e) = run() {
                 t.fail(&dev, &case, &format!("launch: {e}"));
                 continue;

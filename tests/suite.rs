@@ -44,6 +44,7 @@ mod props;
 mod queues;
 mod race;
 mod segment;
+mod segment_aligned;
 mod segment_exact;
 mod segment_merge;
 mod segment_plans;

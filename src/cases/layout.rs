@@ -143,6 +143,7 @@ impl Layout {
                 SegmentAlgo::Chunks,
                 SegmentAlgo::Staged,
                 SegmentAlgo::Lanes,
+                SegmentAlgo::Aligned,
             ],
             // Merge and runs take CSR offsets only.
             Layout::Ragged { .. } => vec![
@@ -154,6 +155,7 @@ impl Layout {
                 SegmentAlgo::Lanes,
                 SegmentAlgo::Merge,
                 SegmentAlgo::Runs,
+                SegmentAlgo::Aligned,
             ],
         }
     }

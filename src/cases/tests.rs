@@ -90,7 +90,11 @@ fn segmented_cases_parse() {
     let g = Case::parse("f64-argmin-ragged-16").unwrap();
     assert_eq!((g.shape, g.name.as_str()), (Shape::ArgMin, "f64-argmin-ragged-16"));
     assert_eq!(g.n_for(1000), 1000);
-    assert_eq!(g.forces().len(), 9, "auto and eight segment plans (merge and runs for CSR)");
+    assert_eq!(
+        g.forces().len(),
+        10,
+        "auto and nine segment plans (merge and runs for CSR; aligned)"
+    );
     assert_eq!(Case::parse("f32-sum-rows-4x4").unwrap().name, "f32-rows-4x4");
     for bad in ["u32-hist16-rows-4x4", "f32-sum-exact-ragged-16", "f32-rows-4", "f32-ragged-x"] {
         assert!(Case::parse(bad).is_err(), "{bad}");

@@ -1,13 +1,17 @@
 //! The segmented launch's part of code generation: kernels/segment.cl in place of
 //! kernels/reduce.cl, its `-D` defines and the per-variable index-in-segment macros.
 
-use crate::plan::{stage_slots, AccShape, Plan, SegmentLayout, SegmentPlan, TILE_LONGS};
+use crate::plan::{
+    stage_slots, AccShape, Plan, SegmentAlgo, SegmentLayout, SegmentPlan, TILE_LONGS,
+};
 
 pub(crate) const SEGMENT_CL: &str = include_str!("../../kernels/segment.cl");
 /// The `merge` plan's kernels, appended after segment.cl (whose macros they use).
 pub(crate) const SEGMENT_MERGE_CL: &str = include_str!("../../kernels/segment_merge.cl");
 /// The `runs` plan's kernels, appended after segment.cl (whose macros they use).
 pub(crate) const SEGMENT_RUNS_CL: &str = include_str!("../../kernels/segment_runs.cl");
+/// The `aligned` plan's kernel (CPUs), appended after segment.cl (whose macros it uses).
+pub(crate) const SEGMENT_CPU_CL: &str = include_str!("../../kernels/segment_cpu.cl");
 /// An exact sum of a segmented launch (in place of var.cl / var_exact.cl for that variable).
 pub(crate) const VAR_SEGEXACT_CL: &str = include_str!("../../kernels/var_segexact.cl");
 
@@ -27,6 +31,9 @@ pub(super) fn defines(sp: &SegmentPlan, local: usize, d: &mut impl FnMut(&str, S
     d("CLR_RUNS_SCAN", (sp.scan as u8).to_string());
     d("CLR_RUNS_PRE", (sp.pre as u8).to_string());
     // Only where it runs (the other programs' options, and their cached builds, unchanged).
+    if sp.algo == SegmentAlgo::Aligned {
+        d("CLR_ALIGNED_MASK", sp.per_item.to_string());
+    }
     if sp.lean {
         d("CLR_RUNS_LEAN", "1".into());
     }

@@ -27,6 +27,7 @@ mod model;
 mod request;
 mod rules;
 mod segment;
+mod segment_cpu;
 mod segment_exact;
 mod segment_model;
 mod segment_runs;

@@ -7,7 +7,8 @@
 //! or row-chunk size and the number of passes, and records why.
 
 use super::model::Plan;
-use super::segment_model::{SegmentAlgo, SegmentLayout, SegmentPlan, SegmentRequest};
+use super::segment_cpu::{aligned, block_width, blocks, folds, lone_work_item, CPU_STREAM_MIN};
+use super::segment_model::{Geometry, SegmentAlgo, SegmentLayout, SegmentPlan, SegmentRequest};
 use super::segment_runs::{runs_lean, runs_local, runs_pre, runs_scan};
 use super::strategy::CrossAlgo;
 use crate::caps::{DeviceCaps, DeviceKind};
@@ -44,15 +45,15 @@ pub fn plan_segments(
             force: Some(a),
             ..*req
         };
-        choose(caps, &forced, mean, fill).is_ok()
-    };
-    let (algo, why) = match measured {
-        Some((a, why)) if req.force.is_none() && runnable(a) => (a, why),
-        _ => choose(caps, req, mean, fill)?,
+        choose(caps, &forced, (mean, fill), false).is_ok()
     };
     // Exact sums per segment carry a superaccumulator in every accumulator: no staged plan,
     // work-groups whose trees fit the local memory, one accumulator per work-item.
     let exact = super::segment_exact::carries_exact(&base);
+    let (algo, why) = match measured {
+        Some((a, why)) if req.force.is_none() && runnable(a) => (a, why),
+        _ => choose(caps, req, (mean, fill), exact)?,
+    };
     let (algo, why) = if exact {
         super::segment_exact::exact_algo(caps, req, algo, why)?
     } else {
@@ -80,13 +81,7 @@ pub fn plan_segments(
         _ if gpu => 256,
         // item and chunks streaming with accumulators where work-items are SIMD lanes (Intel):
         // work-groups of one, so that the work-item's own loop is vectorized (decision 73).
-        (SegmentAlgo::Item | SegmentAlgo::Chunks, _)
-            if caps.sub_groups.is_some()
-                && !exact
-                && req.tune.unroll.map_or(mean >= CPU_STREAM_MIN, |u| u > 1) =>
-        {
-            1
-        }
+        (a, _) if lone_work_item(caps, req, a, exact, mean) => 1,
         _ => 64,
     }
     .min(max_local);
@@ -143,7 +138,11 @@ pub fn plan_segments(
     // (a 32-bit index may wrap) and loads it as vectors; with 32-bit ones PoCL turned the 16
     // loads of an f32 row into two gathers (decision 68).
     base.wide_index |= algo == SegmentAlgo::Blocks
-        || (matches!(algo, SegmentAlgo::Item | SegmentAlgo::Chunks) && !gpu && unroll > 1);
+        || (matches!(
+            algo,
+            SegmentAlgo::Item | SegmentAlgo::Chunks | SegmentAlgo::Aligned
+        ) && !gpu
+            && unroll > 1);
     base.local = local;
     base.groups = g.groups;
     base.passes = passes;
@@ -258,111 +257,18 @@ fn loop_unroll(
         }
         // item without vector loads: one accumulator on GPUs (a work-item per short segment);
         // on CPUs the accumulators within a segment (decision 73).
-        SegmentAlgo::Item | SegmentAlgo::Chunks if gpu => 1,
-        SegmentAlgo::Item | SegmentAlgo::Chunks if mean >= CPU_STREAM_MIN => 16,
+        SegmentAlgo::Item | SegmentAlgo::Chunks | SegmentAlgo::Aligned if gpu => 1,
+        SegmentAlgo::Item | SegmentAlgo::Chunks | SegmentAlgo::Aligned
+            if mean >= CPU_STREAM_MIN =>
+        {
+            16
+        }
+        // aligned on CPUs below it: decision 77.
+        SegmentAlgo::Aligned => super::segment_cpu::aligned_unroll(mean),
         SegmentAlgo::Stripes | SegmentAlgo::Columns if gpu => 4,
         _ if gpu => base_unroll.max(1) as u64,
         _ => 1,
     })
-}
-
-/// The mean length from which `item` and `chunks` on CPUs use 16 accumulators (decision 73).
-const CPU_STREAM_MIN: u64 = 192;
-
-/// `blocks`: columns per work-item (`SegmentPlan::unroll`, one accumulator each): 64 bytes of
-/// the body's reads at `[i]` (16 f32, 8 f64; 16 bytes' worth where it reads none), 4 to 16,
-/// at most the largest power of two not above the column count unless the column count
-/// divides it and `fold` (CPUs without sub-groups: 1, 2, 4 or 8 columns, a block then holds
-/// several rows); one for exact sums (a superaccumulator per column); `unroll=N` overrides.
-fn block_width(req: &SegmentRequest, exact: bool, fold: bool) -> u64 {
-    if let Some(u) = req.tune.unroll {
-        return u;
-    }
-    let cols = match req.layout {
-        SegmentLayout::Columns { cols, .. } => cols.max(1),
-        _ => 1,
-    };
-    let w = match req.read_bytes {
-        _ if exact => 1,
-        0 => 4,
-        b => (64 / b).clamp(4, 16),
-    };
-    // A narrower array whose column count divides the width: several rows per block where
-    // work-items are loops. PoCL, 2^22 f32: one column 674 us against 2876-2879 with a block
-    // of one, 8 columns 493 / 795 against 852 / 867 with blocks of 8; Intel (sub-groups), one
-    // column 1435 / 1468 against 1277 / 1329 (decision 68).
-    if fold && cols < w && w.is_multiple_of(cols) {
-        w
-    } else {
-        w.min(1 << cols.ilog2())
-    }
-}
-
-/// `blocks`: whether an array narrower than a block puts several rows in it (CPUs whose
-/// work-items are loops: no sub-groups).
-fn folds(caps: &DeviceCaps) -> bool {
-    caps.kind != DeviceKind::Gpu && caps.sub_groups.is_none()
-}
-
-/// `blocks` (decision 68): `Axis::First` only; blocks of `width` columns, the rows in chunks
-/// (at least 16 rows each) so that blocks x chunks work-items fill `fill` work-groups of
-/// `local`; a second pass combines the chunks where there are several.
-fn blocks(
-    caps: &DeviceCaps,
-    req: &SegmentRequest,
-    local: usize,
-    fill: u64,
-    width: u64,
-) -> Result<Geometry> {
-    let SegmentLayout::Columns { rows, cols } = req.layout else {
-        return Err(Error::Unsupported {
-            what: "segment plan blocks".into(),
-            missing: "blocks runs Axis::First (columns) only".into(),
-            device: caps.label(),
-        });
-    };
-    let l = local as u64;
-    let nb = cols.div_ceil(width).max(1);
-    let chunks = match req.tune.chunks {
-        Some(c) => c.min(rows),
-        None => (fill * l).div_ceil(nb).min(rows / 16),
-    }
-    .max(1);
-    let chunk_rows = rows.div_ceil(chunks).max(1);
-    let chunks = rows.div_ceil(chunk_rows).max(1);
-    let groups = (nb * chunks).div_ceil(l).min(fill * 8);
-    let passes = if chunks > 1 { 2 } else { 1 };
-    Ok(Geometry::new(groups, passes, chunk_rows, format!("{nb} blocks of {width} columns x {chunks} chunks of {chunk_rows} rows, a work-item each, on {groups} work-groups of {local}{}", if passes > 1 { ", chunks combined in order by a second pass" } else { "" })))
-}
-
-/// The geometry of one segment plan: what `plan_segments` writes into the plan.
-struct Geometry {
-    groups: u64,
-    passes: usize,
-    /// Tiles and chunks: elements per tile; columns: rows per chunk; staged: rows per stage;
-    /// stripes: the first pass's work-groups.
-    tile: u64,
-    short: u64,
-    per_item: u64,
-    lanes: u64,
-    /// `runs`: the lean kernel.
-    lean: bool,
-    reason: String,
-}
-
-impl Geometry {
-    fn new(groups: u64, passes: usize, tile: u64, reason: String) -> Geometry {
-        Geometry {
-            groups: groups.max(1),
-            passes,
-            tile,
-            short: 0,
-            per_item: 0,
-            lanes: 0,
-            lean: false,
-            reason,
-        }
-    }
 }
 
 /// Consecutive elements loaded at once (`SegmentPlan::vec`) by `item` on uniform rows, by
@@ -542,6 +448,7 @@ fn geometry(
         SegmentAlgo::Blocks => {
             blocks(caps, req, local, fill, block_width(req, exact, folds(caps)))?
         }
+        SegmentAlgo::Aligned => aligned(caps, req, (local, exact), fill)?,
         SegmentAlgo::Columns => {
             let SegmentLayout::Columns { rows, cols } = req.layout else {
                 unreachable!("choose() gives columns for the columns layout only")
@@ -780,8 +687,8 @@ fn check_forced(
 fn choose(
     caps: &DeviceCaps,
     req: &SegmentRequest,
-    mean: u64,
-    fill: u64,
+    (mean, fill): (u64, u64),
+    exact: bool,
 ) -> Result<(SegmentAlgo, String)> {
     let columns = matches!(req.layout, SegmentLayout::Columns { .. });
     let gpu = caps.kind == DeviceKind::Gpu;
@@ -790,6 +697,9 @@ fn choose(
     }
     if let SegmentLayout::Columns { cols, .. } = req.layout {
         return Ok(choose_columns(caps, req, cols));
+    }
+    if !gpu {
+        return Ok(super::segment_cpu::choose(caps, req, (mean, fill), exact));
     }
     let offsets = req.layout == SegmentLayout::Offsets;
     let uniform = matches!(req.layout, SegmentLayout::Uniform { .. });
@@ -818,48 +728,6 @@ fn choose(
             SegmentAlgo::Tiles,
             format!("CSR offsets of mean length {mean} on a GPU: lengths live on the device and may be heavy-tailed, so fixed tiles keep the work balanced (H200, mean 16: tiles 2.0x faster than a work-item per segment)"),
         )
-    } else if !gpu && caps.sub_groups.is_some() && mean >= CPU_STREAM_MIN {
-        // Intel, 2^22 f32 (decision 73): rows of 256 chunks 1126-1734 us against item 1309-7006
-        // and tiles 2066-2303; one row 983 against tiles 9882; rows of 16384 1748 against lanes
-        // 2072; CSR mean 253 2401 against lanes 9269, mean 1024 1769 against tiles 2422.
-        (
-            SegmentAlgo::Chunks,
-            format!("segments of mean length {mean} >= {CPU_STREAM_MIN} on a CPU with sub-groups (work-items are SIMD lanes): work-groups of one work-item per chunk of elements, each segment's piece streamed with 16 accumulators that the compiler loads as vectors, pieces cut by chunk boundaries finished by a second pass (decision 73; Intel, 2^22 f32: 1.2-10x faster than item, lanes and tiles)"),
-        )
-    } else if offsets && caps.sub_groups.is_some() {
-        // A CPU whose compiler runs work-items as SIMD lanes (sub-groups: Intel's runtime).
-        // Neighbouring work-items must read neighbouring elements, so a few work-items per
-        // segment (lanes) or runs of a tile. Intel here, 2^22 f32, heavy-tailed CSR, the
-        // tuner's interleaved medians of two runs (decision 66): mean 16 runs 3495 / 3451 us
-        // against item 4264 / 4224; means 64, 256, 4096, 65536 lanes 1.06-1.25x faster than
-        // tiles (mean 1024: tiles 1170 against lanes in one run, lanes 1350 against 1424 in
-        // the other). From mean 192 on chunks, above.
-        if mean <= 16 {
-            (
-                SegmentAlgo::Runs,
-                format!("CSR offsets of mean length {mean} <= 16 on a CPU with sub-groups (work-items are SIMD lanes): runs of consecutive elements per work-item with segment starts from a bit mask, so neighbouring lanes read neighbouring elements (Intel, mean 16: 1.22x faster than a work-item per segment)"),
-            )
-        } else {
-            (
-                SegmentAlgo::Lanes,
-                format!("CSR offsets of mean length {mean} (17 to {}) on a CPU with sub-groups (work-items are SIMD lanes): a few neighbouring work-items per segment read it together (Intel, mean 64: 1.06-1.25x faster than tiles)", CPU_STREAM_MIN - 1),
-            )
-        }
-    } else if offsets && mean <= 4096 {
-        // A CPU whose work-items are loops (PoCL, Oclgrind): each work-item streams its own
-        // segment. PoCL here, 2^22 f32, heavy-tailed CSR, two tuner runs (decision 66): item
-        // 1.20-1.70x faster than tiles at means 64, 256, 1024 and 4096 (1328-1710 us).
-        (
-            SegmentAlgo::Item,
-            format!("CSR offsets of mean length {mean} <= 4096 on a CPU without sub-groups: a work-item per segment streams it contiguously (PoCL, means 64 to 4096: 1.2-1.7x faster than tiles)"),
-        )
-    } else if offsets {
-        // PoCL, mean 65536 (64 segments of 2^22): chunks 1776 / 2366 us against tiles 2854 /
-        // 5342 (decision 66).
-        (
-            SegmentAlgo::Chunks,
-            format!("CSR offsets of mean length {mean} > 4096 on a CPU without sub-groups: each work-item streams one chunk of elements, pieces cut by chunk boundaries finished by a second pass (PoCL, mean 65536: 1.6-2.3x faster than tiles)"),
-        )
     } else if gpu && uniform && mean <= 32 && req.segments >= fill && row_vec > 1 {
         // H200, 2^28 f32 (decision 62): rows of 16 263.5 us against staged's 297.8, rows of
         // 4 307.1 against 330.0, of 8 276.7 against 303.5, of 2 375.7 against 396.1; i32 the
@@ -883,11 +751,6 @@ fn choose(
                 req.segments
             ),
         )
-    } else if !gpu && req.segments >= fill && !offsets {
-        (
-            SegmentAlgo::Item,
-            format!("CPU with {} segments >= {fill} work-groups' worth: a work-item per segment streams it contiguously", req.segments),
-        )
     } else if gpu && req.segments >= fill && mean <= 1024 {
         (
             SegmentAlgo::Lanes,
@@ -909,13 +772,6 @@ fn choose(
         (
             SegmentAlgo::Group,
             format!("{} uniform segment(s) of {mean}, fewer than {fill} work-groups' worth, on a GPU: {split} work-groups per segment, each the plain sum's grid-stride loop over its share, a second pass per segment (1.02-1.04x the plain sum on the H200; tiles 1.11x)", req.segments),
-        )
-    } else if !gpu && uniform && caps.sub_groups.is_none() {
-        // PoCL, 2^22 f32, 1 and 4 rows: chunks 1585-2155 / 1542-1579 us against tiles 2733-2747
-        // / 2754-2770 in two tuner runs (decision 66). Intel: chunks from mean 192, tiles below.
-        (
-            SegmentAlgo::Chunks,
-            format!("{} uniform segment(s) of {mean}, fewer than {fill} work-groups' worth, on a CPU without sub-groups: each work-item streams one chunk of elements, pieces cut by chunk boundaries finished by a second pass (PoCL, 1 and 4 rows: 1.3-1.8x faster than tiles)", req.segments),
         )
     } else {
         (

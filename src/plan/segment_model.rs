@@ -86,11 +86,16 @@ pub enum SegmentAlgo {
     /// column's chunks in chunk order. A work-item reads whole cache lines of a row where
     /// `columns` reads one element of each.
     Blocks,
+    /// CPUs, short segments (decision 77): chunks of consecutive elements aligned to whole
+    /// segments, one per work-item (a chunk owns the segments that begin in it, found by a
+    /// binary search of the offsets), each segment walked by a plain loop into one accumulator
+    /// and stored at its end: one pass, no partials, the bits of `item`.
+    Aligned,
 }
 
 impl SegmentAlgo {
     /// Every algorithm, in declaration order.
-    pub const ALL: [SegmentAlgo; 11] = [
+    pub const ALL: [SegmentAlgo; 12] = [
         SegmentAlgo::Item,
         SegmentAlgo::Group,
         SegmentAlgo::Tiles,
@@ -102,9 +107,10 @@ impl SegmentAlgo {
         SegmentAlgo::Merge,
         SegmentAlgo::Runs,
         SegmentAlgo::Blocks,
+        SegmentAlgo::Aligned,
     ];
     /// Its name in plans and `CLREDUCE_SEGMENT`: `item`, `group`, `tiles`, `columns`,
-    /// `chunks`, `staged`, `lanes`, `stripes`, `merge`, `runs` or `blocks`.
+    /// `chunks`, `staged`, `lanes`, `stripes`, `merge`, `runs`, `blocks` or `aligned`.
     pub fn name(self) -> &'static str {
         match self {
             SegmentAlgo::Item => "item",
@@ -118,6 +124,7 @@ impl SegmentAlgo {
             SegmentAlgo::Merge => "merge",
             SegmentAlgo::Runs => "runs",
             SegmentAlgo::Blocks => "blocks",
+            SegmentAlgo::Aligned => "aligned",
         }
     }
     /// Parses a name of [`SegmentAlgo::name`] (`multi` is accepted for `tiles`); `auto` or an
@@ -148,6 +155,7 @@ impl SegmentAlgo {
                     "merge",
                     "runs",
                     "blocks",
+                    "aligned",
                 ],
             })
     }
@@ -171,6 +179,7 @@ impl SegmentAlgo {
             SegmentAlgo::Merge => "CLR_SEG_MERGE",
             SegmentAlgo::Runs => "CLR_SEG_RUNS",
             SegmentAlgo::Blocks => "CLR_SEG_BLOCKS",
+            SegmentAlgo::Aligned => "CLR_SEG_ALIGNED",
         }
     }
 }
@@ -213,7 +222,7 @@ pub struct SegmentTune {
     /// Work-groups per compute unit (`groups_per_cu=N`, 1..=1024): the `fill` of every plan.
     pub groups_per_cu: Option<u64>,
     /// `staged`, `merge` and `runs`: elements (items) per work-item (`per_item=N`, 1..=64;
-    /// `runs` takes at most 32).
+    /// `runs` takes at most 32); `aligned`: the masked steps per segment (decision 77).
     pub per_item: Option<u64>,
     /// `lanes`: work-items per segment (`lanes=N`, a power of two 1..=1024).
     pub lanes: Option<u64>,
@@ -221,7 +230,7 @@ pub struct SegmentTune {
     /// `blocks`: columns per work-item.
     pub unroll: Option<u64>,
     /// `columns` and `blocks`: the row chunks (`chunks=N`, 1..=65536; at most the rows), in
-    /// place of the rule's.
+    /// place of the rule's; `aligned`: its chunks of elements.
     pub chunks: Option<u64>,
     /// `group`: work-groups per segment (`split=N`, 1..=65536), in place of the rule's (as
     /// many as fill the device when there are fewer segments than `fill`; decision 58).
@@ -361,6 +370,36 @@ impl fmt::Display for SegmentPlan {
             self.segments, self.mean_len, self.algo
         )?;
         writeln!(f, "    because {}", self.reason)
+    }
+}
+
+/// The geometry of one segment plan: what `plan_segments` writes into the plan.
+pub(super) struct Geometry {
+    pub(super) groups: u64,
+    pub(super) passes: usize,
+    /// Tiles and chunks: elements per tile; columns: rows per chunk; staged: rows per stage;
+    /// stripes: the first pass's work-groups.
+    pub(super) tile: u64,
+    pub(super) short: u64,
+    pub(super) per_item: u64,
+    pub(super) lanes: u64,
+    /// `runs`: the lean kernel.
+    pub(super) lean: bool,
+    pub(super) reason: String,
+}
+
+impl Geometry {
+    pub(super) fn new(groups: u64, passes: usize, tile: u64, reason: String) -> Geometry {
+        Geometry {
+            groups: groups.max(1),
+            passes,
+            tile,
+            short: 0,
+            per_item: 0,
+            lanes: 0,
+            lean: false,
+            reason,
+        }
     }
 }
 

@@ -88,13 +88,22 @@ fn cpus_take_a_work_item_per_segment_when_there_are_many() {
         let lanes = c.sub_groups.is_some();
         let n = 1 << 20;
         let u = |len| SegmentLayout::Uniform { len };
-        assert_eq!(algo(&c, u(4), n / 4, n), SegmentAlgo::Item);
+        // Many short rows (decision 77): aligned where work-items are SIMD lanes, and where
+        // they are loops from 32 on (rows of 4 and 16 keep item).
+        let short = if lanes {
+            SegmentAlgo::Aligned
+        } else {
+            SegmentAlgo::Item
+        };
+        assert_eq!(algo(&c, u(4), n / 4, n), short);
+        assert_eq!(algo(&c, u(16), n / 16, n), short);
+        assert_eq!(algo(&c, u(32), n / 32, n), SegmentAlgo::Aligned);
         let long = if lanes {
             SegmentAlgo::Chunks
         } else {
             SegmentAlgo::Item
         };
-        assert_eq!(algo(&c, u(191), n / 191, n), SegmentAlgo::Item);
+        assert_eq!(algo(&c, u(191), n / 191, n), SegmentAlgo::Aligned);
         assert_eq!(algo(&c, u(192), n / 192, n), long);
         assert_eq!(algo(&c, u(256), n / 256, n), long);
         // Few long rows: chunks (decision 66; on Intel from decision 73 on, streamed by
@@ -107,18 +116,24 @@ fn cpus_take_a_work_item_per_segment_when_there_are_many() {
             SegmentAlgo::Chunks
         };
         assert_eq!(algo(&c, u(191), 2, 382), few_short);
-        // CSR: runs / lanes / chunks with sub-groups (decision 73), a work-item per
-        // segment up to mean 4096 and chunks beyond without.
+        // CSR: aligned below mean 192 and chunks from it with sub-groups (decisions 73, 77);
+        // without, aligned up to mean 8 and from 16 to 191, a work-item per segment between
+        // and up to mean 4096, chunks beyond.
         let off = SegmentLayout::Offsets;
         let csr = |mean: u64| algo(&c, off, n / mean, n);
         if lanes {
-            assert_eq!(csr(16), SegmentAlgo::Runs);
-            assert_eq!(csr(17), SegmentAlgo::Lanes);
-            assert_eq!(csr(191), SegmentAlgo::Lanes);
+            for mean in [1, 4, 16, 17, 64, 191] {
+                assert_eq!(csr(mean), SegmentAlgo::Aligned, "mean {mean}");
+            }
             assert_eq!(csr(192), SegmentAlgo::Chunks);
             assert_eq!(csr(65536), SegmentAlgo::Chunks);
         } else {
-            assert_eq!(csr(16), SegmentAlgo::Item);
+            for mean in [1, 4, 8, 16, 31, 64, 191] {
+                assert_eq!(csr(mean), SegmentAlgo::Aligned, "mean {mean}");
+            }
+            assert_eq!(csr(9), SegmentAlgo::Item);
+            assert_eq!(csr(15), SegmentAlgo::Item);
+            assert_eq!(csr(192), SegmentAlgo::Item);
             assert_eq!(csr(4096), SegmentAlgo::Item);
             assert_eq!(csr(8192), SegmentAlgo::Chunks);
         }

@@ -1,0 +1,127 @@
+//! Unit tests of the CPU segment rules (`segment_cpu.rs`): `aligned` (decision 77), its
+//! geometry, and exact sums keeping the plans they had before it.
+use super::super::segment::plan_segments;
+use super::*;
+use crate::caps::fixtures;
+use crate::ops::Op;
+use crate::plan::model::Plan;
+use crate::plan::segment_exact::segment_exact;
+use crate::plan::strategy::CrossAlgo;
+use crate::plan::{
+    plan, FormRequest, GroupAlgo, Request, SegmentTune, Shape, Strategy, VarRequest,
+};
+use crate::types::ElemType;
+use crate::Determinism;
+
+fn base(caps: &DeviceCaps, n: u64, exact: bool, longest: u64) -> Plan {
+    let req = Request {
+        form: FormRequest::Range { n },
+        shape: Shape::linear(n, 1),
+        vars: vec![VarRequest::new(Op::Plus, ElemType::F32)],
+        strategy: Strategy::new(GroupAlgo::Tree, CrossAlgo::ExtraPass),
+        determinism: Default::default(),
+        tuning: None,
+        pure_body: true,
+        narrow_reads: false,
+    };
+    let mut b = plan(caps, &req).unwrap();
+    if exact {
+        segment_exact(caps, &mut b, Determinism::Exact, None, longest).unwrap();
+    }
+    b
+}
+
+fn req(layout: SegmentLayout, segments: u64, n: u64, force: Option<SegmentAlgo>) -> SegmentRequest {
+    SegmentRequest {
+        layout,
+        segments,
+        elements: n,
+        force,
+        tune: SegmentTune::default(),
+        longest: 0,
+        read_bytes: 4,
+    }
+}
+
+/// `aligned`'s geometry: one pass, work-groups of one on Intel (64 on PoCL), at least 8
+/// chunks per `fill`, the masked steps (4) below mean 16 and 1, 4 or 16 accumulators by mean;
+/// 64-bit indices with several accumulators.
+#[test]
+fn aligned_geometry_by_mean() {
+    let n = 1u64 << 22;
+    let off = SegmentLayout::Offsets;
+    for c in [fixtures::pocl_cpu(), fixtures::intel_cpu()] {
+        let lanes = c.sub_groups.is_some();
+        let fill = c.compute_units as u64 * 4;
+        for (mean, unroll) in [(4, 1), (15, 1), (16, 4), (127, 4), (128, 16), (4096, 16)] {
+            let r = req(off, n / mean, n, Some(SegmentAlgo::Aligned));
+            let p = plan_segments(&c, base(&c, n, false, 0), &r, None).unwrap();
+            let s = p.segment.clone().unwrap();
+            assert_eq!(s.algo, SegmentAlgo::Aligned);
+            assert_eq!((s.unroll, p.passes), (unroll, 1), "mean {mean}");
+            assert_eq!(p.local, if lanes { 1 } else { 64 }, "mean {mean}");
+            assert_eq!(p.wide_index, unroll > 1, "mean {mean}");
+            assert_eq!(s.per_item, 4);
+            let chunks = n.div_ceil(s.tile);
+            assert!(chunks >= 8 * fill, "mean {mean}: {chunks} chunks");
+            assert_eq!(p.groups * p.local as u64, chunks, "mean {mean}");
+        }
+    }
+    // GPUs run it forced, one accumulator.
+    let h = fixtures::nvidia_h200();
+    let r = req(off, n / 4096, n, Some(SegmentAlgo::Aligned));
+    let p = plan_segments(&h, base(&h, n, false, 0), &r, None).unwrap();
+    assert_eq!((p.segment.unwrap().unroll, p.passes), (1, 1));
+}
+
+/// Forced on columns it is refused; tuning overrides the mask, the chunks and the work-group.
+#[test]
+fn aligned_refuses_columns_and_follows_tuning() {
+    let c = fixtures::intel_cpu();
+    let n = 1u64 << 20;
+    let cols = SegmentLayout::Columns {
+        rows: n / 16,
+        cols: 16,
+    };
+    let r = req(cols, 16, n, Some(SegmentAlgo::Aligned));
+    let e = plan_segments(&c, base(&c, n, false, 0), &r, None);
+    assert!(matches!(e, Err(Error::Unsupported { .. })));
+    let mut r = req(SegmentLayout::Offsets, n / 4, n, Some(SegmentAlgo::Aligned));
+    r.tune = SegmentTune {
+        per_item: Some(8),
+        chunks: Some(32),
+        local: Some(4),
+        ..SegmentTune::default()
+    };
+    let p = plan_segments(&c, base(&c, n, false, 0), &r, None).unwrap();
+    let s = p.segment.unwrap();
+    assert_eq!((s.per_item, n.div_ceil(s.tile), p.local), (8, 32, 4));
+}
+
+/// Exact sums keep the plans the rules gave them before `aligned` (not measured with it); forced,
+/// `aligned` runs them without the masked steps (a superaccumulator per step otherwise).
+#[test]
+fn exact_sums_keep_their_plans() {
+    let n = 1u64 << 20;
+    for c in [fixtures::pocl_cpu(), fixtures::intel_cpu()] {
+        for (layout, segments) in [
+            (SegmentLayout::Offsets, n / 4),
+            (SegmentLayout::Offsets, n / 64),
+            (SegmentLayout::Uniform { len: 128 }, n / 128),
+        ] {
+            let r = req(layout, segments, n, None);
+            let plain = plan_segments(&c, base(&c, n, false, 0), &r, None).unwrap();
+            assert_eq!(plain.segment.unwrap().algo, SegmentAlgo::Aligned);
+            let exact = plan_segments(&c, base(&c, n, true, 4096), &r, None).unwrap();
+            assert_ne!(
+                exact.segment.unwrap().algo,
+                SegmentAlgo::Aligned,
+                "{layout:?}"
+            );
+        }
+        let r = req(SegmentLayout::Offsets, n / 4, n, Some(SegmentAlgo::Aligned));
+        let p = plan_segments(&c, base(&c, n, true, 4096), &r, None).unwrap();
+        let s = p.segment.unwrap();
+        assert_eq!((s.algo, s.per_item, s.unroll), (SegmentAlgo::Aligned, 0, 1));
+    }
+}

@@ -1,0 +1,99 @@
+//! `aligned` (decision 77): chunks of elements aligned to whole segments on CPUs, each segment
+//! walked by one work-item, its first elements by masked steps below mean 16, with 4 or 16
+//! accumulators above. Forced and automatic, on every device: CSR offsets of heavy-tailed
+//! lengths around the masked steps (0, 1, 3, 4, 5, 8, 9), a quarter or more empty, empty
+//! segments at the start and at the end (a segment beginning at the range's end), offsets that
+//! do not start at 0, every segment empty over a non-empty range, one segment of all n, a long
+//! segment among short ones, means 40 and 150 (4 and 16 accumulators), uniform rows of 1, 3,
+//! 16, 37 and 128, under a seeded sample of the (op, type) pairs, initial values kept or
+//! `initialize_to_identity`, the same bits twice, and the plan's accumulators, work-group size
+//! and single pass (tests/segment_stream.rs `run_case`). Integers exactly; floats within
+//! (len + 40)·u·Σ|x| + 2u·|ref| of a float64 reference. Fresh seeded inputs per case.
+
+use crate::common;
+use crate::segment_stream::{offsets, run_case, Shape};
+
+use clreduce::SegmentAlgo;
+use common::rng::Rng;
+use common::{queues, short, sim_lock, valid_pairs, Tally};
+
+fn shapes(sim: bool, rng: &mut Rng) -> Vec<Shape> {
+    let uni = |r: u64, c: u64| Shape {
+        n: r * c,
+        off: (0..=r).map(|k| k * c).collect(),
+        uniform: Some(c),
+    };
+    let csr = |off: Vec<u64>, pad: u64| Shape {
+        n: off.last().unwrap() + pad,
+        off,
+        uniform: None,
+    };
+    // Empty segments after the last element: they begin at the range's end.
+    let trailing = |mut off: Vec<u64>, k: usize| {
+        let last = *off.last().unwrap();
+        off.extend(std::iter::repeat_n(last, k));
+        off
+    };
+    let tail = if sim { 24 } else { 3000 };
+    let mut v = vec![
+        csr(
+            trailing(offsets(rng, 0, &[0, 0, 1, 3, 4, 5, 8, 9, 0], tail, 4), 3),
+            0,
+        ),
+        csr(offsets(rng, 5, &[4, 0, 4, 3], tail / 2, 3), 3),
+        csr(vec![3, 3, 3, 3], 7),
+        csr(vec![0, 997], 0),
+        uni(40, 3),
+        uni(7, 16),
+    ];
+    if !sim {
+        v.extend([
+            csr(offsets(rng, 0, &[0, 2048, 1, 0], 2000, 40), 0),
+            csr(trailing(offsets(rng, 11, &[17, 0, 129], 500, 150), 5), 2),
+            uni(1000, 1),
+            uni(333, 3),
+            uni(300, 16),
+            uni(50, 37),
+            uni(40, 128),
+        ]);
+    }
+    v
+}
+
+#[test]
+fn aligned_short_segments() {
+    let mut t = Tally::new("segment_aligned::aligned_short_segments");
+    let pairs = valid_pairs();
+    for q in queues() {
+        let d = q.device();
+        let _g = sim_lock(d);
+        let dev = short(d);
+        let started = std::time::Instant::now();
+        let mut rng = Rng(0xA119 + d.index() as u64);
+        let sh = shapes(d.is_simulator(), &mut rng);
+        for (ai, algo) in [None, Some(SegmentAlgo::Aligned)].into_iter().enumerate() {
+            for (si, s) in sh.iter().enumerate() {
+                let pair = pairs[(ai * 7 + si * 5 + rng.below(5) as usize) % pairs.len()];
+                let init = (si + ai) % 2 == 1;
+                let case = format!(
+                    "{} {} {} n={} r={}{}",
+                    algo.map_or("auto".into(), |a| a.to_string()),
+                    pair.0,
+                    pair.1,
+                    s.n,
+                    s.off.len() - 1,
+                    if init { " init" } else { "" }
+                );
+                match run_case(q, pair, algo, s, init, rng.below(1 << 30)) {
+                    Ok(()) => t.pass(&dev),
+                    Err(m) if m.contains("cannot run on") || m.contains("fp64") => {
+                        t.skip_device(&dev, &case, &m)
+                    }
+                    Err(m) => t.fail(&dev, &case, &m),
+                }
+            }
+        }
+        t.time(&dev, started.elapsed().as_secs_f64());
+    }
+    t.finish();
+}
