@@ -8,7 +8,7 @@
 # Built here with `bash scripts/gpu.sh build`; run there with
 #   bash scripts/gpu.sh run cmd bash scripts/gpu/csr3_ab.sh
 # Env: DEV (NVIDIA), LG (28), REPS (20), ROUNDS (2), ONLY (grep -E on variant labels),
-# STOP_AT (seconds; later variants are skipped past it, 260).
+# STOP_AT (seconds; later variants are skipped past it, 250).
 # Round 1 (CSR3_CALL=1): the variants below interleaved over ROUNDS rounds.
 # Round 2 (CSR3_CALL=2): the automatic plans against the previous rules (forced settings).
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -19,7 +19,7 @@ LG=${LG:-28}
 REPS=${REPS:-20}
 ROUNDS=${ROUNDS:-2}
 ONLY=${ONLY:-.}
-STOP_AT=${STOP_AT:-260}
+STOP_AT=${STOP_AT:-250}
 CALL=${CSR3_CALL:-1}
 out=${OUT:-/tmp}/csr3_ab.txt
 : > "$out"
@@ -35,7 +35,7 @@ v() {
   echo "$label" | grep -Eq "$ONLY" || return 0
   if [ "$SECONDS" -ge "$STOP_AT" ]; then echo "$label r$round | skipped (${SECONDS} s)"; return 0; fi
   local t0=$SECONDS
-  env "${envs[@]}" timeout 100 "$B" "$DEV" "${VLG:-$LG}" "$REPS" "$@" 2>&1 | tee -a "$out" |
+  env "${envs[@]}" timeout 60 "$B" "$DEV" "${VLG:-$LG}" "$REPS" "$@" 2>&1 | tee -a "$out" |
     awk -v l="$label r$round" -v r="$round" -v first="$([ -s "$sum" ] && echo 0 || echo 1)" '
       /^device:/ && first { print "# " $0 }
       / us / && !/profile:/ {
@@ -60,17 +60,19 @@ for round in $(seq 1 "$ROUNDS"); do
     v l64e32pre SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=local=64,per_item=32,pre=1 -- ragged-256 ragged-1024
     # The lean kernel at 64 with the start checks on every element.
     v lean64ns SEGBENCH_PLANS=runs CLREDUCE_SEGMENT_TUNE=lean=1 CLREDUCE_EXTRA_OPTIONS=-DCLR_RUNS_SPLIT=0 -- ragged-64
-    if [ "$round" = 1 ]; then
-      # Single data points: a few lanes or a work-group per segment (heavy tails unbalance them).
-      v lanes-group SEGBENCH_PLANS=lanes,group -- ragged-64 ragged-256 ragged-1024
-      # i32 (the lean kernel at 16) and f64 (2^27, the same bytes) with and without SPLIT=0.
-      v i32 SEGBENCH_TYPE=i32 SEGBENCH_PLANS=auto -- ragged-16 ragged-256
-      v i32-nosplit SEGBENCH_TYPE=i32 SEGBENCH_PLANS=auto CLREDUCE_EXTRA_OPTIONS=-DCLR_RUNS_SPLIT=0 -- ragged-16 ragged-256
-      VLG=$((LG - 1)) v f64 SEGBENCH_TYPE=f64 SEGBENCH_PLANS=auto -- ragged-16 ragged-256
-      VLG=$((LG - 1)) v f64-nosplit SEGBENCH_TYPE=f64 SEGBENCH_PLANS=auto CLREDUCE_EXTRA_OPTIONS=-DCLR_RUNS_SPLIT=0 -- ragged-16 ragged-256
-    fi
   fi
 done
+# After the rounds (once each; round 1 prints their geometry):
+round=1
+if [ "$CALL" = 1 ]; then
+  # i32 (the lean kernel at 16) and f64 (2^27, the same bytes) with and without SPLIT=0.
+  v i32 SEGBENCH_TYPE=i32 SEGBENCH_PLANS=auto -- ragged-16 ragged-256
+  v i32-nosplit SEGBENCH_TYPE=i32 SEGBENCH_PLANS=auto CLREDUCE_EXTRA_OPTIONS=-DCLR_RUNS_SPLIT=0 -- ragged-16 ragged-256
+  VLG=$((LG - 1)) v f64 SEGBENCH_TYPE=f64 SEGBENCH_PLANS=auto -- ragged-16 ragged-256
+  VLG=$((LG - 1)) v f64-nosplit SEGBENCH_TYPE=f64 SEGBENCH_PLANS=auto CLREDUCE_EXTRA_OPTIONS=-DCLR_RUNS_SPLIT=0 -- ragged-16 ragged-256
+  # Single data points: a few lanes or a work-group per segment (heavy tails unbalance them).
+  v lanes-group SEGBENCH_PLANS=lanes,group -- ragged-64 ragged-256 ragged-1024
+fi
 
 # Medians over the rounds per variant and case (time in us, ratio to the plain sum).
 echo "# medians: variant case plan us ratio (rounds)"
