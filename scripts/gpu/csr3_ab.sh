@@ -10,7 +10,8 @@
 # Env: DEV (NVIDIA), LG (28), REPS (20), ROUNDS (2), ONLY (grep -E on variant labels),
 # STOP_AT (seconds; later variants are skipped past it, 250).
 # Round 1 (CSR3_CALL=1): the variants below interleaved over ROUNDS rounds.
-# Round 2 (CSR3_CALL=2): the automatic plans against the previous rules (forced settings).
+# Round 2 (CSR3_CALL=2): the automatic plans of decision 78 against session 15's rules
+# (forced through CLREDUCE_SEGMENT_TUNE: checks=0, local=128, pre as its rule had it).
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 export CLREDUCE_PROGRAM_CACHE=off
 B=${SEGBENCH:-.gpu/segment_bench}
@@ -61,6 +62,16 @@ for round in $(seq 1 "$ROUNDS"); do
     # The lean kernel at 64 with the start checks on every element.
     v lean64ns SEGBENCH_PLANS=runs CLREDUCE_SEGMENT_TUNE=lean=1 CLREDUCE_EXTRA_OPTIONS=-DCLR_RUNS_SPLIT=0 -- ragged-64
   fi
+  if [ "$CALL" = 2 ]; then
+    # The new rules (auto: the checks on every load outside the lean kernel; 64 work-items
+    # with the early loads from mean 256) against session 15's (old-a below 1024, old-b from
+    # 1024), the checks alone from 1024 (ck128) and 64 + early loads without the checks (l64).
+    v new SEGBENCH_PLANS=auto -- ragged-16 ragged-64 ragged-256 ragged-1024 ragged-4096 ragged-16384
+    v old-a SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=checks=0,local=128,pre=0 -- ragged-64 ragged-256
+    v old-b SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=checks=0,local=128,pre=1 -- ragged-1024 ragged-4096 ragged-16384
+    v ck128 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=checks=1,local=128,pre=1 -- ragged-1024 ragged-4096 ragged-16384
+    v l64 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=checks=0 -- ragged-256 ragged-4096 ragged-16384
+  fi
 done
 # After the rounds (once each; round 1 prints their geometry):
 round=1
@@ -72,6 +83,13 @@ if [ "$CALL" = 1 ]; then
   VLG=$((LG - 1)) v f64-nosplit SEGBENCH_TYPE=f64 SEGBENCH_PLANS=auto CLREDUCE_EXTRA_OPTIONS=-DCLR_RUNS_SPLIT=0 -- ragged-16 ragged-256
   # Single data points: a few lanes or a work-group per segment (heavy tails unbalance them).
   v lanes-group SEGBENCH_PLANS=lanes,group -- ragged-64 ragged-256 ragged-1024
+fi
+if [ "$CALL" = 2 ]; then
+  # f64 (2^27, the same bytes) and i32: the new rules against session 15's.
+  VLG=$((LG - 1)) v f64-new SEGBENCH_TYPE=f64 SEGBENCH_PLANS=auto -- ragged-16 ragged-256 ragged-4096
+  VLG=$((LG - 1)) v f64-old SEGBENCH_TYPE=f64 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=checks=0,local=128,pre=0 -- ragged-16 ragged-256
+  v i32-new SEGBENCH_TYPE=i32 SEGBENCH_PLANS=auto -- ragged-256 ragged-4096
+  v i32-old SEGBENCH_TYPE=i32 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=checks=0,local=128,pre=0 -- ragged-256
 fi
 
 # Medians over the rounds per variant and case (time in us, ratio to the plain sum).
