@@ -35,7 +35,7 @@ pub(super) fn runs_pre(req: &SegmentRequest, mean: u64) -> bool {
 /// 256 on (one wave: 4224 work-groups of 64 are 32 per H200 SM, its resident limit), 128
 /// elsewhere (`local=N` overrides). H200, 2^28 f32, heavy-tailed CSR (decision 78): 64 with
 /// the early loads 379.4 / 335.3 us at means 256 / 1024 against 401.2 / 363.9 with 128 (and
-/// the early loads at 1024); 64 without them 485.6 / 457.6, and 654.3 / 572.8 at 16 / 64
+/// the early loads at 1024); 64 without them 485.6 / 457.6, and 654.2 / 572.8 at 16 / 64
 /// (decision 62: 128 against 256 and 512, 437.3 against 511.6 and 673.1 at mean 256).
 pub(super) fn runs_work_items(req: &SegmentRequest, mean: u64, vectors: bool) -> usize {
     if vectors && mean >= 256 && runs_pre(req, mean) {
@@ -49,9 +49,9 @@ pub(super) fn runs_work_items(req: &SegmentRequest, mean: u64, vectors: bool) ->
 /// (`SegmentPlan::checks`, `CLR_RUNS_SPLIT=0`) rather than only the loads that hold a start,
 /// `checks=0|1` overrides: on GPUs in the other kernel, not the lean one. H200, 2^28,
 /// heavy-tailed CSR, interleaved medians of two (decision 78): f32 means 64 / 256 / 1024
-/// 436.1 / 388.0 / 352.0 us against 456.6 / 401.2 / 363.9; i32 256 387.5 against 403.2; f64
+/// 436.0 / 387.9 / 351.9 us against 456.6 / 401.2 / 363.9; i32 256 387.5 against 403.2; f64
 /// (2^27) 16 / 256 465.2 / 373.7 against 477.9 / 383.9; the lean kernel at mean 16 lost (f32
-/// 524.7 against 493.0, i32 525.3 against 492.9), as did lean with the checks at 64 (479.3).
+/// 524.7 against 493.0, i32 525.3 against 492.9), as did lean with the checks at 64 (479.2).
 /// One path per load keeps a warp's work-items together where the split path diverges.
 pub(super) fn runs_checks(caps: &DeviceCaps, req: &SegmentRequest, lean: bool) -> bool {
     let gpu = caps.kind == DeviceKind::Gpu;
