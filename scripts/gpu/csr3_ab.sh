@@ -10,8 +10,10 @@
 # Env: DEV (NVIDIA), LG (28), REPS (20), ROUNDS (2), ONLY (grep -E on variant labels),
 # STOP_AT (seconds; later variants are skipped past it, 250).
 # Round 1 (CSR3_CALL=1): the variants below interleaved over ROUNDS rounds.
-# Round 2 (CSR3_CALL=2): the automatic plans of decision 78 against session 15's rules
-# (forced through CLREDUCE_SEGMENT_TUNE: checks=0, local=128, pre as its rule had it).
+# Round 2 (CSR3_CALL=2, about 110 s: nothing starts past STOP_AT_2=105 s): the automatic plans
+# of decision 78 against session 15's rules (forced through CLREDUCE_SEGMENT_TUNE: checks=0,
+# local=128, pre as its rule had it), f32 ragged-16/64/256/1024 and the plain sum, f64 once:
+#   bash scripts/gpu.sh run cmd bash -c 'CSR3_CALL=2 bash scripts/gpu/csr3_ab.sh'
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 export CLREDUCE_PROGRAM_CACHE=off
 B=${SEGBENCH:-.gpu/segment_bench}
@@ -21,6 +23,7 @@ REPS=${REPS:-20}
 ROUNDS=${ROUNDS:-2}
 ONLY=${ONLY:-.}
 STOP_AT=${STOP_AT:-250}
+[ "${CSR3_CALL:-1}" = 2 ] && STOP_AT=${STOP_AT_2:-105}
 CALL=${CSR3_CALL:-1}
 out=${OUT:-/tmp}/csr3_ab.txt
 : > "$out"
@@ -63,14 +66,14 @@ for round in $(seq 1 "$ROUNDS"); do
     v lean64ns SEGBENCH_PLANS=runs CLREDUCE_SEGMENT_TUNE=lean=1 CLREDUCE_EXTRA_OPTIONS=-DCLR_RUNS_SPLIT=0 -- ragged-64
   fi
   if [ "$CALL" = 2 ]; then
-    # The new rules (auto: the checks on every load outside the lean kernel; 64 work-items
-    # with the early loads from mean 256) against session 15's (old-a below 1024, old-b from
-    # 1024), the checks alone from 1024 (ck128) and 64 + early loads without the checks (l64).
-    v new SEGBENCH_PLANS=auto -- ragged-16 ragged-64 ragged-256 ragged-1024 ragged-4096 ragged-16384
+    # The rules of decision 78 (auto: the start checks on every load at means 17..255, 64
+    # work-items with the early loads at 256..1024) against session 15's (old-a below 1024,
+    # old-b at 1024: 128 work-items, no checks, the early loads from 1024), and the checks
+    # with the early loads and 64 work-items together (ck64, not measured in call 1).
+    v new SEGBENCH_PLANS=auto -- ragged-16 ragged-64 ragged-256 ragged-1024
     v old-a SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=checks=0,local=128,pre=0 -- ragged-64 ragged-256
-    v old-b SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=checks=0,local=128,pre=1 -- ragged-1024 ragged-4096 ragged-16384
-    v ck128 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=checks=1,local=128,pre=1 -- ragged-1024 ragged-4096 ragged-16384
-    v l64 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=checks=0 -- ragged-256 ragged-4096 ragged-16384
+    v old-b SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=checks=0,local=128,pre=1 -- ragged-1024
+    v ck64 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=checks=1 -- ragged-256 ragged-1024
   fi
 done
 # After the rounds (once each; round 1 prints their geometry):
@@ -85,11 +88,9 @@ if [ "$CALL" = 1 ]; then
   v lanes-group SEGBENCH_PLANS=lanes,group -- ragged-64 ragged-256 ragged-1024
 fi
 if [ "$CALL" = 2 ]; then
-  # f64 (2^27, the same bytes) and i32: the new rules against session 15's.
-  VLG=$((LG - 1)) v f64-new SEGBENCH_TYPE=f64 SEGBENCH_PLANS=auto -- ragged-16 ragged-256 ragged-4096
+  # f64 (2^27, the same bytes): the new rules against session 15's.
+  VLG=$((LG - 1)) v f64-new SEGBENCH_TYPE=f64 SEGBENCH_PLANS=auto -- ragged-16 ragged-256
   VLG=$((LG - 1)) v f64-old SEGBENCH_TYPE=f64 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=checks=0,local=128,pre=0 -- ragged-16 ragged-256
-  v i32-new SEGBENCH_TYPE=i32 SEGBENCH_PLANS=auto -- ragged-256 ragged-4096
-  v i32-old SEGBENCH_TYPE=i32 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=checks=0,local=128,pre=0 -- ragged-256
 fi
 
 # Medians over the rounds per variant and case (time in us, ratio to the plain sum).

@@ -161,7 +161,7 @@ pub fn plan_segments(
     base.geometry_reason = g.reason;
     let scan = algo == SegmentAlgo::Runs && runs_scan(req, mean);
     let pre = algo == SegmentAlgo::Runs && vec > 1 && !g.lean && runs_pre(req, mean);
-    let checks = algo == SegmentAlgo::Runs && vec > 1 && runs_checks(caps, req, g.lean);
+    let checks = algo == SegmentAlgo::Runs && vec > 1 && runs_checks(caps, req, g.lean, pre);
     base.geometry_reason += &runs_notes(scan, g.lean, pre, checks);
     base.segment = Some(SegmentPlan {
         layout: req.layout,

@@ -919,18 +919,23 @@ fn runs_work_items_and_checks_follow_the_rules() {
         let s = p.segment.unwrap();
         (p.local, s.pre, s.checks, s.lean)
     };
-    // The H200 (decision 78): 64 work-items with the early loads from mean 256, 128 below;
-    // the start checks on every load outside the lean kernel (mean 16 and less).
+    // The H200 (decision 78): 64 work-items with the early loads at means 256 to 1024, 128
+    // elsewhere (the early loads from 256); the start checks on every load outside the lean
+    // kernel (mean 16 and less) and the early loads.
     assert_eq!(get(&h, 16, 4, none), (128, false, false, true));
     assert_eq!(get(&h, 64, 4, none), (128, false, true, false));
     assert_eq!(get(&h, 255, 4, none), (128, false, true, false));
-    assert_eq!(get(&h, 256, 4, none), (64, true, true, false));
-    assert_eq!(get(&h, 16384, 4, none), (64, true, true, false));
+    assert_eq!(get(&h, 256, 4, none), (64, true, false, false));
+    assert_eq!(get(&h, 1024, 4, none), (64, true, false, false));
+    assert_eq!(get(&h, 1025, 4, none), (128, true, false, false));
+    assert_eq!(get(&h, 16384, 4, none), (128, true, false, false));
     // 8-byte reads (double2 loads) the same.
-    assert_eq!(get(&h, 256, 8, none), (64, true, true, false));
+    assert_eq!(get(&h, 256, 8, none), (64, true, false, false));
+    assert_eq!(get(&h, 64, 8, none), (128, false, true, false));
     // No vector loads (a body that reads nothing at [i]): 128, neither switch.
     assert_eq!(get(&h, 256, 0, none), (128, false, false, false));
-    // Overrides: pre=0 keeps 128; local=N wins; checks=0|1; lean=0 at 16 takes the checks.
+    // Overrides: pre=0 keeps 128 and takes the checks; local=N wins; checks=0|1; lean=0 at 16
+    // takes the checks.
     let t = |pre, local, checks, lean| SegmentTune {
         pre,
         local,
@@ -944,9 +949,13 @@ fn runs_work_items_and_checks_follow_the_rules() {
     );
     assert_eq!(
         get(&h, 256, 4, t(None, Some(128), None, None)),
-        (128, true, true, false)
+        (128, true, false, false)
     );
-    assert_eq!(get(&h, 256, 4, t(None, None, Some(false), None)).2, false);
+    assert_eq!(get(&h, 64, 4, t(None, None, Some(false), None)).2, false);
+    assert_eq!(
+        get(&h, 256, 4, t(None, None, Some(true), None)),
+        (64, true, true, false)
+    );
     assert_eq!(get(&h, 16, 4, t(None, None, Some(true), None)).2, true);
     assert_eq!(get(&h, 16, 4, t(None, None, None, Some(false))).2, true);
     // CPUs: no vector loads unless forced, and no checks unless forced.
