@@ -238,7 +238,8 @@ fn merge_on_tile_cutting_shapes() {
 /// `Tuning::vec`) 4 at once: offsets starting at 0 take the vector loads, those starting at 3
 /// the scalar walk; segments that cross runs and tiles, tiles with no start, empty segments
 /// at both ends. With vector loads the shapes of mean length 256 and more take the early
-/// loads (`SegmentPlan::pre`, decisions 71 and 78): at least one case per device must have run them.
+/// loads (`SegmentPlan::pre`, decisions 71 and 78): at least one case per device must have
+/// run them.
 #[test]
 fn runs_on_tile_cutting_shapes() {
     let mut t = Tally::new("segment_merge::runs_on_tile_cutting_shapes");
