@@ -25,9 +25,9 @@
 // Every combination order is fixed by CLR_WG and CLR_SEG_E: deterministic.
 
 #define CLR_RUNS_SERIAL 32
-// CLR_RUNS_SPLIT (a -D override for A/B runs, CLREDUCE_EXTRA_OPTIONS): 1 loads a vector
-// without the start checks where none of its elements starts a segment, 0 always runs them
-// (one code path for the warp).
+// CLR_RUNS_SPLIT: 1 loads a vector without the start checks where none of its elements
+// starts a segment, 0 always runs them (one code path for the warp; SegmentPlan::checks, the
+// rule on GPUs outside the lean kernel, decision 78).
 #ifndef CLR_RUNS_SPLIT
 #define CLR_RUNS_SPLIT 1
 #endif

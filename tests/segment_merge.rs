@@ -237,8 +237,9 @@ fn merge_on_tile_cutting_shapes() {
 /// The `runs` plan (decision 62) on the same shapes, one element at a time and (forced with
 /// `Tuning::vec`) 4 at once: offsets starting at 0 take the vector loads, those starting at 3
 /// the scalar walk; segments that cross runs and tiles, tiles with no start, empty segments
-/// at both ends. With vector loads the shapes of mean length 1024 and more take the early
-/// loads (`SegmentPlan::pre`, decision 71): at least one case per device must have run them.
+/// at both ends. With vector loads the shapes of mean length 256 and more take the early
+/// loads (`SegmentPlan::pre`, decisions 71 and 78): at least one case per device must have
+/// run them.
 #[test]
 fn runs_on_tile_cutting_shapes() {
     let mut t = Tally::new("segment_merge::runs_on_tile_cutting_shapes");
@@ -282,45 +283,141 @@ fn runs_on_tile_cutting_shapes() {
 /// the walk's barrier).
 #[test]
 fn runs_lean_forced_on_every_device() {
-    let mut t = Tally::new("segment_merge::runs_lean_forced_on_every_device");
-    let lean = "lean=1";
-    let many_tiles = "lean=1,local=32,per_item=4,groups_per_cu=1";
+    let env = [
+        ("CLREDUCE_SEGMENT", "runs"),
+        ("CLREDUCE_SEGMENT_TUNE", "lean=1"),
+    ];
+    let cases: [(&[&str], bool); 3] = [
+        (
+            &["--ragged", "8", "--n", "20011", "--op", "sum,max,argmin"],
+            false,
+        ),
+        (
+            &[
+                "--ragged", "3", "--n", "9001", "--type", "i32", "--op", "sum,min",
+            ],
+            true,
+        ),
+        (&["--ragged", "16", "--n", "30011", "--type", "f64"], true),
+    ];
+    runs_forced_through_cli(
+        "segment_merge::runs_lean_forced_on_every_device",
+        &env,
+        &cases,
+        "; lean: ",
+    );
+    let many_tiles = [
+        ("CLREDUCE_SEGMENT", "runs"),
+        (
+            "CLREDUCE_SEGMENT_TUNE",
+            "lean=1,local=32,per_item=4,groups_per_cu=1",
+        ),
+    ];
+    let cases: [(&[&str], bool); 1] = [(
+        &["--ragged", "5", "--n", "100003", "--op", "sum,max,argmin"],
+        true,
+    )];
+    runs_forced_through_cli(
+        "segment_merge::runs_lean_forced_on_every_device (many tiles per work-group)",
+        &many_tiles,
+        &cases,
+        "; lean: ",
+    );
+}
+
+/// `runs` with the segment-start checks on every vector load (decision 78; the rules take
+/// them on GPUs only, outside the lean kernel) forced on every device through the CLI's bench
+/// (its bodies read a buffer at `[i]`, so the loads are vectors: float4 / int4 / double2),
+/// with 128 work-items, and with 64 and the early loads (the rule from mean length 256): f32
+/// sums of mean 8, i32 sums of mean 300, f64 argmin of mean 16, each point checked on the
+/// host by the bench (`"check": "ok"`). (src/plan/segment_tests.rs checks that these
+/// settings plan the checks.)
+#[test]
+fn runs_checks_forced_on_every_device() {
+    let mut t = Tally::new("segment_merge::runs_checks_forced_on_every_device");
+    let cases = "f32-ragged-8,i32-ragged-300,f64-argmin-ragged-16";
+    for (k, tune) in [
+        "vec=4,checks=1,lean=0",
+        "vec=4,checks=1,lean=0,local=64,pre=1",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let env = [("CLREDUCE_SEGMENT_TUNE", tune)];
+        for q in queues() {
+            let d = q.device();
+            let dev = short(d);
+            let index = d.index().to_string();
+            let json = std::env::temp_dir().join(format!(
+                "clreduce-runs-checks-{}-{}-{k}.json",
+                std::process::id(),
+                d.index()
+            ));
+            let json_arg = json.to_string_lossy().to_string();
+            let args = [
+                "bench",
+                "--device",
+                &index,
+                "--sizes",
+                "20011",
+                "--cases",
+                cases,
+                "--strategies",
+                "runs",
+                "--reps",
+                "1",
+                "--warmup",
+                "1",
+                "--no-native",
+                "--json",
+                &json_arg,
+            ];
+            let (code, _, err) = cli_run::cli_with(&args, &env);
+            let points: Vec<(String, String)> = std::fs::read_to_string(&json)
+                .ok()
+                .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok())
+                .and_then(|js| js["points"].as_array().cloned())
+                .unwrap_or_default()
+                .iter()
+                .map(|p| {
+                    let f = |k: &str| p[k].as_str().unwrap_or("none").to_string();
+                    (f("case"), f("check"))
+                })
+                .collect();
+            let _ = std::fs::remove_file(&json);
+            let ok = points.iter().filter(|(_, c)| c == "ok").count();
+            if code != 0 || points.len() != 3 || ok != 3 {
+                t.fail(
+                    &dev,
+                    tune,
+                    &format!("exit {code}, points {points:?}: {err}"),
+                );
+                continue;
+            }
+            t.pass(&dev);
+        }
+    }
+    t.finish();
+}
+
+/// The CLI's `reduce` of each case on every device with `env` (the child's environment), every
+/// variable's host check ok; where a case's flag is set, `explain` must contain `marker`.
+fn runs_forced_through_cli(
+    name: &str,
+    env: &[(&str, &str)],
+    cases: &[(&[&str], bool)],
+    marker: &str,
+) {
+    let mut t = Tally::new(name);
     for q in queues() {
         let d = q.device();
         let dev = short(d);
         let index = d.index().to_string();
-        for (tune, args, must) in [
-            (
-                lean,
-                &["--ragged", "8", "--n", "20011", "--op", "sum,max,argmin"][..],
-                false,
-            ),
-            (
-                lean,
-                &[
-                    "--ragged", "3", "--n", "9001", "--type", "i32", "--op", "sum,min",
-                ][..],
-                true,
-            ),
-            (
-                lean,
-                &["--ragged", "16", "--n", "30011", "--type", "f64"][..],
-                true,
-            ),
-            (
-                many_tiles,
-                &["--ragged", "5", "--n", "100003", "--op", "sum,max,argmin"][..],
-                true,
-            ),
-        ] {
-            let env = [
-                ("CLREDUCE_SEGMENT", "runs"),
-                ("CLREDUCE_SEGMENT_TUNE", tune),
-            ];
-            let case = format!("{tune} {args:?}");
+        for &(args, must) in cases {
+            let case = format!("{args:?}");
             let mut all = vec!["reduce", "--device", &index, "--json", "--init-identity"];
             all.extend(args);
-            let (code, out, err) = cli_run::cli_with(&all, &env);
+            let (code, out, err) = cli_run::cli_with(&all, env);
             let checks: Vec<String> = serde_json::from_str::<serde_json::Value>(&out)
                 .ok()
                 .and_then(|js| js[0]["vars"].as_array().cloned())
@@ -338,12 +435,12 @@ fn runs_lean_forced_on_every_device() {
             }
             all[0] = "explain";
             all.retain(|a| *a != "--json" && *a != "--init-identity");
-            let (_, plan, err) = cli_run::cli_with(&all, &env);
-            if must && !plan.contains("; lean: ") {
+            let (_, plan, err) = cli_run::cli_with(&all, env);
+            if must && !plan.contains(marker) {
                 t.fail(
                     &dev,
                     &case,
-                    &format!("the lean kernel did not run: {plan}{err}"),
+                    &format!("{marker:?} not in the plan: {plan}{err}"),
                 );
                 continue;
             }

@@ -37,6 +37,9 @@ pub(super) fn defines(sp: &SegmentPlan, local: usize, d: &mut impl FnMut(&str, S
     if sp.lean {
         d("CLR_RUNS_LEAN", "1".into());
     }
+    if sp.checks {
+        d("CLR_RUNS_SPLIT", "0".into());
+    }
 }
 
 /// `CLR_INSEG_k(g)` per variable: an argmin/argmax index made relative to its segment

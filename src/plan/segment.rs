@@ -9,7 +9,9 @@
 use super::model::Plan;
 use super::segment_cpu::{aligned, block_width, blocks, folds, lone_work_item, CPU_STREAM_MIN};
 use super::segment_model::{Geometry, SegmentAlgo, SegmentLayout, SegmentPlan, SegmentRequest};
-use super::segment_runs::{runs_lean, runs_local, runs_pre, runs_scan};
+use super::segment_runs::{
+    runs_checks, runs_lean, runs_local, runs_notes, runs_pre, runs_scan, runs_work_items,
+};
 use super::strategy::CrossAlgo;
 use crate::caps::{DeviceCaps, DeviceKind};
 use crate::error::{Error, Result};
@@ -69,9 +71,11 @@ pub fn plan_segments(
         (SegmentAlgo::Group, _) => (mean / 8).next_power_of_two().clamp(8, 64) as usize,
         // merge: 128 work-items of 16 items each on GPUs (see merge()).
         (SegmentAlgo::Merge, _) if gpu => 128,
-        // runs: 128 work-items on GPUs. H200, 2^28 f32, CSR means 16 / 256: 546.0 / 437.3 us
-        // against 546.9 / 511.6 with 256 and 605.0 / 673.1 with 512 (decision 62).
-        (SegmentAlgo::Runs, _) if gpu => 128,
+        // runs on GPUs: 128 work-items, 64 with the early loads (decisions 62, 78).
+        (SegmentAlgo::Runs, _) if gpu => {
+            let vectors = vec_width(caps, req, algo, false, 16) > 1;
+            runs_work_items(req, mean, vectors)
+        }
         // staged uniform rows: 128 work-items on GPUs. H200, 2^28 f32, rows of 16 / 4 / 32:
         // 299.0-299.8 / 331.1-331.8 / 301.2-302.5 us against 303.1-304.9 / 337.0-340.9 /
         // 304.1-304.9 with 256, in two runs (decision 58).
@@ -156,16 +160,8 @@ pub fn plan_segments(
     base.geometry_reason = g.reason;
     let scan = algo == SegmentAlgo::Runs && runs_scan(req, mean);
     let pre = algo == SegmentAlgo::Runs && vec > 1 && !g.lean && runs_pre(req, mean);
-    if scan {
-        base.geometry_reason += "; the runs' heads first combined by a segmented scan over the work-group (mean length 32 and up)";
-    }
-    if g.lean {
-        base.geometry_reason += "; lean: the walk's pieces to local memory, each segment finished and stored by the work-item that marked it (GPUs: mean length 16 and less, 4-byte accumulators)";
-    }
-    if pre {
-        base.geometry_reason +=
-            "; each run's vector loads issued before the marks (mean length 1024 and up)";
-    }
+    let checks = algo == SegmentAlgo::Runs && vec > 1 && runs_checks(caps, req, g.lean, pre);
+    base.geometry_reason += &runs_notes(scan, g.lean, pre, checks);
     base.segment = Some(SegmentPlan {
         layout: req.layout,
         segments: req.segments,
@@ -180,6 +176,7 @@ pub fn plan_segments(
         scan,
         pre,
         lean: g.lean,
+        checks,
         index_in_segment: vec![false; base.vars.len()],
         span_idiom: false,
         reason: why,

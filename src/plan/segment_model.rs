@@ -251,6 +251,10 @@ pub struct SegmentTune {
     /// `runs`: the lean kernel (`lean=1`) or the other (`lean=0`), in place of the rule's
     /// ([`SegmentPlan::lean`]).
     pub lean: Option<bool>,
+    /// `runs` with vector loads: the segment-start checks on every load (`checks=1`) or only
+    /// on loads whose elements hold a start (`checks=0`), in place of the rule's
+    /// ([`SegmentPlan::checks`]).
+    pub checks: Option<bool>,
 }
 
 impl SegmentTune {
@@ -275,6 +279,7 @@ impl SegmentTune {
                     "scan=0|1",
                     "pre=0|1",
                     "lean=0|1",
+                    "checks=0|1",
                 ],
             };
             let (k, v) = part.split_once('=').ok_or_else(bad)?;
@@ -293,6 +298,7 @@ impl SegmentTune {
                 "scan" if v <= 1 => t.scan = Some(v == 1),
                 "pre" if v <= 1 => t.pre = Some(v == 1),
                 "lean" if v <= 1 => t.lean = Some(v == 1),
+                "checks" if v <= 1 => t.checks = Some(v == 1),
                 _ => return Err(bad()),
             }
         }
@@ -348,6 +354,10 @@ pub struct SegmentPlan {
     /// nothing, the work-item that marked a segment finishes and stores it (decision 72);
     /// false for the other plans.
     pub lean: bool,
+    /// `runs` with vector loads: every load of a run runs the segment-start checks, one code
+    /// path for the warp, instead of a check-free path for loads where no segment starts
+    /// (kernels/segment_runs.cl `CLR_RUNS_SPLIT=0`, decision 78); false for the other plans.
+    pub checks: bool,
     /// Per variable: argmin/argmax indices within the segment instead of global ones.
     pub index_in_segment: Vec<bool>,
     /// Whether the launch was a span reduction whose subscript is `i / C` (the span idiom),
@@ -410,10 +420,13 @@ mod tests {
     #[test]
     fn segment_tune_parses_and_refuses() {
         let t = SegmentTune::parse(
-            "local=512, groups_per_cu=16,per_item=4,lanes=8,unroll=2,chunks=33,vec=4,scan=1,lean=0",
+            "local=512, groups_per_cu=16,per_item=4,lanes=8,unroll=2,chunks=33,vec=4,scan=1,lean=0,checks=1",
         )
         .unwrap();
-        assert_eq!((t.vec, t.scan, t.lean), (Some(4), Some(true), Some(false)));
+        assert_eq!(
+            (t.vec, t.scan, t.lean, t.checks),
+            (Some(4), Some(true), Some(false), Some(true))
+        );
         assert_eq!(
             (
                 t.local,
@@ -440,6 +453,7 @@ mod tests {
             "vec=3",
             "scan=2",
             "lean=2",
+            "checks=2",
             "wg=256",
             "local",
         ] {

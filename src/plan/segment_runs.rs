@@ -20,12 +20,46 @@ pub(super) fn runs_scan(req: &SegmentRequest, mean: u64) -> bool {
 /// `runs` with vector loads: whether a work-item issues its whole run's loads before the marks
 /// (`SegmentPlan::pre`, kernels/segment_runs.cl `CLR_RUNS_PRE`); `pre=0|1` overrides. Where
 /// few segments start in a run the marks and their barrier are the loads' wait: from mean
-/// length 1024 on. H200, 2^28 f32, heavy-tailed CSR of means 16, 64, 256, 1024, 4096 and
-/// 16384: 595.9, 481.7, 398.5, 346.0, 316.8 and 304.2 us with the early loads against 546.6,
-/// 458.3, 402.4, 361.5, 336.4 and 332.7 without (design/bench/2026-11-25-h200-session13-csr.txt,
-/// decision 71). Not with the lean kernel (it has no such path).
+/// length 256 on (with 64 work-items up to 1024, [`runs_work_items`]). H200, 2^28 f32,
+/// heavy-tailed CSR of means 16, 64, 256, 1024, 4096 and 16384 with 128 work-items: 595.9,
+/// 481.7, 398.5, 346.0, 316.8 and 304.2 us with the early loads against 546.6, 458.3, 402.4,
+/// 361.5, 336.4 and 332.7 without (design/bench/2026-11-25-h200-session13-csr.txt, decision
+/// 71); with 64 work-items means 64, 256 and 1024 463.5, 379.4 and 335.3 against 456.6, 401.2
+/// and 363.9 with the rules of then (design/bench/2026-11-26-h200-session16-csr3.txt, decision
+/// 78). Not with the lean kernel (it has no such path).
 pub(super) fn runs_pre(req: &SegmentRequest, mean: u64) -> bool {
-    req.tune.pre.unwrap_or(mean >= 1024)
+    req.tune.pre.unwrap_or(mean >= 256)
+}
+
+/// `runs`' work-items per work-group on GPUs: 64 where the early loads run at mean lengths
+/// 256 to 1024 (one wave: 4224 work-groups of 64 are 32 per H200 SM, its resident limit), 128
+/// elsewhere (`local=N` overrides). H200, 2^28 f32, heavy-tailed CSR (decision 78): 64 with
+/// the early loads 379.4 / 335.3 us at means 256 / 1024 against 401.2 / 363.9 with 128 (and
+/// the early loads at 1024); 64 without them 485.6 / 457.6, and 654.2 / 572.8 at 16 / 64
+/// (decision 62: 128 against 256 and 512, 437.3 against 511.6 and 673.1 at mean 256). Above
+/// 1024 not measured with 64: 128 and the early loads, as decision 71 measured them.
+pub(super) fn runs_work_items(req: &SegmentRequest, mean: u64, vectors: bool) -> usize {
+    if vectors && (256..=1024).contains(&mean) && runs_pre(req, mean) {
+        64
+    } else {
+        128
+    }
+}
+
+/// `runs` with vector loads: whether every load runs the segment-start checks
+/// (`SegmentPlan::checks`, `CLR_RUNS_SPLIT=0`) rather than only the loads that hold a start,
+/// `checks=0|1` overrides: on GPUs in the other kernel without the early loads (mean lengths
+/// 17 to 255, and 16 and less with 8-byte accumulators). H200, 2^28, heavy-tailed CSR,
+/// interleaved medians of two (decision 78): f32 means 64 / 256 / 1024 436.0 / 387.9 / 351.9
+/// us against 456.6 / 401.2 / 363.9; i32 256 387.5 against 403.2; f64 (2^27) 16 / 256 465.2 /
+/// 373.7 against 477.9 / 383.9 (one round each); the lean kernel at mean 16 lost (f32 524.7
+/// against 493.0, i32 525.3 against 492.9), as did lean with the checks at 64 (479.2). From
+/// mean 256 on 64 work-items with the early loads won by more (379.4 / 335.3 at 256 / 1024);
+/// the checks with them together were not measured (scripts/gpu/csr3_ab.sh's second call).
+/// One path per load keeps a warp's work-items together where the split path diverges.
+pub(super) fn runs_checks(caps: &DeviceCaps, req: &SegmentRequest, lean: bool, pre: bool) -> bool {
+    let gpu = caps.kind == DeviceKind::Gpu;
+    req.tune.checks.unwrap_or(gpu && !lean && !pre)
 }
 
 /// `runs`: whether the lean kernel runs (`SegmentPlan::lean`, `CLR_RUNS_LEAN`, decision 72):
@@ -41,6 +75,24 @@ pub(super) fn runs_pre(req: &SegmentRequest, mean: u64) -> bool {
 pub(super) fn runs_lean(caps: &DeviceCaps, req: &SegmentRequest, mean: u64, acc: usize) -> bool {
     let gpu = caps.kind == DeviceKind::Gpu;
     req.tune.lean.unwrap_or(gpu && mean <= 16 && acc <= 4)
+}
+
+/// What `runs`' switches add to the plan's geometry reason (`explain`).
+pub(super) fn runs_notes(scan: bool, lean: bool, pre: bool, checks: bool) -> String {
+    let mut s = String::new();
+    if scan {
+        s += "; the runs' heads first combined by a segmented scan over the work-group (mean length 32 and up)";
+    }
+    if lean {
+        s += "; lean: the walk's pieces to local memory, each segment finished and stored by the work-item that marked it (GPUs: mean length 16 and less, 4-byte accumulators)";
+    }
+    if pre {
+        s += "; each run's vector loads issued before the marks (mean length 256 and up)";
+    }
+    if checks {
+        s += "; the segment-start checks on every vector load, one path for the warp (GPUs, neither the lean kernel nor the early loads)";
+    }
+    s
 }
 
 /// `runs`' local memory beside the trees: the start mask (a bit per element of a tile; two,

@@ -813,12 +813,12 @@ fn runs_scan_and_tiles_vectors_follow_the_rules() {
     }
     // Only runs scans.
     assert!(!plan(&h, SegmentAlgo::Tiles, n / 256, none).scan);
-    // runs with vector loads: the early loads from mean 1024 on; pre=0|1 overrides; never
-    // without vector loads (CPUs) or outside runs.
+    // runs with vector loads: the early loads from mean 256 on (decision 78); pre=0|1
+    // overrides; never without vector loads (CPUs) or outside runs.
     for (mean, pre) in [
         (16, false),
-        (256, false),
-        (1023, false),
+        (255, false),
+        (256, true),
         (1024, true),
         (16384, true),
     ] {
@@ -921,4 +921,74 @@ fn cpus_stream_long_segments_with_accumulators() {
     let h = fixtures::nvidia_h200();
     let p = forced(&h, off, n / 4096, n, (SegmentAlgo::Item, 4, tune)).unwrap();
     assert_eq!((p.segment.unwrap().unroll, p.wide_index), (1, false));
+}
+
+#[test]
+fn runs_work_items_and_checks_follow_the_rules() {
+    let n = 1u64 << 28;
+    let h = fixtures::nvidia_h200();
+    let off = SegmentLayout::Offsets;
+    let none = SegmentTune::default();
+    let get = |c: &DeviceCaps, mean: u64, bytes: u64, tune: SegmentTune| {
+        let p = forced(c, off, n / mean, n, (SegmentAlgo::Runs, bytes, tune)).unwrap();
+        let s = p.segment.unwrap();
+        (p.local, s.pre, s.checks, s.lean)
+    };
+    // The H200 (decision 78): 64 work-items with the early loads at means 256 to 1024, 128
+    // elsewhere (the early loads from 256); the start checks on every load outside the lean
+    // kernel (mean 16 and less) and the early loads.
+    assert_eq!(get(&h, 16, 4, none), (128, false, false, true));
+    assert_eq!(get(&h, 64, 4, none), (128, false, true, false));
+    assert_eq!(get(&h, 255, 4, none), (128, false, true, false));
+    assert_eq!(get(&h, 256, 4, none), (64, true, false, false));
+    assert_eq!(get(&h, 1024, 4, none), (64, true, false, false));
+    assert_eq!(get(&h, 1025, 4, none), (128, true, false, false));
+    assert_eq!(get(&h, 16384, 4, none), (128, true, false, false));
+    // 8-byte reads (double2 loads) the same.
+    assert_eq!(get(&h, 256, 8, none), (64, true, false, false));
+    assert_eq!(get(&h, 64, 8, none), (128, false, true, false));
+    // No vector loads (a body that reads nothing at [i]): 128, neither switch.
+    assert_eq!(get(&h, 256, 0, none), (128, false, false, false));
+    // Overrides: pre=0 keeps 128 and takes the checks; local=N wins; checks=0|1; lean=0 at 16
+    // takes the checks.
+    let t = |pre, local, checks, lean| SegmentTune {
+        pre,
+        local,
+        checks,
+        lean,
+        ..none
+    };
+    assert_eq!(
+        get(&h, 256, 4, t(Some(false), None, None, None)),
+        (128, false, true, false)
+    );
+    assert_eq!(
+        get(&h, 256, 4, t(None, Some(128), None, None)),
+        (128, true, false, false)
+    );
+    assert!(!get(&h, 64, 4, t(None, None, Some(false), None)).2);
+    assert_eq!(
+        get(&h, 256, 4, t(None, None, Some(true), None)),
+        (64, true, true, false)
+    );
+    assert!(get(&h, 16, 4, t(None, None, Some(true), None)).2);
+    assert!(get(&h, 16, 4, t(None, None, None, Some(false))).2);
+    // CPUs: no vector loads unless forced, and no checks unless forced.
+    for (name, c) in fixtures::all() {
+        if c.kind == DeviceKind::Gpu {
+            continue;
+        }
+        let (_, pre, checks, _) = get(&c, 256, 4, none);
+        assert!(!pre && !checks, "{name}");
+        let vec = SegmentTune {
+            vec: Some(4),
+            ..none
+        };
+        assert!(!get(&c, 256, 4, vec).2, "{name}");
+        let forced_checks = SegmentTune {
+            checks: Some(true),
+            ..vec
+        };
+        assert!(get(&c, 256, 4, forced_checks).2, "{name}");
+    }
 }
