@@ -218,7 +218,13 @@ pub(super) fn choose_span(
     // headroom in 8-bit digits): the exact kit's superaccumulator per element in global memory
     // (up to three 64-bit atomics per update), rounded by the span pass, instead of private
     // copies that shrink the launch to a work-group (decision 79).
+    // Only where those copies would cut the launch (fewer of them fit the scratch than 2048
+    // work-items per compute unit, a full GPU launch; an nd_range's launch is fixed): a span of
+    // 7 f64 in work-groups of 1024 keeps its copies.
+    let cut = matches!(form, FormRequest::Range { .. })
+        && private_rows_cap(caps) / bytes.max(1) < caps.compute_units as u64 * 2048;
     if gpu
+        && cut
         && !private_ok
         && !shared_ok
         && !global_ok

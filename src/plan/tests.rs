@@ -345,6 +345,19 @@ fn span_stores_follow_the_device() {
             );
         }
     }
+    // A small span whose copies only fail to fit an nd_range's work-group keeps them (the launch
+    // is not cut): 7 f64 in work-groups of 1024.
+    let nd7 = FormRequest::NdRange {
+        global: 2048,
+        local: 1024,
+    };
+    let p = plan(&nv, &span_req(nd7, Op::Plus, ElemType::F64, 7)).unwrap();
+    assert_eq!(
+        p.vars[0].span.unwrap().store,
+        SpanStore::GlobalPrivate,
+        "{p}"
+    );
+    assert!(p.vars[0].exact.is_none(), "{p}");
     // ... as exact spans beyond local memory are on every device (no longer rounded by the
     // last work-group alone); a forced atomic cross step keeps that last work-group.
     let pocl = fixtures::pocl_cpu();
