@@ -61,7 +61,7 @@ regs() {
 # integer OR of its bits instead of a double compare (CLR_XRBITS, kernels/var_exact.cl: one
 # op less per element on the FP64 pipe).
 ONE="-DCLR_SPEC_ONE=1"
-# Round 1 (design/bench/2026-11-26-h200-session16-xsmm.txt) ran base, one-g8, one-u8-g8,
+# Round 1 (design/bench/2026-11-25-h200-session16-xsmm.txt) ran base, one-g8, one-u8-g8,
 # one-u8-g7, one-u8-g6, f64-base, f64-c64, f64-rbits and base2 (the same -D and CLREDUCE_TUNE
 # as below): one-u8-g6 took 2^28 in 266.8 us against base's 317.4-318.4 (40 registers, as
 # base's; with an accumulator per step unroll 8 took 48); f64 chunks of 64 and the residue's

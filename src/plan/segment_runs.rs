@@ -25,7 +25,7 @@ pub(super) fn runs_scan(req: &SegmentRequest, mean: u64) -> bool {
 /// 481.7, 398.5, 346.0, 316.8 and 304.2 us with the early loads against 546.6, 458.3, 402.4,
 /// 361.5, 336.4 and 332.7 without (design/bench/2026-11-25-h200-session13-csr.txt, decision
 /// 71); with 64 work-items means 64, 256 and 1024 463.5, 379.4 and 335.3 against 456.6, 401.2
-/// and 363.9 with the rules of then (design/bench/2026-11-26-h200-session16-csr3.txt, decision
+/// and 363.9 with the rules of then (design/bench/2026-11-25-h200-session16-csr3.txt, decision
 /// 78). Not with the lean kernel (it has no such path).
 pub(super) fn runs_pre(req: &SegmentRequest, mean: u64) -> bool {
     req.tune.pre.unwrap_or(mean >= 256)
