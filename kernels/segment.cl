@@ -232,6 +232,20 @@ static inline ulong clr_seg_lower(ulong p, ulong nseg, ulong c, __global const u
     for (uint clr_h = CLR_SEG_U / 2; clr_h > 0; clr_h /= 2)                  \
         for (uint clr_u = 0; clr_u < clr_h; ++clr_u)                          \
             clr_a##k[clr_u] = clr_op_##k(clr_a##k[clr_u], clr_a##k[clr_u + clr_h]);
+// Elements FROM .. TO-1 of one segment (or piece) streamed into the CLR_SEG_U accumulators
+// (element r + u of each step into accumulator u, the last fewer than U into accumulator 0),
+// then folded pairwise into accumulator 0: item's and chunks' loop on CPUs (decision 73) and
+// aligned's from mean 16 (kernels/segment_cpu.cl).
+#define CLR_STREAMU(FROM, TO)                                              \
+    {                                                                      \
+        CLR_FOR_VARS(CLR_SRESETU)                                          \
+        ulong clr_r = (FROM);                                              \
+        for (; clr_r + CLR_SEG_U <= (TO); clr_r += CLR_SEG_U) {            \
+            CLR_CROWS(CLR_IROW)                                            \
+        }                                                                  \
+        for (; clr_r < (TO); ++clr_r) CLR_CALL((CLR_IDX)clr_r, 0);         \
+        CLR_FOR_VARS(CLR_SPAIRU)                                           \
+    }
 // The columns first pass's loop (decision 53): rows clr_r0..clr_r1 of column clr_e with a
 // unit-stride row counter, CLR_SEG_U rows per step. With CLR_SEG_U == 1 it is session 8's
 // loop, whose trip count the compiler knows and unrolls itself; the strided loop over the
@@ -399,13 +413,7 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
             continue;
         }
 #if CLR_SEG_U > 1
-        CLR_FOR_VARS(CLR_SRESETU)
-        ulong clr_r = clr_sb;
-        for (; clr_r + CLR_SEG_U <= clr_se; clr_r += CLR_SEG_U) {
-            CLR_CROWS(CLR_IROW)
-        }
-        for (; clr_r < clr_se; ++clr_r) CLR_CALL((CLR_IDX)clr_r, 0);
-        CLR_FOR_VARS(CLR_SPAIRU)
+        CLR_STREAMU(clr_sb, clr_se)
 #else
         CLR_FOR_VARS(CLR_SRESET)
         for (ulong clr_j = clr_sb; clr_j < clr_se; ++clr_j) CLR_CALL((CLR_IDX)clr_j, 0);
@@ -535,13 +543,7 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
         // folded pairwise; every piece but the chunk's last is finished at once.
         for (ulong clr_j = clr_ts;;) {
             const ulong clr_pe = clr_ce < clr_te ? clr_ce : clr_te;
-            CLR_FOR_VARS(CLR_SRESETU)
-            ulong clr_r = clr_j;
-            for (; clr_r + CLR_SEG_U <= clr_pe; clr_r += CLR_SEG_U) {
-                CLR_CROWS(CLR_IROW)
-            }
-            for (; clr_r < clr_pe; ++clr_r) CLR_CALL((CLR_IDX)clr_r, 0);
-            CLR_FOR_VARS(CLR_SPAIRU)
+            CLR_STREAMU(clr_j, clr_pe)
             clr_j = clr_pe;
             if (clr_j == clr_te) break;
             CLR_CHUNK_FINISH

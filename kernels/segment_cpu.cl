@@ -1,7 +1,7 @@
 // clreduce: the `aligned` segmented plan for CPUs (design/segments.md, "`aligned`"; decision
 // 77). Appended after segment.cl (whose kernels it replaces when CLR_SEG_ALGO is
-// CLR_SEG_ALIGNED) and uses its macros: CLR_SDECL, CLR_SRESET, CLR_SRESETU, CLR_CROWS,
-// CLR_IROW, CLR_SPAIRU, CLR_SSTORE, CLR_SEMPTY, clr_seg_begin and clr_seg_lower.
+// CLR_SEG_ALIGNED) and uses its macros: CLR_SDECL, CLR_SRESET, CLR_STREAMU, CLR_SSTORE,
+// CLR_SEMPTY, clr_seg_begin and clr_seg_lower.
 //
 // Chunks of clr_tile consecutive elements from clr_lo, one per work-item (grid-stride), each
 // aligned to whole segments: chunk t owns the segments that begin in [ts, ts + tile) (the last
@@ -70,13 +70,7 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
                 continue;
             }
 #if CLR_SEG_U > 1
-            CLR_FOR_VARS(CLR_SRESETU)
-            ulong clr_r = clr_sb;
-            for (; clr_r + CLR_SEG_U <= clr_se; clr_r += CLR_SEG_U) {
-                CLR_CROWS(CLR_IROW)
-            }
-            for (; clr_r < clr_se; ++clr_r) CLR_CALL((CLR_IDX)clr_r, 0);
-            CLR_FOR_VARS(CLR_SPAIRU)
+            CLR_STREAMU(clr_sb, clr_se)
 #elif CLR_ALIGNED_MASK > 0
             CLR_FOR_VARS(CLR_SRESET)
             const ulong clr_len = clr_se - clr_sb;
