@@ -644,6 +644,21 @@ CLR_X_INLINE VT VAR(clr_xround_in_local)(__local long* p) {
 #endif
 }
 
+// Element e's finished private superaccumulator p: plus the initial value (VINIT), rounded into
+// res[e]; in raw mode (VXRAW) normalized and its limbs written to raw[e * VXL ..] instead.
+CLR_X_INLINE void VAR(clr_xput)(__global VT* res, __global ulong* raw, size_t e, __private long* p) {
+#if VXRAW
+    VX_P(clr_x_normalize)(p);
+    __global long* out = (__global long*)raw + e * VXL;
+    for (uint j = 0; j < VXL; ++j) out[j] = p[j];
+#else
+#if VINIT
+    VAR(clr_xadd_private)(p, res[e]);
+#endif
+    res[e] = VAR(clr_xround)(p);
+#endif
+}
+
 // The sum of `rows` published superaccumulators in global memory (each slot read once and left
 // at 0), plus the variable's element e's initial value (VINIT), rounded into res[e]. One
 // work-item per element; `atomic_take`: the rows were published with atomics. Raw mode
@@ -665,16 +680,7 @@ CLR_X_INLINE void VAR(clr_xround_into)(__global VT* res, __global ulong* raw, si
             }
         }
     }
-#if VXRAW
-    VX_P(clr_x_normalize)(p);
-    __global long* out = (__global long*)raw + e * VXL;
-    for (uint j = 0; j < VXL; ++j) out[j] = p[j];
-#else
-#if VINIT
-    VAR(clr_xadd_private)(p, res[e]);
-#endif
-    res[e] = VAR(clr_xround)(p);
-#endif
+    VAR(clr_xput)(res, raw, e, p);
 }
 
 // A scalar's clr_xround_into for the whole work-group (VXTAIL >= 1): work-item j sums limb j of

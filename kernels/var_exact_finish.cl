@@ -372,16 +372,7 @@ CLR_X_INLINE void VAR(clr_spass)(__global VT* res, __global ulong* aux, __global
             part[at] = 0;
         }
     }
-#if VXRAW
-    VX_P(clr_x_normalize)(p);
-    __global long* out = (__global long*)aux + e * VXL;
-    for (uint j = 0; j < VXL; ++j) out[j] = p[j];
-#else
-#if VINIT
-    VAR(clr_xadd_private)(p, res[e]);
-#endif
-    res[e] = VAR(clr_xround)(p);
-#endif
+    VAR(clr_xput)(res, aux, e, p);
 }
 #elif VXS == CLR_XS_PASS
 // Superaccumulators in global memory finished by the span pass (decision 79: large exact spans
