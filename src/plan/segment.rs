@@ -826,4 +826,4 @@ fn choose_columns(caps: &DeviceCaps, req: &SegmentRequest, cols: u64) -> (Segmen
 
 #[cfg(test)]
 #[path = "segment_tests.rs"]
-mod tests;
+pub(super) mod tests;

@@ -1,30 +1,16 @@
 //! Unit tests of the CPU segment rules (`segment_cpu.rs`): `aligned` (decision 77), its
 //! geometry, and exact sums keeping the plans they had before it.
 use super::super::segment::plan_segments;
+use super::super::segment::tests::base as plain_base;
 use super::*;
 use crate::caps::fixtures;
-use crate::ops::Op;
 use crate::plan::model::Plan;
 use crate::plan::segment_exact::segment_exact;
-use crate::plan::strategy::CrossAlgo;
-use crate::plan::{
-    plan, FormRequest, GroupAlgo, Request, SegmentTune, Shape, Strategy, VarRequest,
-};
-use crate::types::ElemType;
+use crate::plan::SegmentTune;
 use crate::Determinism;
 
 fn base(caps: &DeviceCaps, n: u64, exact: bool, longest: u64) -> Plan {
-    let req = Request {
-        form: FormRequest::Range { n },
-        shape: Shape::linear(n, 1),
-        vars: vec![VarRequest::new(Op::Plus, ElemType::F32)],
-        strategy: Strategy::new(GroupAlgo::Tree, CrossAlgo::ExtraPass),
-        determinism: Default::default(),
-        tuning: None,
-        pure_body: true,
-        narrow_reads: false,
-    };
-    let mut b = plan(caps, &req).unwrap();
+    let mut b = plain_base(caps, n);
     if exact {
         segment_exact(caps, &mut b, Determinism::Exact, None, longest).unwrap();
     }

@@ -8,7 +8,9 @@ use crate::plan::{
 };
 use crate::types::ElemType;
 
-fn base(caps: &DeviceCaps, n: u64) -> Plan {
+/// The ordinary plan of one f32 sum over `n` elements, forced to an extra pass: what
+/// `plan_segments` rewrites (the CPU rules' tests use it too).
+pub(in crate::plan) fn base(caps: &DeviceCaps, n: u64) -> Plan {
     let req = Request {
         form: FormRequest::Range { n },
         shape: Shape::linear(n, 1),
