@@ -19,6 +19,8 @@
 
 mod cross;
 mod exact;
+#[cfg(test)]
+mod exact_tests;
 mod explain;
 mod geometry;
 mod group;
