@@ -241,8 +241,10 @@ CLR_X_INLINE clr_x_e3f clr_x_renorm_e3f(clr_x_e3f e) {
 }
 
 // Plain and atomic limb additions.
-#define CLR_X_ADD_PLAIN(p, v) (*(p) += (v))
-#define CLR_X_ADD_ATOM(p, v) atom_add((p), (v))
+// ADD(acc, j, v) adds v to limb j of acc: contiguous limbs here; a span in limb-major layout
+// (kernels/var_exact_finish.cl) instantiates CLR_X_DEPOSITS with a strided ADD of its own.
+#define CLR_X_ADD_PLAIN(p, j, v) ((p)[j] += (v))
+#define CLR_X_ADD_ATOM(p, j, v) atom_add((p) + (j), (v))
 
 // ---- deposits, per flavor -----------------------------------------------------------------
 // The chunks of m * 2^r (r = o mod 32, m < 2^53: below 2^85) go to digits j, j+1, j+2
@@ -259,14 +261,14 @@ CLR_X_INLINE clr_x_e3f clr_x_renorm_e3f(clr_x_e3f e) {
             c1 = -c1;                                                                     \
             c2 = -c2;                                                                     \
         }                                                                                 \
-        if (c0 != 0) ADD(acc + j, c0);                                                    \
-        if (c1 != 0) ADD(acc + j + 1, c1);                                                \
-        if (c2 != 0) ADD(acc + j + 2, c2);                                                \
+        if (c0 != 0) ADD(acc, j, c0);                                                     \
+        if (c1 != 0) ADD(acc, j + 1, c1);                                                 \
+        if (c2 != 0) ADD(acc, j + 2, c2);                                                 \
     }                                                                                     \
     CLR_X_INLINE void CLR_X_N(clr_x_add_f32_##FL)(PTR acc, uint b) {                     \
         uint ex = (b >> 23) & 0xffu, f = b & 0x7fffffu;                                   \
         if (ex == 0xffu) {                                                                \
-            ADD(acc + CLR_X_D + (f ? 0 : ((b >> 31) ? 2 : 1)), 1L);                       \
+            ADD(acc, CLR_X_D + (f ? 0 : ((b >> 31) ? 2 : 1)), 1L);                       \
             return;                                                                       \
         }                                                                                 \
         ulong m = ex ? (ulong)(f | 0x800000u) : (ulong)f;                                 \
@@ -277,7 +279,7 @@ CLR_X_INLINE clr_x_e3f clr_x_renorm_e3f(clr_x_e3f e) {
         uint ex = (uint)(b >> 52) & 0x7ffu;                                               \
         ulong f = b & 0xfffffffffffffUL;                                                  \
         if (ex == 0x7ffu) {                                                               \
-            ADD(acc + CLR_X_D + (f ? 0 : ((b >> 63) ? 2 : 1)), 1L);                       \
+            ADD(acc, CLR_X_D + (f ? 0 : ((b >> 63) ? 2 : 1)), 1L);                       \
             return;                                                                       \
         }                                                                                 \
         ulong m = ex ? (f | 0x10000000000000UL) : f;                                      \
@@ -294,15 +296,15 @@ CLR_X_INLINE clr_x_e3f clr_x_renorm_e3f(clr_x_e3f e) {
     }                                                                                     \
     CLR_X_INLINE void CLR_X_N(clr_x_absorb_##FL##_from_p)(PTR dst, const __private long* src) { \
         for (int j = 0; j < CLR_X_L; ++j)                                                 \
-            if (src[j] != 0) ADD(dst + j, src[j]);                                        \
+            if (src[j] != 0) ADD(dst, j, src[j]);                                         \
     }                                                                                     \
     CLR_X_INLINE void CLR_X_N(clr_x_absorb_##FL##_from_l)(PTR dst, const __local long* src) { \
         for (int j = 0; j < CLR_X_L; ++j)                                                 \
-            if (src[j] != 0) ADD(dst + j, src[j]);                                        \
+            if (src[j] != 0) ADD(dst, j, src[j]);                                         \
     }                                                                                     \
     CLR_X_INLINE void CLR_X_N(clr_x_absorb_##FL##_from_g)(PTR dst, const __global long* src) { \
         for (int j = 0; j < CLR_X_L; ++j)                                                 \
-            if (src[j] != 0) ADD(dst + j, src[j]);                                        \
+            if (src[j] != 0) ADD(dst, j, src[j]);                                         \
     }
 
 // The 3-float expansion (f32 results only). Fast path: one compare on the exponent field and

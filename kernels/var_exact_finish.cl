@@ -297,6 +297,37 @@ CLR_X_INLINE void VAR(clr_supd)(__global long* p, size_t e, VT x) {
     const long m = (long)((ex ? (f | 0x800000u) : f) << (o & 7u));
     if (m != 0) atom_add((volatile __global long*)&p[(size_t)(o >> 3) * VSPAN + e], (b >> 31) ? -m : m);
 }
+#elif VXS == CLR_XS_PASS
+// Superaccumulators in global memory rounded by the span pass (decision 79) are limb-major
+// (decision 80): limb j of element e at p[j * VSPAN + e]. Updates of similar magnitude then hit
+// the same two or three limb planes, which stay in the L2 cache where element-major rows of
+// 8 L bytes each spread a large span's atomics over all of its memory, and the span pass reads
+// every plane coalesced. The kit's deposits (kernels/exact.cl CLR_X_DEPOSITS) instantiated for
+// this variable's format with a strided atomic add.
+#undef CLR_X_N
+#undef CLR_X_D
+#undef CLR_X_B
+#undef CLR_X_L
+#define CLR_X_N(name) VAR(name)
+#if VXF == 32
+#define CLR_X_D CLR_X32_D
+#define CLR_X_B CLR_X32_B
+#define CLR_X_L CLR_X32_L
+#else
+#define CLR_X_D CLR_X64_D
+#define CLR_X_B CLR_X64_B
+#define CLR_X_L CLR_X64_L
+#endif
+#define VX_ADD_LM(p, j, v) atom_add((p) + (size_t)(j) * VSPAN, (v))
+CLR_X_DEPOSITS(lm, volatile __global long*, VX_ADD_LM)
+#undef VX_ADD_LM
+CLR_X_INLINE void VAR(clr_supd)(__global long* p, size_t e, VT x) {
+#if VXF == 32
+    VAR(clr_x_add_f32_lm)((volatile __global long*)(p + e), as_uint(x));
+#else
+    VAR(clr_x_add_f64_lm)((volatile __global long*)(p + e), as_ulong(x));
+#endif
+}
 #else
 CLR_X_INLINE void VAR(clr_supd)(__global long* p, size_t e, VT x) {
 #if VXF == 32
@@ -385,7 +416,19 @@ CLR_X_INLINE void VAR(clr_pass)(__global VT* res, __global ulong* aux, __global 
 
 CLR_X_INLINE void VAR(clr_spass)(__global VT* res, __global ulong* aux, __global long* part) {
     const size_t e = get_global_id(0);
-    if (e < VSPAN) VAR(clr_xround_into)(res, aux, e, part, 1, 0);
+    if (e >= VSPAN) return;
+#if VSSTORE == CLR_SS_LSHARED
+    VAR(clr_xround_into)(res, aux, e, part, 1, 0);
+#else
+    // Limb-major: the pass's work-items read each plane coalesced.
+    long p[VXL];
+    for (uint j = 0; j < VXL; ++j) {
+        const size_t at = (size_t)j * VSPAN + e;
+        p[j] = part[at];
+        if (p[j] != 0) part[at] = 0;
+    }
+    VAR(clr_xput)(res, aux, e, p);
+#endif
 }
 #else
 CLR_X_INLINE void VAR(clr_last)(__global VT* res, __global ulong* aux, __global long* part, uint count, __local VA* lm, __local long* ls) {

@@ -4,7 +4,7 @@
 # superaccumulator per element, 64-bit atomic deposits), with torch index_add_ (f64, float
 # atomics) of the same shape. Built here with `bash scripts/gpu.sh build`; run there with
 #   bash scripts/gpu.sh run cmd bash scripts/gpu/f64span_probe.sh      (carry .gpu)
-# Env: LG (24), CASES.
+# Env: LG (24), CASES, NO_TORCH (1: skip the torch peer).
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 B=${CLREDUCE:-.gpu/clreduce}
@@ -17,6 +17,7 @@ for c in ${CASES//,/ }; do
     sed -E 's/warm: rotating [0-9]+ buffers \(together <= LLC\/2\)|cold: [^0-9]*//; s/  +/ /g'
   echo "probe | $c $((SECONDS - t0)) s"
 done
+[ "${NO_TORCH:-0}" = 1 ] && exit 0
 python3 - "$LG" <<'PY' 2>&1 | sed 's/^/probe | /'
 import sys, statistics, torch
 n = 1 << int(sys.argv[1])
