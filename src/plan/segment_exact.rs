@@ -161,3 +161,7 @@ pub(super) fn fit_local(caps: &DeviceCaps, base: &Plan, local: usize, extra: u64
     }
     l
 }
+
+#[cfg(test)]
+#[path = "segment_exact_tests.rs"]
+mod segment_exact_tests;
