@@ -77,8 +77,14 @@ fn family(f: usize, len: usize, base: i64, rng: &mut Rng) -> Vec<f32> {
                 v.push(match rng.below(8) {
                     0 => 0.0,
                     1 => -0.0,
-                    2 => f32::from_bits((rng.below(2) as u32) << 31 | (rng.below(1 << 23) as u32 | 1)),
-                    _ => f32_of(base + rng.below(9) as i64 - 4, odd_frac(rng), rng.below(2) == 1),
+                    2 => f32::from_bits(
+                        (rng.below(2) as u32) << 31 | (rng.below(1 << 23) as u32 | 1),
+                    ),
+                    _ => f32_of(
+                        base + rng.below(9) as i64 - 4,
+                        odd_frac(rng),
+                        rng.below(2) == 1,
+                    ),
                 });
             }
             if len > 2 {
@@ -158,7 +164,13 @@ fn data(l: &Layout, seed: u64) -> (Vec<f64>, Vec<f64>) {
         }
     }
     let inits = (0..l.results())
-        .map(|_| f32_of(60 + rng.below(100) as i64, odd_frac(&mut rng), rng.below(2) == 1) as f64)
+        .map(|_| {
+            f32_of(
+                60 + rng.below(100) as i64,
+                odd_frac(&mut rng),
+                rng.below(2) == 1,
+            ) as f64
+        })
         .collect();
     (xs, inits)
 }

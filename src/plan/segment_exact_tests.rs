@@ -39,8 +39,22 @@ fn exact_strided_loops_keep_their_accumulators_on_gpus() {
         (u(1 << 14), n >> 14, SegmentAlgo::Group),
         (u(n), 1, SegmentAlgo::Group),
         (u(256), n >> 8, SegmentAlgo::Lanes),
-        (SegmentLayout::Columns { rows: 1 << 14, cols: 1 << 14 }, 1 << 14, SegmentAlgo::Columns),
-        (SegmentLayout::Columns { rows: 1 << 20, cols: 256 }, 256, SegmentAlgo::Stripes),
+        (
+            SegmentLayout::Columns {
+                rows: 1 << 14,
+                cols: 1 << 14,
+            },
+            1 << 14,
+            SegmentAlgo::Columns,
+        ),
+        (
+            SegmentLayout::Columns {
+                rows: 1 << 20,
+                cols: 256,
+            },
+            256,
+            SegmentAlgo::Stripes,
+        ),
     ];
     for (layout, segments, want) in cases {
         let p = exact_plan(&h, layout, segments, n);
@@ -64,10 +78,18 @@ fn exact_strided_loops_keep_their_accumulators_on_gpus() {
 #[test]
 fn exact_accumulator_bytes_hold_the_block() {
     let h = fixtures::nvidia_h200();
-    let p = exact_plan(&h, SegmentLayout::Uniform { len: 1 << 14 }, 1 << 14, 1 << 28);
+    let p = exact_plan(
+        &h,
+        SegmentLayout::Uniform { len: 1 << 14 },
+        1 << 14,
+        1 << 28,
+    );
     let e = p.vars[0].exact.unwrap();
     assert_eq!(e.format, ExactFormat::F32);
     assert_eq!(p.vars[0].acc_bytes, 40 + 8 * e.limbs());
-    let f64e = ExactPlan { format: ExactFormat::F64, ..e };
+    let f64e = ExactPlan {
+        format: ExactFormat::F64,
+        ..e
+    };
     assert_eq!(f64e.acc_bytes(), 24 + 8 * f64e.limbs());
 }
