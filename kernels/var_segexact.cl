@@ -46,25 +46,6 @@
 // The push's cold paths (a residue, an element outside the window): inlined.
 #define VXS_COLD CLR_X_INLINE
 #endif
-// f32 data in doubles: the block pre-sum (decision 80; kernels/var_exact.cl `clr_xb`, whose
-// exactness argument it reuses). The accumulator's double d sums up to VXS_BN normal elements
-// whose exponent fields lie within VXS_BW of the block's base (d exact: its partial sums are
-// integers in units of 2^(emin-150) below 2^(emax-emin+28) <= 2^52); only the block's sum goes
-// through the expansion's TwoSums (VAR(clr_xsblock)), when an element falls outside the block
-// or the block is full, and before the accumulator combines or rounds. Per element: one double
-// addition, no TwoSum and no residue test. A block's sum is a multiple of 2^-149 no larger than
-// the sum of its elements' magnitudes, which is all the expansion and its rounding need.
-// CLR_XS_BLK 0 (an A/B switch, -D through CLREDUCE_EXTRA_OPTIONS): every element through the
-// TwoSums, as before.
-#ifndef CLR_XS_BLK
-#define CLR_XS_BLK 1
-#endif
-#undef VXS_BLK
-#define VXS_BLK (VXF == 32 && VXE == CLR_XE_E2D)
-#ifndef VXS_BW
-#define VXS_BW 12
-#define VXS_BN 16u
-#endif
 
 CLR_X_INLINE VA VAR(clr_identity)(void) {
     VA a;
@@ -74,11 +55,6 @@ CLR_X_INLINE VA VAR(clr_identity)(void) {
     a.e = clr_x_e3f_zero();
 #endif
     a.t = 0;  // untouched: the limbs are not written
-#if VXS_BLK
-    a.d = 0.0;
-    a.base = 0u;
-    a.cnt = VXS_BN;  // full: the first element starts a block at its own base
-#endif
     return a;
 }
 
@@ -124,15 +100,6 @@ CLR_X_INLINE void VAR(clr_xsp2d)(__private VA* a, double x) {
         if (r != 0.0) VAR(clr_xspdep)(a, r);
     }
 }
-#if VXS_BLK
-// The block's sum into the expansion (a multiple of 2^-149: the push's TwoSums), the block
-// emptied (full: the next element starts one at its base).
-VXS_COLD void VAR(clr_xsblock)(__private VA* a) {
-    if (a->d != 0.0) VAR(clr_xsp2d)(a, a->d);
-    a->d = 0.0;
-    a->cnt = VXS_BN;
-}
-#endif
 #else
 CLR_X_INLINE void VAR(clr_xsdep)(__private VA* a, float v) {
     VAR(clr_xstouch)(a, 1u);
@@ -166,18 +133,7 @@ CLR_X_INLINE void VAR(clr_xspush)(__private VA* a, VT v) {
     const uint ex = (b >> 23) & 0xffu;
 #if VXE == CLR_XE_E2D
     if (ex - CLR_X_W32D_LO <= CLR_X_W32D_HI - CLR_X_W32D_LO) {
-#if CLR_XS_BLK
-        // A normal float: into the block (its base and count checked first).
-        if (a->cnt >= VXS_BN || ex - a->base + VXS_BW > 2u * VXS_BW) {
-            VAR(clr_xsblock)(a);
-            a->base = ex;
-            a->cnt = 0u;
-        }
-        a->d += (double)v;
-        a->cnt += 1u;
-#else
         VAR(clr_xsp2d)(a, clr_x_f32_to_d(b));
-#endif
         return;
     }
 #else
@@ -240,9 +196,6 @@ CLR_X_INLINE void VAR(clr_xsmerge)(__private VA* a, VXS_E b) {
 
 // The expansion of *a into its limbs (touched; a zero expansion left).
 CLR_X_INLINE void VAR(clr_xsflush)(__private VA* a) {
-#if VXS_BLK
-    VAR(clr_xsblock)(a);
-#endif
 #if VXE == CLR_XE_E2D
     VAR(clr_xstouch)(a, 2u);
     VXS_P(clr_x_flush_e2d)(a->e, a->l);
@@ -259,14 +212,6 @@ CLR_X_INLINE void VAR(clr_xsflush)(__private VA* a) {
 // additions: any order, any tree gives the same value) when B's were touched, the expansions
 // merged. B's limbs are read only when touched: two untouched accumulators (ordinary data: the
 // expansions absorb everything) move and touch no limb.
-// B's block sum (any: it is exact) through A's TwoSums; A's block stays A's.
-#undef VXS_ADDBLK
-#if VXS_BLK
-#define VXS_ADDBLK(A, B) \
-    if ((B).d != 0.0) VAR(clr_xsp2d)(&(A), (B).d);
-#else
-#define VXS_ADDBLK(A, B)
-#endif
 #undef VXS_ADD
 #define VXS_ADD(A, B)                                                       \
     {                                                                       \
@@ -288,7 +233,6 @@ CLR_X_INLINE void VAR(clr_xsflush)(__private VA* a) {
             }                                                               \
         }                                                                   \
         VAR(clr_xsmerge)(&(A), (B).e);                                      \
-        VXS_ADDBLK(A, B)                                                    \
     }
 
 // Two accumulators into one, exactly (VXS_ADD).
@@ -301,21 +245,11 @@ CLR_X_INLINE VA VAR(clr_op)(VA a, VA b) {
 // function: the copy through an inlined function (a struct passed by value, or a partly written
 // one returned) left an intrinsic (llvm.experimental.noalias.scope.decl) that Oclgrind 21.10
 // cannot run. The tree's result is read back whole.
-#undef VXS_PUTBLK
-#if VXS_BLK
-#define VXS_PUTBLK(D, A) \
-    (D).d = (A).d;       \
-    (D).base = (A).base; \
-    (D).cnt = (A).cnt;
-#else
-#define VXS_PUTBLK(D, A)
-#endif
 #undef VXS_PUT
 #define VXS_PUT(D, A)                                          \
     {                                                          \
         (D).e = (A).e;                                         \
         (D).t = (A).t;                                         \
-        VXS_PUTBLK(D, A)                                       \
         if ((A).t != 0)                                        \
             for (int j = 0; j < VXL; ++j) (D).l[j] = (A).l[j]; \
     }
@@ -382,9 +316,6 @@ CLR_X_INLINE void VAR(clr_store)(__global VT* res, __global ulong* aux, size_t e
         }
 #endif
     }
-#endif
-#if VXS_BLK
-    VAR(clr_xsblock)(&g);
 #endif
 #if VXE == CLR_XE_E2D
     if (g.t == 0) {

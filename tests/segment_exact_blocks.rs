@@ -1,20 +1,25 @@
-//! The block pre-sum of exact sums per segment (decision 80, kernels/var_segexact.cl): f32
+//! Exact sums per segment at the edges of a block pre-sum (written for decision 80's block: f32
 //! elements summed in a plain double while their exponent fields stay within 12 of the block's
-//! base and the block holds at most 16, the block's sum then through the expansion. Segments
-//! built to hit its edges, each result bit for bit against the host's correctly rounded sum and
-//! the same bits under every plan and device (tests/segment_exact.rs `run_on`):
-//! - spans: full mantissas whose fields straddle the window (base +-14), so blocks end on the
-//!   window's edge both ways, and a wider window or a longer block would round;
-//! - counts: runs of large elements of one sign after a small one with its last bit set, so a
-//!   block of more than 16 would pass 2^53 units;
-//! - cancellation across the fold: a block of large values, then their negatives in the next
-//!   block, the small values between them the whole sum;
-//! - specials inside a block: zeros of both signs, subnormals, and in some segments an
-//!   infinity or a NaN (the expansion's cold path beside an open block);
-//! - a single element per block (every element ends the previous block).
+//! base and the block holds at most 16; measured slower on the H200 and not kept, so the
+//! per-segment push is the expansion's TwoSums again). The segments stay as adversarial cases
+//! of the per-segment exact path and of any block to come, each result bit for bit against the
+//! host's correctly rounded sum and the same bits under every plan and device
+//! (tests/segment_exact.rs `run_on`):
+//! - spans: full mantissas whose fields straddle a window of +-12 (base +-14);
+//! - counts: runs of large elements of one sign after a small one with its last bit set, all
+//!   within 24 fields, so a block of more than 16 would pass 2^53 units;
+//! - past the window's edge: large and small elements 14 fields either side of an element,
+//!   which a window of 14 would sum in one double of 55 bits;
+//! - cancellation across blocks: 16 large values, then their negatives, the small values
+//!   between them the whole sum;
+//! - specials among normal elements: zeros of both signs, subnormals, and in some segments an
+//!   infinity or a NaN;
+//! - one element per block (fields 13 apart, alternating).
 //!
-//! Mutations checked once by hand (decision 80): the kernels with a window of 14, or with blocks
-//! of 64, or with a combine that drops the other side's block, each fail here.
+//! Mutations of the block (decision 80): a combine that dropped the other side's block failed
+//! here on PoCL (lanes, tiles, chunks, group over CSR); a window of 14 and blocks of 64 passed
+//! the first version of these segments, so the counts and past-the-edge families were made to
+//! hit them.
 
 use crate::common;
 use crate::segment_exact::{run_on, Kind, Layout, Ty};
@@ -34,7 +39,7 @@ fn odd_frac(rng: &mut Rng) -> u32 {
     (rng.below(1 << 23) as u32) | 1
 }
 
-/// Family `f` (0..5) of `len` elements around exponent field `base`.
+/// Family `f` (0..6) of `len` elements around exponent field `base`.
 fn family(f: usize, len: usize, base: i64, rng: &mut Rng) -> Vec<f32> {
     let mut v = Vec::with_capacity(len);
     match f {
@@ -45,10 +50,13 @@ fn family(f: usize, len: usize, base: i64, rng: &mut Rng) -> Vec<f32> {
                 v.push(f32_of(base + d, odd_frac(rng), rng.below(2) == 1));
             }
         }
-        // Counts: a small element (base-12) then up to 40 large ones (base+12) of one sign.
+        // Counts: an element at base (a block's base), a small one (base-12, last bit set),
+        // then 40 large ones (base+12, every bit set) of one sign: one block of 16 needs 52
+        // bits, a longer one more than 53.
         1 => {
             while v.len() < len {
                 let neg = rng.below(2) == 1;
+                v.push(f32_of(base, odd_frac(rng), neg));
                 v.push(f32_of(base - 12, odd_frac(rng), !neg));
                 for _ in 0..40 {
                     v.push(f32_of(base + 12, 0x7f_ffff, neg));
@@ -94,6 +102,22 @@ fn family(f: usize, len: usize, base: i64, rng: &mut Rng) -> Vec<f32> {
                     _ => {}
                 }
             }
+        }
+        // Past the window's edge: an element at base, then 7 large ones (base+14, every bit
+        // set, one sign) and 8 small ones (base-14, last bit set): each side starts a block of
+        // its own; a window of 14 would take all 16 into one block of 55 bits.
+        4 => {
+            while v.len() < len {
+                let neg = rng.below(2) == 1;
+                v.push(f32_of(base, odd_frac(rng), neg));
+                for _ in 0..7 {
+                    v.push(f32_of(base + 14, 0x7f_ffff, neg));
+                }
+                for _ in 0..8 {
+                    v.push(f32_of(base - 14, odd_frac(rng), rng.below(2) == 1));
+                }
+            }
+            v.truncate(len);
         }
         // One element per block: fields 13 apart, alternating.
         _ => {
@@ -150,7 +174,7 @@ fn layouts(sim: bool, seed: u64) -> Vec<Layout> {
     v
 }
 
-/// The data: segment k of family k % 5 around its own base field (results without members
+/// The data: segment k of family k % 6 around its own base field (results without members
 /// keep the filler), and the initial values.
 fn data(l: &Layout, seed: u64) -> (Vec<f64>, Vec<f64>) {
     let mut rng = Rng(seed);
@@ -158,7 +182,7 @@ fn data(l: &Layout, seed: u64) -> (Vec<f64>, Vec<f64>) {
     for k in 0..l.results() {
         let m = l.members(k);
         let base = 40 + rng.below(170) as i64;
-        let vals = family(k % 5, m.len(), base, &mut rng);
+        let vals = family(k % 6, m.len(), base, &mut rng);
         for (i, x) in m.into_iter().zip(vals) {
             xs[i] = x as f64;
         }

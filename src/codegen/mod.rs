@@ -389,16 +389,12 @@ fn accumulator_types(plan: &Plan) -> String {
             // A segmented exact sum: its expansion, the state word of its lazy limbs (0:
             // untouched, else a bound on their contributions; kernels/var_segexact.cl) and its
             // superaccumulator.
-            // f32 data in doubles also carries the block pre-sum: its double, base exponent
-            // field and count.
             (AccShape::Exact, Some(e)) if carried(v) => s.push_str(&format!(
                 "typedef struct {{ {} long l[{}]; }} clr_xs_{k};\n",
-                match (e.expansion, e.format) {
-                    (Expansion::TwoDouble, ExactFormat::F32) => {
-                        "clr_x_e2d e; ulong t; double d; uint base; uint cnt;"
-                    }
-                    (Expansion::TwoDouble, ExactFormat::F64) => "clr_x_e2d e; ulong t;",
-                    _ => "clr_x_e3f e; uint t;",
+                if e.expansion == Expansion::TwoDouble {
+                    "clr_x_e2d e; ulong t;"
+                } else {
+                    "clr_x_e3f e; uint t;"
                 },
                 e.limbs()
             )),

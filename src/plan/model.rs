@@ -123,10 +123,8 @@ impl ExactPlan {
     pub fn acc_bytes(&self) -> usize {
         match (self.format, self.expansion, self.speculative) {
             // The expansion and the limbs' state word (two doubles and a ulong, or three floats
-            // and a uint), for f32 data in doubles the block pre-sum (a double and two uints),
-            // and the superaccumulator (kernels/var_segexact.cl).
+            // and a uint) and the superaccumulator (kernels/var_segexact.cl).
             _ if self.store == SaccStore::Carried => match self.expansion {
-                Expansion::TwoDouble if self.format == ExactFormat::F32 => 40 + 8 * self.limbs(),
                 Expansion::TwoDouble => 24 + 8 * self.limbs(),
                 Expansion::ThreeFloat => 16 + 8 * self.limbs(),
             },

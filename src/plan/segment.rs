@@ -94,6 +94,7 @@ pub fn plan_segments(
     } else {
         local
     };
+    let (algo, why) = super::segment_exact::stripes_fit(req, exact, local, (algo, why));
     let acc_bytes: usize = base.vars.iter().map(|v| v.acc_bytes).sum();
     let g = geometry(caps, req, (algo, exact), (local, acc_bytes), segments, fill)?;
     let passes = g.passes;
@@ -239,10 +240,8 @@ fn loop_unroll(
     // 256 x 2^20 255 us with 4 against 260 with 8 (torch 258), on 16384 x 16384 (16 chunks)
     // 260 against 256 (design/bench/2026-11-24-h200-session10-segcols.txt).
     req.tune.unroll.unwrap_or(match algo {
-        // Exact sums keep one accumulator on CPUs (a superaccumulator each, decision 55); on
-        // GPUs the strided loops keep the rules below (decision 80: the limbs stay out of
-        // registers until touched, and any order of an exact combine gives the same bits).
-        _ if exact && !gpu => 1,
+        // Exact sums keep one accumulator (a superaccumulator each, decision 55).
+        _ if exact => 1,
         // item with vector loads: rows per work-item and step, 32 bytes of rows (1 to 4). H200,
         // 2^28 f32, rows of 16: 266 us with 1 row, 327 with 2, 651 with 4; rows of 8: 277 with
         // 1 or 2; rows of 4: 339, 307, 312 and 314 us with 1, 2, 4 and 8 rows; rows of 2: 554,
