@@ -26,7 +26,7 @@ use std::sync::Mutex;
 
 /// How the segments are given.
 #[derive(Debug, Clone)]
-enum Kind {
+pub(crate) enum Kind {
     /// `Segments::uniform(c)` over `Range::new(r * c)`.
     Rows { r: u64, c: u64 },
     /// `Axis::First` of `Range::new_2d(r, c)`: one result per column.
@@ -36,19 +36,19 @@ enum Kind {
 }
 
 /// One segmentation under test.
-struct Layout {
-    name: &'static str,
-    kind: Kind,
+pub(crate) struct Layout {
+    pub(crate) name: &'static str,
+    pub(crate) kind: Kind,
 }
 
 impl Layout {
-    fn n(&self) -> u64 {
+    pub(crate) fn n(&self) -> u64 {
         match &self.kind {
             Kind::Rows { r, c } | Kind::Cols { r, c } => r * c,
             Kind::Csr { n, .. } => *n,
         }
     }
-    fn results(&self) -> usize {
+    pub(crate) fn results(&self) -> usize {
         match &self.kind {
             Kind::Rows { r, .. } => *r as usize,
             Kind::Cols { c, .. } => *c as usize,
@@ -56,7 +56,7 @@ impl Layout {
         }
     }
     /// The indices of result `k`.
-    fn members(&self, k: usize) -> Vec<usize> {
+    pub(crate) fn members(&self, k: usize) -> Vec<usize> {
         match &self.kind {
             Kind::Rows { c, .. } => (k * *c as usize..(k + 1) * *c as usize).collect(),
             Kind::Cols { r, c } => (0..*r as usize).map(|row| row * *c as usize + k).collect(),
@@ -64,7 +64,7 @@ impl Layout {
         }
     }
     /// The plans this layout can run (None: the planner's choice).
-    fn plans(&self) -> Vec<Option<SegmentAlgo>> {
+    pub(crate) fn plans(&self) -> Vec<Option<SegmentAlgo>> {
         match self.kind {
             Kind::Cols { .. } => vec![
                 None,
@@ -158,7 +158,7 @@ fn layouts(sim: bool, seed: u64) -> Vec<Layout> {
 
 /// The data's type and values (f16 data reduces into an f32 variable).
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Ty {
+pub(crate) enum Ty {
     F32,
     F64,
     F16,
@@ -329,7 +329,7 @@ fn run_case(
 /// One exact launch over `xs` (initial values `inits` unless `init` is false: then
 /// initialize_to_identity) under plan `algo`: every result against the host, and the bits
 /// against those `key` gave first elsewhere.
-fn run_on(
+pub(crate) fn run_on(
     q: &Queue,
     l: &Layout,
     ty: Ty,

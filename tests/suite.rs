@@ -46,6 +46,7 @@ mod race;
 mod segment;
 mod segment_aligned;
 mod segment_exact;
+mod segment_exact_blocks;
 mod segment_merge;
 mod segment_plans;
 mod segment_stream;

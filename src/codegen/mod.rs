@@ -31,12 +31,22 @@ pub(crate) const EXACT_CL: &str = include_str!("../../kernels/exact.cl");
 pub(crate) const VAR_EXACT_CL: &str = include_str!("../../kernels/var_exact.cl");
 /// The second half of `var_exact.cl` (the steps after the loop and the tail), appended to it.
 pub(crate) const VAR_EXACT_FINISH_CL: &str = include_str!("../../kernels/var_exact_finish.cl");
-use segment::{SEGMENT_CL, SEGMENT_CPU_CL, SEGMENT_MERGE_CL, SEGMENT_RUNS_CL, VAR_SEGEXACT_CL};
+use segment::{
+    SEGMENT_CL, SEGMENT_COLUMNS_CL, SEGMENT_CPU_CL, SEGMENT_GROUP_CL, SEGMENT_ITEM_CL,
+    SEGMENT_LANES_CL, SEGMENT_MERGE_CL, SEGMENT_RUNS_CL, SEGMENT_STAGED_CL, SEGMENT_TILES_CL,
+    VAR_SEGEXACT_CL,
+};
 /// Every embedded kernel, for the tuning cache's fingerprint (`tune_cache::clreduce_id`): a
 /// new kernel file belongs here too.
-pub(crate) const KERNEL_SOURCES: [&str; 12] = [
+pub(crate) const KERNEL_SOURCES: [&str; 18] = [
     VAR_SEGEXACT_CL,
     SEGMENT_CL,
+    SEGMENT_ITEM_CL,
+    SEGMENT_GROUP_CL,
+    SEGMENT_TILES_CL,
+    SEGMENT_STAGED_CL,
+    SEGMENT_LANES_CL,
+    SEGMENT_COLUMNS_CL,
     SEGMENT_MERGE_CL,
     SEGMENT_RUNS_CL,
     SEGMENT_CPU_CL,
@@ -273,15 +283,8 @@ pub(crate) fn generate(
         Some(sp) => {
             s.push_str(&segment::glue(plan, sp));
             s.push_str(&kernel_source("segment.cl", SEGMENT_CL));
-            if sp.algo == crate::plan::SegmentAlgo::Merge {
-                s.push_str(&kernel_source("segment_merge.cl", SEGMENT_MERGE_CL));
-            }
-            if sp.algo == crate::plan::SegmentAlgo::Runs {
-                s.push_str(&kernel_source("segment_runs.cl", SEGMENT_RUNS_CL));
-            }
-            if sp.algo == crate::plan::SegmentAlgo::Aligned {
-                s.push_str(&kernel_source("segment_cpu.cl", SEGMENT_CPU_CL));
-            }
+            let (name, text) = segment::plan_source(sp.algo);
+            s.push_str(&kernel_source(name, text));
         }
         None => s.push_str(&kernel_source("reduce.cl", REDUCE_CL)),
     }

@@ -12,8 +12,35 @@ pub(crate) const SEGMENT_MERGE_CL: &str = include_str!("../../kernels/segment_me
 pub(crate) const SEGMENT_RUNS_CL: &str = include_str!("../../kernels/segment_runs.cl");
 /// The `aligned` plan's kernel (CPUs), appended after segment.cl (whose macros it uses).
 pub(crate) const SEGMENT_CPU_CL: &str = include_str!("../../kernels/segment_cpu.cl");
+/// The plans' kernels (clr_main and, with partials, clr_finish), one file per plan (or family),
+/// appended after segment.cl (whose macros they use): `plan_source` picks one.
+pub(crate) const SEGMENT_ITEM_CL: &str = include_str!("../../kernels/segment_item.cl");
+pub(crate) const SEGMENT_GROUP_CL: &str = include_str!("../../kernels/segment_group.cl");
+/// `tiles` and `chunks` (the same slots and finishing pass).
+pub(crate) const SEGMENT_TILES_CL: &str = include_str!("../../kernels/segment_tiles.cl");
+pub(crate) const SEGMENT_STAGED_CL: &str = include_str!("../../kernels/segment_staged.cl");
+pub(crate) const SEGMENT_LANES_CL: &str = include_str!("../../kernels/segment_lanes.cl");
+/// `columns`, `stripes` and `blocks` (Axis::First).
+pub(crate) const SEGMENT_COLUMNS_CL: &str = include_str!("../../kernels/segment_columns.cl");
 /// An exact sum of a segmented launch (in place of var.cl / var_exact.cl for that variable).
 pub(crate) const VAR_SEGEXACT_CL: &str = include_str!("../../kernels/var_segexact.cl");
+
+/// The kernel file (name, embedded text) of plan `algo`, appended after segment.cl.
+pub(crate) fn plan_source(algo: SegmentAlgo) -> (&'static str, &'static str) {
+    match algo {
+        SegmentAlgo::Item => ("segment_item.cl", SEGMENT_ITEM_CL),
+        SegmentAlgo::Group => ("segment_group.cl", SEGMENT_GROUP_CL),
+        SegmentAlgo::Tiles | SegmentAlgo::Chunks => ("segment_tiles.cl", SEGMENT_TILES_CL),
+        SegmentAlgo::Staged => ("segment_staged.cl", SEGMENT_STAGED_CL),
+        SegmentAlgo::Lanes => ("segment_lanes.cl", SEGMENT_LANES_CL),
+        SegmentAlgo::Columns | SegmentAlgo::Stripes | SegmentAlgo::Blocks => {
+            ("segment_columns.cl", SEGMENT_COLUMNS_CL)
+        }
+        SegmentAlgo::Merge => ("segment_merge.cl", SEGMENT_MERGE_CL),
+        SegmentAlgo::Runs => ("segment_runs.cl", SEGMENT_RUNS_CL),
+        SegmentAlgo::Aligned => ("segment_cpu.cl", SEGMENT_CPU_CL),
+    }
+}
 
 /// The segment defines of kernels/segment.cl.
 pub(super) fn defines(sp: &SegmentPlan, local: usize, d: &mut impl FnMut(&str, String)) {

@@ -94,6 +94,7 @@ pub fn plan_segments(
     } else {
         local
     };
+    let (algo, why) = super::segment_exact::stripes_fit(req, exact, local, (algo, why));
     let acc_bytes: usize = base.vars.iter().map(|v| v.acc_bytes).sum();
     let g = geometry(caps, req, (algo, exact), (local, acc_bytes), segments, fill)?;
     let passes = g.passes;

@@ -5,7 +5,7 @@
 //! design/exact.md, "Exact sums per segment"; decision 55.
 
 use super::model::{AccShape, ExactFormat, ExactPlan, Expansion, Plan, SaccStore};
-use super::segment_model::{SegmentAlgo, SegmentRequest};
+use super::segment_model::{SegmentAlgo, SegmentLayout, SegmentRequest};
 use super::strategy::{Determinism, GroupAlgo};
 use crate::caps::DeviceCaps;
 use crate::error::{Error, Result};
@@ -149,6 +149,34 @@ pub(super) fn exact_algo(
     Ok((instead, format!("exact sums: {reason} ({why})")))
 }
 
+/// The rules' `stripes` for an exact sum whose work-group shrank below the columns (the trees
+/// of f64 accumulators fit 64 work-items of a 48 KiB GPU, and `stripes` keeps a work-item per
+/// column): `columns` instead, which runs any number of columns in the same work-groups. A
+/// forced `stripes` keeps its refusal. H200, 2^28 f64, 256 columns: the rules' `stripes` was
+/// refused at launch ("256 columns: stripes needs at most a work-group (64) of them"; session
+/// 17, design/bench/2026-11-25-h200-session17-segspec.txt).
+pub(super) fn stripes_fit(
+    req: &SegmentRequest,
+    exact: bool,
+    local: usize,
+    (algo, why): (SegmentAlgo, String),
+) -> (SegmentAlgo, String) {
+    match req.layout {
+        SegmentLayout::Columns { cols, .. }
+            if exact
+                && algo == SegmentAlgo::Stripes
+                && req.force.is_none()
+                && cols > local as u64 =>
+        {
+            (
+                SegmentAlgo::Columns,
+                format!("exact sums: the trees of superaccumulators fit {local} work-items, fewer than the {cols} columns stripes keeps one each, so a work-item per column ({why})"),
+            )
+        }
+        _ => (algo, why),
+    }
+}
+
 /// The largest work-group size, at most `local`, whose trees (one accumulator slot per
 /// work-item and one more, per variable) and `extra` bytes (the tile list) fit the device's
 /// local memory.
@@ -161,3 +189,7 @@ pub(super) fn fit_local(caps: &DeviceCaps, base: &Plan, local: usize, extra: u64
     }
     l
 }
+
+#[cfg(test)]
+#[path = "segment_exact_tests.rs"]
+mod segment_exact_tests;
