@@ -31,14 +31,17 @@ pub(crate) const EXACT_CL: &str = include_str!("../../kernels/exact.cl");
 pub(crate) const VAR_EXACT_CL: &str = include_str!("../../kernels/var_exact.cl");
 /// The second half of `var_exact.cl` (the steps after the loop and the tail), appended to it.
 pub(crate) const VAR_EXACT_FINISH_CL: &str = include_str!("../../kernels/var_exact_finish.cl");
-use segment::{SEGMENT_CL, SEGMENT_CPU_CL, SEGMENT_MERGE_CL, SEGMENT_RUNS_CL, VAR_SEGEXACT_CL};
+use segment::{
+    SEGMENT_CL, SEGMENT_CPU_CL, SEGMENT_MERGE_CL, SEGMENT_RUNS_CL, SEGMENT_WARP_CL, VAR_SEGEXACT_CL,
+};
 /// Every embedded kernel, for the tuning cache's fingerprint (`tune_cache::clreduce_id`): a
 /// new kernel file belongs here too.
-pub(crate) const KERNEL_SOURCES: [&str; 12] = [
+pub(crate) const KERNEL_SOURCES: [&str; 13] = [
     VAR_SEGEXACT_CL,
     SEGMENT_CL,
     SEGMENT_MERGE_CL,
     SEGMENT_RUNS_CL,
+    SEGMENT_WARP_CL,
     SEGMENT_CPU_CL,
     COMMON_CL,
     VAR_CL,
@@ -278,6 +281,9 @@ pub(crate) fn generate(
             }
             if sp.algo == crate::plan::SegmentAlgo::Runs {
                 s.push_str(&kernel_source("segment_runs.cl", SEGMENT_RUNS_CL));
+                if sp.warp > 0 {
+                    s.push_str(&kernel_source("segment_warp.cl", SEGMENT_WARP_CL));
+                }
             }
             if sp.algo == crate::plan::SegmentAlgo::Aligned {
                 s.push_str(&kernel_source("segment_cpu.cl", SEGMENT_CPU_CL));

@@ -77,9 +77,40 @@ pub(super) fn runs_lean(caps: &DeviceCaps, req: &SegmentRequest, mean: u64, acc:
     req.tune.lean.unwrap_or(gpu && mean <= 16 && acc <= 4)
 }
 
+/// `runs`: the warp kernel's work-items per barrier (`SegmentPlan::warp`, kernels/
+/// segment_warp.cl, decision 81), 0 where it does not run; `warp=0|1|2` overrides (2: the
+/// work-group's barriers). Each warp (32 work-items) runs on its own where the device orders a
+/// warp's local memory by its own barrier (PTX `bar.warp.sync`: `DeviceCaps::warp_shuffle_ptx`,
+/// NVIDIA) and the work-group holds several warps; elsewhere the work-group is the warp.
+pub(super) fn runs_warp(caps: &DeviceCaps, req: &SegmentRequest, local: usize) -> u64 {
+    match req.tune.warp.unwrap_or(0) {
+        0 => 0,
+        1 if caps.warp_shuffle_ptx && local > 32 && local % 32 == 0 => 32,
+        _ => local as u64,
+    }
+}
+
+/// The warp kernel's range per warp (the plan's tile): whole sub-tiles of `ws * per_item`
+/// elements, as many ranges as warps on `groups` work-groups where the elements allow.
+/// Returns (tile, groups).
+pub(super) fn warp_ranges(
+    elements: u64,
+    (local, ws, per_item): (u64, u64, u64),
+    max_groups: u64,
+) -> (u64, u64) {
+    let sub = ws * per_item;
+    let subs = elements.div_ceil(sub).max(1);
+    let groups = subs.div_ceil(local / ws).clamp(1, max_groups.max(1));
+    let warps = groups * (local / ws);
+    (subs.div_ceil(warps) * sub, groups)
+}
+
 /// What `runs`' switches add to the plan's geometry reason (`explain`).
-pub(super) fn runs_notes(scan: bool, lean: bool, pre: bool, checks: bool) -> String {
+pub(super) fn runs_notes(scan: bool, lean: bool, pre: bool, checks: bool, warp: u64) -> String {
     let mut s = String::new();
+    if warp > 0 {
+        s += &format!("; warp kernel: barriers over {warp} work-items, each its own range of sub-tiles, the segments cut between them joined in the first pass");
+    }
     if scan {
         s += "; the runs' heads first combined by a segmented scan over the work-group (mean length 32 and up)";
     }
@@ -99,7 +130,9 @@ pub(super) fn runs_notes(scan: bool, lean: bool, pre: bool, checks: bool) -> Str
 /// used by turns, in the lean kernel), the segment bounds of a batch of tiles (8 bytes per
 /// work-item and one), the scan's flags (4 bytes per work-item), and either the segment
 /// numbers at the starts (4 bytes per element) or, in the lean kernel (`lean`: the
-/// accumulators' bytes of all variables), a piece per element and one more per run.
+/// accumulators' bytes of all variables), a piece per element and one more per run. The warp
+/// kernel (decision 81) takes the lean kernel's count: its bounds (8 bytes per warp more) and
+/// carry slots (the accumulators' bytes per warp) fit in the scan flags it does not use.
 pub(super) fn runs_local(local: usize, per_item: u64, lean: Option<usize>) -> u64 {
     let (l, t) = (local as u64, local as u64 * per_item);
     let fixed = 8 * (l + 1) + 4 * l;
