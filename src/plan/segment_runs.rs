@@ -141,3 +141,7 @@ pub(super) fn runs_local(local: usize, per_item: u64, lean: Option<usize>) -> u6
         Some(acc) => 8 * t.div_ceil(32) + acc as u64 * l * (per_item + 1) + fixed,
     }
 }
+
+#[cfg(test)]
+#[path = "segment_runs_tests.rs"]
+mod tests;
