@@ -62,6 +62,17 @@
         CLR_FOR_VARS(CLR_SRESET)               \
     }
 #define CLR_WH(l) CLR_WFLUSH(clr_qb + (l))
+#if CLR_VEC > 1 && CLR_RUNS_PRE
+// With the early loads (SegmentPlan::pre): vector s of the run from its register, as
+// segment_runs.cl's CLR_RPWALK with this kernel's flush.
+#define CLR_WPWALK(s)                                                                   \
+    if (CLR_RUNS_SPLIT && ((clr_bits >> ((s) * CLR_VEC)) & ((1u << CLR_VEC) - 1u)) == 0u) { \
+        CLR_CALL_VP(clr_px##s, (CLR_IDX)(clr_i0 + (s) * CLR_VEC), 0, CLR_RNOH)          \
+    } else {                                                                            \
+        const uint clr_qb = (s) * CLR_VEC;                                              \
+        CLR_CALL_VP(clr_px##s, (CLR_IDX)(clr_i0 + clr_qb), 0, CLR_WH)                   \
+    }
+#endif
 
 // Work-item 0's part of a sub-tile, after its walk: the carried segment taken up where the
 // last sub-tile left one (read earlier, clr_pend), the sub-tile's head folded into the open
@@ -142,6 +153,14 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
                 const ulong clr_i0 = clr_ts + clr_p0;
                 const uint clr_rl = clr_p0 >= clr_cnt ? 0u
                                     : (clr_cnt - clr_p0 < CLR_SEG_E ? clr_cnt - clr_p0 : CLR_SEG_E);
+#if CLR_VEC > 1 && CLR_RUNS_PRE
+                // The early loads: the whole aligned run's vectors issued before the marks.
+                const int clr_whole = clr_rl == CLR_SEG_E && clr_i0 % CLR_VEC == 0;
+                CLR_RSLOTS(CLR_RPDECL)
+                if (clr_whole) {
+                    CLR_RSLOTS(CLR_RPLOAD)
+                }
+#endif
                 // 1. marks (an empty segment stored at once)
                 for (ulong clr_e = clr_ka + clr_wl; clr_e < clr_kb; clr_e += CLR_WS) {
                     const ulong clr_b = clr_off[clr_e];
@@ -165,7 +184,11 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
                 const uint clr_sp0 = clr_vb + clr_wl * CLR_WSTRIDE;
                 uint clr_sp = clr_sp0;
                 CLR_FOR_VARS(CLR_SRESET)
-#if CLR_VEC > 1
+#if CLR_VEC > 1 && CLR_RUNS_PRE
+                if (clr_whole) {
+                    CLR_RSLOTS(CLR_WPWALK)
+                } else
+#elif CLR_VEC > 1
                 if (clr_rl == CLR_SEG_E && clr_i0 % CLR_VEC == 0) {
                     CLR_RVWALK(CLR_WH)
                 } else

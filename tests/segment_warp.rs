@@ -10,7 +10,7 @@ use super::segment_merge::runs_forced_through_cli;
 /// The rules' geometry (one or a few sub-tiles per range) and small sub-tiles in long ranges
 /// (runs of 2 of 8 work-items, one work-group per compute unit: hundreds of sub-tiles, many
 /// batches of bounds, per range), one element at a time and with vector loads (float4 /
-/// int4 / double2 where forced): f32 sum, max and argmin together, i32 sum and min from the
+/// int4 / double2 where forced), with and without the early loads: f32 sum, max and argmin together, i32 sum and min from the
 /// identity (exact), f64 sums; `explain` must name the warp kernel.
 #[test]
 fn runs_warp_forced_on_every_device() {
@@ -33,9 +33,9 @@ fn runs_warp_forced_on_every_device() {
     ];
     for tune in [
         "warp=1",
-        "warp=1,vec=4",
         "warp=2,local=8,per_item=2,groups_per_cu=1",
         "warp=1,local=32,per_item=4,groups_per_cu=1,vec=4",
+        "warp=1,local=32,per_item=8,groups_per_cu=1,vec=4,pre=1",
     ] {
         let env = [
             ("CLREDUCE_SEGMENT", "runs"),

@@ -75,7 +75,7 @@ pub fn plan_segments(
         // runs on GPUs: 128 work-items, 64 with the early loads (decisions 62, 78).
         (SegmentAlgo::Runs, _) if gpu => {
             let vectors = vec_width(caps, req, algo, false, 16) > 1;
-            runs_work_items(req, mean, vectors)
+            runs_work_items(caps, req, mean, vectors)
         }
         // staged uniform rows: 128 work-items on GPUs. H200, 2^28 f32, rows of 16 / 4 / 32:
         // 299.0-299.8 / 331.1-331.8 / 301.2-302.5 us against 303.1-304.9 / 337.0-340.9 /
@@ -160,7 +160,7 @@ pub fn plan_segments(
     };
     base.geometry_reason = g.reason;
     let scan = algo == SegmentAlgo::Runs && g.warp == 0 && runs_scan(req, mean);
-    let pre = algo == SegmentAlgo::Runs && vec > 1 && !g.lean && runs_pre(req, mean);
+    let pre = algo == SegmentAlgo::Runs && vec > 1 && runs_pre(req, mean, g.lean, g.warp);
     let checks = algo == SegmentAlgo::Runs && vec > 1 && runs_checks(caps, req, g.lean, pre);
     base.geometry_reason += &runs_notes(scan, g.lean, pre, checks, g.warp);
     base.segment = Some(SegmentPlan {
@@ -637,7 +637,7 @@ fn runs(
             .unwrap_or(0)
     };
     // The warp kernel (decision 81) runs the lean kernel's walk and local memory.
-    let warp = runs_warp(caps, req, local);
+    let warp = runs_warp(caps, req, req.elements / segments.max(1), local);
     let lean = warp > 0
         || runs_lean(caps, req, req.elements / segments.max(1), acc_bytes)
             && fits(true) >= want.min(fits(false));

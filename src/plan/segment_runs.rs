@@ -27,8 +27,13 @@ pub(super) fn runs_scan(req: &SegmentRequest, mean: u64) -> bool {
 /// 71); with 64 work-items means 64, 256 and 1024 463.5, 379.4 and 335.3 against 456.6, 401.2
 /// and 363.9 with the rules of then (design/bench/2026-11-25-h200-session16-csr3.txt, decision
 /// 78). Not with the lean kernel (it has no such path).
-pub(super) fn runs_pre(req: &SegmentRequest, mean: u64) -> bool {
-    req.tune.pre.unwrap_or(mean >= 256)
+/// The warp kernel (decision 81) takes them only where forced; the lean kernel never.
+pub(super) fn runs_pre(req: &SegmentRequest, mean: u64, lean: bool, warp: u64) -> bool {
+    match (warp > 0, lean) {
+        (true, _) => req.tune.pre == Some(true),
+        (false, true) => false,
+        (false, false) => req.tune.pre.unwrap_or(mean >= 256),
+    }
 }
 
 /// `runs`' work-items per work-group on GPUs: 64 where the early loads run at mean lengths
@@ -38,8 +43,14 @@ pub(super) fn runs_pre(req: &SegmentRequest, mean: u64) -> bool {
 /// the early loads at 1024); 64 without them 485.6 / 457.6, and 654.2 / 572.8 at 16 / 64
 /// (decision 62: 128 against 256 and 512, 437.3 against 511.6 and 673.1 at mean 256). Above
 /// 1024 not measured with 64: 128 and the early loads, as decision 71 measured them.
-pub(super) fn runs_work_items(req: &SegmentRequest, mean: u64, vectors: bool) -> usize {
-    if vectors && (256..=1024).contains(&mean) && runs_pre(req, mean) {
+pub(super) fn runs_work_items(
+    caps: &DeviceCaps,
+    req: &SegmentRequest,
+    mean: u64,
+    vectors: bool,
+) -> usize {
+    let warp = runs_warp_on(caps, req, mean);
+    if vectors && (256..=1024).contains(&mean) && runs_pre(req, mean, false, 0) && !warp {
         64
     } else {
         128
@@ -82,12 +93,19 @@ pub(super) fn runs_lean(caps: &DeviceCaps, req: &SegmentRequest, mean: u64, acc:
 /// work-group's barriers). Each warp (32 work-items) runs on its own where the device orders a
 /// warp's local memory by its own barrier (PTX `bar.warp.sync`: `DeviceCaps::warp_shuffle_ptx`,
 /// NVIDIA) and the work-group holds several warps; elsewhere the work-group is the warp.
-pub(super) fn runs_warp(caps: &DeviceCaps, req: &SegmentRequest, local: usize) -> u64 {
-    match req.tune.warp.unwrap_or(0) {
-        0 => 0,
-        1 if caps.warp_shuffle_ptx && local > 32 && local % 32 == 0 => 32,
-        _ => local as u64,
+pub(super) fn runs_warp(caps: &DeviceCaps, req: &SegmentRequest, mean: u64, local: usize) -> u64 {
+    if !runs_warp_on(caps, req, mean) {
+        0
+    } else if req.tune.warp != Some(2) && caps.warp_shuffle_ptx && local > 32 && local % 32 == 0 {
+        32
+    } else {
+        local as u64
     }
+}
+
+/// Whether `runs` takes the warp kernel ([`runs_warp`]): only where forced (`warp=1|2`).
+pub(super) fn runs_warp_on(_caps: &DeviceCaps, req: &SegmentRequest, _mean: u64) -> bool {
+    req.tune.warp.unwrap_or(0) > 0
 }
 
 /// The warp kernel's range per warp (the plan's tile): whole sub-tiles of `ws * per_item`

@@ -58,6 +58,12 @@ fn warp_kernel_barriers_by_device() {
         assert_eq!(sp(&runs(&h, n, 16, t)).warp, ws, "local {local}");
     }
     assert_eq!(sp(&runs(&h, n, 16, warp(2))).warp, 128);
+    // The early loads only where forced (pre=1).
+    let pre = SegmentTune {
+        pre: Some(true),
+        ..warp(1)
+    };
+    assert!(sp(&runs(&h, n, 16, pre)).pre && sp(&runs(&h, n, 16, pre)).lean);
     let mut no_ptx = h.clone();
     no_ptx.warp_shuffle_ptx = false;
     assert_eq!(sp(&runs(&no_ptx, n, 16, warp(1))).warp, 128);
