@@ -31,7 +31,8 @@ fn warp(w: u8) -> SegmentTune {
 
 /// The warp kernel forced: warps of 32 on the H200 (PTX warp barriers) in work-groups of 128,
 /// 64 or 256; the work-group's barriers with `warp=2`, on a work-group of 32, and on every
-/// device without PTX warp barriers; always the lean walk, never the scan or the early loads;
+/// device without PTX warp barriers; always the lean walk, never the scan, the early loads
+/// only where forced (`pre=1`);
 /// `warp=0` and the default leave it off.
 #[test]
 fn warp_kernel_barriers_by_device() {
