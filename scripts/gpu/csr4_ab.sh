@@ -10,7 +10,8 @@
 # Built here with `bash scripts/gpu.sh build`; run there with
 #   bash scripts/gpu.sh run cmd bash scripts/gpu/csr4_ab.sh
 # Env: DEV (NVIDIA), LG (28), REPS (20), ROUNDS (2), ONLY (grep -E on variant labels),
-# STOP_AT (seconds; later variants are skipped past it, 380), CSR4_CALL (1 or 2).
+# STOP_AT (seconds; later variants are skipped past it, 380), CSR4_CALL (1 or 2):
+#   bash scripts/gpu.sh run cmd bash -c 'CSR4_CALL=2 ROUNDS=3 bash scripts/gpu/csr4_ab.sh'
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 export CLREDUCE_PROGRAM_CACHE=off
 B=${SEGBENCH:-.gpu/segment_bench}
@@ -74,8 +75,15 @@ for round in $(seq 1 "$ROUNDS"); do
     v w1l64 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=1,local=64 -- ragged-16 ragged-64
   fi
   if [ "$CALL" = 2 ]; then
-    v new SEGBENCH_PLANS=auto -- $R5
-    v old SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=0 -- $R5
+    # The rule after call 1 (the warp kernel with the start checks at means up to 64) against
+    # the rules before it (warp=0), and the warp kernel's untried neighbours: the work-group's
+    # barriers with the checks, the early loads (with and without the checks), 256 work-items.
+    v new SEGBENCH_PLANS=auto -- ragged-16 ragged-64 ragged-256
+    v old SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=0 -- ragged-16 ragged-64 ragged-256
+    v w2ck SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=2,checks=1 -- ragged-16 ragged-64
+    v w1ckpre SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=1,checks=1,pre=1 -- ragged-16 ragged-64
+    v w1pre SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=1,pre=1 -- ragged-16 ragged-64
+    v w1ck256 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=1,checks=1,local=256 -- ragged-16 ragged-64
   fi
 done
 # After the rounds (once each; round 1 prints their geometry):
@@ -88,10 +96,10 @@ if [ "$CALL" = 1 ]; then
   VLG=$((LG - 1)) v f64-w1 SEGBENCH_TYPE=f64 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=1 -- ragged-16 ragged-256
 fi
 if [ "$CALL" = 2 ]; then
-  v i32-new SEGBENCH_TYPE=i32 SEGBENCH_PLANS=auto -- ragged-16 ragged-256
-  v i32-old SEGBENCH_TYPE=i32 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=0 -- ragged-16 ragged-256
-  VLG=$((LG - 1)) v f64-new SEGBENCH_TYPE=f64 SEGBENCH_PLANS=auto -- ragged-16 ragged-256
-  VLG=$((LG - 1)) v f64-old SEGBENCH_TYPE=f64 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=0 -- ragged-16 ragged-256
+  v i32-new SEGBENCH_TYPE=i32 SEGBENCH_PLANS=auto -- ragged-16 ragged-64
+  v i32-old SEGBENCH_TYPE=i32 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=0 -- ragged-16 ragged-64
+  VLG=$((LG - 1)) v f64-new SEGBENCH_TYPE=f64 SEGBENCH_PLANS=auto -- ragged-16 ragged-64
+  VLG=$((LG - 1)) v f64-old SEGBENCH_TYPE=f64 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=0 -- ragged-16 ragged-64
 fi
 
 # Medians over the rounds per variant and case (time in us, ratio to the plain sum).

@@ -161,7 +161,8 @@ pub fn plan_segments(
     base.geometry_reason = g.reason;
     let scan = algo == SegmentAlgo::Runs && g.warp == 0 && runs_scan(req, mean);
     let pre = algo == SegmentAlgo::Runs && vec > 1 && runs_pre(req, mean, g.lean, g.warp);
-    let checks = algo == SegmentAlgo::Runs && vec > 1 && runs_checks(caps, req, g.lean, pre);
+    let checks =
+        algo == SegmentAlgo::Runs && vec > 1 && runs_checks(caps, req, (g.lean, g.warp > 0), pre);
     base.geometry_reason += &runs_notes(scan, g.lean, pre, checks, g.warp);
     base.segment = Some(SegmentPlan {
         layout: req.layout,

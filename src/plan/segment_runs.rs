@@ -68,9 +68,15 @@ pub(super) fn runs_work_items(
 /// mean 256 on 64 work-items with the early loads won by more (379.4 / 335.3 at 256 / 1024);
 /// the checks with them together were not measured (scripts/gpu/csr3_ab.sh's second call).
 /// One path per load keeps a warp's work-items together where the split path diverges.
-pub(super) fn runs_checks(caps: &DeviceCaps, req: &SegmentRequest, lean: bool, pre: bool) -> bool {
+/// The warp kernel (decision 81) takes them on GPUs without the early loads.
+pub(super) fn runs_checks(
+    caps: &DeviceCaps,
+    req: &SegmentRequest,
+    (lean, warp): (bool, bool),
+    pre: bool,
+) -> bool {
     let gpu = caps.kind == DeviceKind::Gpu;
-    req.tune.checks.unwrap_or(gpu && !lean && !pre)
+    req.tune.checks.unwrap_or(gpu && (!lean || warp) && !pre)
 }
 
 /// `runs`: whether the lean kernel runs (`SegmentPlan::lean`, `CLR_RUNS_LEAN`, decision 72):
@@ -103,9 +109,18 @@ pub(super) fn runs_warp(caps: &DeviceCaps, req: &SegmentRequest, mean: u64, loca
     }
 }
 
-/// Whether `runs` takes the warp kernel ([`runs_warp`]): only where forced (`warp=1|2`).
-pub(super) fn runs_warp_on(_caps: &DeviceCaps, req: &SegmentRequest, _mean: u64) -> bool {
-    req.tune.warp.unwrap_or(0) > 0
+/// Whether `runs` takes the warp kernel ([`runs_warp`]; `warp=0|1|2` overrides): on GPUs with
+/// PTX warp barriers at mean lengths up to 64 where the body reads at `[i]` (vector loads),
+/// with the start checks on every load ([`runs_checks`]). H200, 2^28 f32, heavy-tailed CSR,
+/// medians of two interleaved rounds (design/bench/2026-11-25-h200-session17-csr4.txt, call
+/// 1): means 16 / 64 481.6 / 428.4 us against the rules' 489.4 / 435.8 (without the checks
+/// 505.4 / 429.4; with the work-group's barriers 485.9 / 428.5); 256 / 1024 / 4096 lost
+/// (403.8 / 398.6 / 355.3 against 386.5 / 335.9 / 319.7: no scan, a serial fold per run a
+/// segment covers); f64 (2^27) at 16 438.0 against 466.0, at 256 402.8 against 374.7.
+pub(super) fn runs_warp_on(caps: &DeviceCaps, req: &SegmentRequest, mean: u64) -> bool {
+    let rule =
+        caps.kind == DeviceKind::Gpu && caps.warp_shuffle_ptx && mean <= 64 && req.read_bytes > 0;
+    req.tune.warp.map_or(rule, |w| w > 0)
 }
 
 /// The warp kernel's range per warp (the plan's tile): whole sub-tiles of `ws * per_item`

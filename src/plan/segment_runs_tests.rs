@@ -32,8 +32,7 @@ fn warp(w: u8) -> SegmentTune {
 /// The warp kernel forced: warps of 32 on the H200 (PTX warp barriers) in work-groups of 128,
 /// 64 or 256; the work-group's barriers with `warp=2`, on a work-group of 32, and on every
 /// device without PTX warp barriers; always the lean walk, never the scan, the early loads
-/// only where forced (`pre=1`);
-/// `warp=0` and the default leave it off.
+/// only where forced (`pre=1`); `warp=0` leaves it off.
 #[test]
 fn warp_kernel_barriers_by_device() {
     let n = 1u64 << 28;
@@ -49,7 +48,6 @@ fn warp_kernel_barriers_by_device() {
             "{p}"
         );
         assert_eq!(sp(&runs(&h, n, mean, warp(0))).warp, 0);
-        assert_eq!(sp(&runs(&h, n, mean, SegmentTune::default())).warp, 0);
     }
     for (local, ws) in [(64, 32), (256, 32), (32, 32)] {
         let t = SegmentTune {
@@ -104,4 +102,62 @@ fn warp_kernel_ranges_cover_the_elements() {
     assert_eq!(warp_ranges(1 << 28, (128, 32, 16), fill4), (16384, fill4));
     assert_eq!(warp_ranges(1000, (128, 32, 16), fill4), (512, 1));
     assert_eq!(warp_ranges(1 << 20, (64, 64, 16), 8), (1 << 17, 8));
+}
+
+/// The rule (decision 81): the warp kernel on GPUs with PTX warp barriers at mean lengths up
+/// to 64 where the body reads at `[i]` (f32 and f64 reads alike), with the start checks on
+/// every load (not with forced early loads); the other kernels elsewhere, on other GPUs and on
+/// CPUs.
+#[test]
+fn warp_kernel_rule_by_mean_and_device() {
+    let n = 1u64 << 28;
+    let h = fixtures::nvidia_h200();
+    let none = SegmentTune::default();
+    let plan = |c: &DeviceCaps, mean: u64, bytes: u64, tune: SegmentTune| {
+        let req = SegmentRequest {
+            layout: SegmentLayout::Offsets,
+            segments: n / mean,
+            elements: n,
+            force: Some(SegmentAlgo::Runs),
+            tune,
+            longest: 0,
+            read_bytes: bytes,
+        };
+        let p = plan_segments(c, base(c, n), &req, None).unwrap();
+        let s = p.segment.unwrap();
+        (s.warp, s.checks, s.lean)
+    };
+    for (mean, bytes, want) in [
+        (1, 4, (32, true, true)),
+        (16, 4, (32, true, true)),
+        (64, 4, (32, true, true)),
+        (16, 8, (32, true, true)),
+        (65, 4, (0, true, false)),
+        (256, 4, (0, false, false)),
+        (16, 0, (0, false, true)),
+    ] {
+        assert_eq!(
+            plan(&h, mean, bytes, none),
+            want,
+            "mean {mean}, {bytes} bytes"
+        );
+    }
+    let pre = SegmentTune {
+        pre: Some(true),
+        ..none
+    };
+    assert_eq!(plan(&h, 16, 4, pre), (32, false, true));
+    let no_checks = SegmentTune {
+        checks: Some(false),
+        ..none
+    };
+    assert_eq!(plan(&h, 16, 4, no_checks), (32, false, true));
+    let mut no_ptx = h.clone();
+    no_ptx.warp_shuffle_ptx = false;
+    assert_eq!(plan(&no_ptx, 16, 4, none).0, 0);
+    for (name, c) in fixtures::all() {
+        if c.kind != DeviceKind::Gpu || !c.warp_shuffle_ptx {
+            assert_eq!(plan(&c, 16, 4, none).0, 0, "{name}");
+        }
+    }
 }
