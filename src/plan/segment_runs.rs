@@ -102,7 +102,11 @@ pub(super) fn runs_lean(caps: &DeviceCaps, req: &SegmentRequest, mean: u64, acc:
 pub(super) fn runs_warp(caps: &DeviceCaps, req: &SegmentRequest, mean: u64, local: usize) -> u64 {
     if !runs_warp_on(caps, req, mean) {
         0
-    } else if req.tune.warp != Some(2) && caps.warp_shuffle_ptx && local > 32 && local % 32 == 0 {
+    } else if req.tune.warp != Some(2)
+        && caps.warp_shuffle_ptx
+        && local > 32
+        && local.is_multiple_of(32)
+    {
         32
     } else {
         local as u64
