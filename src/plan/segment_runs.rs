@@ -146,19 +146,19 @@ pub(super) fn warp_ranges(
 pub(super) fn runs_notes(scan: bool, lean: bool, pre: bool, checks: bool, warp: u64) -> String {
     let mut s = String::new();
     if warp > 0 {
-        s += &format!("; warp kernel: barriers over {warp} work-items, each its own range of sub-tiles, the segments cut between them joined in the first pass");
+        s += &format!("; warp kernel: barriers over {warp} work-items, each its own range of sub-tiles walked as the lean kernel's runs, the segments cut between them joined in the first pass (GPUs with PTX warp barriers: mean length 64 and less)");
     }
     if scan {
         s += "; the runs' heads first combined by a segmented scan over the work-group (mean length 32 and up)";
     }
-    if lean {
+    if lean && warp == 0 {
         s += "; lean: the walk's pieces to local memory, each segment finished and stored by the work-item that marked it (GPUs: mean length 16 and less, 4-byte accumulators)";
     }
     if pre {
         s += "; each run's vector loads issued before the marks (mean length 256 and up)";
     }
     if checks {
-        s += "; the segment-start checks on every vector load, one path for the warp (GPUs, neither the lean kernel nor the early loads)";
+        s += "; the segment-start checks on every vector load, one path for the warp (GPUs: the warp kernel, or neither the lean kernel nor the early loads)";
     }
     s
 }
