@@ -114,16 +114,22 @@ pub(super) fn runs_warp(caps: &DeviceCaps, req: &SegmentRequest, mean: u64, loca
 }
 
 /// Whether `runs` takes the warp kernel ([`runs_warp`]; `warp=0|1|2` overrides): on GPUs with
-/// PTX warp barriers at mean lengths up to 64 where the body reads at `[i]` (vector loads),
-/// with the start checks on every load ([`runs_checks`]). H200, 2^28 f32, heavy-tailed CSR,
-/// medians of two interleaved rounds (design/bench/2026-11-25-h200-session17-csr4.txt, call
-/// 1): means 16 / 64 481.6 / 428.4 us against the rules' 489.4 / 435.8 (without the checks
-/// 505.4 / 429.4; with the work-group's barriers 485.9 / 428.5); 256 / 1024 / 4096 lost
-/// (403.8 / 398.6 / 355.3 against 386.5 / 335.9 / 319.7: no scan, a serial fold per run a
-/// segment covers); f64 (2^27) at 16 438.0 against 466.0, at 256 402.8 against 374.7.
+/// PTX warp barriers where the body reads at `[i]` (vector loads) at mean lengths up to 64
+/// with reads of 4 bytes or less, up to 16 with wider ones, with the start checks on every
+/// load ([`runs_checks`]). H200, 2^28 f32, heavy-tailed CSR (design/bench/
+/// 2026-11-25-h200-session17-csr4.txt): call 1 (medians of two interleaved rounds), means 16 /
+/// 64 481.6 / 428.4 us against the rules' 489.4 / 435.8 (without the checks 505.4 / 429.4; with
+/// the work-group's barriers 485.9 / 428.5); 256 / 1024 / 4096 lost (403.8 / 398.6 / 355.3
+/// against 386.5 / 335.9 / 319.7: no scan, a serial fold per run a segment covers). Call 2 (the
+/// rule against warp=0, three rounds): f32 481.9 / 427.5 against 489.0 / 434.6, i32 480.2 /
+/// 427.6 against 488.5 / 434.1; f64 (2^27, one round each) 448.1 against 464.2 at 16 (call 1:
+/// 438.0 against 466.0) but 425.3 against 402.6 at 64, hence 16 for 8-byte reads.
 pub(super) fn runs_warp_on(caps: &DeviceCaps, req: &SegmentRequest, mean: u64) -> bool {
-    let rule =
-        caps.kind == DeviceKind::Gpu && caps.warp_shuffle_ptx && mean <= 64 && req.read_bytes > 0;
+    let longest = if req.read_bytes > 4 { 16 } else { 64 };
+    let rule = caps.kind == DeviceKind::Gpu
+        && caps.warp_shuffle_ptx
+        && mean <= longest
+        && req.read_bytes > 0;
     req.tune.warp.map_or(rule, |w| w > 0)
 }
 
@@ -146,7 +152,7 @@ pub(super) fn warp_ranges(
 pub(super) fn runs_notes(scan: bool, lean: bool, pre: bool, checks: bool, warp: u64) -> String {
     let mut s = String::new();
     if warp > 0 {
-        s += &format!("; warp kernel: barriers over {warp} work-items, each its own range of sub-tiles walked as the lean kernel's runs, the segments cut between them joined in the first pass (GPUs with PTX warp barriers: mean length 64 and less)");
+        s += &format!("; warp kernel: barriers over {warp} work-items, each its own range of sub-tiles walked as the lean kernel's runs, the segments cut between them joined in the first pass (GPUs with PTX warp barriers: mean length 64 and less, 16 with 8-byte reads)");
     }
     if scan {
         s += "; the runs' heads first combined by a segmented scan over the work-group (mean length 32 and up)";

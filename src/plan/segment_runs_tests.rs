@@ -104,8 +104,8 @@ fn warp_kernel_ranges_cover_the_elements() {
     assert_eq!(warp_ranges(1 << 20, (64, 64, 16), 8), (1 << 17, 8));
 }
 
-/// The rule (decision 81): the warp kernel on GPUs with PTX warp barriers at mean lengths up
-/// to 64 where the body reads at `[i]` (f32 and f64 reads alike), with the start checks on
+/// The rule (decision 81): the warp kernel on GPUs with PTX warp barriers where the body reads
+/// at `[i]`, at mean lengths up to 64 (4-byte reads) or 16 (8-byte reads), with the checks on
 /// every load (not with forced early loads); the other kernels elsewhere, on other GPUs and on
 /// CPUs.
 #[test]
@@ -132,6 +132,8 @@ fn warp_kernel_rule_by_mean_and_device() {
         (16, 4, (32, true, true)),
         (64, 4, (32, true, true)),
         (16, 8, (32, true, true)),
+        (17, 8, (0, true, false)),
+        (64, 8, (0, true, false)),
         (65, 4, (0, true, false)),
         (256, 4, (0, false, false)),
         (16, 0, (0, false, true)),
