@@ -602,14 +602,6 @@ fn merge_geometry_and_layouts() {
     }
 }
 
-/// `runs`' rules outside the warp kernel (decision 81, whose rules segment_runs_tests.rs checks).
-fn other_kernel() -> SegmentTune {
-    SegmentTune {
-        warp: Some(0),
-        ..SegmentTune::default()
-    }
-}
-
 /// A forced plan on the H200 or a CPU with the body's read width `read_bytes` and `tune`.
 fn forced(
     c: &DeviceCaps,
@@ -680,7 +672,7 @@ fn runs_geometry_and_layouts() {
             SegmentLayout::Offsets,
             n / 16,
             n,
-            (SegmentAlgo::Runs, 4, other_kernel()),
+            (SegmentAlgo::Runs, 4, SegmentTune::parse("warp=0").unwrap()),
         )
         .unwrap();
         let s = p.segment.clone().unwrap();
@@ -716,7 +708,7 @@ fn runs_geometry_and_layouts() {
         SegmentLayout::Offsets,
         n / 16,
         n,
-        (SegmentAlgo::Runs, 4, other_kernel()),
+        (SegmentAlgo::Runs, 4, SegmentTune::parse("warp=0").unwrap()),
     )
     .unwrap();
     let s = p.segment.unwrap();
@@ -802,8 +794,9 @@ fn runs_scan_and_tiles_vectors_follow_the_rules() {
             .segment
             .unwrap()
     };
-    let none = other_kernel(); // the warp kernel: segment_runs_tests.rs
-                               // runs: the serial joins below mean 32, the scan from 32 on; scan=0|1 overrides.
+    // The other kernels (the warp kernel, decision 81: segment_runs_tests.rs).
+    let none = SegmentTune::parse("warp=0").unwrap();
+    // runs: the serial joins below mean 32, the scan from 32 on; scan=0|1 overrides.
     for (mean, scan) in [
         (16, false),
         (31, false),
@@ -938,7 +931,8 @@ fn runs_work_items_and_checks_follow_the_rules() {
     let n = 1u64 << 28;
     let h = fixtures::nvidia_h200();
     let off = SegmentLayout::Offsets;
-    let none = other_kernel(); // the warp kernel: segment_runs_tests.rs
+    // The other kernels (the warp kernel, decision 81: segment_runs_tests.rs).
+    let none = SegmentTune::parse("warp=0").unwrap();
     let get = |c: &DeviceCaps, mean: u64, bytes: u64, tune: SegmentTune| {
         let p = forced(c, off, n / mean, n, (SegmentAlgo::Runs, bytes, tune)).unwrap();
         let s = p.segment.unwrap();
