@@ -154,7 +154,9 @@
     }
 #define CLR_RH(l) CLR_RFLUSH(clr_qb + (l))
 
-#if CLR_RUNS_LEAN
+#if defined(CLR_RUNS_WS)
+// The warp kernel (SegmentPlan::warp, decision 81): its clr_main is segment_warp.cl's.
+#elif CLR_RUNS_LEAN
 // CLR_RUNS_LEAN (SegmentPlan::lean, decision 72): the walk writes each piece (from a segment
 // start, or the run's first element, to the next start or the run's end) to local memory at its
 // first element's place (clr_lv, a slot per element of the tile) and stores nothing to global

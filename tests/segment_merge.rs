@@ -402,7 +402,7 @@ fn runs_checks_forced_on_every_device() {
 
 /// The CLI's `reduce` of each case on every device with `env` (the child's environment), every
 /// variable's host check ok; where a case's flag is set, `explain` must contain `marker`.
-fn runs_forced_through_cli(
+pub(crate) fn runs_forced_through_cli(
     name: &str,
     env: &[(&str, &str)],
     cases: &[(&[&str], bool)],

@@ -50,6 +50,7 @@ mod segment_exact_blocks;
 mod segment_merge;
 mod segment_plans;
 mod segment_stream;
+mod segment_warp;
 mod select;
 mod span_large;
 mod tune;

@@ -10,6 +10,8 @@ pub(crate) const SEGMENT_CL: &str = include_str!("../../kernels/segment.cl");
 pub(crate) const SEGMENT_MERGE_CL: &str = include_str!("../../kernels/segment_merge.cl");
 /// The `runs` plan's kernels, appended after segment.cl (whose macros they use).
 pub(crate) const SEGMENT_RUNS_CL: &str = include_str!("../../kernels/segment_runs.cl");
+/// The `runs` plan's warp kernel, appended after segment_runs.cl (decision 81).
+pub(crate) const SEGMENT_WARP_CL: &str = include_str!("../../kernels/segment_warp.cl");
 /// The `aligned` plan's kernel (CPUs), appended after segment.cl (whose macros it uses).
 pub(crate) const SEGMENT_CPU_CL: &str = include_str!("../../kernels/segment_cpu.cl");
 /// The plans' kernels (clr_main and, with partials, clr_finish), one file per plan (or family),
@@ -66,6 +68,9 @@ pub(super) fn defines(sp: &SegmentPlan, local: usize, d: &mut impl FnMut(&str, S
     }
     if sp.checks {
         d("CLR_RUNS_SPLIT", "0".into());
+    }
+    if sp.warp > 0 {
+        d("CLR_RUNS_WS", sp.warp.to_string());
     }
 }
 

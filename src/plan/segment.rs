@@ -10,7 +10,8 @@ use super::model::Plan;
 use super::segment_cpu::{aligned, block_width, blocks, folds, lone_work_item, CPU_STREAM_MIN};
 use super::segment_model::{Geometry, SegmentAlgo, SegmentLayout, SegmentPlan, SegmentRequest};
 use super::segment_runs::{
-    runs_checks, runs_lean, runs_local, runs_notes, runs_pre, runs_scan, runs_work_items,
+    runs_checks, runs_lean, runs_local, runs_notes, runs_pre, runs_scan, runs_warp,
+    runs_work_items, warp_ranges,
 };
 use super::strategy::CrossAlgo;
 use crate::caps::{DeviceCaps, DeviceKind};
@@ -74,7 +75,7 @@ pub fn plan_segments(
         // runs on GPUs: 128 work-items, 64 with the early loads (decisions 62, 78).
         (SegmentAlgo::Runs, _) if gpu => {
             let vectors = vec_width(caps, req, algo, false, 16) > 1;
-            runs_work_items(req, mean, vectors)
+            runs_work_items(caps, req, mean, vectors)
         }
         // staged uniform rows: 128 work-items on GPUs. H200, 2^28 f32, rows of 16 / 4 / 32:
         // 299.0-299.8 / 331.1-331.8 / 301.2-302.5 us against 303.1-304.9 / 337.0-340.9 /
@@ -159,10 +160,11 @@ pub fn plan_segments(
         _ => (req.elements.div_ceil(g.groups * local as u64)).max(1),
     };
     base.geometry_reason = g.reason;
-    let scan = algo == SegmentAlgo::Runs && runs_scan(req, mean);
-    let pre = algo == SegmentAlgo::Runs && vec > 1 && !g.lean && runs_pre(req, mean);
-    let checks = algo == SegmentAlgo::Runs && vec > 1 && runs_checks(caps, req, g.lean, pre);
-    base.geometry_reason += &runs_notes(scan, g.lean, pre, checks);
+    let scan = algo == SegmentAlgo::Runs && g.warp == 0 && runs_scan(req, mean);
+    let pre = algo == SegmentAlgo::Runs && vec > 1 && runs_pre(req, mean, g.lean, g.warp);
+    let checks =
+        algo == SegmentAlgo::Runs && vec > 1 && runs_checks(caps, req, (g.lean, g.warp > 0), pre);
+    base.geometry_reason += &runs_notes(scan, g.lean, pre, checks, g.warp);
     base.segment = Some(SegmentPlan {
         layout: req.layout,
         segments: req.segments,
@@ -178,6 +180,7 @@ pub fn plan_segments(
         pre,
         lean: g.lean,
         checks,
+        warp: g.warp,
         index_in_segment: vec![false; base.vars.len()],
         span_idiom: false,
         reason: why,
@@ -635,8 +638,11 @@ fn runs(
             .find(|&e| runs_local(local, e, lean.then_some(acc_bytes)) <= room)
             .unwrap_or(0)
     };
-    let lean = runs_lean(caps, req, req.elements / segments.max(1), acc_bytes)
-        && fits(true) >= want.min(fits(false));
+    // The warp kernel (decision 81) runs the lean kernel's walk and local memory.
+    let warp = runs_warp(caps, req, req.elements / segments.max(1), local);
+    let lean = warp > 0
+        || runs_lean(caps, req, req.elements / segments.max(1), acc_bytes)
+            && fits(true) >= want.min(fits(false));
     let per_item = want.min(fits(lean));
     let per_item = match per_item {
         0 => 0,
@@ -646,6 +652,13 @@ fn runs(
         return Err(unsupported(format!(
             "a tile of {local} runs in local memory"
         )));
+    }
+    if warp > 0 {
+        let (tile, groups) = warp_ranges(req.elements, (l, warp, per_item), fill * 4);
+        let mut g = Geometry::new(groups, 2, tile, format!("ranges of {tile} elements per warp of {warp} (sub-tiles of {}), runs of {per_item} per work-item, {groups} work-groups of {local}; a segment cut between ranges joined by a second pass", warp * per_item));
+        g.per_item = per_item;
+        (g.lean, g.warp) = (true, warp);
+        return Ok(g);
     }
     let tile = l * per_item;
     let tiles = req.elements.div_ceil(tile).max(1);

@@ -255,6 +255,10 @@ pub struct SegmentTune {
     /// on loads whose elements hold a start (`checks=0`), in place of the rule's
     /// ([`SegmentPlan::checks`]).
     pub checks: Option<bool>,
+    /// `runs`: the warp kernel (`warp=1`: barriers over a warp where the device has them,
+    /// else over the work-group; `warp=2`: over the work-group), or not (`warp=0`), in place
+    /// of the rule's ([`SegmentPlan::warp`]).
+    pub warp: Option<u8>,
 }
 
 impl SegmentTune {
@@ -280,6 +284,7 @@ impl SegmentTune {
                     "pre=0|1",
                     "lean=0|1",
                     "checks=0|1",
+                    "warp=0|1|2",
                 ],
             };
             let (k, v) = part.split_once('=').ok_or_else(bad)?;
@@ -299,6 +304,7 @@ impl SegmentTune {
                 "pre" if v <= 1 => t.pre = Some(v == 1),
                 "lean" if v <= 1 => t.lean = Some(v == 1),
                 "checks" if v <= 1 => t.checks = Some(v == 1),
+                "warp" if v <= 2 => t.warp = Some(v as u8),
                 _ => return Err(bad()),
             }
         }
@@ -358,6 +364,11 @@ pub struct SegmentPlan {
     /// path for the warp, instead of a check-free path for loads where no segment starts
     /// (kernels/segment_runs.cl `CLR_RUNS_SPLIT=0`, decision 78); false for the other plans.
     pub checks: bool,
+    /// `runs`: the warp kernel's work-items per barrier (kernels/segment_warp.cl, decision 81):
+    /// the lean kernel's walk with each warp on its own (32 where the device has PTX warp
+    /// barriers, else the work-group), the segments cut between its sub-tiles joined in the
+    /// first pass (`tile` is then a warp's range); 0 where it does not run.
+    pub warp: u64,
     /// Per variable: argmin/argmax indices within the segment instead of global ones.
     pub index_in_segment: Vec<bool>,
     /// Whether the launch was a span reduction whose subscript is `i / C` (the span idiom),
@@ -395,6 +406,8 @@ pub(super) struct Geometry {
     pub(super) lanes: u64,
     /// `runs`: the lean kernel.
     pub(super) lean: bool,
+    /// `runs`: the warp kernel's work-items per barrier (0: not).
+    pub(super) warp: u64,
     pub(super) reason: String,
 }
 
@@ -408,6 +421,7 @@ impl Geometry {
             per_item: 0,
             lanes: 0,
             lean: false,
+            warp: 0,
             reason,
         }
     }
@@ -420,13 +434,14 @@ mod tests {
     #[test]
     fn segment_tune_parses_and_refuses() {
         let t = SegmentTune::parse(
-            "local=512, groups_per_cu=16,per_item=4,lanes=8,unroll=2,chunks=33,vec=4,scan=1,lean=0,checks=1",
+            "local=512, groups_per_cu=16,per_item=4,lanes=8,unroll=2,chunks=33,vec=4,scan=1,lean=0,checks=1,warp=2",
         )
         .unwrap();
         assert_eq!(
             (t.vec, t.scan, t.lean, t.checks),
             (Some(4), Some(true), Some(false), Some(true))
         );
+        assert_eq!(t.warp, Some(2));
         assert_eq!(
             (
                 t.local,
@@ -454,6 +469,7 @@ mod tests {
             "scan=2",
             "lean=2",
             "checks=2",
+            "warp=3",
             "wg=256",
             "local",
         ] {

@@ -27,8 +27,13 @@ pub(super) fn runs_scan(req: &SegmentRequest, mean: u64) -> bool {
 /// 71); with 64 work-items means 64, 256 and 1024 463.5, 379.4 and 335.3 against 456.6, 401.2
 /// and 363.9 with the rules of then (design/bench/2026-11-25-h200-session16-csr3.txt, decision
 /// 78). Not with the lean kernel (it has no such path).
-pub(super) fn runs_pre(req: &SegmentRequest, mean: u64) -> bool {
-    req.tune.pre.unwrap_or(mean >= 256)
+/// The warp kernel (decision 81) takes them only where forced; the lean kernel never.
+pub(super) fn runs_pre(req: &SegmentRequest, mean: u64, lean: bool, warp: u64) -> bool {
+    match (warp > 0, lean) {
+        (true, _) => req.tune.pre == Some(true),
+        (false, true) => false,
+        (false, false) => req.tune.pre.unwrap_or(mean >= 256),
+    }
 }
 
 /// `runs`' work-items per work-group on GPUs: 64 where the early loads run at mean lengths
@@ -38,8 +43,14 @@ pub(super) fn runs_pre(req: &SegmentRequest, mean: u64) -> bool {
 /// the early loads at 1024); 64 without them 485.6 / 457.6, and 654.2 / 572.8 at 16 / 64
 /// (decision 62: 128 against 256 and 512, 437.3 against 511.6 and 673.1 at mean 256). Above
 /// 1024 not measured with 64: 128 and the early loads, as decision 71 measured them.
-pub(super) fn runs_work_items(req: &SegmentRequest, mean: u64, vectors: bool) -> usize {
-    if vectors && (256..=1024).contains(&mean) && runs_pre(req, mean) {
+pub(super) fn runs_work_items(
+    caps: &DeviceCaps,
+    req: &SegmentRequest,
+    mean: u64,
+    vectors: bool,
+) -> usize {
+    let warp = runs_warp_on(caps, req, mean);
+    if vectors && (256..=1024).contains(&mean) && runs_pre(req, mean, false, 0) && !warp {
         64
     } else {
         128
@@ -57,9 +68,15 @@ pub(super) fn runs_work_items(req: &SegmentRequest, mean: u64, vectors: bool) ->
 /// mean 256 on 64 work-items with the early loads won by more (379.4 / 335.3 at 256 / 1024);
 /// the checks with them together were not measured (scripts/gpu/csr3_ab.sh's second call).
 /// One path per load keeps a warp's work-items together where the split path diverges.
-pub(super) fn runs_checks(caps: &DeviceCaps, req: &SegmentRequest, lean: bool, pre: bool) -> bool {
+/// The warp kernel (decision 81) takes them on GPUs without the early loads.
+pub(super) fn runs_checks(
+    caps: &DeviceCaps,
+    req: &SegmentRequest,
+    (lean, warp): (bool, bool),
+    pre: bool,
+) -> bool {
     let gpu = caps.kind == DeviceKind::Gpu;
-    req.tune.checks.unwrap_or(gpu && !lean && !pre)
+    req.tune.checks.unwrap_or(gpu && (!lean || warp) && !pre)
 }
 
 /// `runs`: whether the lean kernel runs (`SegmentPlan::lean`, `CLR_RUNS_LEAN`, decision 72):
@@ -77,20 +94,77 @@ pub(super) fn runs_lean(caps: &DeviceCaps, req: &SegmentRequest, mean: u64, acc:
     req.tune.lean.unwrap_or(gpu && mean <= 16 && acc <= 4)
 }
 
+/// `runs`: the warp kernel's work-items per barrier (`SegmentPlan::warp`, kernels/
+/// segment_warp.cl, decision 81), 0 where it does not run; `warp=0|1|2` overrides (2: the
+/// work-group's barriers). Each warp (32 work-items) runs on its own where the device orders a
+/// warp's local memory by its own barrier (PTX `bar.warp.sync`: `DeviceCaps::warp_shuffle_ptx`,
+/// NVIDIA) and the work-group holds several warps; elsewhere the work-group is the warp.
+pub(super) fn runs_warp(caps: &DeviceCaps, req: &SegmentRequest, mean: u64, local: usize) -> u64 {
+    if !runs_warp_on(caps, req, mean) {
+        0
+    } else if req.tune.warp != Some(2)
+        && caps.warp_shuffle_ptx
+        && local > 32
+        && local.is_multiple_of(32)
+    {
+        32
+    } else {
+        local as u64
+    }
+}
+
+/// Whether `runs` takes the warp kernel ([`runs_warp`]; `warp=0|1|2` overrides): on GPUs with
+/// PTX warp barriers where the body reads at `[i]` (vector loads) at mean lengths up to 64
+/// with reads of 4 bytes or less, up to 16 with wider ones, with the start checks on every
+/// load ([`runs_checks`]). H200, 2^28 f32, heavy-tailed CSR (design/bench/
+/// 2026-11-25-h200-session17-csr4.txt): call 1 (medians of two interleaved rounds), means 16 /
+/// 64 481.6 / 428.4 us against the rules' 489.4 / 435.8 (without the checks 505.4 / 429.4; with
+/// the work-group's barriers 485.9 / 428.5); 256 / 1024 / 4096 lost (403.8 / 398.6 / 355.3
+/// against 386.5 / 335.9 / 319.7: no scan, a serial fold per run a segment covers). Call 2 (the
+/// rule against warp=0, three rounds): f32 481.9 / 427.5 against 489.0 / 434.6, i32 480.2 /
+/// 427.6 against 488.5 / 434.1; f64 (2^27, one round each) 448.1 against 464.2 at 16 (call 1:
+/// 438.0 against 466.0) but 425.3 against 402.6 at 64, hence 16 for 8-byte reads.
+pub(super) fn runs_warp_on(caps: &DeviceCaps, req: &SegmentRequest, mean: u64) -> bool {
+    let longest = if req.read_bytes > 4 { 16 } else { 64 };
+    let rule = caps.kind == DeviceKind::Gpu
+        && caps.warp_shuffle_ptx
+        && mean <= longest
+        && req.read_bytes > 0;
+    req.tune.warp.map_or(rule, |w| w > 0)
+}
+
+/// The warp kernel's range per warp (the plan's tile): whole sub-tiles of `ws * per_item`
+/// elements, as many ranges as warps on `groups` work-groups where the elements allow.
+/// Returns (tile, groups).
+pub(super) fn warp_ranges(
+    elements: u64,
+    (local, ws, per_item): (u64, u64, u64),
+    max_groups: u64,
+) -> (u64, u64) {
+    let sub = ws * per_item;
+    let subs = elements.div_ceil(sub).max(1);
+    let groups = subs.div_ceil(local / ws).clamp(1, max_groups.max(1));
+    let warps = groups * (local / ws);
+    (subs.div_ceil(warps) * sub, groups)
+}
+
 /// What `runs`' switches add to the plan's geometry reason (`explain`).
-pub(super) fn runs_notes(scan: bool, lean: bool, pre: bool, checks: bool) -> String {
+pub(super) fn runs_notes(scan: bool, lean: bool, pre: bool, checks: bool, warp: u64) -> String {
     let mut s = String::new();
+    if warp > 0 {
+        s += &format!("; warp kernel: barriers over {warp} work-items, each its own range of sub-tiles walked as the lean kernel's runs, the segments cut between them joined in the first pass (GPUs with PTX warp barriers: mean length 64 and less, 16 with 8-byte reads)");
+    }
     if scan {
         s += "; the runs' heads first combined by a segmented scan over the work-group (mean length 32 and up)";
     }
-    if lean {
+    if lean && warp == 0 {
         s += "; lean: the walk's pieces to local memory, each segment finished and stored by the work-item that marked it (GPUs: mean length 16 and less, 4-byte accumulators)";
     }
     if pre {
         s += "; each run's vector loads issued before the marks (mean length 256 and up)";
     }
     if checks {
-        s += "; the segment-start checks on every vector load, one path for the warp (GPUs, neither the lean kernel nor the early loads)";
+        s += "; the segment-start checks on every vector load, one path for the warp (GPUs: the warp kernel, or neither the lean kernel nor the early loads)";
     }
     s
 }
@@ -99,7 +173,9 @@ pub(super) fn runs_notes(scan: bool, lean: bool, pre: bool, checks: bool) -> Str
 /// used by turns, in the lean kernel), the segment bounds of a batch of tiles (8 bytes per
 /// work-item and one), the scan's flags (4 bytes per work-item), and either the segment
 /// numbers at the starts (4 bytes per element) or, in the lean kernel (`lean`: the
-/// accumulators' bytes of all variables), a piece per element and one more per run.
+/// accumulators' bytes of all variables), a piece per element and one more per run. The warp
+/// kernel (decision 81) takes the lean kernel's count: its bounds (8 bytes per warp more) and
+/// carry slots (the accumulators' bytes per warp) fit in the scan flags it does not use.
 pub(super) fn runs_local(local: usize, per_item: u64, lean: Option<usize>) -> u64 {
     let (l, t) = (local as u64, local as u64 * per_item);
     let fixed = 8 * (l + 1) + 4 * l;
@@ -108,3 +184,7 @@ pub(super) fn runs_local(local: usize, per_item: u64, lean: Option<usize>) -> u6
         Some(acc) => 8 * t.div_ceil(32) + acc as u64 * l * (per_item + 1) + fixed,
     }
 }
+
+#[cfg(test)]
+#[path = "segment_runs_tests.rs"]
+mod tests;

@@ -672,7 +672,7 @@ fn runs_geometry_and_layouts() {
             SegmentLayout::Offsets,
             n / 16,
             n,
-            (SegmentAlgo::Runs, 4, SegmentTune::default()),
+            (SegmentAlgo::Runs, 4, SegmentTune::parse("warp=0").unwrap()),
         )
         .unwrap();
         let s = p.segment.clone().unwrap();
@@ -708,7 +708,7 @@ fn runs_geometry_and_layouts() {
         SegmentLayout::Offsets,
         n / 16,
         n,
-        (SegmentAlgo::Runs, 4, SegmentTune::default()),
+        (SegmentAlgo::Runs, 4, SegmentTune::parse("warp=0").unwrap()),
     )
     .unwrap();
     let s = p.segment.unwrap();
@@ -794,7 +794,8 @@ fn runs_scan_and_tiles_vectors_follow_the_rules() {
             .segment
             .unwrap()
     };
-    let none = SegmentTune::default();
+    // The other kernels (the warp kernel, decision 81: segment_runs_tests.rs).
+    let none = SegmentTune::parse("warp=0").unwrap();
     // runs: the serial joins below mean 32, the scan from 32 on; scan=0|1 overrides.
     for (mean, scan) in [
         (16, false),
@@ -930,7 +931,8 @@ fn runs_work_items_and_checks_follow_the_rules() {
     let n = 1u64 << 28;
     let h = fixtures::nvidia_h200();
     let off = SegmentLayout::Offsets;
-    let none = SegmentTune::default();
+    // The other kernels (the warp kernel, decision 81: segment_runs_tests.rs).
+    let none = SegmentTune::parse("warp=0").unwrap();
     let get = |c: &DeviceCaps, mean: u64, bytes: u64, tune: SegmentTune| {
         let p = forced(c, off, n / mean, n, (SegmentAlgo::Runs, bytes, tune)).unwrap();
         let s = p.segment.unwrap();

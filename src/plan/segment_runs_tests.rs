@@ -1,0 +1,165 @@
+//! Unit tests of `runs`' switches (`segment_runs.rs`) that segment_tests.rs does not hold:
+//! the warp kernel (decision 81), its barriers by device and its ranges.
+use super::super::segment::plan_segments;
+use super::super::segment::tests::base;
+use super::*;
+use crate::caps::fixtures;
+use crate::plan::model::Plan;
+use crate::plan::{SegmentAlgo, SegmentLayout, SegmentTune};
+
+/// `runs` forced on `c` over `n` elements in `n / mean` CSR segments, one f32 sum read at
+/// `[i]` (4 bytes), with `tune`.
+fn runs(c: &DeviceCaps, n: u64, mean: u64, tune: SegmentTune) -> Plan {
+    let req = SegmentRequest {
+        layout: SegmentLayout::Offsets,
+        segments: n / mean,
+        elements: n,
+        force: Some(SegmentAlgo::Runs),
+        tune,
+        longest: 0,
+        read_bytes: 4,
+    };
+    plan_segments(c, base(c, n), &req, None).unwrap()
+}
+
+fn warp(w: u8) -> SegmentTune {
+    SegmentTune {
+        warp: Some(w),
+        ..SegmentTune::default()
+    }
+}
+
+/// The warp kernel forced: warps of 32 on the H200 (PTX warp barriers) in work-groups of 128,
+/// 64 or 256; the work-group's barriers with `warp=2`, on a work-group of 32, and on every
+/// device without PTX warp barriers; always the lean walk, never the scan, the early loads
+/// only where forced (`pre=1`); `warp=0` leaves it off.
+#[test]
+fn warp_kernel_barriers_by_device() {
+    let n = 1u64 << 28;
+    let h = fixtures::nvidia_h200();
+    let sp = |p: &Plan| p.segment.clone().unwrap();
+    for mean in [16, 64, 256, 4096] {
+        let p = runs(&h, n, mean, warp(1));
+        let s = sp(&p);
+        assert_eq!((p.local, s.warp), (128, 32), "mean {mean}");
+        assert!(s.lean && !s.scan && !s.pre, "mean {mean}");
+        assert!(
+            p.to_string().contains("warp kernel: barriers over 32"),
+            "{p}"
+        );
+        assert_eq!(sp(&runs(&h, n, mean, warp(0))).warp, 0);
+    }
+    for (local, ws) in [(64, 32), (256, 32), (32, 32)] {
+        let t = SegmentTune {
+            local: Some(local),
+            ..warp(1)
+        };
+        assert_eq!(sp(&runs(&h, n, 16, t)).warp, ws, "local {local}");
+    }
+    assert_eq!(sp(&runs(&h, n, 16, warp(2))).warp, 128);
+    // The early loads only where forced (pre=1).
+    let pre = SegmentTune {
+        pre: Some(true),
+        ..warp(1)
+    };
+    assert!(sp(&runs(&h, n, 16, pre)).pre && sp(&runs(&h, n, 16, pre)).lean);
+    let mut no_ptx = h.clone();
+    no_ptx.warp_shuffle_ptx = false;
+    assert_eq!(sp(&runs(&no_ptx, n, 16, warp(1))).warp, 128);
+    for (name, c) in fixtures::all() {
+        if c.warp_shuffle_ptx {
+            continue;
+        }
+        let p = runs(&c, n >> 8, 16, warp(1));
+        assert_eq!(sp(&p).warp, p.local as u64, "{name}");
+        assert!(sp(&p).lean, "{name}");
+    }
+}
+
+/// The warp kernel's ranges: whole sub-tiles (32 runs of 16 on the H200), at most one range
+/// per warp of the launch's work-groups (at most 4 fills), every element covered; a small
+/// launch gets fewer work-groups, one sub-tile each.
+#[test]
+fn warp_kernel_ranges_cover_the_elements() {
+    let h = fixtures::nvidia_h200();
+    let fill4 = h.compute_units as u64 * 8 * 4;
+    for n in [1u64 << 28, 100_003, 513, 17] {
+        let p = runs(&h, n, 16, warp(1));
+        let s = p.segment.clone().unwrap();
+        let sub = 32 * s.per_item;
+        assert_eq!(s.per_item, 16);
+        assert_eq!(s.tile % sub, 0, "n {n}");
+        let ranges = n.div_ceil(s.tile);
+        let warps = p.groups * (p.local as u64 / 32);
+        assert!(
+            p.groups <= fill4 && ranges <= warps,
+            "n {n}: {ranges} ranges, {warps} warps"
+        );
+        // As few sub-tiles per range as cover the elements with one range per warp.
+        assert_eq!(s.tile, n.div_ceil(sub).div_ceil(warps) * sub, "n {n}");
+    }
+    // 2^28: 4224 work-groups of 4 warps, ranges of 32 sub-tiles of 512.
+    assert_eq!(warp_ranges(1 << 28, (128, 32, 16), fill4), (16384, fill4));
+    assert_eq!(warp_ranges(1000, (128, 32, 16), fill4), (512, 1));
+    assert_eq!(warp_ranges(1 << 20, (64, 64, 16), 8), (1 << 17, 8));
+}
+
+/// The rule (decision 81): the warp kernel on GPUs with PTX warp barriers where the body reads
+/// at `[i]`, at mean lengths up to 64 (4-byte reads) or 16 (8-byte reads), with the checks on
+/// every load (not with forced early loads); the other kernels elsewhere, on other GPUs and on
+/// CPUs.
+#[test]
+fn warp_kernel_rule_by_mean_and_device() {
+    let n = 1u64 << 28;
+    let h = fixtures::nvidia_h200();
+    let none = SegmentTune::default();
+    let plan = |c: &DeviceCaps, mean: u64, bytes: u64, tune: SegmentTune| {
+        let req = SegmentRequest {
+            layout: SegmentLayout::Offsets,
+            segments: n / mean,
+            elements: n,
+            force: Some(SegmentAlgo::Runs),
+            tune,
+            longest: 0,
+            read_bytes: bytes,
+        };
+        let p = plan_segments(c, base(c, n), &req, None).unwrap();
+        let s = p.segment.unwrap();
+        (s.warp, s.checks, s.lean)
+    };
+    for (mean, bytes, want) in [
+        (1, 4, (32, true, true)),
+        (16, 4, (32, true, true)),
+        (64, 4, (32, true, true)),
+        (16, 8, (32, true, true)),
+        (17, 8, (0, true, false)),
+        (64, 8, (0, true, false)),
+        (65, 4, (0, true, false)),
+        (256, 4, (0, false, false)),
+        (16, 0, (0, false, true)),
+    ] {
+        assert_eq!(
+            plan(&h, mean, bytes, none),
+            want,
+            "mean {mean}, {bytes} bytes"
+        );
+    }
+    let pre = SegmentTune {
+        pre: Some(true),
+        ..none
+    };
+    assert_eq!(plan(&h, 16, 4, pre), (32, false, true));
+    let no_checks = SegmentTune {
+        checks: Some(false),
+        ..none
+    };
+    assert_eq!(plan(&h, 16, 4, no_checks), (32, false, true));
+    let mut no_ptx = h.clone();
+    no_ptx.warp_shuffle_ptx = false;
+    assert_eq!(plan(&no_ptx, 16, 4, none).0, 0);
+    for (name, c) in fixtures::all() {
+        if c.kind != DeviceKind::Gpu || !c.warp_shuffle_ptx {
+            assert_eq!(plan(&c, 16, 4, none).0, 0, "{name}");
+        }
+    }
+}
