@@ -1,5 +1,5 @@
-//! Unit tests of `runs`' switches (`segment_runs.rs`) that segment_tests.rs does not hold:
-//! the warp kernel (decision 81), its barriers by device and its ranges.
+//! Unit tests of `runs`' switches (`segment_runs.rs`): the work-items, early loads and start
+//! checks of decision 78, the warp kernel (decision 81), its barriers by device and its ranges.
 use super::super::segment::plan_segments;
 use super::super::segment::tests::base;
 use super::*;
@@ -10,6 +10,11 @@ use crate::plan::{SegmentAlgo, SegmentLayout, SegmentTune};
 /// `runs` forced on `c` over `n` elements in `n / mean` CSR segments, one f32 sum read at
 /// `[i]` (4 bytes), with `tune`.
 fn runs(c: &DeviceCaps, n: u64, mean: u64, tune: SegmentTune) -> Plan {
+    runs_reading(c, n, mean, 4, tune)
+}
+
+/// The same where the body reads `read_bytes` at `[i]` (0: nothing there).
+fn runs_reading(c: &DeviceCaps, n: u64, mean: u64, read_bytes: u64, tune: SegmentTune) -> Plan {
     let req = SegmentRequest {
         layout: SegmentLayout::Offsets,
         segments: n / mean,
@@ -17,7 +22,7 @@ fn runs(c: &DeviceCaps, n: u64, mean: u64, tune: SegmentTune) -> Plan {
         force: Some(SegmentAlgo::Runs),
         tune,
         longest: 0,
-        read_bytes: 4,
+        read_bytes,
     };
     plan_segments(c, base(c, n), &req, None).unwrap()
 }
@@ -161,5 +166,76 @@ fn warp_kernel_rule_by_mean_and_device() {
         if c.kind != DeviceKind::Gpu || !c.warp_shuffle_ptx {
             assert_eq!(plan(&c, 16, 4, none).0, 0, "{name}");
         }
+    }
+}
+
+/// The rules of decision 78 for the other kernels: work-items, early loads and start checks.
+#[test]
+fn runs_work_items_and_checks_follow_the_rules() {
+    let n = 1u64 << 28;
+    let h = fixtures::nvidia_h200();
+    // The other kernels (the warp kernel, decision 81: the tests below).
+    let none = SegmentTune::parse("warp=0").unwrap();
+    let get = |c: &DeviceCaps, mean: u64, bytes: u64, tune: SegmentTune| {
+        let p = runs_reading(c, n, mean, bytes, tune);
+        let s = p.segment.unwrap();
+        (p.local, s.pre, s.checks, s.lean)
+    };
+    // The H200 (decision 78): 64 work-items with the early loads at means 256 to 1024, 128
+    // elsewhere (the early loads from 256); the start checks on every load outside the lean
+    // kernel (mean 16 and less) and the early loads.
+    assert_eq!(get(&h, 16, 4, none), (128, false, false, true));
+    assert_eq!(get(&h, 64, 4, none), (128, false, true, false));
+    assert_eq!(get(&h, 255, 4, none), (128, false, true, false));
+    assert_eq!(get(&h, 256, 4, none), (64, true, false, false));
+    assert_eq!(get(&h, 1024, 4, none), (64, true, false, false));
+    assert_eq!(get(&h, 1025, 4, none), (128, true, false, false));
+    assert_eq!(get(&h, 16384, 4, none), (128, true, false, false));
+    // 8-byte reads (double2 loads) the same.
+    assert_eq!(get(&h, 256, 8, none), (64, true, false, false));
+    assert_eq!(get(&h, 64, 8, none), (128, false, true, false));
+    // No vector loads (a body that reads nothing at [i]): 128, neither switch.
+    assert_eq!(get(&h, 256, 0, none), (128, false, false, false));
+    // Overrides: pre=0 keeps 128 and takes the checks; local=N wins; checks=0|1; lean=0 at 16
+    // takes the checks.
+    let t = |pre, local, checks, lean| SegmentTune {
+        pre,
+        local,
+        checks,
+        lean,
+        ..none
+    };
+    assert_eq!(
+        get(&h, 256, 4, t(Some(false), None, None, None)),
+        (128, false, true, false)
+    );
+    assert_eq!(
+        get(&h, 256, 4, t(None, Some(128), None, None)),
+        (128, true, false, false)
+    );
+    assert!(!get(&h, 64, 4, t(None, None, Some(false), None)).2);
+    assert_eq!(
+        get(&h, 256, 4, t(None, None, Some(true), None)),
+        (64, true, true, false)
+    );
+    assert!(get(&h, 16, 4, t(None, None, Some(true), None)).2);
+    assert!(get(&h, 16, 4, t(None, None, None, Some(false))).2);
+    // CPUs: no vector loads unless forced, and no checks unless forced.
+    for (name, c) in fixtures::all() {
+        if c.kind == DeviceKind::Gpu {
+            continue;
+        }
+        let (_, pre, checks, _) = get(&c, 256, 4, none);
+        assert!(!pre && !checks, "{name}");
+        let vec = SegmentTune {
+            vec: Some(4),
+            ..none
+        };
+        assert!(!get(&c, 256, 4, vec).2, "{name}");
+        let forced_checks = SegmentTune {
+            checks: Some(true),
+            ..vec
+        };
+        assert!(get(&c, 256, 4, forced_checks).2, "{name}");
     }
 }
