@@ -37,12 +37,14 @@ pub(super) fn runs_pre(req: &SegmentRequest, mean: u64, lean: bool, warp: u64) -
 }
 
 /// `runs`' work-items per work-group on GPUs: 64 where the early loads run at mean lengths
-/// 256 to 1024 (one wave: 4224 work-groups of 64 are 32 per H200 SM, its resident limit), 128
+/// 256 to 4096 (one wave: 4224 work-groups of 64 are 32 per H200 SM, its resident limit), 128
 /// elsewhere (`local=N` overrides). H200, 2^28 f32, heavy-tailed CSR (decision 78): 64 with
 /// the early loads 379.4 / 335.3 us at means 256 / 1024 against 401.2 / 363.9 with 128 (and
 /// the early loads at 1024); 64 without them 485.6 / 457.6, and 654.2 / 572.8 at 16 / 64
 /// (decision 62: 128 against 256 and 512, 437.3 against 511.6 and 673.1 at mean 256). Above
-/// 1024 not measured with 64: 128 and the early loads, as decision 71 measured them.
+/// 1024 (session 17, two alternating rounds, scripts/gpu/csr_wi_probe.sh): 64 took 322.0 /
+/// 324.9 us at mean 2048 and 314.1 / 318.8 at 4096 against 330.1 / 330.5 and 319.0 / 320.7
+/// with 128, but 310.0 / 311.4 at 16384 against 306.8 / 306.8; 256 lost everywhere.
 pub(super) fn runs_work_items(
     caps: &DeviceCaps,
     req: &SegmentRequest,
@@ -50,7 +52,7 @@ pub(super) fn runs_work_items(
     vectors: bool,
 ) -> usize {
     let warp = runs_warp_on(caps, req, mean);
-    if vectors && (256..=1024).contains(&mean) && runs_pre(req, mean, false, 0) && !warp {
+    if vectors && (256..=4096).contains(&mean) && runs_pre(req, mean, false, 0) && !warp {
         64
     } else {
         128

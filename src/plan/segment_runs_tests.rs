@@ -181,7 +181,7 @@ fn runs_work_items_and_checks_follow_the_rules() {
         let s = p.segment.unwrap();
         (p.local, s.pre, s.checks, s.lean)
     };
-    // The H200 (decision 78): 64 work-items with the early loads at means 256 to 1024, 128
+    // The H200 (decisions 78 and 83): 64 work-items with the early loads at means 256 to 4096, 128
     // elsewhere (the early loads from 256); the start checks on every load outside the lean
     // kernel (mean 16 and less) and the early loads.
     assert_eq!(get(&h, 16, 4, none), (128, false, false, true));
@@ -189,7 +189,8 @@ fn runs_work_items_and_checks_follow_the_rules() {
     assert_eq!(get(&h, 255, 4, none), (128, false, true, false));
     assert_eq!(get(&h, 256, 4, none), (64, true, false, false));
     assert_eq!(get(&h, 1024, 4, none), (64, true, false, false));
-    assert_eq!(get(&h, 1025, 4, none), (128, true, false, false));
+    assert_eq!(get(&h, 4096, 4, none), (64, true, false, false));
+    assert_eq!(get(&h, 4097, 4, none), (128, true, false, false));
     assert_eq!(get(&h, 16384, 4, none), (128, true, false, false));
     // 8-byte reads (double2 loads) the same.
     assert_eq!(get(&h, 256, 8, none), (64, true, false, false));
