@@ -13,40 +13,12 @@
 # STOP_AT (seconds; later variants are skipped past it, 380), CSR4_CALL (1 or 2):
 #   bash scripts/gpu.sh run cmd bash -c 'CSR4_CALL=2 ROUNDS=3 bash scripts/gpu/csr4_ab.sh'
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-export CLREDUCE_PROGRAM_CACHE=off
-B=${SEGBENCH:-.gpu/segment_bench}
-DEV=${DEV:-NVIDIA}
-LG=${LG:-28}
-REPS=${REPS:-20}
 ROUNDS=${ROUNDS:-2}
-ONLY=${ONLY:-.}
 STOP_AT=${STOP_AT:-380}
 CALL=${CSR4_CALL:-1}
-out=${OUT:-/tmp}/csr4_ab.txt
-: > "$out"
-sum=${OUT:-/tmp}/csr4_sum.txt
-: > "$sum"
-
-# v LABEL [ENV=VALUE ...] -- CASE...: one bench process; its timed lines, compacted.
-v() {
-  local label="$1"; shift
-  local envs=()
-  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
-  shift
-  echo "$label" | grep -Eq "$ONLY" || return 0
-  if [ "$SECONDS" -ge "$STOP_AT" ]; then echo "$label r$round | skipped (${SECONDS} s)"; return 0; fi
-  local t0=$SECONDS
-  env "${envs[@]}" timeout 60 "$B" "$DEV" "${VLG:-$LG}" "$REPS" "$@" 2>&1 | tee -a "$out" |
-    awk -v l="$label r$round" -v r="$round" -v first="$([ -s "$sum" ] && echo 0 || echo 1)" '
-      /^device:/ && first { print "# " $0 }
-      / us / && !/profile:/ {
-        w = "?"; for (i = 1; i <= NF; i++) if ($i == "wrong") w = $(i + 1)
-        p = ""; if (r == 1 && match($0, /plan [a-z]+ \([^)]*\)/)) p = " " substr($0, RSTART + 5, RLENGTH - 5)
-        printf "%s | %s %s %s %s wrong %s%s\n", l, $1, $2, $3, $5, w, p
-      }
-      /error|panicked/ { print l " | " $0 }' | tee -a "$sum"
-  echo "$label r$round | $((SECONDS - t0)) s"
-}
+OUT_NAME=csr4_ab.txt
+SUM_NAME=csr4_sum.txt
+. scripts/gpu/seg_ab_lib.sh
 
 # A first check through the CLI (every result checked on the host), so that a kernel that
 # does not build says why before the timed runs.
@@ -65,39 +37,39 @@ for round in $(seq 1 "$ROUNDS"); do
     # kernel with work-group barriers (w2: what the warps' own barriers give), with the start
     # checks on every load, runs of 32, one wave (4 work-groups per compute unit) and 256 or 64
     # work-items.
-    v base SEGBENCH_PLANS=auto -- $R5
-    v w1 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=1 -- $R5
-    v w2 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=2 -- ragged-16 ragged-64 ragged-256
-    v w1ck SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=1,checks=1 -- ragged-16 ragged-64 ragged-256
-    v w1e32 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=1,per_item=32 -- ragged-16 ragged-64 ragged-256 ragged-1024
-    v w1g4 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=1,groups_per_cu=4 -- ragged-16 ragged-64 ragged-256
-    v w1l256 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=1,local=256 -- ragged-16 ragged-64 ragged-256
-    v w1l64 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=1,local=64 -- ragged-16 ragged-64
+    vs base SEGBENCH_PLANS=auto -- $R5
+    vs w1 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=1 -- $R5
+    vs w2 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=2 -- ragged-16 ragged-64 ragged-256
+    vs w1ck SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=1,checks=1 -- ragged-16 ragged-64 ragged-256
+    vs w1e32 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=1,per_item=32 -- ragged-16 ragged-64 ragged-256 ragged-1024
+    vs w1g4 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=1,groups_per_cu=4 -- ragged-16 ragged-64 ragged-256
+    vs w1l256 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=1,local=256 -- ragged-16 ragged-64 ragged-256
+    vs w1l64 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=1,local=64 -- ragged-16 ragged-64
   fi
   if [ "$CALL" = 2 ]; then
     # The rule after call 1 (the warp kernel with the start checks at means up to 64) against
     # the rules before it (warp=0), and the warp kernel's untried neighbours: the work-group's
     # barriers with the checks, the early loads (with and without the checks), 256 work-items.
-    v new SEGBENCH_PLANS=auto -- ragged-16 ragged-64 ragged-256
-    v old SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=0 -- ragged-16 ragged-64 ragged-256
-    v w2ck SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=2,checks=1 -- ragged-16 ragged-64
-    v w1ckpre SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=1,checks=1,pre=1 -- ragged-16 ragged-64
-    v w1pre SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=1,pre=1 -- ragged-16 ragged-64
-    v w1ck256 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=1,checks=1,local=256 -- ragged-16 ragged-64
+    vs new SEGBENCH_PLANS=auto -- ragged-16 ragged-64 ragged-256
+    vs old SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=0 -- ragged-16 ragged-64 ragged-256
+    vs w2ck SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=2,checks=1 -- ragged-16 ragged-64
+    vs w1ckpre SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=1,checks=1,pre=1 -- ragged-16 ragged-64
+    vs w1pre SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=1,pre=1 -- ragged-16 ragged-64
+    vs w1ck256 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=1,checks=1,local=256 -- ragged-16 ragged-64
   fi
 done
 # After the rounds (once each; round 1 prints their geometry):
 round=1
 if [ "$CALL" = 1 ]; then
   # i32 and f64 (2^27, the same bytes): the rules against the warp kernel.
-  v i32 SEGBENCH_TYPE=i32 SEGBENCH_PLANS=auto -- ragged-16 ragged-256
-  v i32-w1 SEGBENCH_TYPE=i32 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=1 -- ragged-16 ragged-256
+  vs i32 SEGBENCH_TYPE=i32 SEGBENCH_PLANS=auto -- ragged-16 ragged-256
+  vs i32-w1 SEGBENCH_TYPE=i32 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=1 -- ragged-16 ragged-256
   VLG=$((LG - 1)) v f64 SEGBENCH_TYPE=f64 SEGBENCH_PLANS=auto -- ragged-16 ragged-256
   VLG=$((LG - 1)) v f64-w1 SEGBENCH_TYPE=f64 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=1 -- ragged-16 ragged-256
 fi
 if [ "$CALL" = 2 ]; then
-  v i32-new SEGBENCH_TYPE=i32 SEGBENCH_PLANS=auto -- ragged-16 ragged-64
-  v i32-old SEGBENCH_TYPE=i32 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=0 -- ragged-16 ragged-64
+  vs i32-new SEGBENCH_TYPE=i32 SEGBENCH_PLANS=auto -- ragged-16 ragged-64
+  vs i32-old SEGBENCH_TYPE=i32 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=0 -- ragged-16 ragged-64
   VLG=$((LG - 1)) v f64-new SEGBENCH_TYPE=f64 SEGBENCH_PLANS=auto -- ragged-16 ragged-64
   VLG=$((LG - 1)) v f64-old SEGBENCH_TYPE=f64 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=warp=0 -- ragged-16 ragged-64
 fi
@@ -138,18 +110,5 @@ else
   echo "regs: no ptxas (${PTXAS:-none}) or past STOP_AT"
 fi
 
-# Medians over the rounds per variant and case (time in us, ratio to the plain sum).
-echo "# medians: variant case plan us ratio (rounds)"
-awk -F' [|] ' '
-  NF == 2 && $2 ~ / wrong / {
-    split($1, a, " "); split($2, b, " ")
-    k = a[1] " " b[1] " " b[2]; t[k] = t[k] " " b[3]; r[k] = r[k] " " b[4]; n[k]++
-  }
-  function med(s,   x, m, i, j, y) {
-    m = split(s, x, " ")
-    for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (x[j] + 0 < x[i] + 0) { y = x[i]; x[i] = x[j]; x[j] = y }
-    return m % 2 ? x[(m + 1) / 2] : (x[m / 2] + x[m / 2 + 1]) / 2
-  }
-  END { for (k in t) printf "%s %.1f %.2fx (%d)\n", k, med(t[k]), med(r[k]), n[k] }' \
-  < "$sum" | sort
+medians
 echo "written: $out"
