@@ -14,29 +14,13 @@
 # register counts), TESTS (1: the exact tests named by TESTS_NAMES, default exact_tail:: exact_spec::hot_loop; session
 # 11 ran exact::hot_loop exact::speculative_loop_beside, since session 14 in exact_spec::).
 set -u
-# Register counts come from build logs, which a program loaded from the program cache on disk
-# does not print (decision 63): every build here compiles from source.
-export CLREDUCE_PROGRAM_CACHE=off
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-B=${CLREDUCE:-.gpu/clreduce}
-DEV=${DEV:-NVIDIA}
 SIZES=${SIZES:-2^20,2^24,2^28}
-ONLY=${ONLY:-.}
 CASES=${CASES:-f32-sum,f32-sum-exact,f64-sum,f64-sum-exact,f32-sum-min-max,f32-sum-min-max-exact}
-out=${OUT:-/tmp}/exact_ab.txt
-: > "$out"
-
-# v LABEL TUNE OPTIONS [CASES [SIZES]]
-v() {
-  local label="$1" tune="$2" opts="$3" cases="${4:-$CASES}" sizes="${5:-$SIZES}"
-  echo "$label" | grep -Eq "$ONLY" || return 0
-  local t0=$SECONDS
-  CLREDUCE_TUNE="$tune" CLREDUCE_EXTRA_OPTIONS="$opts" timeout 120 "$B" bench --device "$DEV" \
-    --cases "$cases" --sizes "$sizes" --strategies auto 2>&1 |
-    awk '/exact sums against/ {t = 1; next} t && /-exact / {print; next} /error|panicked|MISMATCH|mismatch|wrong/ {print}' |
-    sed "s/^/$label | /" | tee -a "$out"
-  echo "$label | (tune [$tune] options [$opts]) $((SECONDS - t0)) s" | tee -a "$out"
-}
+OUT_NAME=exact_ab.txt
+V_CASES="$CASES"
+V_KEEP='error|panicked|MISMATCH|mismatch|wrong'
+. scripts/gpu/exact_ab_lib.sh
 
 # Round 1 (design/bench/2026-11-24-h200-session11-exact.txt) ran base, hot, hot-u8, hot-u16,
 # lanes, hot-u8-c64 and hot-u8-g4: every CLREDUCE_TUNE variant measured the default plan,

@@ -15,30 +15,16 @@
 # TESTS (1: exact_tail::, exact_spec::, exact::several_variables_in_one_launch and
 # exact::masked_fallbacks_are_exact).
 set -u
-export CLREDUCE_PROGRAM_CACHE=off
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-B=${CLREDUCE:-.gpu/clreduce}
-DEV=${DEV:-NVIDIA}
 SIZES=${SIZES:-2^20,2^24,2^28}
-ONLY=${ONLY:-.}
 SMM="f32-sum-min-max,f32-sum-min-max-exact"
 F64="f64-sum,f64-sum-exact"
-out=${OUT:-/tmp}/xsmm_ab.txt
-: > "$out"
+OUT_NAME=xsmm_ab.txt
+V_CASES="$SMM"
+V_KEEP='panicked|MISMATCH|mismatch|wrong'
+. scripts/gpu/exact_ab_lib.sh
 # The device and driver line.
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1 | tee -a "$out"
-
-# v LABEL TUNE OPTIONS [CASES [SIZES]]
-v() {
-  local label="$1" tune="$2" opts="$3" cases="${4:-$SMM}" sizes="${5:-$SIZES}"
-  echo "$label" | grep -Eq "$ONLY" || return 0
-  local t0=$SECONDS
-  CLREDUCE_TUNE="$tune" CLREDUCE_EXTRA_OPTIONS="$opts" timeout 120 "$B" bench --device "$DEV" \
-    --cases "$cases" --sizes "$sizes" --strategies auto 2>&1 |
-    awk '/exact sums against/ {t = 1; next} t && /-exact / {print; next} /panicked|MISMATCH|mismatch|wrong/ {print}' |
-    sed "s/^/$label | /" | tee -a "$out"
-  echo "$label | (tune [$tune] options [$opts]) $((SECONDS - t0)) s" | tee -a "$out"
-}
 
 # regs LABEL TUNE OPTIONS: clr_main's registers for exact f32 sum + min + max.
 regs() {

@@ -14,28 +14,14 @@
 # Env: DEV (NVIDIA), SIZES (2^20,2^24), ONLY (a grep -E on variant labels), TESTS (1: the exact
 # tests exact_tail:: and exact_spec::hot_loop after the variants).
 set -u
-export CLREDUCE_PROGRAM_CACHE=off
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-B=${CLREDUCE:-.gpu/clreduce}
-DEV=${DEV:-NVIDIA}
 SIZES=${SIZES:-2^20,2^24}
-ONLY=${ONLY:-.}
 F2="f32-sum,f32-sum-exact,f64-sum,f64-sum-exact"
 SMM="f32-sum-min-max,f32-sum-min-max-exact"
-out=${OUT:-/tmp}/xtail_ab.txt
-: > "$out"
-
-# v LABEL TUNE OPTIONS [CASES [SIZES]]
-v() {
-  local label="$1" tune="$2" opts="$3" cases="${4:-$F2}" sizes="${5:-$SIZES}"
-  echo "$label" | grep -Eq "$ONLY" || return 0
-  local t0=$SECONDS
-  CLREDUCE_TUNE="$tune" CLREDUCE_EXTRA_OPTIONS="$opts" timeout 120 "$B" bench --device "$DEV" \
-    --cases "$cases" --sizes "$sizes" --strategies auto 2>&1 |
-    awk '/exact sums against/ {t = 1; next} t && /-exact / {print; next} /panicked/ {print}' |
-    sed "s/^/$label | /" | tee -a "$out"
-  echo "$label | (tune [$tune] options [$opts]) $((SECONDS - t0)) s" | tee -a "$out"
-}
+OUT_NAME=xtail_ab.txt
+V_CASES="$F2"
+V_KEEP='panicked'
+. scripts/gpu/exact_ab_lib.sh
 
 # Round 1 (design/bench/2026-11-25-h200-session15-xtail.txt) ran base, diag-nofold (16),
 # diag-nomerge (1), diag-noflush (2), diag-nopub (4), diag-nolast (8), diag-nopub-nolast (12),
