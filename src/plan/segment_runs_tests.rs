@@ -119,17 +119,7 @@ fn warp_kernel_rule_by_mean_and_device() {
     let h = fixtures::nvidia_h200();
     let none = SegmentTune::default();
     let plan = |c: &DeviceCaps, mean: u64, bytes: u64, tune: SegmentTune| {
-        let req = SegmentRequest {
-            layout: SegmentLayout::Offsets,
-            segments: n / mean,
-            elements: n,
-            force: Some(SegmentAlgo::Runs),
-            tune,
-            longest: 0,
-            read_bytes: bytes,
-        };
-        let p = plan_segments(c, base(c, n), &req, None).unwrap();
-        let s = p.segment.unwrap();
+        let s = runs_reading(c, n, mean, bytes, tune).segment.unwrap();
         (s.warp, s.checks, s.lean)
     };
     for (mean, bytes, want) in [
