@@ -299,7 +299,7 @@ CLR_X_INLINE void VAR(clr_supd)(__global long* p, size_t e, VT x) {
 }
 #elif VXS == CLR_XS_PASS
 // Superaccumulators in global memory rounded by the span pass (decision 79) are limb-major
-// (decision 80): limb j of element e at p[j * VSPAN + e]. Updates of similar magnitude then hit
+// (decision 82): limb j of element e at p[j * VSPAN + e]. Updates of similar magnitude then hit
 // the same two or three limb planes, which stay in the L2 cache where element-major rows of
 // 8 L bytes each spread a large span's atomics over all of its memory, and the span pass reads
 // every plane coalesced. The kit's deposits (kernels/exact.cl CLR_X_DEPOSITS) instantiated for
