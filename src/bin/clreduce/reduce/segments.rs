@@ -132,6 +132,11 @@ fn layout(a: &ReduceArgs, file: Option<&input::FileInput>) -> CliResult<Layout> 
         if mean == 0 {
             return usage("--ragged 0: the mean segment length must be at least 1");
         }
+        if a.n == Some(0) {
+            return usage(format!(
+                "--ragged {mean} --n 0: no elements to cut into segments (--n must be at least 1)"
+            ));
+        }
         return Ok(Layout::Ragged(clreduce::check::ragged::ragged_offsets(
             a.n.unwrap_or(1_000_003),
             mean,
