@@ -5,6 +5,9 @@
 
 #if !VSPAN
 // ---- a scalar exact sum ------------------------------------------------------------------
+#ifndef CLR_XMTRY
+#define CLR_XMTRY 0
+#endif
 CLR_X_INLINE void VAR(clr_pre)(__local VA* lm, __local long* ls, __global VT* res, __global long* part) {
     for (uint j = (uint)get_local_id(0); j < VXLS; j += CLR_WG) ls[j] = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -27,6 +30,39 @@ CLR_X_INLINE VA VAR(clr_xwarp)(VA v, VX_PTR s, uint first) {
     }
     return v;
 }
+#endif
+
+#undef VX_XWARP
+#if VGS == CLR_GS_SG && CLR_SG_PTX && CLR_XMTRY && VXE == CLR_XE_E2D && !VX_BLOCKS
+// CLR_XMTRY 1 (an A/B switch through CLREDUCE_EXTRA_OPTIONS; decision 85): the warp's merge
+// first without deposits (the TwoSums of clr_x_merge_e2d, every residue ORed into a flag), then
+// a warp vote; a warp where some merge left a residue merges again from the same expansions
+// with clr_xwarp (exact, residues deposited). Without a residue the try's sums are the exact
+// merges, so the result is clr_xwarp's.
+CLR_X_INLINE VA VAR(clr_xwarp_try)(VA v, VX_PTR s, uint first) {
+    const uint lane = (uint)get_local_id(0) & 31u;
+    VA m = v;
+    uint bad = 0u;
+    for (uint off = first; off > 0; off >>= 1) {
+        union { VA v; uint u[sizeof(VA) / 4]; } a, b;
+        a.v = m;
+        for (uint w = 0; w < sizeof(VA) / 4; ++w)
+            asm volatile("shfl.sync.down.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=r"(b.u[w]) : "r"(a.u[w]), "r"(off));
+        if (lane < off) {
+            double t, u, r;
+            m.s = clr_x_two_sum_d(m.s, b.v.s, &t);
+            m.c = clr_x_two_sum_d(m.c, b.v.c, &u);
+            m.c = clr_x_two_sum_d(m.c, t, &r);
+            bad |= (uint)(u != 0.0) | (uint)(r != 0.0);
+        }
+    }
+    uint any;
+    asm volatile("{ .reg .pred p; setp.ne.u32 p, %1, 0; vote.sync.any.pred p, p, 0xffffffff; selp.u32 %0, 1, 0, p; }" : "=r"(any) : "r"(bad));
+    return any ? VAR(clr_xwarp)(v, s, first) : m;
+}
+#define VX_XWARP(v, s, first) VAR(clr_xwarp_try)(v, s, first)
+#elif VGS == CLR_GS_SG && CLR_SG_PTX
+#define VX_XWARP(v, s, first) VAR(clr_xwarp)(v, s, first)
 #endif
 
 // The work-group's expansions merged into work-item 0's (the others return partial merges).
@@ -53,22 +89,22 @@ CLR_X_INLINE VA VAR(clr_xgroup)(VA v, __local VA* lm, VX_PTR s) {
     return acc;
 #elif VGS == CLR_GS_SG && CLR_SG_PTX
     const uint lane = lid & 31u, warp = lid >> 5;
-    VA w = VAR(clr_xwarp)(v, s, 16u);
+    VA w = VX_XWARP(v, s, 16u);
     if (lane == 0) lm[warp] = w;
     barrier(CLK_LOCAL_MEM_FENCE);
     VA t = VAR(clr_identity)();
     if (warp == 0) {
         if (lane < CLR_WG / 32) t = lm[lane];
 #if VXTAIL == 0 || CLR_WG > 512
-        t = VAR(clr_xwarp)(t, s, 16u);
+        t = VX_XWARP(t, s, 16u);
 #elif CLR_WG > 256
-        t = VAR(clr_xwarp)(t, s, 8u);
+        t = VX_XWARP(t, s, 8u);
 #elif CLR_WG > 128
-        t = VAR(clr_xwarp)(t, s, 4u);
+        t = VX_XWARP(t, s, 4u);
 #elif CLR_WG > 64
-        t = VAR(clr_xwarp)(t, s, 2u);
+        t = VX_XWARP(t, s, 2u);
 #elif CLR_WG > 32
-        t = VAR(clr_xwarp)(t, s, 1u);
+        t = VX_XWARP(t, s, 1u);
 #endif
     }
     return t;
