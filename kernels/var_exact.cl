@@ -26,7 +26,8 @@
 // Rk_XTAIL (the plan's ExactPlan::tail, design/exact.md "The tail"): 0, work-item 0 of the
 // last work-group (or the extra pass) sums the published limbs into private arrays and rounds
 // them there; 1, the limbs are summed into local memory, one limb per work-item, and rounded in
-// place by work-item 0 (no private arrays in the kernel), and warp 0 merges the warps'
+// place by work-item 0, or for f64 results by the whole work-group (CLR_XPROUND, decision 85;
+// no private arrays in the kernel), and warp 0 merges the warps'
 // expansions in as many shuffle levels as there are warps; 2, also each work-group publishes
 // its superaccumulator without normalizing it (the planner's bound: every deposit of the launch
 // together within the 2^30 contributions of the superaccumulator the limbs are summed into).

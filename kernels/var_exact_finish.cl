@@ -306,7 +306,8 @@ CLR_X_INLINE ulong VAR(clr_xround_par)(__local long* ls, int P, int emin, int em
 // A scalar's clr_xround_into for the whole work-group (VXTAIL >= 1): work-item j sums limb j of
 // the `rows` published superaccumulators into ls (each slot read once and left at 0), then
 // work-item 0 adds the initial value and rounds ls in place into res[0] (raw mode: normalizes it
-// and writes the limbs). No private arrays; the limbs are read in parallel, or by work-item 0
+// and writes the limbs); with VX_PR (CLR_XPROUND's formats) every work-item rounds
+// (clr_xround_par) and work-item 0 stores the result. No private arrays; the limbs are read in parallel, or by work-item 0
 // alone where `serial` (the last work-group under CLR_SERIAL_FINISH: PoCL 3.x lost results of
 // a barrier in that region, src/caps/mod.rs Workarounds, and did here too: an exact f32 sum
 // beside an exact f64 sum came back as its initial value).
