@@ -26,7 +26,8 @@
 // Rk_XTAIL (the plan's ExactPlan::tail, design/exact.md "The tail"): 0, work-item 0 of the
 // last work-group (or the extra pass) sums the published limbs into private arrays and rounds
 // them there; 1, the limbs are summed into local memory, one limb per work-item, and rounded in
-// place by work-item 0 (no private arrays in the kernel), and warp 0 merges the warps'
+// place by work-item 0, or for f64 results by the whole work-group (CLR_XPROUND, decision 85;
+// no private arrays in the kernel), and warp 0 merges the warps'
 // expansions in as many shuffle levels as there are warps; 2, also each work-group publishes
 // its superaccumulator without normalizing it (the planner's bound: every deposit of the launch
 // together within the 2^30 contributions of the superaccumulator the limbs are summed into).
@@ -682,51 +683,3 @@ CLR_X_INLINE void VAR(clr_xround_into)(__global VT* res, __global ulong* raw, si
     }
     VAR(clr_xput)(res, raw, e, p);
 }
-
-// A scalar's clr_xround_into for the whole work-group (VXTAIL >= 1): work-item j sums limb j of
-// the `rows` published superaccumulators into ls (each slot read once and left at 0), then
-// work-item 0 adds the initial value and rounds ls in place into res[0] (raw mode: normalizes it
-// and writes the limbs). No private arrays; the limbs are read in parallel, or by work-item 0
-// alone where `serial` (the last work-group under CLR_SERIAL_FINISH: PoCL 3.x lost results of
-// a barrier in that region, src/caps/mod.rs Workarounds, and did here too: an exact f32 sum
-// beside an exact f64 sum came back as its initial value).
-#ifndef CLR_XTAIL_NOINLINE
-#define CLR_XTAIL_NOINLINE 0
-#endif
-// CLR_XTAIL_NOINLINE 1 (a -D switch for A/B runs): the last step out of line, so that its code
-// cannot change how the compiler treats the loop.
-#if CLR_XTAIL_NOINLINE
-static __attribute__((noinline)) void VAR(clr_xround_group)(
-#else
-CLR_X_INLINE void VAR(clr_xround_group)(
-#endif
-__global VT* res, __global ulong* raw, __global long* part, uint rows, int atomic_take, __local long* ls, int serial, int with_init) {
-    const uint lid = (uint)get_local_id(0);
-    for (uint j = serial ? (lid == 0 ? 0u : VXL) : lid; j < VXL; j += serial ? 1u : CLR_WG) {
-        long t = 0;
-        for (uint r = 0; r < rows; ++r) {
-            __global long* slot = part + (size_t)r * VXL + j;
-            if (atomic_take) {
-                t += atom_xchg((volatile __global long*)slot, 0L);
-            } else {
-                t += *slot;
-                *slot = 0;
-            }
-        }
-        ls[j] = t;
-    }
-    if (!serial) barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid == 0) {
-#if VXRAW
-        VX_L(clr_x_normalize)(ls);
-        __global long* out = (__global long*)raw;
-        for (uint j = 0; j < VXL; ++j) out[j] = ls[j];
-#else
-#if VINIT
-        if (with_init) VAR(clr_xadd_local)(ls, res[0]);
-#endif
-        res[0] = VAR(clr_xround_in_local)(ls);
-#endif
-    }
-}
-

@@ -5,6 +5,9 @@
 
 #if !VSPAN
 // ---- a scalar exact sum ------------------------------------------------------------------
+#ifndef CLR_XMTRY
+#define CLR_XMTRY 0
+#endif
 CLR_X_INLINE void VAR(clr_pre)(__local VA* lm, __local long* ls, __global VT* res, __global long* part) {
     for (uint j = (uint)get_local_id(0); j < VXLS; j += CLR_WG) ls[j] = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -27,6 +30,39 @@ CLR_X_INLINE VA VAR(clr_xwarp)(VA v, VX_PTR s, uint first) {
     }
     return v;
 }
+#endif
+
+#undef VX_XWARP
+#if VGS == CLR_GS_SG && CLR_SG_PTX && CLR_XMTRY && VXE == CLR_XE_E2D && !VX_BLOCKS
+// CLR_XMTRY 1 (an A/B switch through CLREDUCE_EXTRA_OPTIONS; decision 85): the warp's merge
+// first without deposits (the TwoSums of clr_x_merge_e2d, every residue ORed into a flag), then
+// a warp vote; a warp where some merge left a residue merges again from the same expansions
+// with clr_xwarp (exact, residues deposited). Without a residue the try's sums are the exact
+// merges, so the result is clr_xwarp's.
+CLR_X_INLINE VA VAR(clr_xwarp_try)(VA v, VX_PTR s, uint first) {
+    const uint lane = (uint)get_local_id(0) & 31u;
+    VA m = v;
+    uint bad = 0u;
+    for (uint off = first; off > 0; off >>= 1) {
+        union { VA v; uint u[sizeof(VA) / 4]; } a, b;
+        a.v = m;
+        for (uint w = 0; w < sizeof(VA) / 4; ++w)
+            asm volatile("shfl.sync.down.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=r"(b.u[w]) : "r"(a.u[w]), "r"(off));
+        if (lane < off) {
+            double t, u, r;
+            m.s = clr_x_two_sum_d(m.s, b.v.s, &t);
+            m.c = clr_x_two_sum_d(m.c, b.v.c, &u);
+            m.c = clr_x_two_sum_d(m.c, t, &r);
+            bad |= (uint)(u != 0.0) | (uint)(r != 0.0);
+        }
+    }
+    uint any;
+    asm volatile("{ .reg .pred p; setp.ne.u32 p, %1, 0; vote.sync.any.pred p, p, 0xffffffff; selp.u32 %0, 1, 0, p; }" : "=r"(any) : "r"(bad));
+    return any ? VAR(clr_xwarp)(v, s, first) : m;
+}
+#define VX_XWARP(v, s, first) VAR(clr_xwarp_try)(v, s, first)
+#elif VGS == CLR_GS_SG && CLR_SG_PTX
+#define VX_XWARP(v, s, first) VAR(clr_xwarp)(v, s, first)
 #endif
 
 // The work-group's expansions merged into work-item 0's (the others return partial merges).
@@ -53,27 +89,296 @@ CLR_X_INLINE VA VAR(clr_xgroup)(VA v, __local VA* lm, VX_PTR s) {
     return acc;
 #elif VGS == CLR_GS_SG && CLR_SG_PTX
     const uint lane = lid & 31u, warp = lid >> 5;
-    VA w = VAR(clr_xwarp)(v, s, 16u);
+    VA w = VX_XWARP(v, s, 16u);
     if (lane == 0) lm[warp] = w;
     barrier(CLK_LOCAL_MEM_FENCE);
     VA t = VAR(clr_identity)();
     if (warp == 0) {
         if (lane < CLR_WG / 32) t = lm[lane];
 #if VXTAIL == 0 || CLR_WG > 512
-        t = VAR(clr_xwarp)(t, s, 16u);
+        t = VX_XWARP(t, s, 16u);
 #elif CLR_WG > 256
-        t = VAR(clr_xwarp)(t, s, 8u);
+        t = VX_XWARP(t, s, 8u);
 #elif CLR_WG > 128
-        t = VAR(clr_xwarp)(t, s, 4u);
+        t = VX_XWARP(t, s, 4u);
 #elif CLR_WG > 64
-        t = VAR(clr_xwarp)(t, s, 2u);
+        t = VX_XWARP(t, s, 2u);
 #elif CLR_WG > 32
-        t = VAR(clr_xwarp)(t, s, 1u);
+        t = VX_XWARP(t, s, 1u);
 #endif
     }
     return t;
 #else
 #error "clreduce: an exact sum's work-group step is tree or PTX sg-reduce"
+#endif
+}
+
+// ---- the rounding by the whole work-group (CLR_XPROUND, decision 85) ------------------------
+// The serial rounding (clr_x_round_in_l_F, kernels/exact.cl) walks the D limbs twice in local
+// memory (carry pass, borrow pass) and again for the top digit and the sticky bit: one
+// work-item, about 3 local-memory round trips per limb (f64: D = 68). Here every work-item takes
+// the limbs j = lid, lid + CLR_WG, ... and the walk becomes a few steps separated by barriers:
+//  1. w_j = lo32(a_j) + (a_{j-1} >> 32) (the top limb keeps its high part): w_j in
+//     [-2^30, 2^32 + 2^30) for limbs within +-2^62 (the carry-save bound).
+//  2. x_j = lo32(w_j) + (w_{j-1} >> 32): the carry is -1, 0 or 1, x_j in [-1, 2^32].
+//  3. The carries left: c_j into digit j, c_0 = 0, c_{j+1} = floor((x_j + c_j) / 2^32), again
+//     -1, 0 or 1. Only a digit x = -1 or 2^32 starts one (the others pass one on at most: 0 a
+//     -1, 2^32 - 1 a +1): where no digit does (a vote), every c_j is 0. Otherwise a scan of
+//     the digits' carry maps (c -> floor((x + c) / 2^32) on {-1, 0, 1}, three bytes: composable)
+//     in ceil(log2(D - 1)) Hillis-Steele levels gives every c_j.
+//  4. The digits m_j = lo32(x_j + c_j), the top T = x_{D-1} + c_{D-1} (signed): the value is
+//     T * 2^(32 (D-1)) + sum m_j 2^(32 j), the same digits as the serial carry pass.
+//  5. A negative value's magnitude: k the lowest nonzero digit (a local atomic min), m_j for
+//     j < k stay 0, m_k becomes 2^32 - m_k, the digits above 2^32 - 1 - m_j, and T becomes
+//     -T - 1 (-T where no digit is nonzero): the serial borrow pass's digits.
+//  6. The top nonzero digit t (a local atomic max); work-item 0 rounds from digits t, t - 1,
+//     t - 2 and the sticky bit (k below the round bit's digit) exactly as the serial code does.
+// The counters (specials) are read first by every work-item. Every work-item must call it (it
+// has barriers), after a barrier that made ls's limbs visible; work-item 0 gets the bits.
+#ifndef CLR_XPR_ONCE
+#define CLR_XPR_ONCE
+// x's carry map: byte i (i = 0, 1, 2 for c = -1, 0, 1) is floor((x + c) / 2^32) + 1.
+CLR_X_INLINE uint clr_xpr_map(long x) {
+    return (uint)(((x - 1) >> 32) + 1) | ((uint)((x >> 32) + 1) << 8) |
+           ((uint)(((x + 1) >> 32) + 1) << 16);
+}
+// f first, then g.
+CLR_X_INLINE uint clr_xpr_then(uint f, uint g) {
+    return ((g >> (8u * (f & 0xffu))) & 0xffu) | (((g >> (8u * ((f >> 8) & 0xffu))) & 0xffu) << 8) |
+           (((g >> (8u * ((f >> 16) & 0xffu))) & 0xffu) << 16);
+}
+#endif
+
+#if !VXRAW
+// The digits D, and per work-item.
+#if VXF == 32
+#define VXPR_D CLR_X32_D
+#define VXPR_B CLR_X32_B
+#else
+#define VXPR_D CLR_X64_D
+#define VXPR_B CLR_X64_B
+#endif
+#define VXPR_N ((VXPR_D + CLR_WG - 1) / CLR_WG)
+CLR_X_INLINE ulong VAR(clr_xround_par)(__local long* ls, int P, int emin, int emax, ulong nan,
+                                       ulong inf, ulong sgn) {
+    const uint lid = (uint)get_local_id(0);
+    const long M = 0xffffffffL;
+    const long cn = ls[VXPR_D], cp = ls[VXPR_D + 1], cm = ls[VXPR_D + 2];
+    long x[VXPR_N];
+    // 1: w (ls[VXPR_D] becomes the vote, ls[VXPR_D + 1] the two indices k and t).
+    for (uint i = 0; i < VXPR_N; ++i) {
+        const uint j = lid + i * CLR_WG;
+        if (j < VXPR_D) {
+            const long a = ls[j], b = j ? ls[j - 1] : 0;
+            x[i] = (j < VXPR_D - 1 ? (a & M) : a) + (b >> 32);
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    __local int* kt = (__local int*)(ls + VXPR_D + 1);
+    for (uint i = 0; i < VXPR_N; ++i) {
+        const uint j = lid + i * CLR_WG;
+        if (j < VXPR_D) ls[j] = x[i];
+    }
+    if (lid == 0) {
+        ls[VXPR_D] = 0;
+        kt[0] = 0x7fffffff;
+        kt[1] = -1;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    // 2: x, and the vote for a carry left.
+    __local int* vote = (__local int*)(ls + VXPR_D);
+    for (uint i = 0; i < VXPR_N; ++i) {
+        const uint j = lid + i * CLR_WG;
+        if (j < VXPR_D) {
+            const long w = x[i], b = j ? ls[j - 1] : 0;
+            x[i] = (j < VXPR_D - 1 ? (w & M) : w) + (b >> 32);
+            if (j < VXPR_D - 1 && (x[i] < 0 || x[i] > M)) atomic_or(vote, 1);
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (cn > 0 || (cp > 0 && cm > 0)) return nan;
+    if (cp > 0) return inf;
+    if (cm > 0) return sgn | inf;
+    long c[VXPR_N];
+    for (uint i = 0; i < VXPR_N; ++i) c[i] = 0;
+    if (*vote != 0)
+    {
+        // 3: the scan of the carry maps of digits 0 .. D-2 in ls (as uints in the longs).
+        uint f[VXPR_N];
+        for (uint i = 0; i < VXPR_N; ++i) {
+            const uint j = lid + i * CLR_WG;
+            f[i] = j < VXPR_D - 1 ? clr_xpr_map(x[i]) : 0u;
+            if (j < VXPR_D - 1) ls[j] = f[i];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint off = 1; off < VXPR_D - 1; off <<= 1) {
+            for (uint i = 0; i < VXPR_N; ++i) {
+                const uint j = lid + i * CLR_WG;
+                if (j < VXPR_D - 1 && j >= off) f[i] = clr_xpr_then((uint)ls[j - off], f[i]);
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            for (uint i = 0; i < VXPR_N; ++i) {
+                const uint j = lid + i * CLR_WG;
+                if (j < VXPR_D - 1) ls[j] = f[i];
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        // c_j = (the maps of digits 0 .. j-1)(0).
+        for (uint i = 0; i < VXPR_N; ++i) {
+            const uint j = lid + i * CLR_WG;
+            if (j >= 1 && j < VXPR_D) c[i] = (long)(((uint)ls[j - 1] >> 8) & 0xffu) - 1;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    // 4: the digits and the top; k, the lowest nonzero digit below the top.
+    for (uint i = 0; i < VXPR_N; ++i) {
+        const uint j = lid + i * CLR_WG;
+        if (j < VXPR_D - 1) {
+            x[i] = (x[i] + c[i]) & M;
+            ls[j] = x[i];
+            if (x[i] != 0) atomic_min(kt, (int)j);
+        } else if (j == VXPR_D - 1) {
+            x[i] += c[i];
+            ls[VXPR_D + 2] = x[i];  // the top for every work-item (digit D-1 changes in 5)
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int neg = ls[VXPR_D + 2] < 0;
+    const int k = kt[0];
+    // 5: the magnitude; t, the top nonzero digit.
+    for (uint i = 0; i < VXPR_N; ++i) {
+        const uint j = lid + i * CLR_WG;
+        if (j < VXPR_D - 1) {
+            if (neg && (int)j >= k) {
+                x[i] = ((int)j == k ? 0x100000000L : M) - x[i];
+                ls[j] = x[i];
+            }
+            if (x[i] != 0) atomic_max(kt + 1, (int)j);
+        } else if (j == VXPR_D - 1) {
+            const ulong tm = neg ? (0UL - (ulong)x[i]) - (ulong)(k < VXPR_D - 1) : (ulong)x[i];
+            ls[j] = (long)(tm & 0xffffffffUL);
+            ls[j + 1] = (long)(tm >> 32);
+            if (tm >> 32) {
+                atomic_max(kt + 1, (int)j + 1);
+            } else if (tm) {
+                atomic_max(kt + 1, (int)j);
+            }
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid != 0) return 0;
+    // 6: work-item 0 rounds (kernels/exact.cl CLR_X_ROUND_STEPS from its search for the top).
+    const int t = kt[1];
+    ls[VXPR_D + 1] = 0;
+    ls[VXPR_D + 2] = 0;
+    if (t < 0) return 0;  // an exact zero is +0
+    __local ulong* m = (__local ulong*)ls;
+    int p = 32 * t + 63 - (int)clz(m[t]);
+    int s = max(p - (P - 1), emin - P + 1 - VXPR_B);
+    ulong mant;
+    if (s <= 0) {
+        mant = CLR_CAT(clr_x_bits_l, VX_SUF)(m, 0, p + 1) << (-s);
+    } else {
+        mant = CLR_CAT(clr_x_bits_l, VX_SUF)(m, s, p - s + 1);
+        const ulong rbit = CLR_CAT(clr_x_bits_l, VX_SUF)(m, s - 1, 1);
+        const int jb = (s - 1) >> 5, rb = (s - 1) & 31;
+        int sticky = rb ? ((m[jb] & ((1UL << rb) - 1UL)) != 0) : 0;
+        // Digits below jb: k, or (k is only below the top digit) digit D-1 where jb is D.
+        sticky |= k < jb;
+        if (jb > VXPR_D - 1) sticky |= m[VXPR_D - 1] != 0;
+        if (rbit && (sticky || (mant & 1UL))) {
+            ++mant;
+            if (mant == (1UL << P)) {
+                mant >>= 1;
+                ++s;
+            }
+        }
+    }
+    const ulong sign = neg ? sgn : 0UL;
+    if (mant >= (1UL << (P - 1)) && VXPR_B + s + P - 1 > emax) return sign | inf;
+    return sign | (((ulong)(VXPR_B + s - (emin - P + 1)) << (P - 1)) + mant);
+}
+#undef VXPR_N
+#undef VXPR_D
+#undef VXPR_B
+#endif
+
+// A scalar's clr_xround_into for the whole work-group (VXTAIL >= 1): work-item j sums limb j of
+// the `rows` published superaccumulators into ls (each slot read once and left at 0), then
+// work-item 0 adds the initial value and rounds ls in place into res[0] (raw mode: normalizes it
+// and writes the limbs); with VX_PR (CLR_XPROUND's formats) every work-item rounds
+// (clr_xround_par) and work-item 0 stores the result. No private arrays; the limbs are read in parallel, or by work-item 0
+// alone where `serial` (the last work-group under CLR_SERIAL_FINISH: PoCL 3.x lost results of
+// a barrier in that region, src/caps/mod.rs Workarounds, and did here too: an exact f32 sum
+// beside an exact f64 sum came back as its initial value).
+#ifndef CLR_XTAIL_NOINLINE
+#define CLR_XTAIL_NOINLINE 0
+#endif
+// CLR_XPROUND (an A/B switch through CLREDUCE_EXTRA_OPTIONS), a mask of the result formats
+// whose work-group form rounds with every work-item (clr_xround_par above): 1 f32, 2 f64; the
+// others round by work-item 0 alone (clr_x_round_in_l_F). Never under CLR_SERIAL_FINISH (PoCL
+// 3.x lost the result of such a region's barriers in the extra pass too: an exact f32 sum
+// beside an exact f64 sum came back as its initial value) nor in raw mode (no rounding).
+#ifndef CLR_XPROUND
+#define CLR_XPROUND 2
+#endif
+#undef VX_PR
+#if ((VXF == 32 && (CLR_XPROUND & 1)) || (VXF == 64 && (CLR_XPROUND & 2))) && !VXRAW && \
+    !VSPAN && !CLR_SERIAL_FINISH
+#define VX_PR 1
+#else
+#define VX_PR 0
+#endif
+// CLR_XTAIL_NOINLINE 1 (a -D switch for A/B runs): the last step out of line, so that its code
+// cannot change how the compiler treats the loop.
+#if CLR_XTAIL_NOINLINE
+static __attribute__((noinline)) void VAR(clr_xround_group)(
+#else
+CLR_X_INLINE void VAR(clr_xround_group)(
+#endif
+__global VT* res, __global ulong* raw, __global long* part, uint rows, int atomic_take, __local long* ls, int serial, int with_init) {
+    const uint lid = (uint)get_local_id(0);
+    for (uint j = serial ? (lid == 0 ? 0u : VXL) : lid; j < VXL; j += serial ? 1u : CLR_WG) {
+        long t = 0;
+        for (uint r = 0; r < rows; ++r) {
+            __global long* slot = part + (size_t)r * VXL + j;
+            if (atomic_take) {
+                t += atom_xchg((volatile __global long*)slot, 0L);
+            } else {
+                t += *slot;
+                *slot = 0;
+            }
+        }
+        ls[j] = t;
+    }
+    if (!serial) barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0) {
+#if VXRAW
+        VX_L(clr_x_normalize)(ls);
+        __global long* out = (__global long*)raw;
+        for (uint j = 0; j < VXL; ++j) out[j] = ls[j];
+#else
+#if VINIT
+        if (with_init) VAR(clr_xadd_local)(ls, res[0]);
+#endif
+#if VX_PR
+        if (serial)
+#endif
+            res[0] = VAR(clr_xround_in_local)(ls);
+#endif
+    }
+#if VX_PR
+    if (serial) return;
+    barrier(CLK_LOCAL_MEM_FENCE);
+#if VXF == 32
+    const uint bits = (uint)VAR(clr_xround_par)(ls, 24, -126, 127, 0x7fc00000UL, 0x7f800000UL,
+                                                0x80000000UL);
+    if (lid == 0) res[0] = as_float(bits);
+#else
+    const ulong bits = VAR(clr_xround_par)(ls, 53, -1022, 1023, 0x7ff8000000000000UL,
+                                           0x7ff0000000000000UL, 0x8000000000000000UL);
+    if (lid == 0) res[0] = as_double(bits);
+#endif
 #endif
 }
 

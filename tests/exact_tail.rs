@@ -462,3 +462,92 @@ fn lazy_finish_decides_from_the_expansions() {
     }
     tally.finish();
 }
+
+/// Sums whose superaccumulator carries or borrows across many limbs: a large value and a tiny
+/// one of the other sign (a run of ones between them), their negations (a negative sum: the
+/// borrow reaches the top digit), ties and near ties at the ends of such runs, values at both
+/// ends of the format. Each case's elements sit in different work-groups among cancelling pairs.
+fn carry_chains(f64: bool) -> Vec<Vec<f64>> {
+    let p = |e: i32| 2f64.powi(e);
+    let (hi, lo, u) = if f64 {
+        (1000, -1060, p(-53))
+    } else {
+        (120, -140, p(-24))
+    };
+    vec![
+        vec![p(hi), -p(lo)],
+        vec![-p(hi), p(lo)],
+        vec![p(hi), -p(lo), -p(lo)],
+        vec![p(hi) * (1.0 + 2.0 * u), p(hi) * u, -p(lo)],
+        vec![p(hi) * (1.0 + 2.0 * u), -p(hi) * u, p(lo)],
+        vec![-p(hi) * (1.0 + 2.0 * u), -p(hi) * u, p(lo)],
+        vec![p(hi), p(hi - 30), -p(hi - 30), -p(lo), p(lo + 1)],
+        vec![1.0, -p(lo), p(hi), -p(hi)],
+        vec![-1.0, p(lo), -u, u * 0.5],
+        vec![p(40), -p(-40), -p(40)],
+        vec![p(lo), -p(lo + 40)],
+    ]
+}
+
+/// The last step's rounding by the work-group (kernels/var_exact.cl clr_xround_par, decision
+/// 85; Intel and Oclgrind here: PoCL rounds serially): sums whose limbs carry and borrow across
+/// the whole superaccumulator (carry_chains) and the lazy test's hand-made cases, each
+/// (negated for every other seed) scattered over an nd_range of many work-groups among
+/// cancelling pairs, after an initial value; bit for bit against the host under the lean tail
+/// with the atomic, last-group and extra-pass steps.
+#[test]
+fn group_rounding_resolves_carries() {
+    let mut tally = Tally::new("exact_tail::group_rounding_resolves_carries");
+    for q in queues() {
+        let _serial = sim_lock(q.device());
+        let dev = short(q.device());
+        let sim = q.device().is_simulator();
+        let local = if sim { 16 } else { 64 }.min(q.caps().max_local_1d());
+        let groups = if sim { 6 } else { 24 };
+        let n = local * groups;
+        for f64 in [false, true] {
+            if f64 && !q.caps().fp64 {
+                tally.skip(&dev, "f64", "no fp64 on the device");
+                continue;
+            }
+            let mut rng = Rng(0x85c0 + f64 as u64);
+            let cases = [carry_chains(f64), crafted(f64)].concat();
+            for (ci, case) in cases.into_iter().enumerate() {
+                let sign = if ci % 2 == 1 { -1.0 } else { 1.0 };
+                let mut xs: Vec<f64> = case.iter().map(|v| v * sign).collect();
+                while xs.len() + 1 < n {
+                    let v = (1 + rng.below(16)) as f64 * 0.25;
+                    xs.extend([v, -v]);
+                }
+                xs.resize(n, 0.0);
+                for j in (1..n).rev() {
+                    xs.swap(j, rng.below(j as u64 + 1) as usize);
+                }
+                let init = [0.0, -0.0, 0.25, -1.5][rng.below(4) as usize];
+                let form: Form = NdRange::new(n as u64, local).into();
+                let strategies: &[&str] = if sim { &["auto"] } else { &STRATEGIES };
+                for &strategy in strategies {
+                    let label = format!("case {ci} {strategy} init {init:e}");
+                    let o = if f64 {
+                        let want = sum_f64(&[&[init][..], &xs].concat()).to_bits();
+                        let got = run(q, &xs, init, form, opts(ExactTail::Lean, strategy), |v| {
+                            v.to_bits()
+                        });
+                        outcome(got, want, ExactTail::Lean)
+                    } else {
+                        let d: Vec<f32> = xs.iter().map(|&v| v as f32).collect();
+                        let i = init as f32;
+                        let want = sum_f32(&[&[i][..], &d].concat()).to_bits() as u64;
+                        let got = run(q, &d, i, form, opts(ExactTail::Lean, strategy), |v| {
+                            v.to_bits() as u64
+                        });
+                        outcome(got, want, ExactTail::Lean)
+                    };
+                    let ty = if f64 { "f64" } else { "f32" };
+                    tally.record(&dev, &format!("{ty} {label}"), o);
+                }
+            }
+        }
+    }
+    tally.finish();
+}
