@@ -132,7 +132,35 @@ pub(super) fn runs_warp_on(caps: &DeviceCaps, req: &SegmentRequest, mean: u64) -
         && caps.warp_shuffle_ptx
         && mean <= longest
         && req.read_bytes > 0;
-    req.tune.warp.map_or(rule, |w| w > 0)
+    // A forced register scan kernel (decision 84) walks the warp kernel's ranges.
+    req.tune
+        .warp
+        .map_or(rule || req.tune.wscan == Some(true), |w| w > 0)
+}
+
+/// Whether the warp kernel's ranges are walked by the register scan kernel
+/// (`SegmentPlan::wscan`, kernels/segment_scan.cl, decision 84; `wscan=0|1` overrides): each
+/// element combined once in registers, the offsets read in order, the runs joined by a
+/// segmented scan over the warp. Not the rule anywhere yet (forced only).
+pub(super) fn runs_wscan(_caps: &DeviceCaps, req: &SegmentRequest, _mean: u64) -> bool {
+    req.tune.wscan.unwrap_or(false)
+}
+
+/// The register scan kernel's local memory (kernels/segment_scan.cl) beside the trees: per
+/// warp of `ws` work-items, three start masks (a bit per element of a sub-tile of
+/// `ws * per_item`) and two lists of segment numbers (4 bytes per element); without PTX
+/// shuffles (`ws` the work-group) the scan's slots (the accumulators' bytes and 4 per
+/// work-item and one), two counts and two longs.
+pub(super) fn wscan_local(local: usize, ws: u64, per_item: u64, acc: usize) -> u64 {
+    let (l, t) = (local as u64, ws * per_item);
+    let warps = l / ws.max(1);
+    let per_warp = 12 * t.div_ceil(32) + 8 * t;
+    let portable = if ws >= l {
+        (acc as u64 + 4) * (l + 1) + 8 + 16
+    } else {
+        0
+    };
+    warps * per_warp + portable
 }
 
 /// The warp kernel's range per warp (the plan's tile): whole sub-tiles of `ws * per_item`
@@ -151,9 +179,17 @@ pub(super) fn warp_ranges(
 }
 
 /// What `runs`' switches add to the plan's geometry reason (`explain`).
-pub(super) fn runs_notes(scan: bool, lean: bool, pre: bool, checks: bool, warp: u64) -> String {
+pub(super) fn runs_notes(
+    scan: bool,
+    lean: bool,
+    pre: bool,
+    checks: bool,
+    (warp, wscan): (u64, bool),
+) -> String {
     let mut s = String::new();
-    if warp > 0 {
+    if wscan {
+        s += &format!("; register scan kernel: warps of {warp} work-items, each its own range of sub-tiles, every element combined once in registers, the offsets read in order, the runs joined by a segmented scan over the warp (forced)");
+    } else if warp > 0 {
         s += &format!("; warp kernel: barriers over {warp} work-items, each its own range of sub-tiles walked as the lean kernel's runs, the segments cut between them joined in the first pass (GPUs with PTX warp barriers: mean length 64 and less, 16 with 8-byte reads)");
     }
     if scan {
