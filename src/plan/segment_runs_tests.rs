@@ -230,3 +230,55 @@ fn runs_work_items_and_checks_follow_the_rules() {
         assert!(get(&c, 256, 4, forced_checks).2, "{name}");
     }
 }
+
+fn wscan(on: bool) -> SegmentTune {
+    SegmentTune {
+        wscan: Some(on),
+        ..SegmentTune::default()
+    }
+}
+
+/// The register scan kernel forced (decision 84): the warp kernel's ranges and warps (32 on the
+/// H200, the work-group elsewhere), not the lean kernel's walk, its own local memory (masks and
+/// segment numbers per warp, the scan's slots without PTX shuffles), named by `explain`;
+/// `wscan=0` leaves the warp kernel as it was.
+#[test]
+fn wscan_forced_takes_the_warp_ranges() {
+    let n = 1u64 << 28;
+    let h = fixtures::nvidia_h200();
+    let sp = |p: &Plan| p.segment.clone().unwrap();
+    for mean in [1, 16, 64, 256, 4096] {
+        let p = runs(&h, n, mean, wscan(true));
+        let s = sp(&p);
+        assert_eq!((p.local, s.warp, s.wscan, s.lean), (128, 32, true, false));
+        assert_eq!(s.per_item, 16, "mean {mean}");
+        assert_eq!(
+            (s.tile, p.groups),
+            warp_ranges(n, (128, 32, 16), h.compute_units as u64 * 32)
+        );
+        assert!(p.to_string().contains("register scan kernel: warps of 32"));
+        assert!(!p.to_string().contains("warp kernel: barriers"));
+    }
+    let off = sp(&runs(&h, n, 16, wscan(false)));
+    assert_eq!((off.warp, off.wscan, off.lean), (32, false, true));
+    for (name, c) in fixtures::all() {
+        let p = runs(&c, n >> 8, 16, wscan(true));
+        let s = sp(&p);
+        let ws = if c.warp_shuffle_ptx && p.local > 32 {
+            32
+        } else {
+            p.local as u64
+        };
+        assert_eq!((s.warp, s.wscan), (ws, true), "{name}");
+        assert!(
+            p.local_bytes >= wscan_local(p.local, ws, s.per_item, 4),
+            "{name}"
+        );
+    }
+    // Per warp: 3 masks and 2 lists of segment numbers; the portable form's scan slots.
+    assert_eq!(wscan_local(128, 32, 16, 4), 4 * (12 * 16 + 8 * 512));
+    assert_eq!(
+        wscan_local(64, 64, 16, 8),
+        12 * 32 + 8 * 1024 + 12 * 65 + 24
+    );
+}
