@@ -190,10 +190,11 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
             const uint clr_rl = clr_p0 >= clr_cnt ? 0u
                                 : (clr_cnt - clr_p0 < CLR_SEG_E ? clr_cnt - clr_p0 : CLR_SEG_E);
 #if CLR_VEC > 1
-            // 1. the run's loads first (whole aligned runs)
+            // 1. the run's loads first (whole aligned runs). The portable form loads them in the
+            // walk: PoCL (pthread) lost these registers across the count loop's barrier.
             const int clr_whole = clr_rl == CLR_SEG_E && clr_i0 % CLR_VEC == 0;
             CLR_CSLOTS(CLR_CPDECL)
-            if (clr_whole) {
+            if (CLR_CPTX && clr_whole) {
                 CLR_CSLOTS(CLR_CPLOAD)
             }
 #endif
@@ -246,6 +247,9 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
             CLR_FOR_VARS(CLR_SRESET)
 #if CLR_VEC > 1
             if (clr_whole) {
+                if (!CLR_CPTX) {
+                    CLR_CSLOTS(CLR_CPLOAD)
+                }
                 CLR_CSLOTS(CLR_CPWALK)
             } else
 #endif
