@@ -11,11 +11,13 @@
 # Built here with `bash scripts/gpu.sh build`; run there with
 #   bash scripts/gpu.sh run cmd bash scripts/gpu/csr5_ab.sh
 # Env: DEV (NVIDIA), LG (28), REPS (20), ROUNDS (2), ONLY (grep -E on variant labels),
-# STOP_AT (seconds; later variants are skipped past it, 360), CSR5_CALL (1 or 2), SASS (1).
+# STOP_AT (seconds; later variants are skipped past it, 360), CSR5_CALL (1 or 2), SASS (1),
+# K_OLD (call 2: the first form's kernels, `git archive csr5-v1 kernels` into .gpu/k-old).
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 ROUNDS=${ROUNDS:-2}
 STOP_AT=${STOP_AT:-360}
 CALL=${CSR5_CALL:-1}
+K_OLD=${K_OLD:-$PWD/.gpu/k-old}
 OUT_NAME=csr5_ab.txt
 SUM_NAME=csr5_sum.txt
 . scripts/gpu/seg_ab_lib.sh
@@ -49,8 +51,16 @@ for round in $(seq 1 "$ROUNDS"); do
     vs wsL64 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=wscan=1,local=64 -- ragged-16 ragged-64 ragged-256
   fi
   if [ "$CALL" = 2 ]; then
-    vs new SEGBENCH_PLANS=auto -- ragged-16 ragged-64 ragged-256 ragged-1024 ragged-65536 rows-2^24x16
-    vs old SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=wscan=0 -- ragged-16 ragged-64 ragged-256 ragged-1024 ragged-65536 rows-2^24x16
+    # The rule after call 1 (the scan kernel's second form: the segments that end in their
+    # run stored after the walk by their markers; 64 work-items; the checks below mean 256)
+    # against the same rule with call 1's kernel (K_OLD, kernels of csr5-v1), the rules before
+    # (wscan=0), 128 work-items, and the checks the other way.
+    vs new SEGBENCH_PLANS=auto -- $R5
+    vs v1 SEGBENCH_PLANS=auto CLREDUCE_KERNELS=$K_OLD -- $R5
+    vs old SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=wscan=0 -- $R5
+    vs new128 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=local=128 -- ragged-16 ragged-256 ragged-1024 ragged-4096
+    vs newck1 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=checks=1 -- ragged-256 ragged-1024 ragged-4096
+    vs newck0 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=checks=0 -- ragged-16 ragged-64
   fi
 done
 round=1
@@ -62,6 +72,11 @@ if [ "$CALL" = 1 ]; then
   VLG=$((LG - 1)) vs f64-ws SEGBENCH_TYPE=f64 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=wscan=1 -- ragged-16 ragged-64 ragged-256
 fi
 if [ "$CALL" = 2 ]; then
+  # Past the rule (16384: runs, 65536: its plan) and rows: the scan kernel forced, and the
+  # rules before, so that nothing else moved.
+  vs far-new SEGBENCH_PLANS=auto -- ragged-16384 ragged-65536 rows-2^24x16
+  vs far-old SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=wscan=0 -- ragged-16384 ragged-65536 rows-2^24x16
+  vs far-ws SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=wscan=1 -- ragged-16384 ragged-65536
   vs i32-new SEGBENCH_TYPE=i32 SEGBENCH_PLANS=auto -- ragged-16 ragged-64 ragged-256
   vs i32-old SEGBENCH_TYPE=i32 SEGBENCH_PLANS=auto CLREDUCE_SEGMENT_TUNE=wscan=0 -- ragged-16 ragged-64 ragged-256
   VLG=$((LG - 1)) vs f64-new SEGBENCH_TYPE=f64 SEGBENCH_PLANS=auto -- ragged-16 ragged-64 ragged-256

@@ -53,7 +53,7 @@ one() {
   done
 }
 
-one lean warp=0 16
-one warp warp=1,checks=1 16
+one lean warp=0,wscan=0 16
+one warp warp=1,checks=1,wscan=0 16
 one wscan wscan=1,checks=1 16
 one wscan-split wscan=1,checks=0 16

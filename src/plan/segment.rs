@@ -164,7 +164,9 @@ pub fn plan_segments(
     let scan = algo == SegmentAlgo::Runs && g.warp == 0 && runs_scan(req, mean);
     let pre = algo == SegmentAlgo::Runs && vec > 1 && runs_pre(req, mean, g.lean, g.warp);
     let checks =
-        algo == SegmentAlgo::Runs && vec > 1 && runs_checks(caps, req, (g.lean, g.warp > 0), pre);
+        algo == SegmentAlgo::Runs
+            && vec > 1
+            && runs_checks(caps, req, (g.lean, g.warp > 0, g.wscan), (pre, mean));
     base.geometry_reason += &runs_notes(scan, g.lean, pre, checks, (g.warp, g.wscan));
     base.segment = Some(SegmentPlan {
         layout: req.layout,

@@ -52,7 +52,8 @@ pub(super) fn runs_work_items(
     vectors: bool,
 ) -> usize {
     let warp = runs_warp_on(caps, req, mean);
-    if vectors && (256..=4096).contains(&mean) && runs_pre(req, mean, false, 0) && !warp {
+    let wscan = warp && runs_wscan(caps, req, mean);
+    if wscan || vectors && (256..=4096).contains(&mean) && runs_pre(req, mean, false, 0) && !warp {
         64
     } else {
         128
@@ -71,14 +72,20 @@ pub(super) fn runs_work_items(
 /// the checks with them together were not measured (scripts/gpu/csr3_ab.sh's second call).
 /// One path per load keeps a warp's work-items together where the split path diverges.
 /// The warp kernel (decision 81) takes them on GPUs without the early loads.
+/// The register scan kernel (decision 84) takes them below mean 256 and not from 256 on.
 pub(super) fn runs_checks(
     caps: &DeviceCaps,
     req: &SegmentRequest,
-    (lean, warp): (bool, bool),
-    pre: bool,
+    (lean, warp, wscan): (bool, bool, bool),
+    (pre, mean): (bool, u64),
 ) -> bool {
     let gpu = caps.kind == DeviceKind::Gpu;
-    req.tune.checks.unwrap_or(gpu && (!lean || warp) && !pre)
+    let rule = if wscan {
+        gpu && mean < 256
+    } else {
+        gpu && (!lean || warp) && !pre
+    };
+    req.tune.checks.unwrap_or(rule)
 }
 
 /// `runs`: whether the lean kernel runs (`SegmentPlan::lean`, `CLR_RUNS_LEAN`, decision 72):
@@ -132,29 +139,41 @@ pub(super) fn runs_warp_on(caps: &DeviceCaps, req: &SegmentRequest, mean: u64) -
         && caps.warp_shuffle_ptx
         && mean <= longest
         && req.read_bytes > 0;
-    // A forced register scan kernel (decision 84) walks the warp kernel's ranges.
+    // The register scan kernel (decision 84) walks the warp kernel's ranges.
     req.tune
         .warp
-        .map_or(rule || req.tune.wscan == Some(true), |w| w > 0)
+        .map_or(rule || runs_wscan(caps, req, mean), |w| w > 0)
 }
 
 /// Whether the warp kernel's ranges are walked by the register scan kernel
 /// (`SegmentPlan::wscan`, kernels/segment_scan.cl, decision 84; `wscan=0|1` overrides): each
 /// element combined once in registers, the offsets read in order, the runs joined by a
-/// segmented scan over the warp. Not the rule anywhere yet (forced only).
-pub(super) fn runs_wscan(_caps: &DeviceCaps, req: &SegmentRequest, _mean: u64) -> bool {
-    req.tune.wscan.unwrap_or(false)
+/// segmented scan over the warp. On GPUs with PTX warp shuffles where the body reads at `[i]`,
+/// at mean lengths up to 4096. H200, 2^28 f32, heavy-tailed CSR, medians of two interleaved
+/// rounds (design/bench/2026-11-25-h200-session18-csr5.txt, call 1, the first form: the walk
+/// storing the segments that end in its run): means 16 / 64 / 256 / 1024 / 4096 470.8 /
+/// 357.2 / 318.4 / 296.1 / 285.1 us against the rules' 480.8 / 428.3 / 386.9 / 334.8 / 318.0;
+/// with 64 work-items 456.8 / 347.6 / 311.9 at 16 / 64 / 256; i32 471.9 / 358.5 / 318.8
+/// against 480.3 / 426.8 / 387.3; f64 (2^27) 388.8 / 346.8 / 318.7 against 447.2 / 406.9 /
+/// 375.1.
+pub(super) fn runs_wscan(caps: &DeviceCaps, req: &SegmentRequest, mean: u64) -> bool {
+    let rule = caps.kind == DeviceKind::Gpu
+        && caps.warp_shuffle_ptx
+        && req.read_bytes > 0
+        && mean <= 4096;
+    req.tune.wscan.unwrap_or(rule)
 }
 
 /// The register scan kernel's local memory (kernels/segment_scan.cl) beside the trees: per
 /// warp of `ws` work-items, three start masks (a bit per element of a sub-tile of
-/// `ws * per_item`) and two lists of segment numbers (4 bytes per element); without PTX
+/// `ws * per_item`), two lists of segment numbers (4 bytes per element) and the walk's
+/// pieces (the accumulators' bytes per element); without PTX
 /// shuffles (`ws` the work-group) the scan's slots (the accumulators' bytes and 4 per
 /// work-item and one), two counts and two longs.
 pub(super) fn wscan_local(local: usize, ws: u64, per_item: u64, acc: usize) -> u64 {
     let (l, t) = (local as u64, ws * per_item);
     let warps = l / ws.max(1);
-    let per_warp = 12 * t.div_ceil(32) + 8 * t;
+    let per_warp = 12 * t.div_ceil(32) + (8 + acc as u64) * t;
     let portable = if ws >= l {
         (acc as u64 + 4) * (l + 1) + 8 + 16
     } else {
@@ -188,7 +207,7 @@ pub(super) fn runs_notes(
 ) -> String {
     let mut s = String::new();
     if wscan {
-        s += &format!("; register scan kernel: warps of {warp} work-items, each its own range of sub-tiles, every element combined once in registers, the offsets read in order, the runs joined by a segmented scan over the warp (forced)");
+        s += &format!("; register scan kernel: warps of {warp} work-items, each its own range of sub-tiles, every element combined once in registers, the offsets read in order, the runs joined by a segmented scan over the warp (GPUs with PTX warp shuffles: mean length 4096 and less)");
     } else if warp > 0 {
         s += &format!("; warp kernel: barriers over {warp} work-items, each its own range of sub-tiles walked as the lean kernel's runs, the segments cut between them joined in the first pass (GPUs with PTX warp barriers: mean length 64 and less, 16 with 8-byte reads)");
     }
