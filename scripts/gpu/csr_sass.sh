@@ -5,12 +5,12 @@
 # SASS, summarized per loop by scripts/gpu/csr_sass.py (instructions per element of a run).
 # Built here with `bash scripts/gpu.sh build`; run there with
 #   bash scripts/gpu.sh run cmd bash scripts/gpu/csr_sass.sh
-# Env: DEV (NVIDIA), MEAN (16), VARIANTS (a grep -E on the labels). Files: $OUT/csr-sass-LABEL.*
+# Env: DEV (NVIDIA), MEAN (16), VARIANTS (a grep -Ex on the labels: whole labels). Files: $OUT/csr-sass-LABEL.*
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 DEV=${DEV:-NVIDIA}
 MEAN=${MEAN:-16}
-ONLY=${VARIANTS:-.}
+ONLY=${VARIANTS:-.*}
 R=${OUT:-/tmp}
 O=/tmp/csr_sass
 tool() {
@@ -28,7 +28,7 @@ echo "tools: ptxas [${PTXAS}] disassembler [${CUOBJ}]"
 # one LABEL TUNE E: the runs plan at MEAN with CLREDUCE_SEGMENT_TUNE=TUNE (E: its run length).
 one() {
   local label="$1" tune="$2" e="$3" d f v
-  echo "$label" | grep -Eq "$ONLY" || return 0
+  echo "$label" | grep -Exq "$ONLY" || return 0
   d="$O/$label"; rm -rf "$d"; mkdir -p "$d"
   CLREDUCE_PROGRAM_CACHE="$d" CLREDUCE_SEGMENT=runs CLREDUCE_SEGMENT_TUNE="$tune" timeout 60 \
     "${CLREDUCE:-.gpu/clreduce}" reduce --device "$DEV" --ragged "$MEAN" --n 1000003 --init-identity 2>&1 |
