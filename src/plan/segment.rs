@@ -163,10 +163,9 @@ pub fn plan_segments(
     base.geometry_reason = g.reason;
     let scan = algo == SegmentAlgo::Runs && g.warp == 0 && runs_scan(req, mean);
     let pre = algo == SegmentAlgo::Runs && vec > 1 && runs_pre(req, mean, g.lean, g.warp);
-    let checks =
-        algo == SegmentAlgo::Runs
-            && vec > 1
-            && runs_checks(caps, req, (g.lean, g.warp > 0, g.wscan), (pre, mean));
+    let checks = algo == SegmentAlgo::Runs
+        && vec > 1
+        && runs_checks(caps, req, (g.lean, g.warp > 0, g.wscan), (pre, mean));
     base.geometry_reason += &runs_notes(scan, g.lean, pre, checks, (g.warp, g.wscan));
     base.segment = Some(SegmentPlan {
         layout: req.layout,

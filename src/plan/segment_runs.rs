@@ -157,10 +157,8 @@ pub(super) fn runs_warp_on(caps: &DeviceCaps, req: &SegmentRequest, mean: u64) -
 /// against 480.3 / 426.8 / 387.3; f64 (2^27) 388.8 / 346.8 / 318.7 against 447.2 / 406.9 /
 /// 375.1.
 pub(super) fn runs_wscan(caps: &DeviceCaps, req: &SegmentRequest, mean: u64) -> bool {
-    let rule = caps.kind == DeviceKind::Gpu
-        && caps.warp_shuffle_ptx
-        && req.read_bytes > 0
-        && mean <= 4096;
+    let rule =
+        caps.kind == DeviceKind::Gpu && caps.warp_shuffle_ptx && req.read_bytes > 0 && mean <= 4096;
     req.tune.wscan.unwrap_or(rule)
 }
 
