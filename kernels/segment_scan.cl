@@ -90,25 +90,27 @@ static inline uint clr_ballot(int p) {
 
 #define CLR_CDECL(k) R##k##_A clr_o##k, clr_h##k, clr_v##k, clr_hn##k, clr_h0##k, clr_tl##k;
 #define CLR_CSTEP(k) clr_v##k = clr_op_##k(clr_v##k, clr_t##k);
-#define CLR_CPVDECL(k) __local R##k##_A clr_pv##k[CLR_WG * CLR_SEG_E];
-#define CLR_CPUTPV(k) clr_pv##k[clr_pvb + clr_pq] = clr_a##k[0];
-#define CLR_CGETH(k) clr_h##k = clr_pv##k[clr_pvb + clr_fq];
-#define CLR_CGETPV(k) clr_a##k[0] = clr_pv##k[clr_pvw + clr_pe];
+#define CLR_CKEEP(k) clr_h##k = clr_a##k[0];
 #define CLR_CHEADV(k) clr_v##k = clr_had ? clr_h##k : clr_a##k[0];
 #define CLR_CJOIN(k) clr_a##k[0] = clr_op_##k(clr_a##k[0], clr_hn##k);
 #define CLR_COPEN(k) clr_o##k = clr_op_##k(clr_o##k, clr_h0##k);
 #define CLR_COTOA(k) clr_a##k[0] = clr_o##k;
 #define CLR_CTAKE(k) clr_o##k = clr_tl##k;
 #define CLR_CORESET(k) clr_o##k = clr_identity_##k();
-// Before the element at run position q: where a segment starts there, the piece that ends
-// (the run's head, or a segment begun in the run) to the local slot of that start, and a new
-// piece begins. No global store and no branch beyond the test: the segments that begin and
-// end in one run are stored after the walk by the work-items that marked them.
-#define CLR_CFLUSH(clr_q)                      \
-    if (clr_bits & (1u << (clr_q))) {          \
-        const uint clr_pq = (clr_q);           \
-        CLR_FOR_VARS(CLR_CPUTPV)               \
-        CLR_FOR_VARS(CLR_SRESET)               \
+// Before the element at run position q: where a segment starts there, the piece ends (the
+// run's head kept, a segment begun in the run stored) and a new one begins.
+#define CLR_CFLUSH(clr_q)                                              \
+    if (clr_bits & (1u << (clr_q))) {                                  \
+        if (clr_had) {                                                 \
+            const ulong clr_e = clr_ce;                                \
+            CLR_FOR_VARS(CLR_SSTORE)                                   \
+        } else {                                                       \
+            CLR_FOR_VARS(CLR_CKEEP)                                    \
+            clr_had = 1;                                               \
+        }                                                              \
+        clr_ce = clr_ka + clr_cn[clr_p0 + (clr_q)];                    \
+        clr_sb = clr_i0 + (clr_q);                                     \
+        CLR_FOR_VARS(CLR_SRESET)                                       \
     }
 #define CLR_CH(l) CLR_CFLUSH(clr_qb + (l))
 #define CLR_CNOH(l)
@@ -149,7 +151,6 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
     const ulong clr_ss = 1;
     CLR_FOR_VARS(CLR_SDECL)
     CLR_FOR_VARS(CLR_CDECL)
-    CLR_FOR_VARS(CLR_CPVDECL)
     // Per warp: three start masks used by turns (each cleared in the sub-tile after the one
     // that read it, so that a barrier lies between its clearing and its next marks) and two
     // lists of segment numbers at the starts.
@@ -241,7 +242,8 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
             }
             // 3. the walk
             const uint clr_bits = (clr_rmb[clr_p0 / 32] >> (clr_p0 % 32)) & CLR_RUN_BITS;
-            const uint clr_pvw = clr_w * CLR_WT, clr_pvb = clr_pvw + clr_p0;
+            int clr_had = 0;
+            ulong clr_ce = 0, clr_sb = 0;
             CLR_FOR_VARS(CLR_SRESET)
 #if CLR_VEC > 1
             if (clr_whole) {
@@ -253,16 +255,6 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
 #endif
             {
                 CLR_RSWALK(CLR_CFLUSH)
-            }
-            // The run's head (the piece before its first start) and its last start's segment.
-            const int clr_had = clr_bits != 0u;
-            ulong clr_ce = 0, clr_sb = 0;
-            if (clr_had) {
-                const uint clr_fq = 31u - (uint)clz(clr_bits & (0u - clr_bits));
-                const uint clr_lq = 31u - (uint)clz(clr_bits);
-                CLR_FOR_VARS(CLR_CGETH)
-                clr_ce = clr_ka + clr_cn[clr_p0 + clr_lq];
-                clr_sb = clr_i0 + clr_lq;
             }
             // 4. the scan: clr_v the run's head (all of it where no segment starts), clr_f
             // whether one starts in it; backward over the lanes, a chain stopping at a start.
@@ -358,17 +350,6 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
                 clr_oe = clr_ne;
                 clr_osb = clr_nsb;
                 clr_ok = 1;
-            }
-            // 5. the segments that begin and end in one run (before its last start), stored
-            // by the work-items that marked them, from the walk's slot of the next start.
-            CLR_WSYNC;
-            for (ulong clr_e = clr_ka + clr_wl; clr_e < clr_k; clr_e += CLR_WS) {
-                const ulong clr_sb = clr_off[clr_e], clr_bn = clr_off[clr_e + 1];
-                if (clr_bn == clr_sb || clr_bn >= clr_te) continue;
-                const uint clr_p = (uint)(clr_sb - clr_ts), clr_pe = (uint)(clr_bn - clr_ts);
-                if (clr_p / CLR_SEG_E != clr_pe / CLR_SEG_E) continue;
-                CLR_FOR_VARS(CLR_CGETPV)
-                CLR_FOR_VARS(CLR_SSTORE)
             }
             // (The portable form's slots read above are written again after the next sub-tile's
             // first barrier.)

@@ -284,12 +284,11 @@ fn wscan_forced_takes_the_warp_ranges() {
             "{name}"
         );
     }
-    // Per warp: 3 masks, 2 lists of segment numbers and the pieces; the portable form's scan
-    // slots.
-    assert_eq!(wscan_local(128, 32, 16, 4), 4 * (12 * 16 + 12 * 512));
+    // Per warp: 3 masks and 2 lists of segment numbers; the portable form's scan slots.
+    assert_eq!(wscan_local(128, 32, 16, 4), 4 * (12 * 16 + 8 * 512));
     assert_eq!(
         wscan_local(64, 64, 16, 8),
-        12 * 32 + 16 * 1024 + 12 * 65 + 24
+        12 * 32 + 8 * 1024 + 12 * 65 + 24
     );
 }
 
