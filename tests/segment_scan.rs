@@ -11,12 +11,17 @@ mod cli_run;
 use super::segment_merge::runs_forced_through_cli;
 use crate::common::{queues, short, Tally};
 
-/// The tunes: the rule's geometry; small sub-tiles in long ranges (runs of 2 of 8 work-items,
-/// one work-group per compute unit: hundreds of sub-tiles per range); a warp of one work-item
-/// (no scan step: every join through the carried piece); vector loads (float4 / int4 /
-/// double2) in runs of 4 with the checks only where a start lies; runs of 32.
-const TUNES: [&str; 5] = [
+/// The tunes: the device's own geometry; the H200 rule's (64 work-items, runs of 16 with
+/// float4 / int4 loads, the start checks on every load below mean 256 and only on loads that
+/// hold a start from 256: the portable form here, warps of 32 with PTX shuffles there); small
+/// sub-tiles in long ranges (runs of 2 of 8 work-items, one work-group per compute unit:
+/// hundreds of sub-tiles per range); a warp of one work-item (no scan step: every join through
+/// the carried piece); vector loads in runs of 4 with the checks only where a start lies; runs
+/// of 32.
+const TUNES: [&str; 7] = [
     "wscan=1",
+    "wscan=1,local=64,per_item=16,vec=4,checks=1",
+    "wscan=1,local=64,per_item=16,vec=4,checks=0",
     "wscan=1,local=8,per_item=2,groups_per_cu=1",
     "wscan=1,local=1,per_item=2,groups_per_cu=1",
     "wscan=1,local=32,per_item=4,groups_per_cu=1,vec=4,checks=0",
