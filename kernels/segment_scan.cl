@@ -141,6 +141,111 @@ static inline uint clr_ballot(int p) {
     }
 #endif
 
+// The count of the lanes whose segment begins in the sub-tile (clr_nin), a scan step's
+// exchange, the next and first lanes' scans, the last lane with a start's last segment
+// (PTX: shuffles and a ballot; portable: local memory and barriers, no barrier in a branch:
+// PoCL ran the code after one inside it once per work-item as work-item 0).
+#if CLR_CPTX
+#define CLR_CCOUNT                                    \
+    const uint clr_nin = popcount(clr_ballot(clr_in));
+#define CLR_CSTEPX                         \
+    CLR_FOR_VARS(CLR_CDOWN)                \
+    clr_fd = clr_shfl_down_u(clr_f, clr_d);
+#define CLR_CNEIGH                      \
+    CLR_FOR_VARS(CLR_CNEXT)             \
+    clr_fn = clr_shfl_down_u(clr_f, 1u); \
+    CLR_FOR_VARS(CLR_CHEAD0)            \
+    clr_f0 = clr_shfl_idx_u(clr_f, 0u);
+#define CLR_CTAILPUT
+#define CLR_CTAILX                                     \
+    const uint clr_ll = 31u - clz(clr_ballot(clr_had)); \
+    CLR_FOR_VARS(CLR_CTAILL)                           \
+    clr_ne = clr_shfl_idx_ul(clr_ce, clr_ll);          \
+    clr_nsb = clr_shfl_idx_ul(clr_sb, clr_ll);
+#else
+#define CLR_CCOUNT                                                     \
+    {                                                                  \
+        const ulong clr_e1 = clr_e + 1;                                \
+        const int clr_in1 = clr_wl + 1 < CLR_WS && clr_e1 < clr_nseg && \
+                            (clr_off[clr_e1] < clr_te || clr_last);    \
+        if (clr_in && !clr_in1) clr_ccnt[clr_cpar] = clr_wl + 1;       \
+        if (clr_wl == 0 && !clr_in) clr_ccnt[clr_cpar] = 0u;           \
+    }                                                                  \
+    CLR_WSYNC;                                                         \
+    const uint clr_nin = clr_ccnt[clr_cpar];                           \
+    clr_cpar ^= 1u;
+#define CLR_CSTEPX                      \
+    CLR_FOR_VARS(CLR_CDOWN)             \
+    CLR_FOR_VARS(CLR_CPUTV)             \
+    clr_cf[clr_wl] = clr_f;             \
+    CLR_WSYNC;                          \
+    if (clr_wl + clr_d < CLR_WS) {      \
+        CLR_FOR_VARS(CLR_CGETD)         \
+        clr_fd = clr_cf[clr_wl + clr_d]; \
+    }                                   \
+    CLR_WSYNC;
+#define CLR_CNEIGH                  \
+    CLR_FOR_VARS(CLR_CPUTV)         \
+    clr_cf[clr_wl] = clr_f;         \
+    CLR_WSYNC;                      \
+    if (clr_wl + 1 < CLR_WS) {      \
+        CLR_FOR_VARS(CLR_CNEXT)     \
+        clr_fn = clr_cf[clr_wl + 1]; \
+    }                               \
+    CLR_FOR_VARS(CLR_CHEAD0)        \
+    clr_f0 = clr_cf[0];
+#define CLR_CTAILPUT           \
+    if (clr_had && !clr_fn) {  \
+        CLR_FOR_VARS(CLR_CPUTT) \
+        clr_cxe[0] = clr_ce;   \
+        clr_cxe[1] = clr_sb;   \
+    }                          \
+    CLR_WSYNC;
+#define CLR_CTAILX          \
+    CLR_FOR_VARS(CLR_CTAILL) \
+    clr_ne = clr_cxe[0];    \
+    clr_nsb = clr_cxe[1];
+#endif
+// Lane 0: the open piece closed at a sub-tile's first start (the range's head to slot 2R, a
+// segment stored), and at the range's end (stored where its segment ends with the range, else
+// to slot 2R, the range's head, or 2R+1).
+#define CLR_CCLOSE                                \
+    {                                             \
+        CLR_FOR_VARS(CLR_COTOA)                   \
+        if (clr_ok == 0) {                        \
+            const ulong clr_slot = 2 * clr_r;     \
+            CLR_FOR_VARS(CLR_SPART)               \
+        } else {                                  \
+            const ulong clr_e = clr_oe, clr_sb = clr_osb; \
+            CLR_FOR_VARS(CLR_SSTORE)              \
+        }                                         \
+    }
+#define CLR_CEND                                                 \
+    {                                                            \
+        CLR_FOR_VARS(CLR_COTOA)                                  \
+        if (clr_ok == 1 && clr_off[clr_oe + 1] == clr_re) {      \
+            const ulong clr_e = clr_oe, clr_sb = clr_osb;        \
+            CLR_FOR_VARS(CLR_SSTORE)                             \
+        } else {                                                 \
+            const ulong clr_slot = 2 * clr_r + (clr_ok == 1);    \
+            CLR_FOR_VARS(CLR_SPART)                              \
+        }                                                        \
+    }
+// An offset read in order: an empty segment stored at once, a non-empty one's start marked.
+#define CLR_CMARK                                                       \
+    const ulong clr_e = clr_k + clr_wl;                                 \
+    const ulong clr_b = clr_e < clr_nseg ? clr_off[clr_e] : 0;          \
+    const int clr_in = clr_e < clr_nseg && (clr_b < clr_te || clr_last); \
+    if (clr_in) {                                                       \
+        if (clr_off[clr_e + 1] == clr_b) {                              \
+            CLR_FOR_VARS(CLR_SEMPTY)                                    \
+        } else {                                                        \
+            const uint clr_p = (uint)(clr_b - clr_ts);                  \
+            clr_cn[clr_p] = (uint)(clr_e - clr_ka);                     \
+            atomic_or(&clr_rmb[clr_p / 32], 1u << (clr_p % 32));        \
+        }                                                               \
+    }
+
 __kernel __attribute__((reqd_work_group_size(CLR_WG, 1, 1)))
 void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_off,
               const ulong clr_nseg, const ulong clr_c, const ulong clr_lo, const ulong clr_hi,
@@ -204,33 +309,8 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
             const ulong clr_ka = clr_k;
             const int clr_last = clr_te >= clr_hi;
             for (;;) {
-                const ulong clr_e = clr_k + clr_wl;
-                const ulong clr_b = clr_e < clr_nseg ? clr_off[clr_e] : 0;
-                const int clr_in = clr_e < clr_nseg && (clr_b < clr_te || clr_last);
-                if (clr_in) {
-                    if (clr_off[clr_e + 1] == clr_b) {
-                        CLR_FOR_VARS(CLR_SEMPTY)
-                    } else {
-                        const uint clr_p = (uint)(clr_b - clr_ts);
-                        clr_cn[clr_p] = (uint)(clr_e - clr_ka);
-                        atomic_or(&clr_rmb[clr_p / 32], 1u << (clr_p % 32));
-                    }
-                }
-#if CLR_CPTX
-                const uint clr_nin = popcount(clr_ballot(clr_in));
-#else
-                // The offsets are sorted: the lane after the last one in writes the count.
-                {
-                    const ulong clr_e1 = clr_e + 1;
-                    const int clr_in1 = clr_wl + 1 < CLR_WS && clr_e1 < clr_nseg &&
-                                        (clr_off[clr_e1] < clr_te || clr_last);
-                    if (clr_in && !clr_in1) clr_ccnt[clr_cpar] = clr_wl + 1;
-                    if (clr_wl == 0 && !clr_in) clr_ccnt[clr_cpar] = 0u;
-                }
-                CLR_WSYNC;
-                const uint clr_nin = clr_ccnt[clr_cpar];
-                clr_cpar ^= 1u;
-#endif
+                CLR_CMARK
+                CLR_CCOUNT
                 clr_k += clr_nin;
                 if (clr_nin < CLR_WS) break;
             }
@@ -262,20 +342,7 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
             uint clr_f = (uint)clr_had;
             for (uint clr_d = 1; clr_d < CLR_WS; clr_d <<= 1) {
                 uint clr_fd = 0u;
-#if CLR_CPTX
-                CLR_FOR_VARS(CLR_CDOWN)
-                clr_fd = clr_shfl_down_u(clr_f, clr_d);
-#else
-                CLR_FOR_VARS(CLR_CDOWN)
-                CLR_FOR_VARS(CLR_CPUTV)
-                clr_cf[clr_wl] = clr_f;
-                CLR_WSYNC;
-                if (clr_wl + clr_d < CLR_WS) {
-                    CLR_FOR_VARS(CLR_CGETD)
-                    clr_fd = clr_cf[clr_wl + clr_d];
-                }
-                CLR_WSYNC;
-#endif
+                CLR_CSTEPX
                 if (!clr_f && clr_wl + clr_d < CLR_WS) {
                     CLR_FOR_VARS(CLR_CSTEP)
                     clr_f = clr_fd;
@@ -284,22 +351,7 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
             // The next lane's scan (its chain: the runs after mine up to the next start), the
             // first lane's (the sub-tile's head, and whether a segment starts in it).
             uint clr_fn = 0u, clr_f0;
-#if CLR_CPTX
-            CLR_FOR_VARS(CLR_CNEXT)
-            clr_fn = clr_shfl_down_u(clr_f, 1u);
-            CLR_FOR_VARS(CLR_CHEAD0)
-            clr_f0 = clr_shfl_idx_u(clr_f, 0u);
-#else
-            CLR_FOR_VARS(CLR_CPUTV)
-            clr_cf[clr_wl] = clr_f;
-            CLR_WSYNC;
-            if (clr_wl + 1 < CLR_WS) {
-                CLR_FOR_VARS(CLR_CNEXT)
-                clr_fn = clr_cf[clr_wl + 1];
-            }
-            CLR_FOR_VARS(CLR_CHEAD0)
-            clr_f0 = clr_cf[0];
-#endif
+            CLR_CNEIGH
             if (clr_wl + 1 >= CLR_WS) clr_fn = 0u;
             // My last segment: stored where a later lane has a start; else the open one.
             if (clr_had && clr_wl + 1 < CLR_WS) {
@@ -310,42 +362,14 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
                 CLR_FOR_VARS(CLR_SSTORE)
             }
             CLR_FOR_VARS(CLR_COPEN)
-#if !CLR_CPTX
-            // The last lane with a start's last segment to the slots every lane reads (a
-            // barrier outside the branch: PoCL ran the code after one inside it once per
-            // work-item as work-item 0).
-            if (clr_had && !clr_fn) {
-                CLR_FOR_VARS(CLR_CPUTT)
-                clr_cxe[0] = clr_ce;
-                clr_cxe[1] = clr_sb;
-            }
-            CLR_WSYNC;
-#endif
+            CLR_CTAILPUT
             if (clr_f0) {
                 // The new open piece: the last lane with a start's last segment.
                 ulong clr_ne, clr_nsb;
-#if CLR_CPTX
-                const uint clr_ll = 31u - clz(clr_ballot(clr_had));
-                CLR_FOR_VARS(CLR_CTAILL)
-                clr_ne = clr_shfl_idx_ul(clr_ce, clr_ll);
-                clr_nsb = clr_shfl_idx_ul(clr_sb, clr_ll);
-#else
-                CLR_FOR_VARS(CLR_CTAILL)
-                clr_ne = clr_cxe[0];
-                clr_nsb = clr_cxe[1];
-#endif
+                CLR_CTAILX
                 // The open piece ends at the sub-tile's first start (after the broadcast: lane 0's
                 // accumulator may be the new piece).
-                if (clr_wl == 0) {
-                    CLR_FOR_VARS(CLR_COTOA)
-                    if (clr_ok == 0) {
-                        const ulong clr_slot = 2 * clr_r;
-                        CLR_FOR_VARS(CLR_SPART)
-                    } else {
-                        const ulong clr_e = clr_oe, clr_sb = clr_osb;
-                        CLR_FOR_VARS(CLR_SSTORE)
-                    }
-                }
+                if (clr_wl == 0) CLR_CCLOSE
                 CLR_FOR_VARS(CLR_CTAKE)
                 clr_oe = clr_ne;
                 clr_osb = clr_nsb;
@@ -356,15 +380,6 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
         }
         // The range's end: the open piece to slot 2R (the range's head), stored where its
         // segment ends with the range, else to slot 2R+1 (clr_finish joins it).
-        if (clr_wl == 0) {
-            CLR_FOR_VARS(CLR_COTOA)
-            if (clr_ok == 1 && clr_off[clr_oe + 1] == clr_re) {
-                const ulong clr_e = clr_oe, clr_sb = clr_osb;
-                CLR_FOR_VARS(CLR_SSTORE)
-            } else {
-                const ulong clr_slot = 2 * clr_r + (clr_ok == 1);
-                CLR_FOR_VARS(CLR_SPART)
-            }
-        }
+        if (clr_wl == 0) CLR_CEND
     }
 }
