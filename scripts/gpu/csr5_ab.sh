@@ -12,7 +12,7 @@
 #   bash scripts/gpu.sh run cmd bash scripts/gpu/csr5_ab.sh
 # Env: DEV (NVIDIA), LG (28), REPS (20), ROUNDS (2), ONLY (grep -E on variant labels),
 # STOP_AT (seconds; later variants are skipped past it, 360), CSR5_CALL (1 or 2), SASS (1),
-# K_OLD (call 2: the first form's kernels, `git archive csr5-v1 kernels` into .gpu/k-old).
+# K_OLD (call 2: the first form's kernels, `git archive ac6b8f8 kernels` into .gpu/k-old).
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 ROUNDS=${ROUNDS:-2}
 STOP_AT=${STOP_AT:-360}
@@ -53,7 +53,7 @@ for round in $(seq 1 "$ROUNDS"); do
   if [ "$CALL" = 2 ]; then
     # The rule after call 1 (the scan kernel's second form: the segments that end in their
     # run stored after the walk by their markers; 64 work-items; the checks below mean 256)
-    # against the same rule with call 1's kernel (K_OLD, kernels of csr5-v1), the rules before
+    # against the same rule with call 1's kernel (K_OLD, kernels of ac6b8f8), the rules before
     # (wscan=0), 128 work-items, and the checks the other way.
     vs new SEGBENCH_PLANS=auto -- $R5
     vs v1 SEGBENCH_PLANS=auto CLREDUCE_KERNELS=$K_OLD -- $R5
