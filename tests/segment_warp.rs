@@ -31,11 +31,13 @@ fn runs_warp_forced_on_every_device() {
             true,
         ),
     ];
+    // wscan=0: the register scan kernel (decision 84) walks these ranges where its rule runs
+    // (the H200); tests/segment_scan.rs forces it.
     for tune in [
-        "warp=1",
-        "warp=2,local=8,per_item=2,groups_per_cu=1",
-        "warp=1,local=32,per_item=4,groups_per_cu=1,vec=4",
-        "warp=1,local=32,per_item=8,groups_per_cu=1,vec=4,pre=1",
+        "warp=1,wscan=0",
+        "warp=2,local=8,per_item=2,groups_per_cu=1,wscan=0",
+        "warp=1,local=32,per_item=4,groups_per_cu=1,vec=4,wscan=0",
+        "warp=1,local=32,per_item=8,groups_per_cu=1,vec=4,pre=1,wscan=0",
     ] {
         let env = [
             ("CLREDUCE_SEGMENT", "runs"),

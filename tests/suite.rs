@@ -49,6 +49,7 @@ mod segment_exact;
 mod segment_exact_blocks;
 mod segment_merge;
 mod segment_plans;
+mod segment_scan;
 mod segment_stream;
 mod segment_warp;
 mod select;

@@ -33,12 +33,12 @@ pub(crate) const VAR_EXACT_CL: &str = include_str!("../../kernels/var_exact.cl")
 pub(crate) const VAR_EXACT_FINISH_CL: &str = include_str!("../../kernels/var_exact_finish.cl");
 use segment::{
     SEGMENT_CL, SEGMENT_COLUMNS_CL, SEGMENT_CPU_CL, SEGMENT_GROUP_CL, SEGMENT_ITEM_CL,
-    SEGMENT_LANES_CL, SEGMENT_MERGE_CL, SEGMENT_RUNS_CL, SEGMENT_STAGED_CL, SEGMENT_TILES_CL,
-    SEGMENT_WARP_CL, VAR_SEGEXACT_CL,
+    SEGMENT_LANES_CL, SEGMENT_MERGE_CL, SEGMENT_RUNS_CL, SEGMENT_SCAN_CL, SEGMENT_STAGED_CL,
+    SEGMENT_TILES_CL, SEGMENT_WARP_CL, VAR_SEGEXACT_CL,
 };
 /// Every embedded kernel, for the tuning cache's fingerprint (`tune_cache::clreduce_id`): a
 /// new kernel file belongs here too.
-pub(crate) const KERNEL_SOURCES: [&str; 19] = [
+pub(crate) const KERNEL_SOURCES: [&str; 20] = [
     VAR_SEGEXACT_CL,
     SEGMENT_CL,
     SEGMENT_ITEM_CL,
@@ -50,6 +50,7 @@ pub(crate) const KERNEL_SOURCES: [&str; 19] = [
     SEGMENT_MERGE_CL,
     SEGMENT_RUNS_CL,
     SEGMENT_WARP_CL,
+    SEGMENT_SCAN_CL,
     SEGMENT_CPU_CL,
     COMMON_CL,
     VAR_CL,
@@ -286,7 +287,9 @@ pub(crate) fn generate(
             s.push_str(&kernel_source("segment.cl", SEGMENT_CL));
             let (name, text) = segment::plan_source(sp.algo);
             s.push_str(&kernel_source(name, text));
-            if sp.algo == crate::plan::SegmentAlgo::Runs && sp.warp > 0 {
+            if sp.algo == crate::plan::SegmentAlgo::Runs && sp.wscan {
+                s.push_str(&kernel_source("segment_scan.cl", SEGMENT_SCAN_CL));
+            } else if sp.algo == crate::plan::SegmentAlgo::Runs && sp.warp > 0 {
                 s.push_str(&kernel_source("segment_warp.cl", SEGMENT_WARP_CL));
             }
         }

@@ -12,6 +12,8 @@ pub(crate) const SEGMENT_MERGE_CL: &str = include_str!("../../kernels/segment_me
 pub(crate) const SEGMENT_RUNS_CL: &str = include_str!("../../kernels/segment_runs.cl");
 /// The `runs` plan's warp kernel, appended after segment_runs.cl (decision 81).
 pub(crate) const SEGMENT_WARP_CL: &str = include_str!("../../kernels/segment_warp.cl");
+/// The `runs` plan's register scan kernel, appended after segment_runs.cl (decision 84).
+pub(crate) const SEGMENT_SCAN_CL: &str = include_str!("../../kernels/segment_scan.cl");
 /// The `aligned` plan's kernel (CPUs), appended after segment.cl (whose macros it uses).
 pub(crate) const SEGMENT_CPU_CL: &str = include_str!("../../kernels/segment_cpu.cl");
 /// The plans' kernels (clr_main and, with partials, clr_finish), one file per plan (or family),
@@ -71,6 +73,9 @@ pub(super) fn defines(sp: &SegmentPlan, local: usize, d: &mut impl FnMut(&str, S
     }
     if sp.warp > 0 {
         d("CLR_RUNS_WS", sp.warp.to_string());
+    }
+    if sp.wscan {
+        d("CLR_RUNS_WSCAN", "1".into());
     }
 }
 

@@ -11,7 +11,7 @@ use super::segment_cpu::{aligned, block_width, blocks, folds, lone_work_item, CP
 use super::segment_model::{Geometry, SegmentAlgo, SegmentLayout, SegmentPlan, SegmentRequest};
 use super::segment_runs::{
     runs_checks, runs_lean, runs_local, runs_notes, runs_pre, runs_scan, runs_warp,
-    runs_work_items, warp_ranges,
+    runs_work_items, runs_wscan, warp_ranges, wscan_local,
 };
 use super::strategy::CrossAlgo;
 use crate::caps::{DeviceCaps, DeviceKind};
@@ -119,6 +119,7 @@ pub fn plan_segments(
             }
             SegmentAlgo::Staged => stage as u64,
             SegmentAlgo::Merge => stage as u64 + merge_local(local, g.per_item),
+            SegmentAlgo::Runs if g.wscan => wscan_local(local, g.warp, g.per_item, acc_bytes),
             SegmentAlgo::Runs => runs_local(local, g.per_item, g.lean.then_some(acc_bytes)),
             _ => 0,
         };
@@ -162,9 +163,10 @@ pub fn plan_segments(
     base.geometry_reason = g.reason;
     let scan = algo == SegmentAlgo::Runs && g.warp == 0 && runs_scan(req, mean);
     let pre = algo == SegmentAlgo::Runs && vec > 1 && runs_pre(req, mean, g.lean, g.warp);
-    let checks =
-        algo == SegmentAlgo::Runs && vec > 1 && runs_checks(caps, req, (g.lean, g.warp > 0), pre);
-    base.geometry_reason += &runs_notes(scan, g.lean, pre, checks, g.warp);
+    let checks = algo == SegmentAlgo::Runs
+        && vec > 1
+        && runs_checks(caps, req, (g.lean, g.warp > 0, g.wscan), (pre, mean));
+    base.geometry_reason += &runs_notes(scan, g.lean, pre, checks, (g.warp, g.wscan));
     base.segment = Some(SegmentPlan {
         layout: req.layout,
         segments: req.segments,
@@ -181,6 +183,7 @@ pub fn plan_segments(
         lean: g.lean,
         checks,
         warp: g.warp,
+        wscan: g.wscan,
         index_in_segment: vec![false; base.vars.len()],
         span_idiom: false,
         reason: why,
@@ -643,7 +646,16 @@ fn runs(
     let lean = warp > 0
         || runs_lean(caps, req, req.elements / segments.max(1), acc_bytes)
             && fits(true) >= want.min(fits(false));
-    let per_item = want.min(fits(lean));
+    let wscan = warp > 0 && runs_wscan(caps, req, req.elements / segments.max(1));
+    let per_item = if wscan {
+        let fits = (1..=32u64)
+            .rev()
+            .find(|&e| wscan_local(local, warp, e, acc_bytes) <= room)
+            .unwrap_or(0);
+        want.min(fits)
+    } else {
+        want.min(fits(lean))
+    };
     let per_item = match per_item {
         0 => 0,
         e => 1 << e.ilog2(),
@@ -657,7 +669,7 @@ fn runs(
         let (tile, groups) = warp_ranges(req.elements, (l, warp, per_item), fill * 4);
         let mut g = Geometry::new(groups, 2, tile, format!("ranges of {tile} elements per warp of {warp} (sub-tiles of {}), runs of {per_item} per work-item, {groups} work-groups of {local}; a segment cut between ranges joined by a second pass", warp * per_item));
         g.per_item = per_item;
-        (g.lean, g.warp) = (true, warp);
+        (g.lean, g.warp, g.wscan) = (!wscan, warp, wscan);
         return Ok(g);
     }
     let tile = l * per_item;

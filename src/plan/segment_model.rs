@@ -259,6 +259,10 @@ pub struct SegmentTune {
     /// else over the work-group; `warp=2`: over the work-group), or not (`warp=0`), in place
     /// of the rule's ([`SegmentPlan::warp`]).
     pub warp: Option<u8>,
+    /// `runs`: the warp kernel's ranges walked by the register scan kernel (`wscan=1`: each
+    /// element combined once in registers, the runs joined by a segmented scan over the warp)
+    /// or not (`wscan=0`), in place of the rule's ([`SegmentPlan::wscan`]).
+    pub wscan: Option<bool>,
 }
 
 impl SegmentTune {
@@ -285,6 +289,7 @@ impl SegmentTune {
                     "lean=0|1",
                     "checks=0|1",
                     "warp=0|1|2",
+                    "wscan=0|1",
                 ],
             };
             let (k, v) = part.split_once('=').ok_or_else(bad)?;
@@ -305,6 +310,7 @@ impl SegmentTune {
                 "lean" if v <= 1 => t.lean = Some(v == 1),
                 "checks" if v <= 1 => t.checks = Some(v == 1),
                 "warp" if v <= 2 => t.warp = Some(v as u8),
+                "wscan" if v <= 1 => t.wscan = Some(v == 1),
                 _ => return Err(bad()),
             }
         }
@@ -369,6 +375,12 @@ pub struct SegmentPlan {
     /// barriers, else the work-group), the segments cut between its sub-tiles joined in the
     /// first pass (`tile` is then a warp's range); 0 where it does not run.
     pub warp: u64,
+    /// `runs` with the warp kernel's ranges: the register scan kernel (kernels/segment_scan.cl,
+    /// decision 84) walks them: each element combined once in registers, the offsets read in
+    /// order (no search per sub-tile), the runs joined by a segmented scan over the warp (PTX
+    /// shuffles where `warp` is 32 below the work-group, local memory elsewhere); false for the
+    /// other plans.
+    pub wscan: bool,
     /// Per variable: argmin/argmax indices within the segment instead of global ones.
     pub index_in_segment: Vec<bool>,
     /// Whether the launch was a span reduction whose subscript is `i / C` (the span idiom),
@@ -408,6 +420,8 @@ pub(super) struct Geometry {
     pub(super) lean: bool,
     /// `runs`: the warp kernel's work-items per barrier (0: not).
     pub(super) warp: u64,
+    /// `runs`: the register scan kernel over the warp kernel's ranges.
+    pub(super) wscan: bool,
     pub(super) reason: String,
 }
 
@@ -422,6 +436,7 @@ impl Geometry {
             lanes: 0,
             lean: false,
             warp: 0,
+            wscan: false,
             reason,
         }
     }
@@ -434,7 +449,7 @@ mod tests {
     #[test]
     fn segment_tune_parses_and_refuses() {
         let t = SegmentTune::parse(
-            "local=512, groups_per_cu=16,per_item=4,lanes=8,unroll=2,chunks=33,vec=4,scan=1,lean=0,checks=1,warp=2",
+            "local=512, groups_per_cu=16,per_item=4,lanes=8,unroll=2,chunks=33,vec=4,scan=1,lean=0,checks=1,warp=2,wscan=1",
         )
         .unwrap();
         assert_eq!(
@@ -442,6 +457,7 @@ mod tests {
             (Some(4), Some(true), Some(false), Some(true))
         );
         assert_eq!(t.warp, Some(2));
+        assert_eq!(t.wscan, Some(true));
         assert_eq!(
             (
                 t.local,

@@ -45,6 +45,11 @@ pub(super) fn runs_pre(req: &SegmentRequest, mean: u64, lean: bool, warp: u64) -
 /// 1024 (session 17, two alternating rounds, scripts/gpu/csr_wi_probe.sh): 64 took 322.0 /
 /// 324.9 us at mean 2048 and 314.1 / 318.8 at 4096 against 330.1 / 330.5 and 319.0 / 320.7
 /// with 128, but 310.0 / 311.4 at 16384 against 306.8 / 306.8; 256 lost everywhere.
+/// The register scan kernel (decision 84) takes 64 wherever it runs: 456.8 / 347.6 / 311.9 us
+/// at means 16 / 64 / 256 against 470.8 / 357.2 / 318.4 with 128 and 500.6 / 377.9 / 330.9
+/// with 256 (call 1); 289.1 / 278.6 at 1024 / 4096 (call 2) against 296.1 / 285.1 with 128
+/// (call 1; the second form measured in call 2, removed, ran 325.5 / 307.9 with 128 against
+/// 330.5 / 312.9 with 64 there).
 pub(super) fn runs_work_items(
     caps: &DeviceCaps,
     req: &SegmentRequest,
@@ -52,7 +57,8 @@ pub(super) fn runs_work_items(
     vectors: bool,
 ) -> usize {
     let warp = runs_warp_on(caps, req, mean);
-    if vectors && (256..=4096).contains(&mean) && runs_pre(req, mean, false, 0) && !warp {
+    let wscan = warp && runs_wscan(caps, req, mean);
+    if wscan || vectors && (256..=4096).contains(&mean) && runs_pre(req, mean, false, 0) && !warp {
         64
     } else {
         128
@@ -71,14 +77,22 @@ pub(super) fn runs_work_items(
 /// the checks with them together were not measured (scripts/gpu/csr3_ab.sh's second call).
 /// One path per load keeps a warp's work-items together where the split path diverges.
 /// The warp kernel (decision 81) takes them on GPUs without the early loads.
+/// The register scan kernel (decision 84) takes them below mean 256 and not from 256 on (H200,
+/// 128 work-items, call 1: 318.4 / 296.1 us at 256 / 1024 with them against 314.2 / 289.2
+/// without, 470.8 / 357.2 at 16 / 64 against 493.2 / 364.2).
 pub(super) fn runs_checks(
     caps: &DeviceCaps,
     req: &SegmentRequest,
-    (lean, warp): (bool, bool),
-    pre: bool,
+    (lean, warp, wscan): (bool, bool, bool),
+    (pre, mean): (bool, u64),
 ) -> bool {
     let gpu = caps.kind == DeviceKind::Gpu;
-    req.tune.checks.unwrap_or(gpu && (!lean || warp) && !pre)
+    let rule = if wscan {
+        gpu && mean < 256
+    } else {
+        gpu && (!lean || warp) && !pre
+    };
+    req.tune.checks.unwrap_or(rule)
 }
 
 /// `runs`: whether the lean kernel runs (`SegmentPlan::lean`, `CLR_RUNS_LEAN`, decision 72):
@@ -132,7 +146,47 @@ pub(super) fn runs_warp_on(caps: &DeviceCaps, req: &SegmentRequest, mean: u64) -
         && caps.warp_shuffle_ptx
         && mean <= longest
         && req.read_bytes > 0;
-    req.tune.warp.map_or(rule, |w| w > 0)
+    // The register scan kernel (decision 84) walks the warp kernel's ranges.
+    req.tune
+        .warp
+        .map_or(rule || runs_wscan(caps, req, mean), |w| w > 0)
+}
+
+/// Whether the warp kernel's ranges are walked by the register scan kernel
+/// (`SegmentPlan::wscan`, kernels/segment_scan.cl, decision 84; `wscan=0|1` overrides): each
+/// element combined once in registers, the offsets read in order, the runs joined by a
+/// segmented scan over the warp. On GPUs with PTX warp shuffles where the body reads at `[i]`,
+/// at mean lengths up to 4096, with 64 work-items ([`runs_work_items`]) and the start checks
+/// below mean 256 ([`runs_checks`]). H200, 2^28 f32, heavy-tailed CSR, medians of two
+/// interleaved rounds (design/bench/2026-11-25-h200-session18-csr5.txt): call 2, this rule
+/// against the rules before, means 16 / 64 / 256 / 1024 / 4096 456.2 / 346.6 / 310.5 / 289.1 /
+/// 278.6 us against 480.1 / 428.8 / 385.2 / 335.5 / 315.5 (1.84x / 1.40x / 1.25x / 1.17x /
+/// 1.12x of the plain sum against 1.94x / 1.73x / 1.56x / 1.36x / 1.27x); call 1 (128
+/// work-items) 470.8 / 357.2 / 318.4 / 296.1 / 285.1 (64 work-items 456.8 / 347.6 / 311.9 at
+/// 16 / 64 / 256, 256 work-items lost), i32 471.9 / 358.5 / 318.8 against 480.3 / 426.8 /
+/// 387.3, f64 (2^27) 388.8 / 346.8 / 318.7 against 447.2 / 406.9 / 375.1 at 16 / 64 / 256.
+/// Above 4096 nothing to gain (16384: 305.4 forced against 307.6).
+pub(super) fn runs_wscan(caps: &DeviceCaps, req: &SegmentRequest, mean: u64) -> bool {
+    let rule =
+        caps.kind == DeviceKind::Gpu && caps.warp_shuffle_ptx && req.read_bytes > 0 && mean <= 4096;
+    req.tune.wscan.unwrap_or(rule)
+}
+
+/// The register scan kernel's local memory (kernels/segment_scan.cl) beside the trees: per
+/// warp of `ws` work-items, three start masks (a bit per element of a sub-tile of
+/// `ws * per_item`) and two lists of segment numbers (4 bytes per element); without PTX
+/// shuffles (`ws` the work-group) the scan's slots (the accumulators' bytes and 4 per
+/// work-item and one), two counts and two longs.
+pub(super) fn wscan_local(local: usize, ws: u64, per_item: u64, acc: usize) -> u64 {
+    let (l, t) = (local as u64, ws * per_item);
+    let warps = l / ws.max(1);
+    let per_warp = 12 * t.div_ceil(32) + 8 * t;
+    let portable = if ws >= l {
+        (acc as u64 + 4) * (l + 1) + 8 + 16
+    } else {
+        0
+    };
+    warps * per_warp + portable
 }
 
 /// The warp kernel's range per warp (the plan's tile): whole sub-tiles of `ws * per_item`
@@ -151,9 +205,17 @@ pub(super) fn warp_ranges(
 }
 
 /// What `runs`' switches add to the plan's geometry reason (`explain`).
-pub(super) fn runs_notes(scan: bool, lean: bool, pre: bool, checks: bool, warp: u64) -> String {
+pub(super) fn runs_notes(
+    scan: bool,
+    lean: bool,
+    pre: bool,
+    checks: bool,
+    (warp, wscan): (u64, bool),
+) -> String {
     let mut s = String::new();
-    if warp > 0 {
+    if wscan {
+        s += &format!("; register scan kernel: warps of {warp} work-items, each its own range of sub-tiles, every element combined once in registers, the offsets read in order, the runs joined by a segmented scan over the warp (GPUs with PTX warp shuffles: mean length 4096 and less)");
+    } else if warp > 0 {
         s += &format!("; warp kernel: barriers over {warp} work-items, each its own range of sub-tiles walked as the lean kernel's runs, the segments cut between them joined in the first pass (GPUs with PTX warp barriers: mean length 64 and less, 16 with 8-byte reads)");
     }
     if scan {

@@ -27,9 +27,12 @@ fn runs_reading(c: &DeviceCaps, n: u64, mean: u64, read_bytes: u64, tune: Segmen
     plan_segments(c, base(c, n), &req, None).unwrap()
 }
 
+/// The warp kernel forced (`warp=w`), without the register scan kernel over its ranges
+/// (decision 84's rule takes that where it runs).
 fn warp(w: u8) -> SegmentTune {
     SegmentTune {
         warp: Some(w),
+        wscan: Some(false),
         ..SegmentTune::default()
     }
 }
@@ -112,12 +115,12 @@ fn warp_kernel_ranges_cover_the_elements() {
 /// The rule (decision 81): the warp kernel on GPUs with PTX warp barriers where the body reads
 /// at `[i]`, at mean lengths up to 64 (4-byte reads) or 16 (8-byte reads), with the checks on
 /// every load (not with forced early loads); the other kernels elsewhere, on other GPUs and on
-/// CPUs.
+/// CPUs. (Without the register scan kernel, `wscan=0`: its rule is tested below.)
 #[test]
 fn warp_kernel_rule_by_mean_and_device() {
     let n = 1u64 << 28;
     let h = fixtures::nvidia_h200();
-    let none = SegmentTune::default();
+    let none = wscan(false);
     let plan = |c: &DeviceCaps, mean: u64, bytes: u64, tune: SegmentTune| {
         let s = runs_reading(c, n, mean, bytes, tune).segment.unwrap();
         (s.warp, s.checks, s.lean)
@@ -228,5 +231,112 @@ fn runs_work_items_and_checks_follow_the_rules() {
             ..vec
         };
         assert!(get(&c, 256, 4, forced_checks).2, "{name}");
+    }
+}
+
+fn wscan(on: bool) -> SegmentTune {
+    SegmentTune {
+        wscan: Some(on),
+        ..SegmentTune::default()
+    }
+}
+
+/// The register scan kernel forced (decision 84): the warp kernel's ranges and warps (32 on the
+/// H200, the work-group elsewhere), not the lean kernel's walk, its own local memory (masks and
+/// segment numbers per warp, the scan's slots without PTX shuffles), named by `explain`;
+/// `wscan=0` leaves the warp kernel as it was.
+#[test]
+fn wscan_forced_takes_the_warp_ranges() {
+    let n = 1u64 << 28;
+    let h = fixtures::nvidia_h200();
+    let sp = |p: &Plan| p.segment.clone().unwrap();
+    for mean in [1, 16, 64, 256, 4096, 65536] {
+        let p = runs(&h, n, mean, wscan(true));
+        let s = sp(&p);
+        assert_eq!((p.local, s.warp, s.wscan, s.lean), (64, 32, true, false));
+        assert_eq!(s.per_item, 16, "mean {mean}");
+        assert_eq!(
+            (s.tile, p.groups),
+            warp_ranges(n, (64, 32, 16), h.compute_units as u64 * 32)
+        );
+        assert!(p.to_string().contains("register scan kernel: warps of 32"));
+        assert!(!p.to_string().contains("warp kernel: barriers"));
+    }
+    let off = sp(&runs(&h, n, 16, wscan(false)));
+    assert_eq!((off.warp, off.wscan, off.lean), (32, false, true));
+    // The warp kernel forced off takes the scan kernel off with it (it walks its ranges).
+    let no_warp = SegmentTune {
+        warp: Some(0),
+        ..wscan(true)
+    };
+    assert_eq!(sp(&runs(&h, n, 16, no_warp)).warp, 0);
+    for (name, c) in fixtures::all() {
+        let p = runs(&c, n >> 8, 16, wscan(true));
+        let s = sp(&p);
+        let ws = if c.warp_shuffle_ptx && p.local > 32 {
+            32
+        } else {
+            p.local as u64
+        };
+        assert_eq!((s.warp, s.wscan), (ws, true), "{name}");
+        assert!(
+            p.local_bytes >= wscan_local(p.local, ws, s.per_item, 4),
+            "{name}"
+        );
+    }
+    // Per warp: 3 masks and 2 lists of segment numbers; the portable form's scan slots.
+    assert_eq!(wscan_local(128, 32, 16, 4), 4 * (12 * 16 + 8 * 512));
+    assert_eq!(
+        wscan_local(64, 64, 16, 8),
+        12 * 32 + 8 * 1024 + 12 * 65 + 24
+    );
+}
+
+/// The rule (decision 84): the register scan kernel on GPUs with PTX warp shuffles where the
+/// body reads at `[i]`, at mean lengths up to 4096 (4- and 8-byte reads), with 64 work-items
+/// and the start checks below mean 256; the rules before elsewhere (above 4096, no reads at
+/// `[i]`, other GPUs, CPUs).
+#[test]
+fn wscan_rule_by_mean_and_device() {
+    let n = 1u64 << 28;
+    let h = fixtures::nvidia_h200();
+    let none = SegmentTune::default();
+    let plan = |c: &DeviceCaps, mean: u64, bytes: u64, tune: SegmentTune| {
+        let p = runs_reading(c, n, mean, bytes, tune);
+        let s = p.segment.unwrap();
+        (s.wscan, p.local, s.warp, s.checks)
+    };
+    for (mean, bytes, want) in [
+        (1, 4, (true, 64, 32, true)),
+        (16, 4, (true, 64, 32, true)),
+        (64, 4, (true, 64, 32, true)),
+        (255, 4, (true, 64, 32, true)),
+        (256, 4, (true, 64, 32, false)),
+        (1024, 4, (true, 64, 32, false)),
+        (4096, 4, (true, 64, 32, false)),
+        (16, 8, (true, 64, 32, true)),
+        (256, 8, (true, 64, 32, false)),
+        (4097, 4, (false, 128, 0, false)),
+        (16384, 8, (false, 128, 0, false)),
+        (16, 0, (false, 128, 0, false)),
+    ] {
+        assert_eq!(
+            plan(&h, mean, bytes, none),
+            want,
+            "mean {mean}, {bytes} bytes"
+        );
+    }
+    // Overrides: checks, local, and wscan=0 (the rules before: the warp kernel up to 64).
+    let t = SegmentTune::parse("checks=0,local=128").unwrap();
+    assert_eq!(plan(&h, 16, 4, t), (true, 128, 32, false));
+    assert_eq!(plan(&h, 64, 4, wscan(false)), (false, 128, 32, true));
+    assert!(!plan(&h, 256, 4, wscan(false)).0);
+    let mut no_ptx = h.clone();
+    no_ptx.warp_shuffle_ptx = false;
+    assert!(!plan(&no_ptx, 16, 4, none).0);
+    for (name, c) in fixtures::all() {
+        if c.kind != DeviceKind::Gpu || !c.warp_shuffle_ptx {
+            assert!(!plan(&c, 16, 4, none).0, "{name}");
+        }
     }
 }
