@@ -231,13 +231,50 @@ static inline uint clr_ballot(int p) {
             CLR_FOR_VARS(CLR_SPART)                              \
         }                                                        \
     }
+// CLR_WS_PRE (an A/B define, -DCLR_WS_PRE=N through CLREDUCE_EXTRA_OPTIONS; decision 86): 1,
+// each count's next offsets (clr_pb, clr_pb1: segment clr_k + lane's bounds) loaded as soon as
+// clr_k moves, so that the next sub-tile's first offsets arrive during this one's walk and scan
+// rather than as its first dependent step; 2, the batch after that too (clr_pc, clr_pc1: a
+// sub-tile holding more than CLR_WS segments takes it up without a dependent load).
+#ifndef CLR_WS_PRE
+#define CLR_WS_PRE 0
+#endif
+#if CLR_WS_PRE
+#define CLR_WLOAD(clr_kk, clr_xb, clr_xb1)               \
+    {                                                   \
+        const ulong clr_e = (clr_kk) + clr_wl;          \
+        const int clr_ok1 = clr_e < clr_nseg;           \
+        clr_xb = clr_ok1 ? clr_off[clr_e] : 0;          \
+        clr_xb1 = clr_ok1 ? clr_off[clr_e + 1] : 0;     \
+    }
+#if CLR_WS_PRE == 1
+#define CLR_WSTART CLR_WLOAD(clr_k, clr_pb, clr_pb1)
+#define CLR_WPRE CLR_WSTART
+#else
+#define CLR_WSTART CLR_WLOAD(clr_k, clr_pb, clr_pb1) CLR_WLOAD(clr_k + CLR_WS, clr_pc, clr_pc1)
+#define CLR_WPRE                                          \
+    if (clr_nin < CLR_WS) {                               \
+        CLR_WSTART                                        \
+    } else {                                              \
+        clr_pb = clr_pc;                                  \
+        clr_pb1 = clr_pc1;                                \
+        CLR_WLOAD(clr_k + CLR_WS, clr_pc, clr_pc1)        \
+    }
+#endif
+#define CLR_WB clr_pb
+#define CLR_WB1 clr_pb1
+#else
+#define CLR_WPRE
+#define CLR_WB (clr_e < clr_nseg ? clr_off[clr_e] : 0)
+#define CLR_WB1 clr_off[clr_e + 1]
+#endif
 // An offset read in order: an empty segment stored at once, a non-empty one's start marked.
 #define CLR_CMARK                                                       \
     const ulong clr_e = clr_k + clr_wl;                                 \
-    const ulong clr_b = clr_e < clr_nseg ? clr_off[clr_e] : 0;          \
+    const ulong clr_b = CLR_WB;                                         \
     const int clr_in = clr_e < clr_nseg && (clr_b < clr_te || clr_last); \
     if (clr_in) {                                                       \
-        if (clr_off[clr_e + 1] == clr_b) {                              \
+        if (CLR_WB1 == clr_b) {                                         \
             CLR_FOR_VARS(CLR_SEMPTY)                                    \
         } else {                                                        \
             const uint clr_p = (uint)(clr_b - clr_ts);                  \
@@ -284,6 +321,10 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
         ulong clr_oe = 0, clr_osb = 0;
         CLR_FOR_VARS(CLR_CORESET)
         ulong clr_k = clr_seg_lower(clr_rs, clr_nseg, clr_c, clr_off);
+#if CLR_WS_PRE
+        ulong clr_pb, clr_pb1, clr_pc = 0, clr_pc1 = 0;
+        CLR_WSTART
+#endif
         for (ulong clr_s = 0; clr_s < clr_ns; ++clr_s, clr_par ^= 1u, clr_turn = clr_turn == 2 ? 0 : clr_turn + 1) {
             __local uint* clr_rmb = clr_rm + clr_turn * CLR_WMW;
             __local uint* clr_cn = clr_wn + (clr_w * 2 + clr_par) * CLR_WT;
@@ -312,6 +353,7 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
                 CLR_CMARK
                 CLR_CCOUNT
                 clr_k += clr_nin;
+                CLR_WPRE
                 if (clr_nin < CLR_WS) break;
             }
             CLR_WSYNC;
