@@ -9,7 +9,8 @@
 // [ts, te), work-item (lane) l:
 // 1. its run's E elements loaded first (whole aligned runs: vector loads into registers);
 // 2. the offsets read in order from the first segment beginning at or after ts (kept from the
-//    last sub-tile: one binary search per range, none per sub-tile), CLR_WS at a time, until
+//    last sub-tile: one binary search per range, none per sub-tile; the first CLR_WS loaded
+//    before the last sub-tile's walk, CLR_WS_PRE), CLR_WS at a time, until
 //    one begins at te or later; an empty segment is stored at once, a non-empty one marks the
 //    bit of its first element in a start mask and its number (relative to the sub-tile's
 //    first) at that element in clr_cn;
@@ -231,36 +232,21 @@ static inline uint clr_ballot(int p) {
             CLR_FOR_VARS(CLR_SPART)                              \
         }                                                        \
     }
-// CLR_WS_PRE (an A/B define, -DCLR_WS_PRE=N through CLREDUCE_EXTRA_OPTIONS; decision 86): 1,
-// each count's next offsets (clr_pb, clr_pb1: segment clr_k + lane's bounds) loaded as soon as
-// clr_k moves, so that the next sub-tile's first offsets arrive during this one's walk and scan
-// rather than as its first dependent step; 2, the batch after that too (clr_pc, clr_pc1: a
-// sub-tile holding more than CLR_WS segments takes it up without a dependent load).
+// CLR_WS_PRE 1 (decision 86; 0 the form before, -DCLR_WS_PRE=0 through CLREDUCE_EXTRA_OPTIONS
+// for an A/B): each count's next offsets (clr_pb, clr_pb1: segment clr_k + lane's bounds)
+// loaded as soon as clr_k moves, so that the next sub-tile's first offsets arrive during this
+// one's walk and scan rather than as its first dependent step (H200 mean 16: 1% faster).
 #ifndef CLR_WS_PRE
-#define CLR_WS_PRE 0
+#define CLR_WS_PRE 1
 #endif
 #if CLR_WS_PRE
-#define CLR_WLOAD(clr_kk, clr_xb, clr_xb1)               \
+#define CLR_WPRE                                        \
     {                                                   \
-        const ulong clr_e = (clr_kk) + clr_wl;          \
+        const ulong clr_e = clr_k + clr_wl;             \
         const int clr_ok1 = clr_e < clr_nseg;           \
-        clr_xb = clr_ok1 ? clr_off[clr_e] : 0;          \
-        clr_xb1 = clr_ok1 ? clr_off[clr_e + 1] : 0;     \
+        clr_pb = clr_ok1 ? clr_off[clr_e] : 0;          \
+        clr_pb1 = clr_ok1 ? clr_off[clr_e + 1] : 0;     \
     }
-#if CLR_WS_PRE == 1
-#define CLR_WSTART CLR_WLOAD(clr_k, clr_pb, clr_pb1)
-#define CLR_WPRE CLR_WSTART
-#else
-#define CLR_WSTART CLR_WLOAD(clr_k, clr_pb, clr_pb1) CLR_WLOAD(clr_k + CLR_WS, clr_pc, clr_pc1)
-#define CLR_WPRE                                          \
-    if (clr_nin < CLR_WS) {                               \
-        CLR_WSTART                                        \
-    } else {                                              \
-        clr_pb = clr_pc;                                  \
-        clr_pb1 = clr_pc1;                                \
-        CLR_WLOAD(clr_k + CLR_WS, clr_pc, clr_pc1)        \
-    }
-#endif
 #define CLR_WB clr_pb
 #define CLR_WB1 clr_pb1
 #else
@@ -322,8 +308,8 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
         CLR_FOR_VARS(CLR_CORESET)
         ulong clr_k = clr_seg_lower(clr_rs, clr_nseg, clr_c, clr_off);
 #if CLR_WS_PRE
-        ulong clr_pb, clr_pb1, clr_pc = 0, clr_pc1 = 0;
-        CLR_WSTART
+        ulong clr_pb, clr_pb1;
+        CLR_WPRE
 #endif
         for (ulong clr_s = 0; clr_s < clr_ns; ++clr_s, clr_par ^= 1u, clr_turn = clr_turn == 2 ? 0 : clr_turn + 1) {
             __local uint* clr_rmb = clr_rm + clr_turn * CLR_WMW;
