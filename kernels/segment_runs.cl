@@ -55,7 +55,12 @@
 #ifndef CLR_RUNS_PRE
 #define CLR_RUNS_PRE 0
 #endif
-#if CLR_VEC > 1 && CLR_RUNS_PRE
+// A run's vectors in registers (the early loads here, the warp kernel's and the register scan
+// kernel's, segment_warp.cl and segment_scan.cl): CLR_RSLOTS(X) names the run's vectors,
+// CLR_RPDECL / CLR_RPLOAD declare and fill vector s, CLR_PWALK(s, H) runs the body on it with
+// the start checks only where one of its elements starts a segment (CLR_RUNS_SPLIT), else with
+// the kernel's start handler H on every element.
+#if CLR_VEC > 1
 #define CLR_RNV (CLR_SEG_E / CLR_VEC)
 #if CLR_RNV == 1
 #define CLR_RSLOTS(X) X(0)
@@ -72,13 +77,14 @@
 #define CLR_RPDECL(s) CLR_VPDECL(clr_px##s)
 #define CLR_RPLOAD(s) CLR_VPLOAD(clr_px##s, (CLR_IDX)(clr_i0 + (s) * CLR_VEC))
 #define CLR_RNOH(l)
-#define CLR_RPWALK(s)                                                                   \
+#define CLR_PWALK(s, H)                                                                 \
     if (CLR_RUNS_SPLIT && ((clr_bits >> ((s) * CLR_VEC)) & ((1u << CLR_VEC) - 1u)) == 0u) { \
         CLR_CALL_VP(clr_px##s, (CLR_IDX)(clr_i0 + (s) * CLR_VEC), 0, CLR_RNOH)          \
     } else {                                                                            \
         const uint clr_qb = (s) * CLR_VEC;                                              \
-        CLR_CALL_VP(clr_px##s, (CLR_IDX)(clr_i0 + clr_qb), 0, CLR_RH)                   \
+        CLR_CALL_VP(clr_px##s, (CLR_IDX)(clr_i0 + clr_qb), 0, H)                        \
     }
+#define CLR_RPWALK(s) CLR_PWALK(s, CLR_RH)
 #endif
 #if CLR_SEG_E >= 32
 #define CLR_RUN_BITS 0xffffffffu

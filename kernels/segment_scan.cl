@@ -114,33 +114,10 @@ static inline uint clr_ballot(int p) {
         CLR_FOR_VARS(CLR_SRESET)                                       \
     }
 #define CLR_CH(l) CLR_CFLUSH(clr_qb + (l))
-#define CLR_CNOH(l)
-#if CLR_VEC > 1
-#define CLR_CNV (CLR_SEG_E / CLR_VEC)
-#if CLR_CNV == 1
-#define CLR_CSLOTS(X) X(0)
-#elif CLR_CNV == 2
-#define CLR_CSLOTS(X) X(0) X(1)
-#elif CLR_CNV == 4
-#define CLR_CSLOTS(X) X(0) X(1) X(2) X(3)
-#elif CLR_CNV == 8
-#define CLR_CSLOTS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
-#else
-#define CLR_CSLOTS(X) \
-    X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
-#endif
-#define CLR_CPDECL(s) CLR_VPDECL(clr_px##s)
-#define CLR_CPLOAD(s) CLR_VPLOAD(clr_px##s, (CLR_IDX)(clr_i0 + (s) * CLR_VEC))
-// Vector s of the run from its register: the start checks only where one of its elements
-// starts a segment (CLR_RUNS_SPLIT), else on every element.
-#define CLR_CPWALK(s)                                                                   \
-    if (CLR_RUNS_SPLIT && ((clr_bits >> ((s) * CLR_VEC)) & ((1u << CLR_VEC) - 1u)) == 0u) { \
-        CLR_CALL_VP(clr_px##s, (CLR_IDX)(clr_i0 + (s) * CLR_VEC), 0, CLR_CNOH)          \
-    } else {                                                                            \
-        const uint clr_qb = (s) * CLR_VEC;                                              \
-        CLR_CALL_VP(clr_px##s, (CLR_IDX)(clr_i0 + clr_qb), 0, CLR_CH)                   \
-    }
-#endif
+// Vector s of the run from its register (segment_runs.cl's CLR_RSLOTS, CLR_RPDECL, CLR_RPLOAD,
+// CLR_PWALK): the start checks only where one of its elements starts a segment
+// (CLR_RUNS_SPLIT), else on every element.
+#define CLR_CPWALK(s) CLR_PWALK(s, CLR_CH)
 
 // The count of the lanes whose segment begins in the sub-tile (clr_nin), a scan step's
 // exchange, the next and first lanes' scans, the last lane with a start's last segment
@@ -325,9 +302,9 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
             // 1. the run's loads first (whole aligned runs). The portable form loads them in the
             // walk: PoCL (pthread) lost these registers across the count loop's barrier.
             const int clr_whole = clr_rl == CLR_SEG_E && clr_i0 % CLR_VEC == 0;
-            CLR_CSLOTS(CLR_CPDECL)
+            CLR_RSLOTS(CLR_RPDECL)
             if (CLR_CPTX && clr_whole) {
-                CLR_CSLOTS(CLR_CPLOAD)
+                CLR_RSLOTS(CLR_RPLOAD)
             }
 #endif
             // 2. the offsets in order, CLR_WS at a time: segments clr_ka .. clr_k - 1 begin in
@@ -356,9 +333,9 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
 #if CLR_VEC > 1
             if (clr_whole) {
                 if (!CLR_CPTX) {
-                    CLR_CSLOTS(CLR_CPLOAD)
+                    CLR_RSLOTS(CLR_RPLOAD)
                 }
-                CLR_CSLOTS(CLR_CPWALK)
+                CLR_RSLOTS(CLR_CPWALK)
             } else
 #endif
             {

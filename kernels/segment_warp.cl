@@ -62,17 +62,9 @@
         CLR_FOR_VARS(CLR_SRESET)               \
     }
 #define CLR_WH(l) CLR_WFLUSH(clr_qb + (l))
-#if CLR_VEC > 1 && CLR_RUNS_PRE
-// With the early loads (SegmentPlan::pre): vector s of the run from its register, as
-// segment_runs.cl's CLR_RPWALK with this kernel's flush.
-#define CLR_WPWALK(s)                                                                   \
-    if (CLR_RUNS_SPLIT && ((clr_bits >> ((s) * CLR_VEC)) & ((1u << CLR_VEC) - 1u)) == 0u) { \
-        CLR_CALL_VP(clr_px##s, (CLR_IDX)(clr_i0 + (s) * CLR_VEC), 0, CLR_RNOH)          \
-    } else {                                                                            \
-        const uint clr_qb = (s) * CLR_VEC;                                              \
-        CLR_CALL_VP(clr_px##s, (CLR_IDX)(clr_i0 + clr_qb), 0, CLR_WH)                   \
-    }
-#endif
+// With the early loads (SegmentPlan::pre): vector s of the run from its register, through
+// segment_runs.cl's CLR_PWALK with this kernel's flush.
+#define CLR_WPWALK(s) CLR_PWALK(s, CLR_WH)
 
 // Work-item 0's part of a sub-tile, after its walk: the carried segment taken up where the
 // last sub-tile left one (read earlier, clr_pend), the sub-tile's head folded into the open
