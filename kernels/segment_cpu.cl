@@ -40,9 +40,7 @@
 #endif
 
 __kernel __attribute__((reqd_work_group_size(CLR_WG, 1, 1)))
-void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_off,
-              const ulong clr_nseg, const ulong clr_c, const ulong clr_lo, const ulong clr_hi,
-              const ulong clr_tile, const ulong clr_short CLR_USER_PARAMS) {
+void clr_main(CLR_SEG_PARAMS) {
     const CLR_IDX clr_n = (CLR_IDX)clr_n_arg;
     const ulong clr_ss = 1;
     CLR_FOR_VARS(CLR_ADECL)

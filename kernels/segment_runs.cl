@@ -200,9 +200,7 @@
     clr_bn = clr_off[clr_e + 1];
 
 __kernel __attribute__((reqd_work_group_size(CLR_WG, 1, 1)))
-void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_off,
-              const ulong clr_nseg, const ulong clr_c, const ulong clr_lo, const ulong clr_hi,
-              const ulong clr_tile, const ulong clr_short CLR_USER_PARAMS) {
+void clr_main(CLR_SEG_PARAMS) {
     const CLR_IDX clr_n = (CLR_IDX)clr_n_arg;
     const uint clr_lid = (uint)get_local_id(0);
     const ulong clr_ss = 1;
@@ -344,9 +342,7 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
 }
 #else
 __kernel __attribute__((reqd_work_group_size(CLR_WG, 1, 1)))
-void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_off,
-              const ulong clr_nseg, const ulong clr_c, const ulong clr_lo, const ulong clr_hi,
-              const ulong clr_tile, const ulong clr_short CLR_USER_PARAMS) {
+void clr_main(CLR_SEG_PARAMS) {
     const CLR_IDX clr_n = (CLR_IDX)clr_n_arg;
     const uint clr_lid = (uint)get_local_id(0);
     const ulong clr_ss = 1;
@@ -517,9 +513,7 @@ void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_of
 // it): it folds the tail (slot 2t+1) and the heads (slots 2u) of the tiles t+1..t1 the segment
 // covers, or lists a segment over more than CLR_RUNS_SERIAL tiles for the whole work-group.
 __kernel __attribute__((reqd_work_group_size(CLR_WG, 1, 1)))
-void clr_finish(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_off,
-                const ulong clr_nseg, const ulong clr_c, const ulong clr_lo, const ulong clr_hi,
-                const ulong clr_tile, const ulong clr_short CLR_USER_PARAMS) {
+void clr_finish(CLR_SEG_PARAMS) {
     const uint clr_lid = (uint)get_local_id(0);
     const ulong clr_ss = 1;
     CLR_FOR_VARS(CLR_SDECL)

@@ -247,9 +247,7 @@ static inline uint clr_ballot(int p) {
     }
 
 __kernel __attribute__((reqd_work_group_size(CLR_WG, 1, 1)))
-void clr_main(const ulong clr_n_arg, CLR_VAR_PARAMS __global const ulong* clr_off,
-              const ulong clr_nseg, const ulong clr_c, const ulong clr_lo, const ulong clr_hi,
-              const ulong clr_tile, const ulong clr_short CLR_USER_PARAMS) {
+void clr_main(CLR_SEG_PARAMS) {
     const CLR_IDX clr_n = (CLR_IDX)clr_n_arg;
     const uint clr_lid = (uint)get_local_id(0);
     const uint clr_w = clr_lid / CLR_WS, clr_wl = clr_lid % CLR_WS;
