@@ -76,27 +76,18 @@ fi
 
 # Registers and spills of clr_main (ptxas -v, sm_90) of runs at mean 16: the lean kernel
 # (warp=0), the warp kernel with the checks (the rule) and with the work-group's barriers.
-tool() {
-  local t
-  t=$(command -v "$1" 2>/dev/null) && { echo "$t"; return; }
-  for d in /usr/local/cuda/bin /usr/local/cuda-*/bin; do [ -x "$d/$1" ] && { echo "$d/$1"; return; }; done
-  t=$(python3 -c "import triton,os;print(os.path.join(os.path.dirname(triton.__file__),'backends/nvidia/bin/$1'))" 2>/dev/null)
-  [ -n "$t" ] && [ -x "$t" ] && echo "$t"
-}
+. scripts/gpu/ptx_lib.sh
 PTXAS=$(tool ptxas)
 regs() {
-  local d=/tmp/csr4_regs/$1 f v
+  local d=/tmp/csr4_regs/$1 f
   rm -rf "$d"; mkdir -p "$d"
   CLREDUCE_PROGRAM_CACHE="$d" CLREDUCE_SEGMENT=runs CLREDUCE_SEGMENT_TUNE="$2" timeout 60 \
     .gpu/clreduce reduce --device "$DEV" --ragged 16 --n 1000003 --init-identity > /dev/null 2>&1
   for f in "$d"/*.bin; do
     [ -f "$f" ] || continue
-    awk 'p {print} /^binary [0-9]+ [0-9a-f]+$/ {p = 1}' "$f" | tr -d '\000' > "$f.ptx"
+    cache_ptx "$f" "$f.ptx"
     grep -q "clr_main" "$f.ptx" || continue
-    for v in "" 8.8 8.7 8.5 8.4 8.0; do
-      [ -n "$v" ] && sed -i -E "s/^\.version [0-9.]+/.version $v/" "$f.ptx"
-      "$PTXAS" -arch=sm_90 -O3 -v "$f.ptx" -o "$f.cubin" > "$f.txt" 2>&1 && break
-    done
+    ptxas_sm90 "$PTXAS" "$f.ptx" "$f.cubin" "$f.txt" > /dev/null
     grep -A4 "entry function 'clr_main'" "$f.txt" | grep -Eo "Used [0-9]+ registers|[0-9]+ bytes spill (stores|loads)" |
       paste -sd' ' | sed "s/^/regs $1 ($2) | /"
   done

@@ -13,13 +13,7 @@ MEAN=${MEAN:-16}
 ONLY=${VARIANTS:-.*}
 R=${OUT:-/tmp}
 O=/tmp/csr_sass
-tool() {
-  local t
-  t=$(command -v "$1" 2>/dev/null) && { echo "$t"; return; }
-  for d in /usr/local/cuda/bin /usr/local/cuda-*/bin; do [ -x "$d/$1" ] && { echo "$d/$1"; return; }; done
-  t=$(python3 -c "import triton,os;print(os.path.join(os.path.dirname(triton.__file__),'backends/nvidia/bin/$1'))" 2>/dev/null)
-  [ -n "$t" ] && [ -x "$t" ] && echo "$t"
-}
+. scripts/gpu/ptx_lib.sh
 PTXAS=$(tool ptxas)
 CUOBJ=$(tool cuobjdump)
 [ -n "$CUOBJ" ] || CUOBJ=$(tool nvdisasm)
@@ -27,7 +21,7 @@ echo "tools: ptxas [${PTXAS}] disassembler [${CUOBJ}]"
 
 # one LABEL TUNE E: the runs plan at MEAN with CLREDUCE_SEGMENT_TUNE=TUNE (E: its run length).
 one() {
-  local label="$1" tune="$2" e="$3" d f v
+  local label="$1" tune="$2" e="$3" d f
   echo "$label" | grep -Exq "$ONLY" || return 0
   d="$O/$label"; rm -rf "$d"; mkdir -p "$d"
   CLREDUCE_PROGRAM_CACHE="$d" CLREDUCE_SEGMENT=runs CLREDUCE_SEGMENT_TUNE="$tune" timeout 60 \
@@ -35,13 +29,10 @@ one() {
     grep -E "results checked|wrong|rror" | head -2 | sed "s/^/$label | /"
   for f in "$d"/*.bin; do
     [ -f "$f" ] || continue
-    awk 'p {print} /^binary [0-9]+ [0-9a-f]+$/ {p = 1}' "$f" | tr -d '\000' > "$f.ptx"
+    cache_ptx "$f" "$f.ptx"
     grep -q "clr_main" "$f.ptx" || continue
     [ -n "$PTXAS" ] || { echo "$label | no ptxas"; return 0; }
-    for v in "" 8.8 8.7 8.5 8.4 8.0; do
-      [ -n "$v" ] && sed -i -E "s/^\.version [0-9.]+/.version $v/" "$f.ptx"
-      "$PTXAS" -arch=sm_90 -O3 -v "$f.ptx" -o "$f.cubin" > "$f.txt" 2>&1 && break
-    done
+    ptxas_sm90 "$PTXAS" "$f.ptx" "$f.cubin" "$f.txt" > /dev/null
     grep -A4 "entry function 'clr_main'" "$f.txt" | grep -Eo "Used [0-9]+ registers|[0-9]+ bytes spill (stores|loads)|[0-9]+ bytes smem" |
       paste -sd' ' | sed "s/^/$label ($tune) | /"
     case "$CUOBJ" in

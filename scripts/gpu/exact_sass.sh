@@ -18,17 +18,10 @@ mkdir -p "$O"
 R=${OUT:-/tmp}
 ONLY=${VARIANTS:-.}
 
-tool() {
-  local t
-  t=$(command -v "$1" 2>/dev/null) && { echo "$t"; return; }
-  for d in /usr/local/cuda/bin /usr/local/cuda-*/bin; do [ -x "$d/$1" ] && { echo "$d/$1"; return; }; done
-  t=$(python3 -c "import triton,os;print(os.path.join(os.path.dirname(triton.__file__),'backends/nvidia/bin/$1'))" 2>/dev/null)
-  [ -n "$t" ] && [ -x "$t" ] && { echo "$t"; return; }
-  find / -xdev -name "$1" -type f -perm -u+x 2>/dev/null | head -1
-}
-PTXAS=$(tool ptxas)
-CUOBJ=$(tool cuobjdump)
-NVDIS=$(tool nvdisasm)
+. scripts/gpu/ptx_lib.sh
+PTXAS=$(tool ptxas find)
+CUOBJ=$(tool cuobjdump find)
+NVDIS=$(tool nvdisasm find)
 echo "tools: ptxas [${PTXAS}] cuobjdump [${CUOBJ}] nvdisasm [${NVDIS}]"
 [ -n "$PTXAS" ] && "$PTXAS" --version 2>&1 | tail -1
 
@@ -38,10 +31,8 @@ sass() {
   local d="$1" n="$2" v ok=0
   python3 scripts/gpu/exact_sass.py "$d/$n.ptx" clr_main | head -n 4
   [ -n "$PTXAS" ] || return 0
-  for v in "" 8.8 8.7 8.5 8.4 8.0; do
-    if [ -n "$v" ]; then sed -E "s/^\.version [0-9.]+/.version $v/" "$d/$n.ptx" > "$d/$n.v.ptx"; else cp "$d/$n.ptx" "$d/$n.v.ptx"; fi
-    if "$PTXAS" -arch=sm_90 -O3 -v "$d/$n.v.ptx" -o "$d/$n.cubin" > "$d/$n.ptxas.txt" 2>&1; then ok=1; break; fi
-  done
+  cp "$d/$n.ptx" "$d/$n.v.ptx"
+  v=$(ptxas_sm90 "$PTXAS" "$d/$n.v.ptx" "$d/$n.cubin" "$d/$n.ptxas.txt") && ok=1
   if [ $ok = 0 ]; then echo "ptxas failed: $(head -c 300 "$d/$n.ptxas.txt")"; return 0; fi
   [ -n "$v" ] && echo "(ptxas with .version $v)"
   grep -E "Compiling entry|registers|spill|stack" "$d/$n.ptxas.txt" | tr -s ' ' | paste -sd' ' | head -c 900; echo
@@ -60,8 +51,7 @@ lib() {
     "$B" reduce "$@" --device NVIDIA 2>&1 | grep -E "plan|error|mismatch|exact|us" | head -n 4
   for f in "$d"/*.bin; do
     [ -f "$f" ] || continue
-    # NVIDIA's binary is the PTX text and a terminating NUL (ptxas stops at it: "Unexpected EOF").
-    awk 'p {print} /^binary [0-9]+ [0-9a-f]+$/ {p = 1}' "$f" | tr -d '\000' > "$d/p$k.ptx"
+    cache_ptx "$f" "$d/p$k.ptx"
     if grep -q "clr_main" "$d/p$k.ptx"; then
       echo "== $label [tune $tune] [options $opts] $* : $(wc -c < "$d/p$k.ptx") bytes of PTX"
       sass "$d" "p$k"
