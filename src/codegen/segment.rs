@@ -74,9 +74,6 @@ pub(super) fn defines(sp: &SegmentPlan, local: usize, d: &mut impl FnMut(&str, S
     if sp.warp > 0 {
         d("CLR_RUNS_WS", sp.warp.to_string());
     }
-    if sp.wscan {
-        d("CLR_RUNS_WSCAN", "1".into());
-    }
 }
 
 /// `CLR_INSEG_k(g)` per variable: an argmin/argmax index made relative to its segment
