@@ -276,3 +276,75 @@ fn two_d_npy_with_axis() {
     assert_eq!(checksum(&j, 0), 78.0);
     println!("PASS --input 1-D as R x C (bf16), agreeing --rows/--cols, --split from a file");
 }
+
+/// `clreduce explain` plans the launch `reduce` runs with the same flags (its body and input
+/// included: the body's reads at `[i]` take part in segmented plans), and `--source` prints
+/// that launch's program: before, explain planned without a body and `--source` printed
+/// nothing for segments.
+#[test]
+fn explain_plans_what_reduce_runs() {
+    let all = clreduce::devices().expect("OpenCL devices");
+    let cases: &[&[&str]] = &[
+        &[
+            "--ragged", "16", "--n", "50021", "--op", "sum", "--type", "f32",
+        ],
+        &[
+            "--ragged",
+            "300",
+            "--n",
+            "70001",
+            "--op",
+            "sum,argmax",
+            "--type",
+            "f64",
+        ],
+        &[
+            "--ragged", "3", "--n", "9001", "--op", "min", "--type", "i32",
+        ],
+        &[
+            "--rows", "1031", "--cols", "16", "--op", "sum", "--type", "f32",
+        ],
+        &[
+            "--rows", "61", "--cols", "4099", "--op", "max,sum", "--type", "i64",
+        ],
+        &[
+            "--rows", "257", "--cols", "96", "--axis", "0", "--op", "sum", "--type", "f32",
+        ],
+    ];
+    for d in all.iter().filter(|d| !d.is_simulator()) {
+        let dev = d.index().to_string();
+        for args in cases {
+            let with = |cmd: &str, more: &[&str]| -> Vec<String> {
+                let head = [cmd, "--device", dev.as_str()];
+                (head.iter().chain(args.iter()).chain(more))
+                    .map(|s| s.to_string())
+                    .collect()
+            };
+            let reduce = with("reduce", &["--json"]);
+            let j = passed(&reduce.iter().map(String::as_str).collect::<Vec<_>>());
+            let ran = j[0]["plan"].as_str().expect("a plan name").to_string();
+            let explain = with("explain", &["--source"]);
+            let (code, out, err) = cli(&explain.iter().map(String::as_str).collect::<Vec<_>>());
+            assert_eq!(code, 0, "{}: explain {args:?}: {out}\n{err}", d.label());
+            let line = (out.lines())
+                .find(|l| l.trim_start().starts_with("segmented:"))
+                .unwrap_or_else(|| panic!("{}: {args:?}: no segmented line\n{out}", d.label()));
+            assert!(
+                line.ends_with(&format!("plan {ran}")),
+                "{}: {args:?}: reduce ran {ran}, explain says {line:?}",
+                d.label()
+            );
+            let define = format!("CLR_SEG_ALGO=CLR_SEG_{}", ran.to_uppercase());
+            assert!(
+                out.contains("// build options:") && out.contains(&define),
+                "{}: {args:?}: --source printed no program with {define}\n{out}",
+                d.label()
+            );
+            assert!(
+                out.contains("__kernel"),
+                "{}: {args:?}: no kernel",
+                d.label()
+            );
+        }
+    }
+}

@@ -731,3 +731,87 @@ fn blocks_f16_argmax_and_exact_sums() {
     }
     t.finish();
 }
+
+/// `Queue::explain_launch` gives the plan the same launch then runs (`ReduceEvent::plan`),
+/// the body's reads at `[i]` included: columns (whose block width follows the bytes read),
+/// rows of 16 (vector loads), CSR segments of mean 16 (the register scan kernel on NVIDIA)
+/// and a span idiom `i / C`, with a sum and an argmax in one launch, on every device.
+#[test]
+fn explain_launch_is_the_plan_that_runs() {
+    for q in queues() {
+        let d = q.device();
+        let _g = sim_lock(d);
+        let mut rng = Rng(0xE7A1 ^ d.index() as u64);
+        let n = 257 * 96;
+        let xs: Vec<f32> = (0..n).map(|_| rng.below(64) as f32).collect();
+        let x = q.buffer_from(&xs).unwrap();
+        let off = clreduce::check::ragged::ragged_offsets(n as u64, 16, rng.below(1000));
+        let offsets = q.buffer_from(&off).unwrap();
+        type Case<'a> = (
+            &'static str,
+            Range,
+            u64,
+            Box<dyn Fn(clreduce::Reduction) -> clreduce::Reduction + 'a>,
+        );
+        let cases: Vec<Case> = vec![
+            (
+                "columns 257 x 96",
+                Range::new_2d(257, 96),
+                96,
+                Box::new(|r| r.axis(Axis::First)),
+            ),
+            (
+                "rows 1542 x 16",
+                Range::new_2d(1542, 16),
+                1542,
+                Box::new(|r| r.axis(Axis::Last)),
+            ),
+            (
+                "CSR mean 16",
+                Range::new(*off.last().unwrap()),
+                off.len() as u64 - 1,
+                Box::new(|r| r.segments(clreduce::Segments::offsets(&offsets))),
+            ),
+        ];
+        for (what, range, results, seg) in &cases {
+            let sum = q.buffer::<f32>(*results as usize).unwrap();
+            let (mx, ix) = (
+                q.buffer::<f32>(*results as usize).unwrap(),
+                q.buffer::<u64>(*results as usize).unwrap(),
+            );
+            let reds = || {
+                vec![
+                    seg(reduction(&sum, Op::Plus)),
+                    seg(reduction_argmax(&mx, &ix)).initialize_to_identity(),
+                ]
+            };
+            let body = "sum += x[i]; combine(sum1, x[i], i);";
+            let k = || Kernel::new(body).arg("x", &x);
+            let said = q
+                .explain_launch(*range, reds(), k(), Options::default())
+                .unwrap();
+            let ev = q
+                .parallel_for_reduce_with(*range, reds(), k(), Options::default())
+                .unwrap();
+            ev.wait().unwrap();
+            assert_eq!(Some(&said), ev.plan(), "{}: {what}", short(d));
+        }
+        // The span idiom: a span variable whose subscript is i / C, planned as segments.
+        let bins = q.buffer::<f32>(257).unwrap();
+        let k = || Kernel::new("hist[i / 96] += x[i];").arg("x", &x);
+        let red = || clreduce::reduction_span(&bins, 257, Op::Plus).name("hist");
+        let said = q
+            .explain_launch(Range::new(n as u64), red(), k(), Options::default())
+            .unwrap();
+        assert!(
+            said.segment.is_some(),
+            "{}: the span idiom is not planned as segments",
+            short(d)
+        );
+        let ev = q
+            .parallel_for_reduce_with(Range::new(n as u64), red(), k(), Options::default())
+            .unwrap();
+        ev.wait().unwrap();
+        assert_eq!(Some(&said), ev.plan(), "{}: span idiom", short(d));
+    }
+}

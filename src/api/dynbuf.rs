@@ -78,6 +78,21 @@ impl DynBuffer {
         }
     }
 
+    /// A zero-filled buffer of `len` elements of a type chosen at run time ([`Queue::buffer`]
+    /// for that type).
+    pub fn zeros(q: &Queue, ty: ElemType, len: usize) -> Result<DynBuffer> {
+        Ok(match ty {
+            ElemType::I32 => DynBuffer::I32(q.buffer(len)?),
+            ElemType::U32 => DynBuffer::U32(q.buffer(len)?),
+            ElemType::I64 => DynBuffer::I64(q.buffer(len)?),
+            ElemType::U64 => DynBuffer::U64(q.buffer(len)?),
+            ElemType::F32 => DynBuffer::F32(q.buffer(len)?),
+            ElemType::F64 => DynBuffer::F64(q.buffer(len)?),
+            ElemType::F16 => DynBuffer::F16(q.buffer(len)?),
+            ElemType::BF16 => DynBuffer::BF16(q.buffer(len)?),
+        })
+    }
+
     /// A one-element buffer holding `v`.
     pub fn scalar(q: &Queue, v: Value) -> Result<DynBuffer> {
         Ok(match v {

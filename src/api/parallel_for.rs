@@ -70,6 +70,30 @@ impl Queue {
         Ok((*self.prepare(&form, &reds, &Kernel::new(""), options)?.plan).clone())
     }
 
+    /// The plan of this very launch, its body and buffers included, without running anything:
+    /// what [`Queue::parallel_for_reduce_with`] runs with the same arguments. The body can
+    /// change the plan where [`Queue::explain`] does not see it: a span subscript `i / C`
+    /// (planned as a segmented reduction), the buffers it reads at `[i]` (vector loads, and on
+    /// NVIDIA the register scan kernel of CSR segments). `clreduce explain` plans through it with
+    /// the body `clreduce reduce` runs.
+    pub fn explain_launch(
+        &self,
+        range: impl Into<Form>,
+        reductions: impl Into<Reductions>,
+        kernel: impl Into<Kernel>,
+        options: Options,
+    ) -> Result<Plan> {
+        let (form, reds, kernel) = (range.into(), reductions.into(), kernel.into());
+        if super::segment::is_segmented(&reds) {
+            return self.explain_segments(&form, &reds, &kernel, options);
+        }
+        if let Some((reds, kernel)) = super::span_idiom::span_idiom(&form, &reds, &kernel, &options)
+        {
+            return self.explain_segments(&form, &reds, &kernel, options);
+        }
+        Ok((*self.prepare(&form, &reds, &kernel, options)?.plan).clone())
+    }
+
     /// The OpenCL C program a launch would build (its build options first, as a comment),
     /// without building or running it: the plan's kernels with the body as the launch
     /// rewrites it (span subscripts, exact reducers) inside. For `clreduce explain --source`

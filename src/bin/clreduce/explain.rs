@@ -90,35 +90,64 @@ pub fn run(a: &ExplainArgs) -> CliResult<bool> {
     all.finish(true)
 }
 
-/// The plan (and with `--source` the program) on one device, as text.
+/// The plan (and with `--source` the program) on one device, as text: the launch `clreduce
+/// reduce` runs with the same flags, its body over an input `x` of the range's length
+/// included (the body's reads at `[i]` take part in the plan: vector loads, CSR kernels).
 fn explain_on(a: &ExplainArgs, d: &Device, ty: ElemType, ops: &[VarOp]) -> Result<String> {
     let c = &a.common;
     let q = queue_on(d, c)?;
-    if let Some(seg) = segmented(a)? {
-        let (range, reds) = seg_reductions(&q, ops, ty, &seg, a.init_identity)?;
-        return Ok(q.explain(range, reds, options(c)?)?.to_string());
-    }
-    let targets = make_targets(&q, ty, &identity_inits(ops, ty))?;
-    let reds = make_reductions(ops, &targets, a.init_identity);
-    let form: clreduce::Form = if a.nd_range {
-        NdRange::new(a.n, a.local).into()
-    } else {
-        Range::new(a.n).into()
+    let (form, reds, body, n): (clreduce::Form, Vec<Reduction>, String, u64) = match segmented(a)? {
+        Some(seg) => {
+            let (range, reds) = seg_reductions(&q, ops, ty, &seg, a.init_identity)?;
+            let body = (ops.iter().enumerate())
+                .map(|(k, v)| crate::reduce::seg_var_body(k, v))
+                .collect();
+            let n = range.extents().iter().product();
+            (range.into(), reds, body, n)
+        }
+        None => {
+            let targets = make_targets(&q, ty, &identity_inits(ops, ty))?;
+            let reds = make_reductions(ops, &targets, a.init_identity);
+            let form: clreduce::Form = if a.nd_range {
+                NdRange::new(a.n, a.local).into()
+            } else {
+                Range::new(a.n).into()
+            };
+            (form, reds, crate::reduce::reduce_body(ops, ty, None), a.n)
+        }
     };
+    let (x, note) = input_of(&q, ty, n)?;
+    let kernel = Kernel::new(&body).arg("x", &x);
+    let plan = q.explain_launch(form, reds.clone(), kernel.clone(), options(c)?)?;
+    let mut text = format!("{note}{plan}");
     if a.source {
-        let x = input_of(&q, ty)?;
-        let body = crate::reduce::reduce_body(ops, ty, None);
-        let kernel = Kernel::new(&body).arg("x", &x);
-        let src = q.explain_source(form, reds.clone(), kernel, options(c)?)?;
-        Ok(format!("{}{src}", q.explain(form, reds, options(c)?)?))
-    } else {
-        Ok(q.explain(form, reds, options(c)?)?.to_string())
+        text.push_str(&q.explain_source(form, reds, kernel, options(c)?)?);
     }
+    Ok(text)
 }
 
-/// A one-element input of type `ty`, standing for the data the body reads.
-fn input_of(q: &clreduce::Queue, ty: ElemType) -> Result<clreduce::DynBuffer> {
-    clreduce::DynBuffer::scalar(q, op_identity(Op::Plus, ty))
+/// The largest input `explain` allocates to plan with (bytes); a longer range plans with a
+/// one-element stand-in, and says so.
+const INPUT_CAP: u64 = 1 << 30;
+
+/// The input `x` of `n` elements of `ty` (zero-filled; nothing runs), or where that is more
+/// than [`INPUT_CAP`] or the device refuses it a one-element stand-in and a note that the
+/// plan then takes the body for one that reads nothing at `[i]`.
+fn input_of(q: &clreduce::Queue, ty: ElemType, n: u64) -> Result<(DynBuffer, String)> {
+    let bytes = n.saturating_mul(ty.size() as u64);
+    let why = if bytes > INPUT_CAP {
+        format!("{bytes} bytes is more than explain allocates ({INPUT_CAP})")
+    } else {
+        match DynBuffer::zeros(q, ty, n as usize) {
+            Ok(x) => return Ok((x, String::new())),
+            Err(e) => e.to_string(),
+        }
+    };
+    let x = DynBuffer::scalar(q, op_identity(Op::Plus, ty))?;
+    let note = format!(
+        "note: no input of {n} elements ({why}): planned as for a body that reads nothing at [i]\n"
+    );
+    Ok((x, note))
 }
 
 /// `clreduce explain --split`: the split and each device's plan for its share.

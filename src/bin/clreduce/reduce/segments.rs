@@ -355,10 +355,7 @@ pub(super) fn make_vars(
             _ => reduction(&b, op),
         }
         .name(&name);
-        m.body.push_str(&match v {
-            VarOp::Arg { .. } => format!("combine({name}, x[i], i); "),
-            _ => format!("combine({name}, x[i]); "),
-        });
+        m.body.push_str(&var_body(k, v));
         if s.init_identity || matches!(v, VarOp::Arg { .. }) {
             r = r.initialize_to_identity();
         }
@@ -378,6 +375,14 @@ pub(super) fn make_vars(
         });
     }
     Ok(m)
+}
+
+/// Variable `k`'s part of the body `reduce` runs over segments (`explain` plans the same).
+pub fn var_body(k: usize, v: &VarOp) -> String {
+    match v {
+        VarOp::Arg { .. } => format!("combine(v{k}, x[i], i); "),
+        _ => format!("combine(v{k}, x[i]); "),
+    }
 }
 
 /// One launch on one queue and its check: (plan, lines, all correct).
