@@ -20,6 +20,7 @@ mod range;
 pub(crate) mod reduction;
 mod run;
 mod segment;
+mod segment_check;
 mod shortcuts;
 mod span_idiom;
 

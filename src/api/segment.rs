@@ -1,6 +1,7 @@
 //! Segmented and axis reductions: [`Segments`] (uniform lengths or CSR offsets) and [`Axis`]
 //! (rows or columns of a 2-D or 3-D range) on a [`Reduction`], and the launch sequence of a
-//! segmented `parallel_for_reduce`: check, find the segments (reading CSR offsets on the host),
+//! segmented `parallel_for_reduce`: check, find the segments (CSR offsets checked by
+//! `segment_check.rs`),
 //! plan (`plan::plan_segments`), compile kernels/segment.cl, run.
 //! design/segments.md.
 
@@ -386,39 +387,14 @@ impl Queue {
                         queue_device: self.inner.device.label(),
                     });
                 }
-                if t.len < 2 {
-                    return Err(bad(format!(
-                        "{} offset(s): CSR offsets need r + 1 >= 2 entries",
-                        t.len
-                    )));
-                }
-                let mut bytes = vec![0u8; t.len * 8];
-                launch::read_bytes(&self.inner.queue, &t.mem, 0, &mut bytes)?;
-                let off: Vec<u64> = bytes
-                    .chunks_exact(8)
-                    .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
-                    .collect();
-                if let Some(k) = off.windows(2).position(|w| w[1] < w[0]) {
-                    return Err(bad(format!(
-                        "offsets descend at entry {}: {} then {}",
-                        k + 1,
-                        off[k],
-                        off[k + 1]
-                    )));
-                }
-                let last = off[off.len() - 1];
-                if last > n {
-                    return Err(bad(format!(
-                        "the last offset {last} is past the end of the range (n = {n})"
-                    )));
-                }
+                let f = self.check_offsets(name, t, n)?;
                 Found {
                     layout: SegmentLayout::Offsets,
                     segments: (t.len - 1) as u64,
-                    lo: off[0],
-                    hi: last,
+                    lo: f.lo,
+                    hi: f.hi,
                     offsets: Some(t.clone()),
-                    longest: off.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0),
+                    longest: f.longest,
                 }
             }
         })

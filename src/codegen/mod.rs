@@ -31,6 +31,8 @@ pub(crate) const EXACT_CL: &str = include_str!("../../kernels/exact.cl");
 pub(crate) const VAR_EXACT_CL: &str = include_str!("../../kernels/var_exact.cl");
 /// The second half of `var_exact.cl` (the steps after the loop and the tail), appended to it.
 pub(crate) const VAR_EXACT_FINISH_CL: &str = include_str!("../../kernels/var_exact_finish.cl");
+/// CSR offsets checked on the device before a segmented launch (src/api/segment_check.rs).
+pub(crate) const SEGMENT_CHECK_CL: &str = include_str!("../../kernels/segment_check.cl");
 use segment::{
     SEGMENT_CL, SEGMENT_COLUMNS_CL, SEGMENT_CPU_CL, SEGMENT_GROUP_CL, SEGMENT_ITEM_CL,
     SEGMENT_LANES_CL, SEGMENT_MERGE_CL, SEGMENT_RUNS_CL, SEGMENT_SCAN_CL, SEGMENT_STAGED_CL,
@@ -38,7 +40,8 @@ use segment::{
 };
 /// Every embedded kernel, for the tuning cache's fingerprint (`tune_cache::clreduce_id`): a
 /// new kernel file belongs here too.
-pub(crate) const KERNEL_SOURCES: [&str; 20] = [
+pub(crate) const KERNEL_SOURCES: [&str; 21] = [
+    SEGMENT_CHECK_CL,
     VAR_SEGEXACT_CL,
     SEGMENT_CL,
     SEGMENT_ITEM_CL,
@@ -75,6 +78,11 @@ fn kernel_source(name: &str, embedded: &'static str) -> std::borrow::Cow<'static
         },
         None => embedded.into(),
     }
+}
+
+/// The offsets check's program source (`CLREDUCE_KERNELS`' copy where that is set).
+pub(crate) fn segment_check_source() -> String {
+    kernel_source("segment_check.cl", SEGMENT_CHECK_CL).into_owned()
 }
 
 /// A user kernel parameter as the generated signature declares it.
