@@ -39,8 +39,20 @@ impl Queue {
     /// [`Error::BadSegments`] where they descend or end past `n`, else their [`OffsetFacts`].
     /// On the device from [`DEVICE_CHECK_MIN`] entries (where it has 64 work-items per
     /// work-group), on the host below.
+    /// `CLREDUCE_OFFSETS_CHECK=host|device` forces one path on every size (for A/B runs).
     pub(super) fn check_offsets(&self, name: &str, t: &Target, n: u64) -> Result<OffsetFacts> {
-        let device = t.len > DEVICE_CHECK_MIN && self.inner.caps.max_work_group_size >= CHECK_WG;
+        let fits = self.inner.caps.max_work_group_size >= CHECK_WG;
+        let device = match std::env::var("CLREDUCE_OFFSETS_CHECK").as_deref() {
+            Ok("host") => false,
+            Ok("device") => fits,
+            Ok("") | Ok("auto") | Err(_) => t.len > DEVICE_CHECK_MIN && fits,
+            Ok(other) => {
+                return Err(Error::BadArgument {
+                    name: "CLREDUCE_OFFSETS_CHECK".into(),
+                    problem: format!("{other:?}: host, device or auto"),
+                })
+            }
+        };
         self.check_offsets_by(name, t, n, device)
     }
 
