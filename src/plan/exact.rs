@@ -262,6 +262,9 @@ pub(super) fn hot_geometry(
     }
     Some(match exacts[0].format {
         ExactFormat::F32 => (8, None),
+        ExactFormat::F64 if caps.kind == DeviceKind::Gpu && wide_f64(req) => {
+            (F64_WIDE_UNROLL, Some(F64_WIDE_GROUPS_PER_CU))
+        }
         ExactFormat::F64 if caps.kind == DeviceKind::Gpu => {
             (F64_HOT_UNROLL, Some(F64_HOT_GROUPS_PER_CU))
         }
@@ -272,6 +275,20 @@ pub(super) fn hot_geometry(
 /// The f64 hot loop's accumulators per work-item and (on GPUs) work-groups per compute unit.
 const F64_HOT_UNROLL: usize = 4;
 const F64_HOT_GROUPS_PER_CU: u64 = 4;
+/// The same from [`F64_WIDE_FROM`] indices on GPUs: 8 expansions per work-item (116 registers,
+/// two work-groups of 256 resident per SM), one wave of them. H200, f64 exact, medians of 20
+/// (decision 88, design/bench/2026-11-25-h200-session19-x29.txt call 1): 2^28 565.3 / 566.1 us
+/// against 576.3 / 575.0 at unroll 4 with 4 per SM (session 13: 561.4 against 577.6); 2^24
+/// 49.1 / 49.9 against 48.2 / 48.4, hence the threshold.
+const F64_WIDE_UNROLL: usize = 8;
+const F64_WIDE_GROUPS_PER_CU: u64 = 2;
+/// The range size from which a single f64 exact sum on a GPU takes [`F64_WIDE_UNROLL`].
+pub(super) const F64_WIDE_FROM: u64 = 1 << 26;
+
+/// Whether a range is long enough for the f64 hot loop's unroll of 8 on GPUs.
+fn wide_f64(req: &Request) -> bool {
+    matches!(req.form, FormRequest::Range { n } if n >= F64_WIDE_FROM)
+}
 /// The same for an f32-result exact sum beside other variables.
 const SEVERAL_HOT_UNROLL: usize = 8;
 const SEVERAL_HOT_GROUPS_PER_CU: u64 = 6;
