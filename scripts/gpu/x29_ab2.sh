@@ -3,10 +3,11 @@
 # default; a single f64 exact sum on a GPU at unroll 8, 2 work-groups per SM from 2^26): the
 # defaults against -DCLR_XMTRY=0 at 2^20 and 2^24; the speculative loop's chunk (CLR_SPEC_CHUNK,
 # kernels/reduce.cl, default 16 steps between flag checks; the standalone kit ran f64 at 531 us
-# with 64 against 554 with 16) for f32 at 2^24 and 2^28 and for f64 at 2^24, 2^26 and 2^28,
-# with the old f64 geometry forced (CLREDUCE_TUNE unroll=4,groups_per_cu=4: it sets the plain
-# sum's geometry too, so only that row's exact times count); the same on random mantissas
-# (exact_interleave); then the exact tests with the defaults and with chunks of 64.
+# with 64 against 554 with 16) for f32 at 2^24 and 2^28; f64 at 2^24, 2^26 and 2^28: the new
+# default against the old geometry forced (CLREDUCE_TUNE unroll=4,groups_per_cu=4: it sets the
+# plain sum's geometry too, so only that row's exact times count), the try's residue flag by
+# bits (-DCLR_XRBITS=1), blocks of 4 steps at unroll 8 and chunks of 64; then the exact tests
+# with the new defaults.
 # Lines as exact_ab.sh's: VARIANT | CASE n EXACT_us PLAIN_us RATIOx. Run there with
 #   bash scripts/gpu.sh run cmd bash scripts/gpu/x29_ab2.sh
 set -u
@@ -26,23 +27,16 @@ for r in 1 2; do
   1) v "def-r$r" "" ""; v "mt0-r$r" "" "-DCLR_XMTRY=0" ;;
   0) v "mt0-r$r" "" "-DCLR_XMTRY=0"; v "def-r$r" "" "" ;;
   esac
-  for c in 16 32 64; do v "f32-c$c-r$r" "" "-DCLR_SPEC_CHUNK=${c}u" "$F32" "2^24"; done
+  for c in 16 64; do v "f32-c$c-r$r" "" "-DCLR_SPEC_CHUNK=${c}u" "$F32" "2^24"; done
 done
 v f32-c16-big "" "" "$F32" "2^28"
 v f32-c64-big "" "-DCLR_SPEC_CHUNK=64u" "$F32" "2^28"
+S3="2^24,2^26,2^28"
 for r in 1 2; do
-  v "f64-def-r$r" "" "" "$F64" "2^24,2^26,2^28"
-  v "f64-c64-r$r" "" "-DCLR_SPEC_CHUNK=64u" "$F64" "2^24,2^26,2^28"
-  v "f64-u4g4-r$r" "unroll=4,groups_per_cu=4" "" "$F64" "2^24,2^26,2^28"
-done
-# Random mantissas (every TwoSum error nonzero, so the cascades' second TwoSums and the chunks'
-# redos run; the bench's data never redo): examples/exact_interleave.rs, the device's plan and
-# the old f64 geometry interleaved, chunks of 16 and 64 in two processes.
-for c in 16 64; do
-  [ $SECONDS -lt 330 ] || break
-  echo "interleave-c$c | EXACT_VARIANTS='default;unroll=4,groups_per_cu=4' -DCLR_SPEC_CHUNK=${c}u 2^24,2^26, 5 rounds" | tee -a "$out"
-  env EXACT_VARIANTS="default;unroll=4,groups_per_cu=4" CLREDUCE_EXTRA_OPTIONS="-DCLR_SPEC_CHUNK=${c}u" \
-    timeout 50 .gpu/exact_interleave NVIDIA 24,26 5 2>&1 | tail -n 24 | sed "s/^/interleave-c$c | /" | tee -a "$out"
+  v "f64-def-r$r" "" "" "$F64" "$S3"
+  v "f64-u4g4-r$r" "unroll=4,groups_per_cu=4" "" "$F64" "$S3"
+  v "f64-rbits-r$r" "" "-DCLR_XRBITS=1" "$F64" "$S3"
+  if [ $r = 1 ]; then v "f64-s4-r$r" "unroll=8,groups_per_cu=2,steps=4" "" "$F64" "$S3"; else v "f64-c64-r$r" "" "-DCLR_SPEC_CHUNK=64u" "$F64" "$S3"; fi
 done
 t() {
   local label="$1" opts="$2" lim="$3" t0=$SECONDS
@@ -53,7 +47,6 @@ t() {
   echo "$label | (options [$opts] tests [$*]) $((SECONDS - t0)) s" | tee -a "$out"
 }
 if [ "${TESTS:-1}" = 1 ]; then
-  t tests-def "" 90 exact_tail:: exact_spec::hot_loop_is_exact exact_spec::hot_loop_steps_are_exact
-  t tests-c64 "-DCLR_SPEC_CHUNK=64u" 45 exact_spec::hot_loop_is_exact exact_spec::hot_loop_steps_are_exact exact_tail::warp_merges
+  t tests-def "" 100 exact_tail:: exact_spec::hot_loop_is_exact exact_spec::hot_loop_steps_are_exact
 fi
 echo "written: $out"
