@@ -398,7 +398,10 @@ fn the_steps_follow_the_format_and_the_override() {
     let p = one(&gpu, ElemType::F64, 1 << 28, "unroll=4,groups_per_cu=4");
     assert_eq!((p.unroll, p.groups), (4, 4 * cus));
     // CPUs keep the vector form's 8 lanes at every size.
-    assert_eq!(one(&fixtures::pocl_cpu(), ElemType::F64, 1 << 28, "").unroll, 8);
+    assert_eq!(
+        one(&fixtures::pocl_cpu(), ElemType::F64, 1 << 28, "").unroll,
+        8
+    );
     let p = one(&gpu, ElemType::F32, 1 << 28, "");
     assert_eq!((p.spec_steps, p.unroll, p.groups), (1, 8, 8 * cus));
     let p = one(&gpu, ElemType::F64, 1 << 28, "steps=1");
