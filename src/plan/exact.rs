@@ -282,6 +282,8 @@ const F64_HOT_GROUPS_PER_CU: u64 = 4;
 /// 49.1 / 49.9 against 48.2 / 48.4, hence the threshold.
 const F64_WIDE_UNROLL: usize = 8;
 const F64_WIDE_GROUPS_PER_CU: u64 = 2;
+/// Its unrolled steps per bound check ([`steps`]).
+const F64_WIDE_STEPS: usize = 4;
 /// The range size from which a single f64 exact sum on a GPU takes [`F64_WIDE_UNROLL`].
 pub(super) const F64_WIDE_FROM: u64 = 1 << 26;
 
@@ -303,15 +305,23 @@ const F64_VECTOR_UNROLL: usize = 8;
 /// H200, f64 (design/exact.md "The f64 loop"): with one check per step NVIDIA's compiler ran
 /// the loop at half speed under the local tails (1315 us at 2^28 against 573 with blocks of
 /// 2). f32 keeps 1: its block is the step (blocks of 2 steps: 357 against 256 us at 2^28).
-pub(super) fn steps(req: &Request, vars: &[super::model::VarPlan]) -> usize {
+/// f64 data at an unroll of 8 from [`F64_WIDE_FROM`] indices (the GPUs' wide f64 loop,
+/// [`hot_geometry`]) takes blocks of 4: H200 (decision 88, design/bench/
+/// 2026-11-25-h200-session19-x29.txt call 2, one round) 2^28 549.9 us against 564.6 / 565.4
+/// with blocks of 2, 2^26 148.1 against 151.7 / 152.8; at 2^24 blocks of 4 at unroll 8 ran
+/// 53.1 us against 49.1-49.9 with 2 (call 1), so smaller ranges keep 2.
+pub(super) fn steps(req: &Request, vars: &[super::model::VarPlan], unroll: usize) -> usize {
     let exacts = || vars.iter().filter_map(|v| v.exact);
     if !exacts().all(|e| e.runs_hot(HotLoop::Shared)) {
         return 1;
     }
     let all_f64 = exacts().all(|e| e.format == ExactFormat::F64);
-    req.tuning
-        .and_then(|t| t.steps)
-        .unwrap_or(if all_f64 { 2 } else { 1 })
+    let auto = match all_f64 {
+        true if unroll >= F64_WIDE_UNROLL && wide_f64(req) => F64_WIDE_STEPS,
+        true => 2,
+        false => 1,
+    };
+    req.tuning.and_then(|t| t.steps).unwrap_or(auto)
 }
 
 /// Whether the speculative loop's other scalar variables (min, max, counts beside the exact
