@@ -221,7 +221,8 @@ pub(super) fn hot(caps: &DeviceCaps, req: &Request, e: &ExactPlan) -> HotLoop {
 ///   round 2): 373.7 us at unroll 4, 249.1 us at 8 (plain 241.9).
 /// - f64 data (an expansion per accumulator, every element through its cascade): 4, in blocks of
 ///   [`steps`] unrolled steps, and 4 work-groups per compute unit, as many as stay resident with
-///   its registers (design/exact.md "The f64 loop").
+///   its registers (design/exact.md "The f64 loop"); on GPUs from [`F64_WIDE_FROM`] indices 8 at
+///   2 work-groups per compute unit (decision 88).
 ///
 /// In the vector form (CPUs), f64 data takes 8 lanes (one AVX-512 vector of doubles per step;
 /// faster than 4 in 12 of 18 interleaved points on PoCL and Intel's runtime, equal at 2^24),
