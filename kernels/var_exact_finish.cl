@@ -5,8 +5,11 @@
 
 #if !VSPAN
 // ---- a scalar exact sum ------------------------------------------------------------------
+// CLR_XMTRY (decisions 85 and 88): NVIDIA's warp merge of two-double expansions tried without
+// deposits first (clr_xwarp_try below), 1 by default; 0 (through CLREDUCE_EXTRA_OPTIONS) merges
+// with deposits at once (clr_xwarp).
 #ifndef CLR_XMTRY
-#define CLR_XMTRY 0
+#define CLR_XMTRY 1
 #endif
 CLR_X_INLINE void VAR(clr_pre)(__local VA* lm, __local long* ls, __global VT* res, __global long* part) {
     for (uint j = (uint)get_local_id(0); j < VXLS; j += CLR_WG) ls[j] = 0;
@@ -34,7 +37,7 @@ CLR_X_INLINE VA VAR(clr_xwarp)(VA v, VX_PTR s, uint first) {
 
 #undef VX_XWARP
 #if VGS == CLR_GS_SG && CLR_SG_PTX && CLR_XMTRY && VXE == CLR_XE_E2D && !VX_BLOCKS
-// CLR_XMTRY 1 (an A/B switch through CLREDUCE_EXTRA_OPTIONS; decision 85): the warp's merge
+// CLR_XMTRY 1 (the default since decision 88; 0 through CLREDUCE_EXTRA_OPTIONS): the warp's merge
 // first without deposits (the TwoSums of clr_x_merge_e2d, every residue ORed into a flag), then
 // a warp vote; a warp where some merge left a residue merges again from the same expansions
 // with clr_xwarp (exact, residues deposited). Without a residue the try's sums are the exact

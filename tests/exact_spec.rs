@@ -84,8 +84,9 @@ fn f32_edge(n: usize, w: u32, seed: u64) -> Vec<f32> {
     v
 }
 
-/// The shared hot loop with its bound checked once per block of 1 and 4 unrolled steps
-/// (`Tuning::steps`; f64 data runs 2 by default, which [`hot_loop_is_exact`] covers, f32 1), in
+/// The shared hot loop with its bound checked once per block of 1 and 4 unrolled steps at
+/// unroll 4, and of 4 at unroll 8 (`Tuning::steps`; f64 data runs 2 by default, which
+/// [`hot_loop_is_exact`] covers, and 4 at unroll 8 on GPUs from 2^26 indices; f32 1), in
 /// the grid-stride order (the GPUs'): adversarial f32 and f64 data, and f32 blocks of 4 steps at
 /// the edge of their exponent span (16 elements at unroll 4: 25 fields, then one and two more,
 /// which the chunk's check must flag). Each result is the host's correctly rounded sum, and the
@@ -111,12 +112,13 @@ fn hot_loop_steps_are_exact() {
             100_003
         };
         let shape = Shape::Range(n as u64);
-        for steps in [1usize, 4] {
+        // Unroll 8 in blocks of 4: the GPUs' f64 loop from 2^26 indices (decision 88).
+        for (unroll, steps) in [(4usize, 1usize), (4, 4), (8, 4)] {
             let tuning = Tuning {
                 spec: Some(true),
                 hot: Some(HotLoop::Shared),
                 order: Some(IndexOrder::GridStride),
-                unroll: Some(4),
+                unroll: Some(unroll),
                 steps: Some(steps),
                 ..Tuning::default()
             };
@@ -131,7 +133,12 @@ fn hot_loop_steps_are_exact() {
                 }
                 (o, _) => o,
             };
-            if steps == 4 {
+            let u = if unroll == 4 {
+                String::new()
+            } else {
+                format!(" unroll {unroll}")
+            };
+            if (unroll, steps) == (4, 4) {
                 for w in 25..=27u32 {
                     let d = f32_edge(n, w, 0x57e9 + w as u64);
                     let (o, p) = run_with(
@@ -164,7 +171,7 @@ fn hot_loop_steps_are_exact() {
                 );
                 tally.record(
                     &dev,
-                    &format!("steps {steps} {} f32", p.name()),
+                    &format!("steps {steps}{u} {} f32", p.name()),
                     took(o, &pl),
                 );
                 let d = f64s(p, n, 11);
@@ -179,7 +186,7 @@ fn hot_loop_steps_are_exact() {
                 );
                 tally.record(
                     &dev,
-                    &format!("steps {steps} {} f64", p.name()),
+                    &format!("steps {steps}{u} {} f64", p.name()),
                     took(o, &pl),
                 );
             }

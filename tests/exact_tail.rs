@@ -551,3 +551,110 @@ fn group_rounding_resolves_carries() {
     }
     tally.finish();
 }
+
+/// The warp merge tried without deposits (NVIDIA's PTX warp merge, `CLR_XMTRY`, decisions 85 and
+/// 88) must redo a warp whose merges leave a residue: three values of one work-group whose
+/// exponents lie more than 53 apart (big, mid, small, each in its own work-item) leave `small` as
+/// a TwoSum residue of whichever merge brings the three together (the expansion holds big and
+/// mid), and `-big`, `-mid` in another work-group cancel the rest, so the residue is the whole
+/// sum. In nd_ranges of 64 work-items (two warps: the residue arises in a warp's merge or in
+/// warp 0's merge of the warps' expansions) and in ranges (the values 1-128 indices apart), f32
+/// and f64, after an initial value; bit for bit against the host under the automatic strategy.
+/// Elsewhere (trees, sub-groups) it is one more exact sum.
+#[test]
+fn warp_merges_keep_their_residues() {
+    let mut tally = Tally::new("exact_tail::warp_merges_keep_their_residues");
+    for q in queues() {
+        let _serial = sim_lock(q.device());
+        let dev = short(q.device());
+        let sim = q.device().is_simulator();
+        let local = 64.min(q.caps().max_local_1d());
+        if local < 8 {
+            tally.skip(&dev, "all", "work-groups of fewer than 8 work-items");
+            continue;
+        }
+        let groups = if sim { 3 } else { 8 };
+        let n = local * groups;
+        for f64 in [false, true] {
+            if f64 && !q.caps().fp64 {
+                tally.skip(&dev, "f64", "no fp64 on the device");
+                continue;
+            }
+            let mut rng = Rng(0x88a0 + f64 as u64);
+            let cases = if sim { 6 } else { 24 };
+            for ci in 0..cases {
+                // Exponents: f32 data in [-126, 127], f64 data within the expansion's window.
+                let top = if f64 { 900 } else { 127 };
+                let e1 = top - rng.below(if f64 { 400 } else { 20 }) as i32;
+                let e2 = e1 - 54 - rng.below(10) as i32;
+                let e3 = e2 - 54 - rng.below(10) as i32;
+                let sign = if rng.below(2) == 1 { -1.0 } else { 1.0 };
+                let [big, mid, small] = [e1, e2, e3].map(|e| sign * 2f64.powi(e));
+                let mut xs = vec![0.0f64; n];
+                let nd = ci % 2 == 0;
+                let form: Form = if nd {
+                    // Three distinct work-items of work-group g, the cancelling pair in g + 1.
+                    let g = rng.below(groups as u64 - 1) as usize;
+                    let mut lanes = Vec::new();
+                    while lanes.len() < 5 {
+                        let l = rng.below(local as u64) as usize;
+                        if !lanes.contains(&l) {
+                            lanes.push(l);
+                        }
+                    }
+                    xs[g * local + lanes[0]] = big;
+                    xs[g * local + lanes[1]] = mid;
+                    xs[g * local + lanes[2]] = small;
+                    xs[(g + 1) * local + lanes[3]] = -big;
+                    xs[(g + 1) * local + lanes[4]] = -mid;
+                    NdRange::new(n as u64, local).into()
+                } else {
+                    let gap = 1 + rng.below(128.min(n as u64 / 2 - 2)) as usize;
+                    xs[0] = big;
+                    xs[gap] = mid;
+                    xs[2 * gap] = small;
+                    xs[n - 1] = -big;
+                    xs[n - 2] = -mid;
+                    Range::new(n as u64).into()
+                };
+                let init = [0.0, -0.0, small, -small * 0.5][rng.below(4) as usize];
+                let label = format!(
+                    "case {ci} {} 2^{e1} 2^{e2} 2^{e3} sign {sign} init {init:e}",
+                    if nd { "nd_range" } else { "range" }
+                );
+                let o = if f64 {
+                    let want = sum_f64(&[&[init][..], &xs].concat()).to_bits();
+                    let got = run(q, &xs, init, form, Options::default().exact(), |v| {
+                        v.to_bits()
+                    });
+                    plain_outcome(got, want)
+                } else {
+                    let d: Vec<f32> = xs.iter().map(|&v| v as f32).collect();
+                    let i = init as f32;
+                    let want = sum_f32(&[&[i][..], &d].concat()).to_bits() as u64;
+                    let got = run(q, &d, i, form, Options::default().exact(), |v| {
+                        v.to_bits() as u64
+                    });
+                    plain_outcome(got, want)
+                };
+                let ty = if f64 { "f64" } else { "f32" };
+                tally.record(&dev, &format!("{ty} {label}"), o);
+            }
+        }
+    }
+    tally.finish();
+}
+
+/// `outcome` without a tail to check (the automatic plan's).
+fn plain_outcome(got: Result<(u64, Option<ExactTail>), Error>, want: u64) -> Outcome {
+    match got {
+        Err(e) => match skip_reason(&e) {
+            Some(r) => Outcome::Skip(r),
+            None => Outcome::Fail(format!("launch: {e}")),
+        },
+        Ok((b, _)) if b != want => Outcome::Fail(format!(
+            "got bits {b:#x}, the exact sum rounds to {want:#x}"
+        )),
+        Ok(_) => Outcome::Pass,
+    }
+}

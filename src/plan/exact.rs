@@ -221,7 +221,8 @@ pub(super) fn hot(caps: &DeviceCaps, req: &Request, e: &ExactPlan) -> HotLoop {
 ///   round 2): 373.7 us at unroll 4, 249.1 us at 8 (plain 241.9).
 /// - f64 data (an expansion per accumulator, every element through its cascade): 4, in blocks of
 ///   [`steps`] unrolled steps, and 4 work-groups per compute unit, as many as stay resident with
-///   its registers (design/exact.md "The f64 loop").
+///   its registers (design/exact.md "The f64 loop"); on GPUs from [`F64_WIDE_FROM`] indices 8 at
+///   2 work-groups per compute unit (decision 88).
 ///
 /// In the vector form (CPUs), f64 data takes 8 lanes (one AVX-512 vector of doubles per step;
 /// faster than 4 in 12 of 18 interleaved points on PoCL and Intel's runtime, equal at 2^24),
@@ -262,6 +263,9 @@ pub(super) fn hot_geometry(
     }
     Some(match exacts[0].format {
         ExactFormat::F32 => (8, None),
+        ExactFormat::F64 if caps.kind == DeviceKind::Gpu && wide_f64(req) => {
+            (F64_WIDE_UNROLL, Some(F64_WIDE_GROUPS_PER_CU))
+        }
         ExactFormat::F64 if caps.kind == DeviceKind::Gpu => {
             (F64_HOT_UNROLL, Some(F64_HOT_GROUPS_PER_CU))
         }
@@ -272,6 +276,22 @@ pub(super) fn hot_geometry(
 /// The f64 hot loop's accumulators per work-item and (on GPUs) work-groups per compute unit.
 const F64_HOT_UNROLL: usize = 4;
 const F64_HOT_GROUPS_PER_CU: u64 = 4;
+/// The same from [`F64_WIDE_FROM`] indices on GPUs: 8 expansions per work-item (116 registers,
+/// two work-groups of 256 resident per SM), one wave of them. H200, f64 exact, medians of 20
+/// (decision 88, design/bench/2026-11-25-h200-session19-x29.txt call 1): 2^28 565.3 / 566.1 us
+/// against 576.3 / 575.0 at unroll 4 with 4 per SM (session 13: 561.4 against 577.6); 2^24
+/// 49.1 / 49.9 against 48.2 / 48.4, hence the threshold.
+const F64_WIDE_UNROLL: usize = 8;
+const F64_WIDE_GROUPS_PER_CU: u64 = 2;
+/// Its unrolled steps per bound check ([`steps`]).
+const F64_WIDE_STEPS: usize = 4;
+/// The range size from which a single f64 exact sum on a GPU takes [`F64_WIDE_UNROLL`].
+pub(super) const F64_WIDE_FROM: u64 = 1 << 26;
+
+/// Whether a range is long enough for the f64 hot loop's unroll of 8 on GPUs.
+fn wide_f64(req: &Request) -> bool {
+    matches!(req.form, FormRequest::Range { n } if n >= F64_WIDE_FROM)
+}
 /// The same for an f32-result exact sum beside other variables.
 const SEVERAL_HOT_UNROLL: usize = 8;
 const SEVERAL_HOT_GROUPS_PER_CU: u64 = 6;
@@ -286,15 +306,23 @@ const F64_VECTOR_UNROLL: usize = 8;
 /// H200, f64 (design/exact.md "The f64 loop"): with one check per step NVIDIA's compiler ran
 /// the loop at half speed under the local tails (1315 us at 2^28 against 573 with blocks of
 /// 2). f32 keeps 1: its block is the step (blocks of 2 steps: 357 against 256 us at 2^28).
-pub(super) fn steps(req: &Request, vars: &[super::model::VarPlan]) -> usize {
+/// f64 data at an unroll of 8 from [`F64_WIDE_FROM`] indices (the GPUs' wide f64 loop,
+/// [`hot_geometry`]) takes blocks of 4: H200 (decision 88, design/bench/
+/// 2026-11-25-h200-session19-x29.txt call 2, one round) 2^28 549.9 us against 564.6 / 565.4
+/// with blocks of 2, 2^26 148.1 against 151.7 / 152.8; at 2^24 blocks of 4 at unroll 8 ran
+/// 53.1 us against 49.1-49.9 with 2 (call 1), so smaller ranges keep 2.
+pub(super) fn steps(req: &Request, vars: &[super::model::VarPlan], unroll: usize) -> usize {
     let exacts = || vars.iter().filter_map(|v| v.exact);
     if !exacts().all(|e| e.runs_hot(HotLoop::Shared)) {
         return 1;
     }
     let all_f64 = exacts().all(|e| e.format == ExactFormat::F64);
-    req.tuning
-        .and_then(|t| t.steps)
-        .unwrap_or(if all_f64 { 2 } else { 1 })
+    let auto = match all_f64 {
+        true if unroll >= F64_WIDE_UNROLL && wide_f64(req) => F64_WIDE_STEPS,
+        true => 2,
+        false => 1,
+    };
+    req.tuning.and_then(|t| t.steps).unwrap_or(auto)
 }
 
 /// Whether the speculative loop's other scalar variables (min, max, counts beside the exact

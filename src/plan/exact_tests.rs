@@ -381,10 +381,29 @@ fn the_steps_follow_the_format_and_the_override() {
     };
     let gpu = fixtures::nvidia_h200();
     let cus = gpu.compute_units as u64;
-    let p = one(&gpu, ElemType::F64, 1 << 28, "");
+    let p = one(&gpu, ElemType::F64, 1 << 24, "");
     let e = p.vars[0].exact.unwrap();
     assert_eq!((p.spec_steps, p.unroll, p.groups), (2, 4, 4 * cus));
     assert_eq!((e.hot, e.tail), (HotLoop::Shared, ExactTail::Lean));
+    // From 2^26 indices (super::exact::F64_WIDE_FROM) 8 expansions per work-item, 2 work-groups
+    // per SM, in blocks of 4 steps (decision 88); the override still decides.
+    let p = one(&gpu, ElemType::F64, 1 << 28, "");
+    let e = p.vars[0].exact.unwrap();
+    assert_eq!((p.spec_steps, p.unroll, p.groups), (4, 8, 2 * cus));
+    assert_eq!((e.hot, e.tail), (HotLoop::Shared, ExactTail::Lean));
+    let p = one(&gpu, ElemType::F64, super::exact::F64_WIDE_FROM - 1, "");
+    assert_eq!((p.spec_steps, p.unroll, p.groups), (2, 4, 4 * cus));
+    let p = one(&gpu, ElemType::F64, super::exact::F64_WIDE_FROM, "");
+    assert_eq!((p.spec_steps, p.unroll, p.groups), (4, 8, 2 * cus));
+    let p = one(&gpu, ElemType::F64, 1 << 28, "unroll=4,groups_per_cu=4");
+    assert_eq!((p.spec_steps, p.unroll, p.groups), (2, 4, 4 * cus));
+    assert_eq!(one(&gpu, ElemType::F64, 1 << 28, "steps=2").spec_steps, 2);
+    assert_eq!(one(&gpu, ElemType::F64, 1 << 24, "unroll=8").spec_steps, 2);
+    // CPUs keep the vector form's 8 lanes at every size.
+    assert_eq!(
+        one(&fixtures::pocl_cpu(), ElemType::F64, 1 << 28, "").unroll,
+        8
+    );
     let p = one(&gpu, ElemType::F32, 1 << 28, "");
     assert_eq!((p.spec_steps, p.unroll, p.groups), (1, 8, 8 * cus));
     let p = one(&gpu, ElemType::F64, 1 << 28, "steps=1");

@@ -408,7 +408,7 @@ fn assemble(
         }
     }
     // The speculative loop's unrolled steps per bound check (one for the launch).
-    let spec_steps = exact::steps(req, &vars);
+    let spec_steps = exact::steps(req, &vars, geo.unroll);
     let spec_one = exact::others_one(caps, req, &vars);
     // The tail of every scalar exact sum (a span's and a segmented sum's keep Private).
     let geo4 = (geo.total, geo.groups, geo.local, geo.unroll);
