@@ -124,14 +124,27 @@ fn aligned_scan_below_mean_8() {
     for c in [fixtures::pocl_cpu(), fixtures::intel_cpu()] {
         let q = if c.sub_groups.is_some() { 4 } else { 8 };
         let fill = c.compute_units as u64 * 4;
-        for (mean, force) in [(1, None), (4, None), (7, None), (4, Some(SegmentAlgo::Aligned))] {
+        for (mean, force) in [
+            (1, None),
+            (4, None),
+            (7, None),
+            (4, Some(SegmentAlgo::Aligned)),
+        ] {
             let r = req(off, n / mean, n, force);
             let p = plan_segments(&c, base(&c, n, false, 0), &r, None).unwrap();
             let s = p.segment.clone().unwrap();
             assert_eq!(s.algo, SegmentAlgo::Aligned, "mean {mean}");
             assert!(s.scan, "mean {mean}");
-            assert!(p.geometry_reason.contains("segmented scan"), "{}", p.geometry_reason);
-            assert_eq!((s.unroll, p.local, p.passes, s.per_item), (q, 1, 1, 0), "mean {mean}");
+            assert!(
+                p.geometry_reason.contains("segmented scan"),
+                "{}",
+                p.geometry_reason
+            );
+            assert_eq!(
+                (s.unroll, p.local, p.passes, s.per_item),
+                (q, 1, 1, 0),
+                "mean {mean}"
+            );
             let chunks = n.div_ceil(s.tile);
             assert!(chunks >= 8 * fill * q, "mean {mean}: {chunks} chunks");
             assert_eq!(p.groups, chunks.div_ceil(q), "mean {mean}");
