@@ -12,7 +12,7 @@
 // folded pairwise), its result stored at its end. A segment is reduced whole by the work-item
 // that owns its start, however long: no partials and no second pass. The order of every
 // combination is the segment's own (index order, or item's fixed fold with U > 1), so the bits
-// are item's for the same U: deterministic, whatever the chunks. CSR below mean 8 on CPUs:
+// are item's for the same U: deterministic, whatever the chunks. CSR below mean 16 on CPUs:
 // the scan walk below (CLR_ALIGNED_SCAN, decision 87) in place of this nested loop.
 
 #if CLR_SEG_ALGO == CLR_SEG_ALIGNED

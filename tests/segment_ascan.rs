@@ -1,4 +1,4 @@
-//! `aligned`'s scan walk (decision 87): CSR offsets below mean length 8 on CPUs, several
+//! `aligned`'s scan walk (decision 87): CSR offsets below mean length 16 on CPUs, several
 //! chunks per work-item walked in lock step by a segmented scan over their elements, each
 //! segment's value gathered at its end. In process, automatic and forced `aligned`, on every
 //! device (the CPUs take the scan by the rule and must report it in the plan; GPUs and

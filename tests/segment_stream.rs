@@ -105,9 +105,9 @@ fn expect_stream(kind: DeviceKind, intel: bool, mean: u64) -> (u64, bool, usize)
 /// below mean 16 (with the masked first elements), 4 from 16, 16 from 128 on CPUs, work-groups
 /// of one where work-items are SIMD lanes (Intel); one accumulator on GPUs.
 fn expect_aligned(kind: DeviceKind, intel: bool, mean: u64, csr: bool) -> (u64, usize, bool) {
-    // CSR below mean 8 on CPUs: the scan walk's chains (4 on Intel, 8 on PoCL), work-groups of
+    // CSR below mean 16 on CPUs: the scan walk's chains (4 on Intel, 8 on PoCL), work-groups of
     // one (decision 87).
-    if kind != DeviceKind::Gpu && csr && mean < 8 {
+    if kind != DeviceKind::Gpu && csr && mean < 16 {
         return (if intel { 4 } else { 8 }, 1, true);
     }
     let u = match mean {

@@ -200,28 +200,24 @@ fn choose_short(
     if caps.sub_groups.is_some() && (offsets || many_rows) {
         return Some((
             SegmentAlgo::Aligned,
-            format!("segments of mean length {mean} < {CPU_STREAM_MIN} on a CPU with sub-groups (work-items are SIMD lanes): work-groups of one work-item, each walking the whole segments that begin in its chunk of elements, {} (decision 77)", if aligned_scan(caps, req, mean, exact).is_some() { "several chunks in lock step by a segmented scan over their elements (CSR below mean 8, decision 87)" } else { "the first elements of each without a branch on its length" }),
+            format!("segments of mean length {mean} < {CPU_STREAM_MIN} on a CPU with sub-groups (work-items are SIMD lanes): work-groups of one work-item, each walking the whole segments that begin in its chunk of elements, {} (decision 77)", if aligned_scan(caps, req, mean, exact).is_some() { "several chunks in lock step by a segmented scan over their elements (CSR below mean 16; decision 87: means 4 to 15 1.3-1.6x faster than the walk)" } else { "the first elements of each without a branch on its length" }),
         ));
     }
-    // PoCL (work-items are loops): CSR of mean 8 and less, where item's loop exits mispredict
-    // about once per segment, CSR from 16 and rows from 32, where 4 or 16 accumulators per
-    // segment beat item's one (CSR mean 31 2379 us against 3302); item keeps CSR of 9..15
-    // (mean 15 with the masked steps: 2135 against 2005) and rows of 16 (999 against 791 in
-    // one run, 1186 against 1539 in another: PoCL runs a work-group's rows of one trip count
+    // PoCL (work-items are loops): CSR below mean 16 by the scan walk (decision 87: mean 4
+    // 4916 us against the walk's 7463, means 11 and 15 3495 / 3342 against item's 4589 / 3985),
+    // CSR from 16 and rows from 32, where 4 or 16 accumulators per segment beat item's one
+    // (CSR mean 31 2379 us against 3302, decision 77); rows of 16 keep item (999 against 791
+    // in one run, 1186 against 1539 in another: PoCL runs a work-group's rows of one trip count
     // as vector lanes).
-    let loops = offsets && !(ALIGNED_MASKED_MAX + 1..16).contains(&mean) || many_rows && mean >= 32;
+    let loops = offsets || many_rows && mean >= 32;
     if caps.sub_groups.is_none() && loops {
         return Some((
             SegmentAlgo::Aligned,
-            format!("segments of mean length {mean} (CSR up to {ALIGNED_MASKED_MAX} or 16 to {0}, rows 32 to {0}) on a CPU without sub-groups: each work-item walks the whole segments that begin in its chunk of elements, {1} (decision 77; PoCL, 2^22 f32: CSR mean 4 1.7-1.8x, 31 1.4x, 64 1.9x, rows of 128 2.8-5x faster than item)", CPU_STREAM_MIN - 1, if aligned_scan(caps, req, mean, exact).is_some() { "several chunks in lock step by a segmented scan over their elements (CSR below mean 8, in work-groups of one, decision 87)" } else if mean < 16 { "the first elements of each without a branch on its length" } else { "with several accumulators per segment" }),
+            format!("segments of mean length {mean} (CSR up to {0}, rows 32 to {0}) on a CPU without sub-groups: each work-item walks the whole segments that begin in its chunk of elements, {1} (decision 77; PoCL, 2^22 f32: CSR mean 31 1.4x, 64 1.9x, rows of 128 2.8-5x faster than item)", CPU_STREAM_MIN - 1, if aligned_scan(caps, req, mean, exact).is_some() { "several chunks in lock step by a segmented scan over their elements (CSR below mean 16, in work-groups of one; decision 87: means 4 to 15 1.2-1.5x faster than the walk and item)" } else { "with several accumulators per segment" }),
         ));
     }
     None
 }
-
-/// The longest mean CSR length up to which `aligned` takes the masked steps' range on CPUs
-/// without sub-groups (PoCL): mean 4 won, 16 was even.
-const ALIGNED_MASKED_MAX: u64 = 8;
 
 /// `aligned`'s accumulators per segment below `CPU_STREAM_MIN` (decision 77): 1 (and the masked
 /// first elements) below mean 16, 4 from 16, 16 from 128. 2^22 f32, interleaved A/B, against
@@ -251,12 +247,14 @@ pub(super) fn aligned_unroll(
 /// trip counts that do not depend on the segments' lengths; `None`: the walk of decision 77.
 /// CSR offsets of mean length below `ALIGNED_SCAN_MAX` on CPUs, 4 chains with sub-groups
 /// (Intel), 8 without (PoCL); `scan=0|1` and `unroll=N` (the chains) override. Not for exact
-/// sums (a superaccumulator per element's step). 2^22 f32, CSR mean 4, alternating A/B rounds
-/// on this shared 2-core machine (design/bench/2026-11-25-cpu-session19-cpuseg.txt): PoCL
-/// 2637-3856 us against the walk's 3801-5530 (work-groups of one; in work-groups of 64 its
-/// compiler runs the chunks as SIMD lanes: 5630 us), Intel 2276 (4 chains) / 2463 (8) against
-/// 2527; mean 15 even or slower (PoCL 1926-3104 against `item` 2041), means 31 and 64 slower
-/// (3313 against 1921-2289 on PoCL, 2856 against 2036 on Intel).
+/// sums (a superaccumulator per element's step). 2^22 f32, alternating A/B rounds on this
+/// shared 2-core machine, medians (design/bench/2026-11-25-cpu-session19-cpuseg.txt): CSR mean
+/// 4 PoCL 4916 us against the walk's 7463 (8 chains in work-groups of one; 4 chains 6051; in
+/// work-groups of 64 its compiler runs the chunks as SIMD lanes: 5630 against 2896 in one run),
+/// Intel 3816 against 6104 (8 chains 5316); mean 7 3855 / 3330 against 5431 / 4632; mean 11
+/// PoCL 3495 against `item` 4589, Intel 1512 against 2099; mean 15 PoCL 3342 against `item`
+/// 3985, Intel 1455 against 1955; mean 23 slower (Intel 1442 against 1281, PoCL 3403 against
+/// 2584): from 16 the walk with 4 accumulators.
 pub(super) fn aligned_scan(
     caps: &DeviceCaps,
     req: &SegmentRequest,
@@ -271,7 +269,7 @@ pub(super) fn aligned_scan(
 }
 
 /// The mean CSR length below which `aligned` takes the scan walk on CPUs.
-const ALIGNED_SCAN_MAX: u64 = 8;
+const ALIGNED_SCAN_MAX: u64 = 16;
 
 /// `aligned`: the elements of a segment combined before its loop by masked steps.
 const ALIGNED_MASK: u64 = 4;

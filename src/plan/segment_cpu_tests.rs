@@ -31,7 +31,7 @@ fn req(layout: SegmentLayout, segments: u64, n: u64, force: Option<SegmentAlgo>)
 
 /// `aligned`'s geometry: one pass, work-groups of one on Intel (64 on PoCL), at least 8
 /// chunks per `fill`, the masked steps (4) below mean 16 and 1, 4 or 16 accumulators by mean;
-/// 64-bit indices with several accumulators (CSR below mean 8: the scan walk, below).
+/// 64-bit indices with several accumulators (CSR below mean 16: the scan walk, below).
 #[test]
 fn aligned_geometry_by_mean() {
     let n = 1u64 << 22;
@@ -39,7 +39,7 @@ fn aligned_geometry_by_mean() {
     for c in [fixtures::pocl_cpu(), fixtures::intel_cpu()] {
         let lanes = c.sub_groups.is_some();
         let fill = c.compute_units as u64 * 4;
-        for (mean, unroll) in [(8, 1), (15, 1), (16, 4), (127, 4), (128, 16), (4096, 16)] {
+        for (mean, unroll) in [(16, 4), (127, 4), (128, 16), (4096, 16)] {
             let r = req(off, n / mean, n, Some(SegmentAlgo::Aligned));
             let p = plan_segments(&c, base(&c, n, false, 0), &r, None).unwrap();
             let s = p.segment.clone().unwrap();
@@ -113,12 +113,12 @@ fn exact_sums_keep_their_plans() {
     }
 }
 
-/// The scan walk (decision 87): CSR offsets below mean 8 on CPUs, 8 chunks (chains) per
+/// The scan walk (decision 87): CSR offsets below mean 16 on CPUs, 8 chunks (chains) per
 /// work-item on PoCL and 4 on Intel, in work-groups of one on both, one pass, no masked steps,
-/// at least 8 `fill` chunks; the walk from mean 8, for rows, for exact sums and on GPUs (there
+/// at least 8 `fill` chunks; the walk from mean 16, for rows, for exact sums and on GPUs (there
 /// only with `scan=1`); `scan=0|1` and `unroll=N` (the chains) override.
 #[test]
-fn aligned_scan_below_mean_8() {
+fn aligned_scan_below_mean_16() {
     let n = 1u64 << 22;
     let off = SegmentLayout::Offsets;
     for c in [fixtures::pocl_cpu(), fixtures::intel_cpu()] {
@@ -150,8 +150,8 @@ fn aligned_scan_below_mean_8() {
             assert_eq!(p.groups, chunks.div_ceil(q), "mean {mean}");
         }
         for (layout, segments) in [
-            (off, n / 8),
-            (off, n / 15),
+            (off, n / 16),
+            (off, n / 40),
             (SegmentLayout::Uniform { len: 4 }, n / 4),
         ] {
             let r = req(layout, segments, n, Some(SegmentAlgo::Aligned));
