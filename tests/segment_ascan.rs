@@ -1,18 +1,19 @@
 //! `aligned`'s scan walk (decision 87): CSR offsets below mean length 16 on CPUs, several
 //! chunks per work-item walked in lock step by a segmented scan over their elements, each
 //! segment's value gathered at its end. In process, automatic and forced `aligned`, on every
-//! device (the CPUs take the scan by the rule and must report it in the plan; GPUs and
-//! Oclgrind, planned as one, run the walk): heavy-tailed lengths of mean 2 to 6 with a quarter
-//! or more empty, empty segments at both ends (segments beginning at the range's end), every
-//! segment empty over a non-empty range, offsets that do not start at 0, a long segment among
-//! short ones (across several sub-tiles and chunks), prime element counts, under a seeded
-//! sample of the (op, type) pairs plus sum f32, sum f64 and min i32 on every shape,
-//! initial values kept or `initialize_to_identity`, the same bits twice (tests/segment_stream.rs
-//! `run_case`). Then through the CLI with the scan forced (`CLREDUCE_SEGMENT_TUNE=scan=1`, its
-//! own process) on every device, Oclgrind included: ragged CSR over prime n (sum, min, max,
-//! argmax, argmin), one segment of
-//! all n (uniform), chains 1, 4 and 8, and an exact sum beside (which keeps the walk).
-//! Integers exactly; floats within (len + 40)·u·Σ|x| + 2u·|ref| of a float64 reference.
+//! device (the CPUs take the scan by the rule and `run_case` checks the plan's scan, chains,
+//! work-group and single pass; GPUs and Oclgrind, planned as one, run the walk): heavy-tailed
+//! lengths of mean 2 to 6 with a quarter or more empty, empty segments at both ends (segments
+//! beginning at the range's end), every segment empty over a non-empty range, offsets that do
+//! not start at 0, a long segment among short ones (across several sub-tiles and chunks), a
+//! prime element count, under sum f32, sum f64, min i32 and a sampled (op, type) pair on every
+//! shape, initial values kept or `initialize_to_identity`, the same bits twice
+//! (tests/segment_stream.rs `run_case`). Then through the CLI with the scan forced
+//! (`CLREDUCE_SEGMENT_TUNE=scan=1`, its own process) on every device, Oclgrind included: ragged
+//! CSR over a prime n (sum, min, max, argmax, argmin), one segment of all n (uniform), chains
+//! 1, 4 and 8, an exact sum beside (which keeps the walk), and decision 77's masked walk
+//! (`scan=0`) on CSR of mean 3. Integers exactly; floats within (len + 40)·u·Σ|x| + 2u·|ref| of
+//! a float64 reference.
 
 #[path = "common/cli.rs"]
 mod cli_run;
@@ -173,6 +174,19 @@ fn scan_walk_forced_through_cli() {
                     "exact",
                 ],
                 "scan=1",
+            ),
+            // Decision 77's masked walk on CSR, which the rules no longer give CPUs.
+            (
+                &[
+                    "--ragged",
+                    "3",
+                    "--op",
+                    "sum,min",
+                    "--type",
+                    "f64",
+                    "--init-identity",
+                ],
+                "scan=0",
             ),
         ];
         for (extra, tune) in runs {
