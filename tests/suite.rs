@@ -45,6 +45,7 @@ mod queues;
 mod race;
 mod segment;
 mod segment_aligned;
+mod segment_ascan;
 mod segment_check;
 mod segment_exact;
 mod segment_exact_blocks;

@@ -64,6 +64,9 @@ pub(super) fn defines(sp: &SegmentPlan, local: usize, d: &mut impl FnMut(&str, S
     // Only where it runs (the other programs' options, and their cached builds, unchanged).
     if sp.algo == SegmentAlgo::Aligned {
         d("CLR_ALIGNED_MASK", sp.per_item.to_string());
+        if sp.scan {
+            d("CLR_ALIGNED_SCAN", sp.unroll.max(1).to_string());
+        }
     }
     if sp.lean {
         d("CLR_RUNS_LEAN", "1".into());

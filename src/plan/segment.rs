@@ -135,7 +135,7 @@ pub fn plan_segments(
     let vec = vec_width(caps, req, algo, exact, g.per_item);
     let unroll = match algo {
         SegmentAlgo::Blocks => block_width(req, exact, folds(caps)),
-        _ => loop_unroll(req, algo, (gpu, exact, mean), vec, base.unroll),
+        _ => loop_unroll(caps, req, algo, (gpu, exact, mean), vec, base.unroll),
     };
     let g = match algo {
         SegmentAlgo::Item if vec > 1 => item_vec_geometry(local, segments, vec, unroll),
@@ -161,12 +161,20 @@ pub fn plan_segments(
         _ => (req.elements.div_ceil(g.groups * local as u64)).max(1),
     };
     base.geometry_reason = g.reason;
-    let scan = algo == SegmentAlgo::Runs && g.warp == 0 && runs_scan(req, mean);
+    let scan = algo == SegmentAlgo::Runs && g.warp == 0 && runs_scan(req, mean)
+        || algo == SegmentAlgo::Aligned
+            && super::segment_cpu::aligned_scan(caps, req, mean, exact).is_some();
     let pre = algo == SegmentAlgo::Runs && vec > 1 && runs_pre(req, mean, g.lean, g.warp);
     let checks = algo == SegmentAlgo::Runs
         && vec > 1
         && runs_checks(caps, req, (g.lean, g.warp > 0, g.wscan), (pre, mean));
-    base.geometry_reason += &runs_notes(scan, g.lean, pre, checks, (g.warp, g.wscan));
+    base.geometry_reason += &runs_notes(
+        scan && algo == SegmentAlgo::Runs,
+        g.lean,
+        pre,
+        checks,
+        (g.warp, g.wscan),
+    );
     base.segment = Some(SegmentPlan {
         layout: req.layout,
         segments: req.segments,
@@ -232,6 +240,7 @@ fn exact_keeps_columns(
 /// Accumulators per work-item in the strided loops (`SegmentPlan::unroll`), or `item`'s rows
 /// per work-item with vector loads; `base_unroll` is the plain plan's.
 fn loop_unroll(
+    caps: &DeviceCaps,
     req: &SegmentRequest,
     algo: SegmentAlgo,
     (gpu, exact, mean): (bool, bool, u64),
@@ -248,6 +257,12 @@ fn loop_unroll(
     req.tune.unroll.unwrap_or(match algo {
         // Exact sums keep one accumulator (a superaccumulator each, decision 55).
         _ if exact => 1,
+        // aligned's scan walk: its chains (decision 87), forced on a GPU too.
+        SegmentAlgo::Aligned => match super::segment_cpu::aligned_scan(caps, req, mean, exact) {
+            Some(chains) => chains,
+            None if gpu => 1,
+            None => super::segment_cpu::aligned_unroll(caps, req, mean, exact),
+        },
         // item with vector loads: rows per work-item and step, 32 bytes of rows (1 to 4). H200,
         // 2^28 f32, rows of 16: 266 us with 1 row, 327 with 2, 651 with 4; rows of 8: 277 with
         // 1 or 2; rows of 4: 339, 307, 312 and 314 us with 1, 2, 4 and 8 rows; rows of 2: 554,
@@ -261,14 +276,8 @@ fn loop_unroll(
         }
         // item without vector loads: one accumulator on GPUs (a work-item per short segment);
         // on CPUs the accumulators within a segment (decision 73).
-        SegmentAlgo::Item | SegmentAlgo::Chunks | SegmentAlgo::Aligned if gpu => 1,
-        SegmentAlgo::Item | SegmentAlgo::Chunks | SegmentAlgo::Aligned
-            if mean >= CPU_STREAM_MIN =>
-        {
-            16
-        }
-        // aligned on CPUs below it: decision 77.
-        SegmentAlgo::Aligned => super::segment_cpu::aligned_unroll(mean),
+        SegmentAlgo::Item | SegmentAlgo::Chunks if gpu => 1,
+        SegmentAlgo::Item | SegmentAlgo::Chunks if mean >= CPU_STREAM_MIN => 16,
         SegmentAlgo::Stripes | SegmentAlgo::Columns if gpu => 4,
         _ if gpu => base_unroll.max(1) as u64,
         _ => 1,

@@ -176,10 +176,12 @@ pub(super) fn lone_work_item(
     let streams = matches!(algo, SegmentAlgo::Item | SegmentAlgo::Chunks)
         && !exact
         && req.tune.unroll.map_or(mean >= CPU_STREAM_MIN, |u| u > 1);
-    // aligned: always (a work-item walks its chunk's segments one after the other).
+    // aligned: always (a work-item walks its chunk's segments one after the other); on CPUs
+    // without sub-groups (PoCL) its scan walk (decision 87: in work-groups of 64 PoCL's
+    // compiler runs the work-items' chunks as SIMD lanes, with gathers).
+    let scan = algo == SegmentAlgo::Aligned && aligned_scan(caps, req, mean, exact).is_some();
     caps.kind != DeviceKind::Gpu
-        && caps.sub_groups.is_some()
-        && (streams || algo == SegmentAlgo::Aligned)
+        && (caps.sub_groups.is_some() && (streams || algo == SegmentAlgo::Aligned) || scan)
 }
 
 /// Short segments on CPUs (decision 77): `aligned` where it measured faster than the plans
@@ -198,28 +200,24 @@ fn choose_short(
     if caps.sub_groups.is_some() && (offsets || many_rows) {
         return Some((
             SegmentAlgo::Aligned,
-            format!("segments of mean length {mean} < {CPU_STREAM_MIN} on a CPU with sub-groups (work-items are SIMD lanes): work-groups of one work-item, each walking the whole segments that begin in its chunk of elements, the first elements of each without a branch on its length (decision 77)"),
+            format!("segments of mean length {mean} < {CPU_STREAM_MIN} on a CPU with sub-groups (work-items are SIMD lanes): work-groups of one work-item, each walking the whole segments that begin in its chunk of elements, {} (decision 77)", if aligned_scan(caps, req, mean, exact).is_some() { "several chunks in lock step by a segmented scan over their elements (CSR below mean 16; decision 87: means 4 to 15 1.3-1.6x faster than the walk)" } else { "the first elements of each without a branch on its length" }),
         ));
     }
-    // PoCL (work-items are loops): CSR of mean 8 and less, where item's loop exits mispredict
-    // about once per segment, CSR from 16 and rows from 32, where 4 or 16 accumulators per
-    // segment beat item's one (CSR mean 31 2379 us against 3302); item keeps CSR of 9..15
-    // (mean 15 with the masked steps: 2135 against 2005) and rows of 16 (999 against 791 in
-    // one run, 1186 against 1539 in another: PoCL runs a work-group's rows of one trip count
+    // PoCL (work-items are loops): CSR below mean 16 by the scan walk (decision 87: mean 4
+    // 4916 us against the walk's 7463, means 11 and 15 3495 / 3342 against item's 4589 / 3985),
+    // CSR from 16 and rows from 32, where 4 or 16 accumulators per segment beat item's one
+    // (CSR mean 31 2379 us against 3302, decision 77); rows of 16 keep item (999 against 791
+    // in one run, 1186 against 1539 in another: PoCL runs a work-group's rows of one trip count
     // as vector lanes).
-    let loops = offsets && !(ALIGNED_MASKED_MAX + 1..16).contains(&mean) || many_rows && mean >= 32;
+    let loops = offsets || many_rows && mean >= 32;
     if caps.sub_groups.is_none() && loops {
         return Some((
             SegmentAlgo::Aligned,
-            format!("segments of mean length {mean} (CSR up to {ALIGNED_MASKED_MAX} or 16 to {0}, rows 32 to {0}) on a CPU without sub-groups: each work-item walks the whole segments that begin in its chunk of elements, {1} (decision 77; PoCL, 2^22 f32: CSR mean 4 1.7-1.8x, 31 1.4x, 64 1.9x, rows of 128 2.8-5x faster than item)", CPU_STREAM_MIN - 1, if mean < 16 { "the first elements of each without a branch on its length" } else { "with several accumulators per segment" }),
+            format!("segments of mean length {mean} (CSR up to {0}, rows 32 to {0}) on a CPU without sub-groups: each work-item walks the whole segments that begin in its chunk of elements, {1} (decision 77; PoCL, 2^22 f32: CSR mean 31 1.4x, 64 1.9x, rows of 128 2.8-5x faster than item)", CPU_STREAM_MIN - 1, if aligned_scan(caps, req, mean, exact).is_some() { "several chunks in lock step by a segmented scan over their elements (CSR below mean 16, in work-groups of one; decision 87: means 4 to 15 1.2-1.5x faster than the walk and item)" } else { "with several accumulators per segment" }),
         ));
     }
     None
 }
-
-/// The longest mean CSR length up to which `aligned` takes the masked steps' range on CPUs
-/// without sub-groups (PoCL): mean 4 won, 16 was even.
-const ALIGNED_MASKED_MAX: u64 = 8;
 
 /// `aligned`'s accumulators per segment below `CPU_STREAM_MIN` (decision 77): 1 (and the masked
 /// first elements) below mean 16, 4 from 16, 16 from 128. 2^22 f32, interleaved A/B, against
@@ -227,13 +225,51 @@ const ALIGNED_MASKED_MAX: u64 = 8;
 /// with 4 / 16 against 3127, rows of 128 462 with 16 against 836 with 4 and 2193 with one;
 /// PoCL, CSR mean 64 1619 with 4 against 3214, rows of 128 817 / 881 with 16 / 4 against
 /// 2168, rows of 16 1240 with 4 against 1679 (5940 with 16).
-pub(super) fn aligned_unroll(mean: u64) -> u64 {
+pub(super) fn aligned_unroll(
+    caps: &DeviceCaps,
+    req: &SegmentRequest,
+    mean: u64,
+    exact: bool,
+) -> u64 {
+    if let Some(chains) = aligned_scan(caps, req, mean, exact) {
+        return chains;
+    }
     match mean {
         0..16 => 1,
         16..128 => 4,
+        // From CPU_STREAM_MIN on item's and chunks' 16 too (decision 73).
         _ => 16,
     }
 }
+
+/// `aligned`'s scan walk (decision 87, kernels/segment_cpu.cl `CLR_ALIGNED_SCAN`): the chunks
+/// (chains) each work-item walks in lock step by a segmented scan over their elements, loop
+/// trip counts that do not depend on the segments' lengths; `None`: the walk of decision 77.
+/// CSR offsets of mean length below `ALIGNED_SCAN_MAX` on CPUs, 4 chains with sub-groups
+/// (Intel), 8 without (PoCL); `scan=0|1` and `unroll=N` (the chains) override. Not for exact
+/// sums (a superaccumulator per element's step). 2^22 f32, alternating A/B rounds on this
+/// shared 2-core machine, medians (design/bench/2026-11-25-cpu-session19-cpuseg.txt): CSR mean
+/// 4 PoCL 4916 us against the walk's 7463 (8 chains in work-groups of one; 4 chains 6051; in
+/// work-groups of 64 its compiler runs the chunks as SIMD lanes: 5630 against 2896 in one run),
+/// Intel 3816 against 6104 (8 chains 5316); mean 7 3855 / 3330 against 5431 / 4632; mean 11
+/// PoCL 3495 against `item` 4589, Intel 1512 against 2099; mean 15 PoCL 3342 against `item`
+/// 3985, Intel 1455 against 1955; mean 23 slower (Intel 1442 against 1281, PoCL 3403 against
+/// 2584): from 16 the walk with 4 accumulators.
+pub(super) fn aligned_scan(
+    caps: &DeviceCaps,
+    req: &SegmentRequest,
+    mean: u64,
+    exact: bool,
+) -> Option<u64> {
+    let auto = caps.kind != DeviceKind::Gpu
+        && req.layout == SegmentLayout::Offsets
+        && mean < ALIGNED_SCAN_MAX;
+    let chains = if caps.sub_groups.is_some() { 4 } else { 8 };
+    (!exact && req.tune.scan.unwrap_or(auto)).then(|| req.tune.unroll.unwrap_or(chains))
+}
+
+/// The mean CSR length below which `aligned` takes the scan walk on CPUs.
+const ALIGNED_SCAN_MAX: u64 = 16;
 
 /// `aligned`: the elements of a segment combined before its loop by masked steps.
 const ALIGNED_MASK: u64 = 4;
@@ -255,12 +291,21 @@ pub(super) fn aligned(
         });
     }
     let l = local as u64;
+    let mean = req.elements / req.segments.max(1);
+    // The scan walk: `q` chunks per work-item (its chains).
+    let scan = aligned_scan(caps, req, mean, exact);
+    let q = scan.unwrap_or(1);
     // At least 8 chunks per `fill` (work-groups of one on Intel), so that heavy-tailed lengths
     // spread over the threads.
-    let chunks = req.tune.chunks.unwrap_or(fill * l.max(8)).max(1);
+    let chunks = req.tune.chunks.unwrap_or(fill * l.max(8) * q).max(1);
     let tile = req.elements.div_ceil(chunks).max(16);
     let tiles = req.elements.div_ceil(tile).max(1);
-    let groups = tiles.div_ceil(l);
+    let groups = tiles.div_ceil(l * q);
+    if scan.is_some() {
+        let mut g = Geometry::new(groups, 1, tile, format!("{tiles} chunks of {tile} elements aligned to whole segments (a chunk owns the segments that begin in it), {q} per work-item of {groups} work-groups of {local}, walked in lock step by a segmented scan over their elements ({q} chains), each segment's value gathered at its end"));
+        g.per_item = 0;
+        return Ok(g);
+    }
     // The first `mask` elements of a segment without a branch on its length (per_item=N); none
     // for exact sums (each step would copy a superaccumulator).
     let mask = req

@@ -243,7 +243,8 @@ pub struct SegmentTune {
     pub vec: Option<u64>,
     /// `runs`: the runs' heads joined by a segmented scan over the work-group (`scan=1`) or
     /// by the work-item where a segment starts (`scan=0`), in place of the rule's
-    /// ([`SegmentPlan::scan`]).
+    /// ([`SegmentPlan::scan`]); `aligned`: its scan walk (`scan=1`, the chains `unroll=N`) or
+    /// the walk of decision 77 (`scan=0`).
     pub scan: Option<bool>,
     /// `runs` with vector loads: a run's loads issued before the marks (`pre=1`) or where the
     /// walk reads them (`pre=0`), in place of the rule's ([`SegmentPlan::pre`]).
@@ -356,7 +357,8 @@ pub struct SegmentPlan {
     pub vec: u64,
     /// `runs`: the heads of the runs a segment covers are joined by a segmented scan over the
     /// work-group (log2 of its size steps, every work-item at once) instead of one work-item
-    /// folding them in turn (decision 65); false for the other plans.
+    /// folding them in turn (decision 65); `aligned`: the scan walk, `unroll` chunks per
+    /// work-item in lock step (decision 87); false for the other plans.
     pub scan: bool,
     /// `runs` with vector loads: each work-item issues its whole run's loads before the marks,
     /// so their latency overlaps the offsets' reads and the barrier (decision 71); false for

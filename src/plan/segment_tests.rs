@@ -119,8 +119,8 @@ fn cpus_take_a_work_item_per_segment_when_there_are_many() {
         };
         assert_eq!(algo(&c, u(191), 2, 382), few_short);
         // CSR: aligned below mean 192 and chunks from it with sub-groups (decisions 73, 77);
-        // without, aligned up to mean 8 and from 16 to 191, a work-item per segment between
-        // and up to mean 4096, chunks beyond.
+        // without, aligned below 192 (the scan walk below 16, decision 87), a work-item per
+        // segment up to mean 4096, chunks beyond.
         let off = SegmentLayout::Offsets;
         let csr = |mean: u64| algo(&c, off, n / mean, n);
         if lanes {
@@ -130,11 +130,9 @@ fn cpus_take_a_work_item_per_segment_when_there_are_many() {
             assert_eq!(csr(192), SegmentAlgo::Chunks);
             assert_eq!(csr(65536), SegmentAlgo::Chunks);
         } else {
-            for mean in [1, 4, 8, 16, 31, 64, 191] {
+            for mean in [1, 4, 8, 9, 15, 16, 31, 64, 191] {
                 assert_eq!(csr(mean), SegmentAlgo::Aligned, "mean {mean}");
             }
-            assert_eq!(csr(9), SegmentAlgo::Item);
-            assert_eq!(csr(15), SegmentAlgo::Item);
             assert_eq!(csr(192), SegmentAlgo::Item);
             assert_eq!(csr(4096), SegmentAlgo::Item);
             assert_eq!(csr(8192), SegmentAlgo::Chunks);
