@@ -283,11 +283,12 @@ fn runs_on_tile_cutting_shapes() {
 /// the walk's barrier).
 #[test]
 fn runs_lean_forced_on_every_device() {
-    // wscan=0: on NVIDIA the register scan kernel (decision 84) otherwise takes these means
-    // (explain, which plans with reduce's body since decision 89, says so).
+    // warp=0: on NVIDIA the warp kernel (decision 81) or the register scan kernel over its
+    // ranges (decision 84) otherwise takes these means (explain, which plans with reduce's
+    // body since decision 89, says so).
     let env = [
         ("CLREDUCE_SEGMENT", "runs"),
-        ("CLREDUCE_SEGMENT_TUNE", "lean=1,wscan=0"),
+        ("CLREDUCE_SEGMENT_TUNE", "lean=1,warp=0"),
     ];
     let cases: [(&[&str], bool); 3] = [
         (
@@ -312,7 +313,7 @@ fn runs_lean_forced_on_every_device() {
         ("CLREDUCE_SEGMENT", "runs"),
         (
             "CLREDUCE_SEGMENT_TUNE",
-            "lean=1,local=32,per_item=4,groups_per_cu=1,wscan=0",
+            "lean=1,local=32,per_item=4,groups_per_cu=1,warp=0",
         ),
     ];
     let cases: [(&[&str], bool); 1] = [(
