@@ -14,7 +14,7 @@
 //! Oclgrind (forced) and on Intel's rows of 1 and 3.
 
 use crate::common;
-use crate::segment_stream::{offsets, run_case, Shape};
+use crate::segment_stream::{offsets, tally_case, Shape};
 
 use clreduce::SegmentAlgo;
 use common::rng::Rng;
@@ -78,22 +78,8 @@ fn aligned_short_segments() {
             for (si, s) in sh.iter().enumerate() {
                 let pair = pairs[(ai * 7 + si * 5 + rng.below(5) as usize) % pairs.len()];
                 let init = (si + ai) % 2 == 1;
-                let case = format!(
-                    "{} {} {} n={} r={}{}",
-                    algo.map_or("auto".into(), |a| a.to_string()),
-                    pair.0,
-                    pair.1,
-                    s.n,
-                    s.off.len() - 1,
-                    if init { " init" } else { "" }
-                );
-                match run_case(q, pair, algo, s, init, rng.below(1 << 30)) {
-                    Ok(()) => t.pass(&dev),
-                    Err(m) if m.contains("cannot run on") || m.contains("fp64") => {
-                        t.skip_device(&dev, &case, &m)
-                    }
-                    Err(m) => t.fail(&dev, &case, &m),
-                }
+                let seed = rng.below(1 << 30);
+                tally_case(&mut t, &dev, q, pair, algo, s, init, seed);
             }
         }
         t.time(&dev, started.elapsed().as_secs_f64());

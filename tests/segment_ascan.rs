@@ -19,7 +19,7 @@
 mod cli_run;
 
 use crate::common;
-use crate::segment_stream::{offsets, run_case, Shape};
+use crate::segment_stream::{offsets, tally_case, Shape};
 
 use cli_run::cli_with;
 use clreduce::{ElemType, Op, SegmentAlgo};
@@ -96,22 +96,8 @@ fn scan_walk_short_csr() {
             for (si, s) in sh.iter().enumerate() {
                 for (pi, pair) in pairs_for(&mut rng, &all).into_iter().enumerate() {
                     let init = (si + ai + pi) % 2 == 1;
-                    let case = format!(
-                        "{} {} {} n={} r={}{}",
-                        algo.map_or("auto".into(), |a| a.to_string()),
-                        pair.0,
-                        pair.1,
-                        s.n,
-                        s.off.len() - 1,
-                        if init { " init" } else { "" }
-                    );
-                    match run_case(q, pair, algo, s, init, rng.below(1 << 30)) {
-                        Ok(()) => t.pass(&dev),
-                        Err(m) if m.contains("cannot run on") || m.contains("fp64") => {
-                            t.skip_device(&dev, &case, &m)
-                        }
-                        Err(m) => t.fail(&dev, &case, &m),
-                    }
+                    let seed = rng.below(1 << 30);
+                    tally_case(&mut t, &dev, q, pair, algo, s, init, seed);
                 }
             }
         }

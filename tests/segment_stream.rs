@@ -127,6 +127,37 @@ fn expect_aligned(kind: DeviceKind, intel: bool, mean: u64, csr: bool) -> (u64, 
     )
 }
 
+/// [`run_case`] recorded in `t` under a label of the plan, op, type, shape and `init`: a pass, a
+/// skip where the device cannot run it (the plan refused, no fp64), else a failure.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn tally_case(
+    t: &mut Tally,
+    dev: &str,
+    q: &Queue,
+    pair: (Op, ElemType),
+    algo: Option<SegmentAlgo>,
+    s: &Shape,
+    init: bool,
+    seed: u64,
+) {
+    let case = format!(
+        "{} {} {} n={} r={}{}",
+        algo.map_or("auto".into(), |a| a.to_string()),
+        pair.0,
+        pair.1,
+        s.n,
+        s.off.len() - 1,
+        if init { " init" } else { "" }
+    );
+    match run_case(q, pair, algo, s, init, seed) {
+        Ok(()) => t.pass(dev),
+        Err(m) if m.contains("cannot run on") || m.contains("fp64") => {
+            t.skip_device(dev, &case, &m)
+        }
+        Err(m) => t.fail(dev, &case, &m),
+    }
+}
+
 /// One (op, type, plan, shape) case, checked against the host and run twice for the same bits.
 pub(crate) fn run_case(
     q: &Queue,
@@ -233,22 +264,8 @@ fn item_and_chunks_stream_long_segments() {
             for (si, s) in sh.iter().enumerate() {
                 let pair = pairs[(ai * 5 + si * 3 + rng.below(3) as usize) % pairs.len()];
                 let init = (si + ai) % 2 == 0;
-                let case = format!(
-                    "{} {} {} n={} r={}{}",
-                    algo.map_or("auto".into(), |a| a.to_string()),
-                    pair.0,
-                    pair.1,
-                    s.n,
-                    s.off.len() - 1,
-                    if init { " init" } else { "" }
-                );
-                match run_case(q, pair, algo, s, init, rng.below(1 << 30)) {
-                    Ok(()) => t.pass(&dev),
-                    Err(m) if m.contains("cannot run on") || m.contains("fp64") => {
-                        t.skip_device(&dev, &case, &m)
-                    }
-                    Err(m) => t.fail(&dev, &case, &m),
-                }
+                let seed = rng.below(1 << 30);
+                tally_case(&mut t, &dev, q, pair, algo, s, init, seed);
             }
         }
         t.time(&dev, started.elapsed().as_secs_f64());
