@@ -47,9 +47,10 @@ impl Queue {
             Ok("device") => fits,
             Ok("") | Ok("auto") | Err(_) => t.len > DEVICE_CHECK_MIN && fits,
             Ok(other) => {
-                return Err(Error::BadArgument {
-                    name: "CLREDUCE_OFFSETS_CHECK".into(),
-                    problem: format!("{other:?}: host, device or auto"),
+                return Err(Error::UnknownName {
+                    kind: "offsets check (CLREDUCE_OFFSETS_CHECK)",
+                    name: other.to_string(),
+                    known: vec!["host", "device", "auto"],
                 })
             }
         };
