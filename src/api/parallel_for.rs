@@ -55,7 +55,9 @@ impl Queue {
         self.parallel_for_reduce_with(range, reductions, kernel.into(), Options::from_env()?)
     }
 
-    /// The plan a launch would use, without running anything.
+    /// The plan a launch would use, without running anything. Planned without a body: where the
+    /// body changes the plan (its reads at `[i]`, a span subscript `i / C`),
+    /// [`Queue::explain_launch`] gives the plan the launch then runs.
     pub fn explain(
         &self,
         range: impl Into<Form>,
