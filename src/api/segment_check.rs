@@ -80,46 +80,41 @@ impl Queue {
         n: u64,
         device: bool,
     ) -> Result<OffsetFacts> {
-        let bad = |problem: String| Error::BadSegments {
-            name: name.to_string(),
-            problem,
-        };
-        if t.len < 2 {
-            return Err(bad(format!(
-                "{} offset(s): CSR offsets need r + 1 >= 2 entries",
-                t.len
-            )));
-        }
-        let facts = if device {
-            match self.offsets_on_device(t)? {
-                Ok(f) => f,
-                Err(k) => {
-                    let mut two = [0u8; 16];
-                    launch::read_bytes(&self.inner.queue, &t.mem, k as usize * 8, &mut two)?;
-                    let (a, b) = (le_u64(&two[..8]), le_u64(&two[8..]));
-                    return Err(descend(bad, k, a, b));
-                }
-            }
-        } else {
-            let mut bytes = vec![0u8; t.len * 8];
-            launch::read_bytes(&self.inner.queue, &t.mem, 0, &mut bytes)?;
-            let off: Vec<u64> = bytes.chunks_exact(8).map(le_u64).collect();
-            if let Some(k) = off.windows(2).position(|w| w[1] < w[0]) {
-                return Err(descend(bad, k as u64, off[k], off[k + 1]));
-            }
-            OffsetFacts {
+        if !device {
+            let off = self.read_checked_offsets(name, t, n)?;
+            return Ok(OffsetFacts {
                 lo: off[0],
                 hi: off[off.len() - 1],
                 longest: off.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0),
+            });
+        }
+        enough_entries(name, t)?;
+        let facts = match self.offsets_on_device(t)? {
+            Ok(f) => f,
+            Err(k) => {
+                let mut two = [0u8; 16];
+                self.read_bytes(&t.mem, k as usize * 8, &mut two)?;
+                return Err(descend(name, k, le_u64(&two[..8]), le_u64(&two[8..])));
             }
         };
-        if facts.hi > n {
-            return Err(bad(format!(
-                "the last offset {} is past the end of the range (n = {n})",
-                facts.hi
-            )));
-        }
+        within_range(name, facts.hi, n)?;
         Ok(facts)
+    }
+
+    /// The offsets of `t` read to the host and checked against a range of `n` elements (at
+    /// least two entries, ascending, the last within the range): the host path of
+    /// [`Queue::check_offsets`], and how a split launch (`multi/segments.rs`), which cuts on
+    /// segment boundaries, reads them.
+    pub(crate) fn read_checked_offsets(&self, name: &str, t: &Target, n: u64) -> Result<Vec<u64>> {
+        enough_entries(name, t)?;
+        let mut bytes = vec![0u8; t.len * 8];
+        self.read_bytes(&t.mem, 0, &mut bytes)?;
+        let off: Vec<u64> = bytes.chunks_exact(8).map(le_u64).collect();
+        if let Some(k) = off.windows(2).position(|w| w[1] < w[0]) {
+            return Err(descend(name, k as u64, off[k], off[k + 1]));
+        }
+        within_range(name, off[off.len() - 1], n)?;
+        Ok(off)
     }
 
     /// One pass of `kernels/segment_check.cl` over the offsets: their facts, or `Err(k)`, the
@@ -187,7 +182,39 @@ fn le_u64(b: &[u8]) -> u64 {
     u64::from_le_bytes(b.try_into().expect("8 bytes"))
 }
 
+fn bad(name: &str, problem: String) -> Error {
+    Error::BadSegments {
+        name: name.to_string(),
+        problem,
+    }
+}
+
+/// CSR offsets need `r + 1 >= 2` entries.
+fn enough_entries(name: &str, t: &Target) -> Result<()> {
+    if t.len < 2 {
+        return Err(bad(
+            name,
+            format!("{} offset(s): CSR offsets need r + 1 >= 2 entries", t.len),
+        ));
+    }
+    Ok(())
+}
+
+/// The last offset `hi` may not pass the range's end `n`.
+fn within_range(name: &str, hi: u64, n: u64) -> Result<()> {
+    if hi > n {
+        return Err(bad(
+            name,
+            format!("the last offset {hi} is past the end of the range (n = {n})"),
+        ));
+    }
+    Ok(())
+}
+
 /// The error of offsets that descend at entry `k + 1` (`off[k] = a`, `off[k + 1] = b`).
-fn descend(bad: impl Fn(String) -> Error, k: u64, a: u64, b: u64) -> Error {
-    bad(format!("offsets descend at entry {}: {a} then {b}", k + 1))
+fn descend(name: &str, k: u64, a: u64, b: u64) -> Error {
+    bad(
+        name,
+        format!("offsets descend at entry {}: {a} then {b}", k + 1),
+    )
 }

@@ -258,36 +258,7 @@ impl MultiQueue {
     }
 
     fn read_offsets(&self, name: &str, t: &Target, n: u64) -> Result<Geometry> {
-        if t.len < 2 {
-            return Err(bad(
-                name,
-                format!("{} offset(s): CSR offsets need r + 1 >= 2 entries", t.len),
-            ));
-        }
-        let mut bytes = vec![0u8; t.len * 8];
-        self.home(t)?.read_bytes(&t.mem, 0, &mut bytes)?;
-        let off: Vec<u64> = bytes
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
-            .collect();
-        if let Some(k) = off.windows(2).position(|w| w[1] < w[0]) {
-            return Err(bad(
-                name,
-                format!(
-                    "offsets descend at entry {}: {} then {}",
-                    k + 1,
-                    off[k],
-                    off[k + 1]
-                ),
-            ));
-        }
-        let last = off[off.len() - 1];
-        if last > n {
-            return Err(bad(
-                name,
-                format!("the last offset {last} is past the end of the range (n = {n})"),
-            ));
-        }
+        let off = self.home(t)?.read_checked_offsets(name, t, n)?;
         Ok(Geometry::Offsets(off))
     }
 }
