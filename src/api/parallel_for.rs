@@ -13,6 +13,7 @@ use super::queue::{LaunchKey, Queue};
 use super::range::Form;
 use super::reduction::Reductions;
 use super::run::{fill_identity, result_regions};
+use super::span_idiom::segmented;
 use crate::codegen;
 use crate::error::{Error, Result};
 use crate::plan::{self, Plan};
@@ -86,12 +87,10 @@ impl Queue {
         options: Options,
     ) -> Result<Plan> {
         let (form, reds, kernel) = (range.into(), reductions.into(), kernel.into());
-        if super::segment::is_segmented(&reds) {
-            return self.explain_segments(&form, &reds, &kernel, options);
-        }
-        if let Some((reds, kernel)) = super::span_idiom::span_idiom(&form, &reds, &kernel, &options)
-        {
-            return self.explain_segments(&form, &reds, &kernel, options);
+        if let Some(plan) = segmented(&form, &reds, &kernel, &options, |reds, kernel| {
+            self.explain_segments(&form, reds, kernel, options)
+        }) {
+            return plan;
         }
         Ok((*self.prepare(&form, &reds, &kernel, options)?.plan).clone())
     }
@@ -108,12 +107,10 @@ impl Queue {
         options: Options,
     ) -> Result<String> {
         let (form, reds, kernel) = (range.into(), reductions.into(), kernel.into());
-        if super::segment::is_segmented(&reds) {
-            return self.explain_source_segments(&form, &reds, &kernel, options);
-        }
-        if let Some((reds, kernel)) = super::span_idiom::span_idiom(&form, &reds, &kernel, &options)
-        {
-            return self.explain_source_segments(&form, &reds, &kernel, options);
+        if let Some(source) = segmented(&form, &reds, &kernel, &options, |reds, kernel| {
+            self.explain_source_segments(&form, reds, kernel, options)
+        }) {
+            return source;
         }
         let prep = self.prepare(&form, &reds, &kernel, options)?;
         let key = &prep.key;
@@ -156,18 +153,10 @@ impl Queue {
         options: Options,
         mbox: Option<&MailboxSlot>,
     ) -> Result<(ReduceEvent, bool)> {
-        if super::segment::is_segmented(&reds) {
-            return Ok((
-                self.parallel_for_segments(&form, &reds, &kernel, options)?,
-                false,
-            ));
-        }
-        if let Some((reds, kernel)) = super::span_idiom::span_idiom(&form, &reds, &kernel, &options)
-        {
-            return Ok((
-                self.parallel_for_segments(&form, &reds, &kernel, options)?,
-                false,
-            ));
+        if let Some(ev) = segmented(&form, &reds, &kernel, &options, |reds, kernel| {
+            self.parallel_for_segments(&form, reds, kernel, options)
+        }) {
+            return Ok((ev?, false));
         }
         let prep = self.prepare(&form, &reds, &kernel, options)?;
         let q = &self.inner;

@@ -11,9 +11,25 @@ use super::reduction::{Reduction, Reductions, SegSpec};
 use crate::codegen::names::span_divisor;
 use crate::plan::{self, Strategy};
 
+/// Runs `run` on the launch as a segmented one, where it is: its own reductions and body where
+/// a variable is segmented, else the span idiom's rewrite of them ([`span_idiom`]); `None`
+/// where it is not segmented. The launch and both explains take the segmented path here.
+pub(super) fn segmented<T>(
+    form: &Form,
+    reds: &Reductions,
+    kernel: &Kernel,
+    options: &Options,
+    run: impl FnOnce(&Reductions, &Kernel) -> T,
+) -> Option<T> {
+    if super::segment::is_segmented(reds) {
+        return Some(run(reds, kernel));
+    }
+    span_idiom(form, reds, kernel, options).map(|(reds, kernel)| run(&reds, &kernel))
+}
+
 /// The launch as a uniform segmented one, when it is the span idiom; `None` otherwise (a
 /// forced strategy, an exact sum, argmin/argmax spans, another subscript, or `n != r * C`).
-pub(super) fn span_idiom(
+fn span_idiom(
     form: &Form,
     reds: &Reductions,
     kernel: &Kernel,
