@@ -14,29 +14,15 @@
 //! Oclgrind (forced) and on Intel's rows of 1 and 3.
 
 use crate::common;
-use crate::segment_stream::{offsets, tally_case, Shape};
+use crate::segment_stream::{offsets, tally_case, trailing, Shape};
 
 use clreduce::SegmentAlgo;
 use common::rng::Rng;
 use common::{queues, short, sim_lock, valid_pairs, Tally};
 
 fn shapes(sim: bool, rng: &mut Rng) -> Vec<Shape> {
-    let uni = |r: u64, c: u64| Shape {
-        n: r * c,
-        off: (0..=r).map(|k| k * c).collect(),
-        uniform: Some(c),
-    };
-    let csr = |off: Vec<u64>, pad: u64| Shape {
-        n: off.last().unwrap() + pad,
-        off,
-        uniform: None,
-    };
-    // Empty segments after the last element: they begin at the range's end.
-    let trailing = |mut off: Vec<u64>, k: usize| {
-        let last = *off.last().unwrap();
-        off.extend(std::iter::repeat_n(last, k));
-        off
-    };
+    let uni = Shape::uniform;
+    let csr = Shape::csr;
     let tail = if sim { 24 } else { 3000 };
     let mut v = vec![
         csr(

@@ -19,7 +19,7 @@
 mod cli_run;
 
 use crate::common;
-use crate::segment_stream::{offsets, tally_case, Shape};
+use crate::segment_stream::{offsets, tally_case, trailing, Shape};
 
 use cli_run::cli_with;
 use clreduce::{ElemType, Op, SegmentAlgo};
@@ -27,16 +27,7 @@ use common::rng::Rng;
 use common::{queues, short, sim_lock, valid_pairs, Tally};
 
 fn shapes(sim: bool, rng: &mut Rng) -> Vec<Shape> {
-    let csr = |off: Vec<u64>, pad: u64| Shape {
-        n: off.last().unwrap() + pad,
-        off,
-        uniform: None,
-    };
-    let trailing = |mut off: Vec<u64>, k: usize| {
-        let last = *off.last().unwrap();
-        off.extend(std::iter::repeat_n(last, k));
-        off
-    };
+    let csr = Shape::csr;
     let tail = if sim { 40 } else { 5000 };
     let mut v = vec![
         // Empty segments first and last, lengths around the sub-tile's steps.

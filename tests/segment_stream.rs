@@ -47,17 +47,36 @@ pub(crate) struct Shape {
     pub(crate) uniform: Option<u64>,
 }
 
+impl Shape {
+    /// `r` uniform rows of `c`.
+    pub(crate) fn uniform(r: u64, c: u64) -> Shape {
+        Shape {
+            n: r * c,
+            off: (0..=r).map(|k| k * c).collect(),
+            uniform: Some(c),
+        }
+    }
+
+    /// CSR offsets over a range `pad` elements longer than their last offset.
+    pub(crate) fn csr(off: Vec<u64>, pad: u64) -> Shape {
+        Shape {
+            n: off.last().unwrap() + pad,
+            off,
+            uniform: None,
+        }
+    }
+}
+
+/// `off` with `k` empty segments after its last offset: they begin at the range's end.
+pub(crate) fn trailing(mut off: Vec<u64>, k: usize) -> Vec<u64> {
+    let last = *off.last().unwrap();
+    off.extend(std::iter::repeat_n(last, k));
+    off
+}
+
 fn shapes(sim: bool, rng: &mut Rng) -> Vec<Shape> {
-    let uni = |r: u64, c: u64| Shape {
-        n: r * c,
-        off: (0..=r).map(|k| k * c).collect(),
-        uniform: Some(c),
-    };
-    let csr = |off: Vec<u64>, pad: u64| Shape {
-        n: off.last().unwrap() + pad,
-        off,
-        uniform: None,
-    };
+    let uni = Shape::uniform;
+    let csr = Shape::csr;
     let mut v = vec![
         uni(9, 256),
         uni(5, 271),
