@@ -247,13 +247,20 @@ fn split_run(
             .unwrap(),
     };
     let x = mq.scatter_with(data, &split, per).unwrap();
-    mq.parallel_for_reduce_with(
-        shape.range(),
-        reds,
-        MultiKernel::new(&body(vars)).arg("x", &x),
-        Options::default(),
-    )
-    .unwrap();
+    let report = mq
+        .parallel_for_reduce_with(
+            shape.range(),
+            reds,
+            MultiKernel::new(&body(vars)).arg("x", &x),
+            Options::default(),
+        )
+        .unwrap();
+    // Each share names the segment plan it ran (`segment item`), not a work-group step that
+    // a segmented launch does not take.
+    for s in &report.shares {
+        let plan = s.plan.as_deref().unwrap_or("-");
+        assert!(plan.starts_with("segment "), "{}: plan {plan}", s.device);
+    }
     read(&outs)
 }
 

@@ -336,8 +336,12 @@ impl Plan {
     pub fn uses(&self, c: CrossAlgo) -> bool {
         self.vars.iter().any(|v| v.cross == c)
     }
-    /// A one-line summary (`tree+last-group`, per variable).
+    /// A one-line summary: `tree+last-group` per variable, `segment PLAN` (`segment blocks`)
+    /// for a segmented launch, whose work-group and cross steps are the segment plan's.
     pub fn summary(&self) -> String {
+        if let Some(s) = &self.segment {
+            return format!("segment {}", s.algo);
+        }
         self.vars
             .iter()
             .map(|v| match v.span {

@@ -62,10 +62,7 @@ impl Candidate {
     /// `plan summary @ geometry` (`segment PLAN @ geometry` for a segmented launch), for
     /// messages and `clreduce tune --verbose`.
     pub fn label(&self) -> String {
-        match &self.plan.segment {
-            Some(s) => format!("segment {} @ {}", s.algo, self.geometry),
-            None => format!("{} @ {}", self.plan.summary(), self.geometry),
-        }
+        format!("{} @ {}", self.plan.summary(), self.geometry)
     }
     /// Whether two candidates launch the same kernel over the same geometry.
     pub fn same_launch(&self, p: &Plan) -> bool {

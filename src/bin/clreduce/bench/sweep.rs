@@ -334,15 +334,6 @@ impl Sweep<'_> {
     }
 }
 
-/// The plan as the tables show it: the segment plan of a segmented launch (`segment tiles`),
-/// else the strategy's summary.
-fn plan_label(p: &clreduce::Plan) -> String {
-    match &p.segment {
-        Some(s) => format!("segment {}", s.algo),
-        None => p.summary(),
-    }
-}
-
 /// The point of one strategy: device time and plan from the profiling queue, wall time from
 /// the default queue, the check of both, and the native peer's comparison on a CPU device.
 fn point(
@@ -374,7 +365,7 @@ fn point(
         device_index: d.info.index,
         case: at.case.name.clone(),
         strategy: s.to_string(),
-        plan: plan_label(&m.plan),
+        plan: m.plan.summary(), // `segment tiles` for a segmented launch
         n: at.n,
         bytes,
         cache: cache.to_string(),
