@@ -348,3 +348,112 @@ fn explain_plans_what_reduce_runs() {
         }
     }
 }
+
+/// `explain --split` plans each share as the launch runs it: with `reduce`'s body over the
+/// share's input (`MultiQueue::explain_split_launch`). Its shares name the segment plans
+/// `reduce --split` runs with the same flags, and a share of rows plans as `explain` on that
+/// device does for a launch of those rows alone, geometry included (which the body changes:
+/// planned without it, PoCL's and Intel's column blocks are 4 columns wide, not 16).
+#[test]
+fn explain_split_plans_what_reduce_split_runs() {
+    if !two_devices() {
+        println!("SKIP explain --split: PoCL and Intel's runtime are not both here");
+        return;
+    }
+    let cases: &[(&[&str], Option<&str>)] = &[
+        (
+            &[
+                "--rows", "257", "--cols", "96", "--axis", "0", "--op", "sum",
+            ],
+            Some("96"),
+        ),
+        (
+            &["--rows", "1031", "--cols", "16", "--op", "sum,max"],
+            Some("16"),
+        ),
+        (&["--ragged", "16", "--n", "50021", "--op", "sum"], None),
+        (
+            &["--ragged", "300", "--n", "70001", "--op", "sum,argmax"],
+            None,
+        ),
+    ];
+    let devices = ["pthread", "intel"];
+    for (args, cols) in cases {
+        let with = |cmd: &str, more: &[&str]| -> Vec<String> {
+            let head = [
+                cmd,
+                "--split",
+                "--device",
+                "pthread,intel",
+                "--shares",
+                "1,2",
+            ];
+            (head.iter().chain(args.iter()).chain(more))
+                .map(|s| s.to_string())
+                .collect()
+        };
+        let reduce = with("reduce", &["--json"]);
+        let j = passed(&reduce.iter().map(String::as_str).collect::<Vec<_>>());
+        let ran: Vec<String> = (j[0]["shares"].as_array().expect("shares").iter())
+            .map(|s| s["plan"].as_str().expect("a plan").to_string())
+            .collect();
+        let explain = with("explain", &[]);
+        let (code, out, err) = cli(&explain.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(code, 0, "explain {args:?}: {out}\n{err}");
+        let said: Vec<String> = (out.lines())
+            .filter(|l| l.trim_start().starts_with("segmented:"))
+            .map(|l| format!("segment {}", l.rsplit("plan ").next().unwrap_or("")))
+            .collect();
+        assert_eq!(said, ran, "{args:?}: explain --split\n{out}");
+        let Some(cols) = cols else { continue };
+        // Each share's plan block (from its `plan on` line to its `launch(es)` line, the
+        // variables' lines left out: a share's variables are scratch initialized to the
+        // identity) against `explain` of that many rows on that device.
+        let units: Vec<String> = (out.lines())
+            .filter_map(|l| l.strip_prefix("share: "))
+            .map(|l| {
+                l.rsplit(": ")
+                    .next()
+                    .unwrap()
+                    .split(' ')
+                    .next()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        let blocks = |text: &str| -> Vec<String> {
+            let (mut all, mut cur, mut inside) = (Vec::new(), String::new(), false);
+            for l in text.lines() {
+                inside |= l.starts_with("plan on");
+                let t = l.trim_start();
+                let var = ["var ", "work-group step:", "cross-group step:"];
+                if inside && !var.iter().any(|v| t.starts_with(v)) {
+                    cur.push_str(l);
+                    cur.push('\n');
+                }
+                if inside && l.contains("launch(es)") {
+                    all.push(std::mem::take(&mut cur));
+                    inside = false;
+                }
+            }
+            all
+        };
+        let split_blocks = blocks(&out);
+        assert_eq!(split_blocks.len(), 2, "{args:?}: two plans\n{out}");
+        for ((dev, rows), b) in devices.iter().zip(&units).zip(&split_blocks) {
+            let op = args[args.iter().position(|a| *a == "--op").unwrap() + 1];
+            let mut one = vec!["explain", "--device", dev, "--rows", rows, "--cols", cols];
+            one.extend(["--op", op]);
+            if args.contains(&"--axis") {
+                one.extend(["--axis", "0"]);
+            }
+            let (code, alone, err) = cli(&one);
+            assert_eq!(code, 0, "{one:?}: {alone}\n{err}");
+            assert_eq!(
+                &blocks(&alone)[0],
+                b,
+                "{args:?}: share on {dev} against {one:?}"
+            );
+        }
+    }
+}

@@ -343,7 +343,8 @@ impl MultiQueue {
     }
 
     /// Each device's plan for its share (devices without a share: `None`), nothing run; the
-    /// split is the one the launch would use.
+    /// split is the one the launch would use, and each plan takes the share's body and
+    /// buffers, as the launch does (see [`explain_split_launch`](Self::explain_split_launch)).
     pub fn explain(
         &self,
         range: impl Into<Form>,
@@ -353,11 +354,13 @@ impl MultiQueue {
     ) -> Result<(Split, Vec<Option<Plan>>)> {
         let (form, reds) = (range.into(), reductions.into());
         let split = self.launch_split(&form, &reds, kernel, options.determinism)?;
-        let plans = self.explain_split(form, reds, &split, options)?;
+        let plans = self.explain_shares(&form, &reds, &split, Some(kernel), options)?;
         Ok((split, plans))
     }
 
-    /// Each device's plan for its share of `split` (devices without a share: `None`).
+    /// Each device's plan for its share of `split` (devices without a share: `None`), planned
+    /// without a body (as [`Queue::explain`]): where the body's reads at `[i]` change a plan,
+    /// [`explain_split_launch`](Self::explain_split_launch) gives the plans a launch runs.
     pub fn explain_split(
         &self,
         range: impl Into<Form>,
@@ -366,18 +369,55 @@ impl MultiQueue {
         options: Options,
     ) -> Result<Vec<Option<Plan>>> {
         let (form, reds) = (range.into(), reductions.into());
+        self.explain_shares(&form, &reds, split, None, options)
+    }
+
+    /// Each device's plan for its share of `split` with the launch's body and buffers (each
+    /// device's share of them, as [`parallel_for_reduce_with`](Self::parallel_for_reduce_with)
+    /// binds them): the plans that launch over `split` runs, nothing run. `clreduce explain
+    /// --split` plans through it with the body `clreduce reduce --split` runs.
+    pub fn explain_split_launch(
+        &self,
+        range: impl Into<Form>,
+        reductions: impl Into<Reductions>,
+        kernel: &MultiKernel,
+        split: &Split,
+        options: Options,
+    ) -> Result<Vec<Option<Plan>>> {
+        let (form, reds) = (range.into(), reductions.into());
+        self.explain_shares(&form, &reds, split, Some(kernel), options)
+    }
+
+    /// The shares' plans of [`explain_split`](Self::explain_split) (`kernel` `None`: no body)
+    /// and [`explain_split_launch`](Self::explain_split_launch).
+    fn explain_shares(
+        &self,
+        form: &Form,
+        reds: &Reductions,
+        split: &Split,
+        kernel: Option<&MultiKernel>,
+        options: Options,
+    ) -> Result<Vec<Option<Plan>>> {
         if segments::is_segmented(&reds.0) {
-            let l = self.seg_launch(&reds.0, seg_extents(&form, &reds)?, form.size(), options)?;
-            return self.explain_segments(&form, &reds.0, split, &l, options);
+            let l = self.seg_launch(&reds.0, seg_extents(form, reds)?, form.size(), options)?;
+            return self.explain_segments(form, &reds.0, (split, kernel), &l, options);
         }
+        let (_, per) = units_of(form)?;
+        let offsets = split.offsets();
         let mut plans = Vec::new();
-        for (q, &c) in self.queues.iter().zip(split.counts()) {
+        for (k, (q, &c)) in self.queues.iter().zip(split.counts()).enumerate() {
             if c == 0 {
                 plans.push(None);
                 continue;
             }
-            let shares = share_reductions_for_explain(q, &reds, options)?;
-            plans.push(Some(q.explain(share_form(&form, c), shares, options)?));
+            let shares = share_reductions_for_explain(q, reds, options)?;
+            let share = share_form(form, c);
+            plans.push(Some(match kernel {
+                Some(kernel) => {
+                    q.explain_launch(share, shares, kernel.share(k, offsets[k] * per), options)?
+                }
+                None => q.explain(share, shares, options)?,
+            }));
         }
         Ok(plans)
     }

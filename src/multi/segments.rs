@@ -446,13 +446,15 @@ impl MultiQueue {
         &self,
         form: &Form,
         reds: &[Reduction],
-        split: &Split,
+        (split, kernel): (&Split, Option<&MultiKernel>),
         l: &SegLaunch,
         options: Options,
     ) -> Result<Vec<Option<Plan>>> {
         let segs = Self::share_segs(form, split, 0, l)?;
+        let (_, per) = units_of(form)?;
+        let offsets = split.offsets();
         let mut plans = Vec::new();
-        for ((q, s), &c) in self.queues.iter().zip(segs).zip(split.counts()) {
+        for (k, ((q, s), &c)) in self.queues.iter().zip(segs).zip(split.counts()).enumerate() {
             let Some(s) = s else {
                 plans.push(None);
                 continue;
@@ -462,11 +464,13 @@ impl MultiQueue {
             for (r, c) in reds.iter().zip(&l.combiners) {
                 share.push(share_reduction(q, (r, c.kind()), &s, table.as_ref())?.0);
             }
-            plans.push(Some(q.explain(
-                share_form(form, c),
-                Reductions(share),
-                options,
-            )?));
+            let (f, share) = (share_form(form, c), Reductions(share));
+            plans.push(Some(match kernel {
+                Some(kernel) => {
+                    q.explain_launch(f, share, kernel.share(k, offsets[k] * per), options)?
+                }
+                None => q.explain(f, share, options)?,
+            }));
         }
         Ok(plans)
     }

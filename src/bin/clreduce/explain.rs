@@ -6,7 +6,7 @@ use crate::args::{
 };
 use crate::error::{usage, CliResult};
 use crate::vars::{check_types, make_reductions, make_targets, parse_op_list, Init, VarOp};
-use clreduce::multi::{units_of, MultiQueue, Split};
+use clreduce::multi::{units_of, MultiBuffer, MultiKernel, MultiQueue, Split};
 use clreduce::{
     reduction, reduction_argmax, reduction_argmin, Axis, Buffer, Device, DynBuffer, ElemType,
     Error, HostVec, Kernel, NdRange, Op, Range, Reduction, Result, Segments,
@@ -159,18 +159,21 @@ fn explain_split(a: &ExplainArgs, ty: ElemType, ops: &[VarOp]) -> Result<bool> {
         .collect::<Result<Vec<_>>>()?;
     let mq = MultiQueue::new(&queues)?;
     let targets = make_targets(mq.queue(0), ty, &identity_inits(ops, ty))?;
-    let (form, reds): (clreduce::Form, Vec<Reduction>) = match segmented(a)? {
+    let (form, reds, body): (clreduce::Form, Vec<Reduction>, String) = match segmented(a)? {
         Some(seg) => {
             let (range, reds) = seg_reductions(mq.queue(0), ops, ty, &seg, a.init_identity)?;
-            (range.into(), reds)
+            let body = (ops.iter().enumerate())
+                .map(|(k, v)| crate::reduce::seg_var_body(k, v))
+                .collect();
+            (range.into(), reds, body)
         }
-        None if a.nd_range => (
-            NdRange::new(a.n, a.local).into(),
-            make_reductions(ops, &targets, a.init_identity),
-        ),
         None => (
-            Range::new(a.n).into(),
+            match a.nd_range {
+                true => NdRange::new(a.n, a.local).into(),
+                false => Range::new(a.n).into(),
+            },
             make_reductions(ops, &targets, a.init_identity),
+            crate::reduce::reduce_body(ops, ty, None),
         ),
     };
     let (units, per) = units_of(&form)?;
@@ -221,7 +224,9 @@ fn explain_split(a: &ExplainArgs, ty: ElemType, ops: &[VarOp]) -> Result<bool> {
         mq.len(),
         split.counts()
     );
-    let plans = mq.explain_split(form, reds, &split, options(c)?)?;
+    let (kernel, note) = split_kernel(&mq, &body, ty, &split, per)?;
+    out!("{note}");
+    let plans = mq.explain_split_launch(form, reds, &kernel, &split, options(c)?)?;
     let shares = split.counts().iter().zip(split.fractions());
     for ((q, plan), (c, f)) in mq.queues().iter().zip(plans).zip(shares) {
         outln!(
@@ -234,6 +239,59 @@ fn explain_split(a: &ExplainArgs, ty: ElemType, ops: &[VarOp]) -> Result<bool> {
         }
     }
     Ok(true)
+}
+
+/// `explain --split`'s kernel: `reduce --split`'s body over an input `x` of zeros scattered
+/// by `split` (`per` elements per unit; nothing runs), or beyond [`INPUT_CAP`] (and for the
+/// 16-bit types) a one-element stand-in on every device and a note that the plans then take
+/// the body for one that reads nothing at `[i]`.
+fn split_kernel(
+    mq: &MultiQueue,
+    body: &str,
+    ty: ElemType,
+    split: &Split,
+    per: u64,
+) -> Result<(MultiKernel, String)> {
+    let n = split.total().saturating_mul(per);
+    let bytes = n.saturating_mul(ty.size() as u64);
+    let zeros = (bytes <= INPUT_CAP)
+        .then(|| {
+            let n = n as usize;
+            Some(match ty {
+                ElemType::I32 => HostVec::I32(vec![0; n]),
+                ElemType::U32 => HostVec::U32(vec![0; n]),
+                ElemType::I64 => HostVec::I64(vec![0; n]),
+                ElemType::U64 => HostVec::U64(vec![0; n]),
+                ElemType::F32 => HostVec::F32(vec![0.0; n]),
+                ElemType::F64 => HostVec::F64(vec![0.0; n]),
+                _ => return None,
+            })
+        })
+        .flatten();
+    if let Some(x) = zeros {
+        return Ok((
+            crate::reduce::split_kernel(mq, body, &x, split, per)?,
+            String::new(),
+        ));
+    }
+    fn one<T: clreduce::Element + Default>(mq: &MultiQueue) -> Result<MultiBuffer<T>> {
+        let parts = (mq.queues().iter()).map(|q| q.buffer_from(&[T::default()]));
+        Ok(MultiBuffer::replicated(parts.collect::<Result<Vec<_>>>()?))
+    }
+    let k = MultiKernel::new(body);
+    let kernel = match ty {
+        ElemType::I32 => k.arg("x", &one::<i32>(mq)?),
+        ElemType::U32 => k.arg("x", &one::<u32>(mq)?),
+        ElemType::I64 => k.arg("x", &one::<i64>(mq)?),
+        ElemType::U64 => k.arg("x", &one::<u64>(mq)?),
+        ElemType::F64 => k.arg("x", &one::<f64>(mq)?),
+        _ => k.arg("x", &one::<f32>(mq)?),
+    };
+    let note = format!(
+        "note: no input of {n} {} elements ({bytes} bytes; explain allocates at most {INPUT_CAP} of 32- and 64-bit types): planned as for a body that reads nothing at [i]\n",
+        ty.name()
+    );
+    Ok((kernel, note))
 }
 
 /// The identity as every variable's initial value, which is what makes a plan valid without

@@ -17,6 +17,7 @@ mod segments;
 
 pub use args::ReduceArgs;
 pub use data::reduce_body;
+pub use seg_scale::kernel as split_kernel;
 pub use segments::var_body as seg_var_body;
 
 use crate::args::{options, pick_devices, queue_on, AllDevices, Refusal};

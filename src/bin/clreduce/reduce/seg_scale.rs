@@ -14,8 +14,9 @@ use clreduce::check::reference::HostVec;
 use clreduce::multi::{MultiKernel, MultiQueue, ShareReport, Split};
 use clreduce::Result;
 
-/// The body's kernel with `x` scattered by `split` (`per` elements per unit).
-fn kernel(
+/// The body's kernel with `x` scattered by `split` (`per` elements per unit); `explain
+/// --split` plans with it too.
+pub fn kernel(
     mq: &MultiQueue,
     body: &str,
     data: &HostVec,
