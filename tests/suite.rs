@@ -28,6 +28,7 @@ mod cli;
 mod cli_first_use;
 mod cli_segsplit;
 mod closures;
+mod device_time;
 mod errors;
 mod errors_input;
 mod exact;

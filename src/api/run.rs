@@ -136,9 +136,11 @@ impl Queue {
                 .iter()
                 .zip(&plan.vars)
                 .any(|(r, v)| v.cross == CrossAlgo::Atomic && r.init_to_identity);
-        if needs_backup {
-            copy_regions(q, &regions, backup, true)?;
-        }
+        // The backup's copies are the launch's first commands (its device time spans them).
+        let mut events = match needs_backup {
+            true => copy_regions(q, &regions, backup, true)?,
+            false => Vec::new(),
+        };
         let mut args: Vec<Arg> = Vec::new();
         args.push(Arg::Bytes(form.size().to_le_bytes().to_vec()));
         for (k, r) in reds.0.iter().enumerate() {
@@ -166,7 +168,6 @@ impl Queue {
         let (addr, seq) = mbox.map_or((0u64, 0u32), |m| (m.addr, m.seq));
         args.push(Arg::Bytes(addr.to_le_bytes().to_vec()));
         args.push(Arg::Bytes(seq.to_le_bytes().to_vec()));
-        let mut events = Vec::new();
         let enqueued = enqueue(
             q,
             plan,
@@ -261,29 +262,32 @@ pub(super) fn restore_regions(q: &DeviceQueue, regions: &[(&Arc<Mem>, usize)], b
         .queue
         .finish()
         .and_then(|()| copy_regions(q, regions, backup, false))
-        .and_then(|()| q.queue.finish());
+        .and_then(|_| q.queue.finish());
     if let Err(re) = restored {
         tracing::error!(error = %re, "could not restore the reduction variables after a failed launch");
     }
 }
 
-/// Copies every result region into the backup buffer (`save`), or back from it.
+/// Copies every result region into the backup buffer (`save`), or back from it; the copies'
+/// events, which a launch puts first among its own so that its device time
+/// ([`ReduceEvent::device_time_ns`](crate::ReduceEvent::device_time_ns)) includes its backup.
 pub(super) fn copy_regions(
     q: &DeviceQueue,
     regions: &[(&Arc<Mem>, usize)],
     backup: &Mem,
     save: bool,
-) -> Result<()> {
+) -> Result<Vec<Event>> {
     let mut off = 0;
+    let mut events = Vec::with_capacity(regions.len());
     for (m, b) in regions {
-        if save {
-            launch::copy(&q.queue, m, 0, backup, off, *b)?;
+        events.push(if save {
+            launch::copy(&q.queue, m, 0, backup, off, *b)?
         } else {
-            launch::copy(&q.queue, backup, off, m, 0, *b)?;
-        }
+            launch::copy(&q.queue, backup, off, m, 0, *b)?
+        });
         off += b.next_multiple_of(8);
     }
-    Ok(())
+    Ok(events)
 }
 
 /// The launch's commands in order: identity fills before an atomic combine, the main kernel,

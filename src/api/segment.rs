@@ -451,10 +451,12 @@ impl Queue {
             .flat_map(|r| regions(r, f.segments as usize))
             .collect();
         // With two passes the first already writes some segments: back every result up.
+        // Its copies are the launch's first commands: the device time spans them.
+        let mut events: Vec<Event> = Vec::new();
         let backup = if plan.passes > 1 {
             let bytes = regions.iter().map(|(_, b)| b.next_multiple_of(8)).sum();
             let b = launch::create_mem(&q.context, bytes, None, &label)?;
-            copy_regions(q, &regions, &b, true)?;
+            events = copy_regions(q, &regions, &b, true)?;
             Some(b)
         } else {
             None
@@ -486,7 +488,6 @@ impl Queue {
                 ArgKind::Scalar(v) => args.push(Arg::Bytes(v.to_bytes())),
             }
         }
-        let mut events: Vec<Event> = Vec::new();
         let local = plan.local;
         let enqueued = (|| -> Result<()> {
             let global = plan.groups as usize * local;
