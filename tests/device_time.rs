@@ -20,8 +20,8 @@ use common::sim_lock;
 #[test]
 fn backups_are_the_launch_s_first_commands() {
     for d in clreduce::devices().expect("OpenCL devices") {
-        let _g = sim_lock(&d);
-        let q = Queue::new(&d).unwrap().with_profiling().unwrap();
+        let _g = sim_lock(d);
+        let q = Queue::new(d).unwrap().with_profiling().unwrap();
         let mut rng = Rng(0x5e55_1020 ^ d.index() as u64);
         let n = 4099usize;
         let xs: Vec<f32> = (0..n).map(|_| (rng.below(64) as f32) - 31.0).collect();
