@@ -1,21 +1,29 @@
-//! A launch's device time spans every command it enqueues on the device: the backup copies of
-//! its results (taken before a launch of two passes, so that a failed enqueue can put the
-//! variables back) are its first commands, then its kernels. Before session 20 the copies ran
-//! outside the launch's events, so `ReduceEvent::device_time_ns` (and `clreduce bench`) left
-//! them out: on the H200 a copy of every result of a segmented launch of two passes (64 MiB
-//! at 2^28 f32 in CSR segments of mean length 16). Checked through the launch's command count
-//! on a profiling queue of every device: a segmented launch of one pass (`item`) is one
-//! command, of two passes (`tiles`, forced) one copy per result region and two kernels; an
-//! ordinary launch forced to `tree+extra-pass` one copy per variable and two kernels, and its
-//! device time at least the kernels' own.
+//! A launch's device time spans every command it enqueues on the device, and a launch of two
+//! passes changes nothing when an enqueue fails. A segmented launch of two passes writes some
+//! results in its first pass: its first kernel waits behind a gate (an OpenCL user event,
+//! `runtime/gate.rs`) opened once both kernels are enqueued, so it is two commands; on a
+//! serialized device (Oclgrind), where a held command would never finish, it backs every
+//! result up first, and those copies are its first commands (before session 20 the copies
+//! were outside the launch's events, so `ReduceEvent::device_time_ns` and `clreduce bench`
+//! left them out, and every device paid them: 64 MiB at 2^28 f32 in CSR segments of mean
+//! length 16 on the H200). Checked on a profiling queue of every device through the command
+//! count (`item`, one pass: one command; `tiles`, two passes, forced: two, or three copies and
+//! two; an ordinary `tree+extra-pass`: a copy and two kernels) and through a fault after the
+//! first kernel (`Queue::__inject_fault`): the launch fails with the injected error, every
+//! variable reads back as it was (the gate cancelled, or the backup put back), and the next
+//! launch is right.
 
 use crate::common;
 
 use clreduce::{
-    reduction, reduction_argmax, Kernel, Op, Options, Queue, Range, SegmentAlgo, Segments, Strategy,
+    reduction, reduction_argmax, Error, Fault, Kernel, Op, Options, Queue, Range, SegmentAlgo,
+    Segments, Strategy,
 };
 use common::rng::Rng;
 use common::sim_lock;
+
+/// What one segmented launch gave: its command count, its plan's passes.
+type Ran = Option<(usize, usize)>;
 
 #[test]
 fn backups_are_the_launch_s_first_commands() {
@@ -33,55 +41,78 @@ fn backups_are_the_launch_s_first_commands() {
         }
         let segs = begin.len() - 1;
         let offsets = q.buffer_from(&begin).unwrap();
-        let body = "combine(s, x[i]); combine(m, x[i], i);";
-        let kernel = Kernel::new(body).arg("x", &x);
-        let launch = |opts: Options| {
-            let s = q.buffer_from(&vec![0.0f32; segs]).unwrap();
-            let (mv, mi) = (
-                q.buffer_from(&vec![0.0f32; segs]).unwrap(),
-                q.buffer_from(&vec![0u64; segs]).unwrap(),
-            );
+        let kernel = Kernel::new("combine(s, x[i]); combine(m, x[i], i);").arg("x", &x);
+        let before: Vec<f32> = (0..segs).map(|k| k as f32 + 0.5).collect();
+        let launch = |opts: Options, fault: Option<Fault>| -> Ran {
+            let s = q.buffer_from(&before).unwrap();
+            let mv = q.buffer_from(&before).unwrap();
+            let mi = q.buffer_from(&vec![7u64; segs]).unwrap();
+            let on = |r: clreduce::Reduction| r.segments(Segments::offsets(&offsets));
             let reds = vec![
-                reduction(&s, Op::Plus)
-                    .segments(Segments::offsets(&offsets))
+                on(reduction(&s, Op::Plus))
                     .name("s")
                     .initialize_to_identity(),
-                reduction_argmax(&mv, &mi)
-                    .segments(Segments::offsets(&offsets))
+                on(reduction_argmax(&mv, &mi))
                     .name("m")
                     .initialize_to_identity(),
             ];
+            let range = Range::new(n as u64);
+            if let Some(f) = fault {
+                q.__inject_fault(f);
+                match q.parallel_for_reduce_with(range, reds, kernel.clone(), opts) {
+                    Err(Error::Cl { code: -5, .. }) => {}
+                    Err(e) => panic!("{}: {f:?}: {e}", d.label()),
+                    Ok(_) => panic!("{}: {f:?}: the launch did not fail", d.label()),
+                }
+                q.finish().unwrap();
+                let got = (s.to_vec().unwrap(), mv.to_vec().unwrap());
+                assert_eq!(
+                    got,
+                    (before.clone(), before.clone()),
+                    "{}: {f:?}",
+                    d.label()
+                );
+                assert_eq!(
+                    mi.to_vec().unwrap(),
+                    vec![7u64; segs],
+                    "{}: {f:?}",
+                    d.label()
+                );
+                return None;
+            }
             let ev = q
-                .parallel_for_reduce_with(Range::new(n as u64), reds, kernel.clone(), opts)
+                .parallel_for_reduce_with(range, reds, kernel.clone(), opts)
                 .unwrap_or_else(|e| panic!("{}: {e}", d.label()));
-            let plan = ev.plan().unwrap().clone();
             let sums = s.to_vec().unwrap();
             for k in 0..segs {
                 let (a, b) = (begin[k] as usize, begin[k + 1] as usize);
-                assert_eq!(
-                    sums[k],
-                    xs[a..b].iter().sum::<f32>(),
-                    "{}: segment {k}",
-                    d.label()
-                );
+                let want: f32 = xs[a..b].iter().sum();
+                assert_eq!(sums[k], want, "{}: segment {k}", d.label());
             }
-            (ev.commands(), plan, ev.device_time_ns().unwrap())
+            assert!(ev.device_time_ns().unwrap() > 0, "{}", d.label());
+            Some((ev.commands(), ev.plan().unwrap().passes))
         };
-        // Two passes: the sum's results, argmax's values and its indices backed up first.
-        let (commands, plan, _) = launch(Options::default().segment(SegmentAlgo::Tiles));
-        assert_eq!(plan.passes, 2, "{}: tiles runs two passes", d.label());
+        let tiles = Options::default().segment(SegmentAlgo::Tiles);
+        let item = Options::default().segment(SegmentAlgo::Item);
+        // Two passes: behind a gate, or the sum's results, argmax's values and its indices
+        // backed up first.
+        let copies = if d.is_simulator() { 3 } else { 0 };
+        let want = Some((copies + 2, 2));
         assert_eq!(
-            commands,
-            3 + 2,
-            "{}: tiles: 3 copies and 2 kernels",
+            launch(tiles, None),
+            want,
+            "{}: tiles (commands, passes)",
             d.label()
         );
         // One pass: nothing to back up.
-        let (commands, plan, _) = launch(Options::default().segment(SegmentAlgo::Item));
-        assert_eq!(plan.passes, 1, "{}: item runs one pass", d.label());
-        assert_eq!(commands, 1, "{}: item: its kernel", d.label());
+        assert_eq!(launch(item, None), Some((1, 1)), "{}: item", d.label());
+        // An enqueue that fails after the first kernel: nothing changed, then all is well.
+        for opts in [tiles, item] {
+            assert_eq!(launch(opts, Some(Fault::AfterMainKernel(-5))), None);
+            assert!(launch(opts, None).is_some());
+        }
 
-        // An ordinary launch of two passes.
+        // An ordinary launch of two passes: a copy of its variable, then its two kernels.
         let sum = q.buffer_from(&[1.5f32]).unwrap();
         let ev = q
             .parallel_for_reduce_with(
@@ -91,12 +122,7 @@ fn backups_are_the_launch_s_first_commands() {
                 Options::default().strategy(Strategy::parse("tree+extra-pass").unwrap()),
             )
             .unwrap();
-        assert_eq!(
-            ev.commands(),
-            1 + 2,
-            "{}: extra-pass: a copy and 2 kernels",
-            d.label()
-        );
+        assert_eq!(ev.commands(), 1 + 2, "{}: extra-pass", d.label());
         assert!(ev.device_time_ns().unwrap() > 0, "{}", d.label());
         assert_eq!(
             sum.get(0).unwrap(),

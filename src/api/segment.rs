@@ -21,6 +21,8 @@ use crate::plan::{
     self, CrossAlgo, Determinism, GroupAlgo, Plan, SegmentAlgo, SegmentLayout, SegmentRequest,
     Strategy,
 };
+use crate::runtime::gate::Gate;
+use crate::runtime::health::Fault;
 use crate::runtime::launch::{self, Arg, Compiled, Mem};
 use opencl3::event::Event;
 use std::sync::Arc;
@@ -450,10 +452,21 @@ impl Queue {
             .iter()
             .flat_map(|r| regions(r, f.segments as usize))
             .collect();
-        // With two passes the first already writes some segments: back every result up.
-        // Its copies are the launch's first commands: the device time spans them.
+        // With two passes the first already writes some segments before the second is
+        // enqueued: the first waits behind a gate opened once both are enqueued (nothing runs
+        // if the second fails), or, where there is no gate (a serialized device), every result
+        // is backed up first, the copies the launch's first commands (its device time spans
+        // them). A test's fault after the main kernel (`Queue::__inject_fault`) takes that path.
+        let fault = q
+            .queue
+            .health
+            .take_fault(|f| matches!(f, Fault::AfterMainKernel(_)));
+        let gate = match plan.passes > 1 || fault.is_some() {
+            true => Gate::new(&q.context)?,
+            false => None,
+        };
         let mut events: Vec<Event> = Vec::new();
-        let backup = if plan.passes > 1 {
+        let backup = if (plan.passes > 1 || fault.is_some()) && gate.is_none() {
             let bytes = regions.iter().map(|(_, b)| b.next_multiple_of(8)).sum();
             let b = launch::create_mem(&q.context, bytes, None, &label)?;
             events = copy_regions(q, &regions, &b, true)?;
@@ -491,6 +504,7 @@ impl Queue {
         let local = plan.local;
         let enqueued = (|| -> Result<()> {
             let global = plan.groups as usize * local;
+            let held: Vec<&Event> = gate.iter().map(Gate::event).collect();
             events.push(launch::enqueue_kernel(
                 &q.queue,
                 program,
@@ -498,8 +512,11 @@ impl Queue {
                 &args,
                 &[global],
                 &[local],
-                &[],
+                &held,
             )?);
+            if let Some(Fault::AfterMainKernel(code)) = fault {
+                return Err(q.queue.failed("clEnqueueNDRangeKernel", code));
+            }
             if plan.passes > 1 {
                 let groups = match sp.algo {
                     // A work-item per column.
@@ -535,10 +552,16 @@ impl Queue {
         })();
         if let Err(e) = enqueued {
             q.queue.health.mark_failed();
+            if let Some(g) = gate {
+                g.cancel();
+            }
             if let Some(b) = &backup {
                 restore_regions(q, &regions, b);
             }
             return Err(e);
+        }
+        if let Some(g) = gate {
+            g.open()?;
         }
         drop(args);
         let mut keep: Vec<Arc<Mem>> = regions.iter().map(|(m, _)| (*m).clone()).collect();

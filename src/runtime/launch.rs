@@ -59,6 +59,11 @@ pub(crate) struct DeviceContext {
 }
 
 impl DeviceContext {
+    /// Whether the device runs one command at a time under its lock (`Workarounds::
+    /// serialize_device`): a command held back by a user event would never finish there.
+    pub(crate) fn serialized(&self) -> bool {
+        self.serial.is_on()
+    }
     pub(crate) fn new(
         context: Arc<Context>,
         serial: Serial,

@@ -10,6 +10,7 @@ pub(crate) mod buffer;
 mod build;
 pub mod device;
 pub(crate) mod disk_cache;
+pub(crate) mod gate;
 pub(crate) mod health;
 pub(crate) mod launch;
 pub(crate) mod memory;
