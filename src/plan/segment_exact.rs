@@ -185,8 +185,12 @@ pub(super) fn stripes_fit(
 /// sum in two doubles (a redo restores only the exact sums' expansions: another variable would
 /// count the chunk twice; three floats keep the push) whose body only reads (a redo runs it
 /// again), with one accumulator per work-item and no vector loads; it runs where `asked`
-/// (`CLREDUCE_SEGMENT_TUNE=xspec=0|1`) says, else on GPUs. The choice, or why not, is added
-/// to the segment plan's reason (`explain`). Pure.
+/// (`CLREDUCE_SEGMENT_TUNE=xspec=0|1`) says, else on GPUs but for f64 sums in `lanes`. H200,
+/// 2^28 (session 20, design/bench/2026-11-25-h200-session20-segx.txt, medians, push against
+/// speculative): f32 one row 965 -> 376 us, rows 2^14 x 2^14 1168 -> 704, rows of 256
+/// (`lanes`) 3277 -> 2772; f64 one row 3505 -> 884, rows 2^14 x 2^14 3457 -> 1244, rows of
+/// 256 17174 -> 18471 (slower: left out). The choice, or why not, is added to the segment
+/// plan's reason (`explain`). Pure.
 pub(crate) fn speculate(caps: &DeviceCaps, plan: &mut Plan, pure_body: bool, asked: Option<bool>) {
     let Some(sp) = plan.segment.as_ref() else {
         return;
@@ -196,6 +200,7 @@ pub(crate) fn speculate(caps: &DeviceCaps, plan: &mut Plan, pure_body: bool, ask
     }
     let carried =
         |v: &super::model::VarPlan| v.exact.is_some_and(|e| e.store == SaccStore::Carried);
+    let f64_sum = |v: &super::model::VarPlan| v.exact.is_some_and(|e| e.format == ExactFormat::F64);
     let declined = if !plan.vars.iter().all(carried) {
         Some("a variable beside the exact sums (a redo restores only the exact sums: it would count that variable twice)")
     } else if plan
@@ -212,6 +217,10 @@ pub(crate) fn speculate(caps: &DeviceCaps, plan: &mut Plan, pure_body: bool, ask
         Some("off (CLREDUCE_SEGMENT_TUNE=xspec=0)")
     } else if asked.is_none() && caps.kind != DeviceKind::Gpu {
         Some("on GPUs only unless asked (CLREDUCE_SEGMENT_TUNE=xspec=1)")
+    } else if asked.is_none() && sp.algo == SegmentAlgo::Lanes && plan.vars.iter().any(f64_sum) {
+        // H200, rows 2^20 x 256 f64 (2^28): 18471 against 17174 us with the push (session 20,
+        // design/bench/2026-11-25-h200-session20-segx.txt); f32 gains (3277 -> 2772 us).
+        Some("f64 sums in lanes measured slower with it (CLREDUCE_SEGMENT_TUNE=xspec=1 asks)")
     } else {
         None
     };

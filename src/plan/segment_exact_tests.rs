@@ -125,8 +125,8 @@ fn exact_stripes_only_where_the_columns_fit_the_work_group() {
 }
 
 /// The speculative loop per segment (decision 90): planned for `group` and `lanes` where every
-/// variable is a two-double exact sum and the body only reads, by default on GPUs, as
-/// `xspec` asks elsewhere; declined, with the reason in the plan, beside another variable, for
+/// variable is a two-double exact sum and the body only reads, by default on GPUs (but f64
+/// sums in `lanes`, measured slower), as `xspec` asks elsewhere; declined, with the reason in the plan, beside another variable, for
 /// a body that writes, without fp64 and where asked off; other plans neither take it nor say
 /// anything. `explain` names it.
 #[test]
@@ -152,13 +152,15 @@ fn exact_speculative_loop_in_group_and_lanes() {
         for ty in [ElemType::F32, ElemType::F64] {
             let p = run(&h, ty, layout, segments, true, None);
             assert_eq!(p.segment.as_ref().unwrap().algo, algo);
-            assert!(spec(&p), "{layout:?} {ty}");
-            assert!(
-                reason(&p).contains("the speculative loop (each"),
-                "{}",
-                reason(&p)
-            );
-            assert!(p.to_string().contains("speculative loop"), "{p}");
+            if algo == SegmentAlgo::Lanes && ty == ElemType::F64 {
+                // Measured slower there: asked only.
+                assert!(!spec(&p) && reason(&p).contains("f64 sums in lanes"));
+                assert!(spec(&run(&h, ty, layout, segments, true, Some(true))));
+            } else {
+                assert!(spec(&p), "{layout:?} {ty}");
+                assert!(reason(&p).contains("the speculative loop (each"));
+                assert!(p.to_string().contains("speculative loop"), "{p}");
+            }
             let off = run(&h, ty, layout, segments, true, Some(false));
             assert!(!spec(&off) && reason(&off).contains("xspec=0"));
             let writes = run(&h, ty, layout, segments, false, None);
