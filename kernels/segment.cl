@@ -337,6 +337,87 @@ static inline ulong clr_seg_lower(ulong p, ulong nseg, ulong c, __global const u
     } else                                                                                     \
         CLR_STRIDED(clr_b, clr_e2, clr_s)
 
+// The speculative loop of exact sums per segment (decision 90; CLR_SEGX, by default CLR_SPEC:
+// the plan's exact sums speculative, every variable of the launch an exact sum, one
+// accumulator per work-item): the strided loops (CLR_STRIDED, CLR_PLAIN_STRIDED) run
+// CLR_XSTRIDED instead. Chunks of up to CLR_SEGX_CHUNK steps of CLR_SEGX_STEP loads (written
+// out: the loads in flight together) go through the branch-free try (CLR_CALL_TRY,
+// kernels/var_segexact.cl clr_xstry), the block state folded into the expansion after each
+// step, the window checked after each chunk; a flagged chunk's expansions are restored and
+// the chunk redone from memory through CLR_CALL (the push: exact). Every variable is an exact
+// sum whose try changes only its expansion, so a redo counts nothing twice; the body only
+// reads (the plan's rule), so running it again is harmless. Fewer than a step's indices at the
+// end go through the push.
+#ifndef CLR_SPEC
+#define CLR_SPEC 0
+#endif
+#ifndef CLR_SEGX
+#define CLR_SEGX CLR_SPEC
+#endif
+#if CLR_SEGX
+#if CLR_SEGX_STEP == 1
+#define CLR_XROWS(C) C(0)
+#elif CLR_SEGX_STEP == 2
+#define CLR_XROWS(C) C(0) C(1)
+#elif CLR_SEGX_STEP == 4
+#define CLR_XROWS(C) C(0) C(1) C(2) C(3)
+#elif CLR_SEGX_STEP == 8
+#define CLR_XROWS(C) C(0) C(1) C(2) C(3) C(4) C(5) C(6) C(7)
+#else
+#define CLR_XROWS(C) \
+    C(0) C(1) C(2) C(3) C(4) C(5) C(6) C(7) C(8) C(9) C(10) C(11) C(12) C(13) C(14) C(15)
+#endif
+#define CLR_XSAVE(k)                                 \
+    const clr_x_e2d clr_xsv##k = clr_a##k[0].e;      \
+    clr_xbs_t_##k clr_xbs##k[1];                     \
+    clr_xbs##k[0] = clr_xbs_zero_##k();
+#define CLR_XBLKEND(k) clr_xsblkend_##k(&clr_a##k[0], &clr_xbs##k[0], &clr_bad);
+#define CLR_XCHKEND(k) clr_xschkend_##k(&clr_xbs##k[0], &clr_bad);
+#define CLR_XRESTORE(k) clr_a##k[0].e = clr_xsv##k;
+#define CLR_XRENORM(k) clr_a##k[0].e = clr_x_renorm_e2d(clr_a##k[0].e);
+#define CLR_XTRYU(u) CLR_CALL_TRY((CLR_IDX)(clr_xj + (u) * clr_xs), 0);
+// The loop with indices of type T (CLR_IDX where the last look-ahead cannot wrap it).
+#define CLR_XSTRIDED_T(T, clr_b, clr_e2, clr_s)                                               \
+    {                                                                                         \
+        const T clr_xe = (T)(clr_e2), clr_xs = (T)(clr_s);                                    \
+        T clr_xj = (T)(clr_b);                                                                \
+        CLR_FOR_VARS(CLR_SRESET)                                                              \
+        while (clr_xj + (T)(CLR_SEGX_STEP - 1) * clr_xs < clr_xe) {                           \
+            const T clr_xj0 = clr_xj;                                                         \
+            CLR_FOR_VARS(CLR_XSAVE)                                                           \
+            uint clr_bad = 0;                                                                 \
+            for (uint clr_xc = 0;                                                             \
+                 clr_xc < CLR_SEGX_CHUNK && clr_xj + (T)(CLR_SEGX_STEP - 1) * clr_xs < clr_xe; \
+                 ++clr_xc) {                                                                  \
+                CLR_XROWS(CLR_XTRYU)                                                          \
+                clr_xj += (T)CLR_SEGX_STEP * clr_xs;                                          \
+                CLR_FOR_VARS(CLR_XBLKEND)                                                     \
+            }                                                                                 \
+            CLR_FOR_VARS(CLR_XCHKEND)                                                         \
+            if (clr_bad) {                                                                    \
+                T clr_xr = clr_xj0;                                                           \
+                CLR_FOR_VARS(CLR_XRESTORE)                                                    \
+                CLR_SEGX_REDO                                                                 \
+            }                                                                                 \
+            CLR_FOR_VARS(CLR_XRENORM)                                                         \
+        }                                                                                     \
+        for (; clr_xj < clr_xe; clr_xj += clr_xs) CLR_CALL((CLR_IDX)clr_xj, 0);               \
+    }
+// The flagged chunk's redo (CLR_SEGX_REDO defined empty: a mutation check only, results wrong).
+#ifndef CLR_SEGX_REDO
+#define CLR_SEGX_REDO for (; clr_xr < clr_xj; clr_xr += clr_xs) CLR_CALL((CLR_IDX)clr_xr, 0);
+#endif
+#define CLR_XSTRIDED(clr_b, clr_e2, clr_s)                                                   \
+    if ((ulong)(clr_e2) + (CLR_SEGX_STEP + 1) * (ulong)(clr_s) <= (ulong)((CLR_IDX)-1))      \
+        CLR_XSTRIDED_T(CLR_IDX, clr_b, clr_e2, clr_s)                                        \
+    else                                                                                     \
+        CLR_XSTRIDED_T(ulong, clr_b, clr_e2, clr_s)
+#undef CLR_STRIDED
+#define CLR_STRIDED(clr_b, clr_e2, clr_s) CLR_XSTRIDED(clr_b, clr_e2, clr_s)
+#undef CLR_PLAIN_STRIDED
+#define CLR_PLAIN_STRIDED(clr_b, clr_e2, clr_s) CLR_XSTRIDED(clr_b, clr_e2, clr_s)
+#endif
+
 // Reduces indices [clr_b, clr_e2) with the whole work-group into clr_a*[0] of every work-item.
 // (The plain sum's loop, CLR_PLAIN_STRIDED, measured slower here: decision 58.)
 #if CLR_SEG_ALGO == CLR_SEG_TILES && defined(CLR_VEC) && CLR_VEC > 1

@@ -164,6 +164,103 @@ CLR_X_INLINE void VAR(clr_xspush)(__private VA* a, VT v) {
 #endif
 }
 
+#if VXSPEC && VXE == CLR_XE_E2D
+// ---- the speculative loop per segment (kernels/segment.cl CLR_XSTRIDED, decision 90) ------
+// A work-item's strided loads run in chunks of CLR_SEGX_CHUNK steps of CLR_SEGX_STEP loads
+// through clr_body_try, whose `sum += v` is VAR(clr_xstry): no branch, no deposit, the
+// accumulator's limbs and state word untouched. f32 data: the step's elements summed in the
+// block state's plain double (the block pre-sum of kernels/var_exact.cl's hot form: 2^lb >= the
+// step's loads, exact while the chunk's exponent fields span at most 29 - lb), the double then
+// through the expansion's TwoSums at the step's end (VAR(clr_xsblkend)), a residue flagging
+// the chunk. f64 data: each element through the expansion's TwoSums, a residue flagging. Both
+// track the chunk's largest and smallest exponent fields, checked once per chunk
+// (VAR(clr_xschkend)): an element outside the window (a subnormal, an infinity, a NaN, an f64
+// outside [2^-970, 2^990)) flags it. A flagged chunk's expansion is restored (the try changed
+// nothing else) and the chunk redone from memory through the push (exact, with deposits).
+#ifndef CLR_SEGX_STEP
+#define CLR_SEGX_STEP 8
+#endif
+#ifndef CLR_SEGX_CHUNK
+#define CLR_SEGX_CHUNK 16
+#endif
+#if CLR_SEGX_STEP == 1
+#define CLR_SEGX_LB 0u
+#elif CLR_SEGX_STEP == 2
+#define CLR_SEGX_LB 1u
+#elif CLR_SEGX_STEP == 4
+#define CLR_SEGX_LB 2u
+#elif CLR_SEGX_STEP == 8
+#define CLR_SEGX_LB 3u
+#elif CLR_SEGX_STEP == 16
+#define CLR_SEGX_LB 4u
+#else
+#error "clreduce: CLR_SEGX_STEP must be 1, 2, 4, 8 or 16"
+#endif
+#if VXF == 32
+typedef struct {
+    double d;  // the step's elements (exact: the chunk's span check)
+    uint mx;   // the largest element's bits shifted left once (sign dropped)
+    uint mn;   // the smallest nonzero's, minus 1 (a zero's 0 - 1 never counts)
+} VAR(clr_xbs_t);
+#else
+typedef struct {
+    uint mx;  // the high word shifted left once, a nonzero low word as bit 0
+    uint mn;
+} VAR(clr_xbs_t);
+#endif
+// One block state per accumulator (the generated CLR_CALL_TRY indexes by clr_xnbs_k).
+enum { VAR(clr_xnbs) = 1 };
+CLR_X_INLINE VAR(clr_xbs_t) VAR(clr_xbs_zero)(void) {
+    VAR(clr_xbs_t) b;
+#if VXF == 32
+    b.d = 0.0;
+#endif
+    b.mx = 0u;
+    b.mn = 0xffffffffu;
+    return b;
+}
+// The try's `sum += v`.
+CLR_X_INLINE void VAR(clr_xstry)(__private VA* a, __private VAR(clr_xbs_t)* blk, VT v,
+                                 __private uint* bad) {
+#if VXF == 32
+    const uint s = as_uint(v) << 1;
+    blk->mx = max(blk->mx, s);
+    blk->mn = min(blk->mn, s - 1u);
+    blk->d += (double)v;
+#else
+    const ulong b = as_ulong(v);
+    const uint s = ((uint)(b >> 32) << 1) | (uint)((uint)b != 0u);
+    blk->mx = max(blk->mx, s);
+    blk->mn = min(blk->mn, s - 1u);
+    double t, r;
+    a->e.s = clr_x_two_sum_d(a->e.s, v, &t);
+    a->e.c = clr_x_two_sum_d(a->e.c, t, &r);
+    *bad |= (uint)(r != 0.0);
+#endif
+}
+// After each step: f32 data, the block's double through the expansion's TwoSums.
+CLR_X_INLINE void VAR(clr_xsblkend)(__private VA* a, __private VAR(clr_xbs_t)* blk,
+                                    __private uint* bad) {
+#if VXF == 32
+    double t, r;
+    a->e.s = clr_x_two_sum_d(a->e.s, blk->d, &t);
+    a->e.c = clr_x_two_sum_d(a->e.c, t, &r);
+    *bad |= (uint)(r != 0.0);
+    blk->d = 0.0;
+#endif
+}
+// After each chunk (before its flag is read): the window and span checks.
+CLR_X_INLINE void VAR(clr_xschkend)(__private VAR(clr_xbs_t)* blk, __private uint* bad) {
+#if VXF == 32
+    // inf or NaN; a subnormal (or the smallest normal); a span wider than 29 - lb.
+    *bad |= (uint)(blk->mx >= 0xff000000u) | (uint)(blk->mn < 0x01000000u) |
+            (uint)((blk->mx >> 24) > (blk->mn >> 24) + 29u - CLR_SEGX_LB);
+#else
+    *bad |= (uint)((blk->mx >> 21) > CLR_X_W64D_HI) | (uint)((blk->mn >> 21) < CLR_X_W64D_LO);
+#endif
+}
+#endif
+
 #undef VXS_E
 #if VXE == CLR_XE_E2D
 #define VXS_E clr_x_e2d

@@ -14,7 +14,7 @@ use crate::common;
 
 use clreduce::check::adversarial::{f32s, f64s, Pattern};
 use clreduce::exact::{sum_f32, sum_f64};
-use clreduce::plan::Strategy;
+use clreduce::plan::{Strategy, Tuning};
 use clreduce::{
     reduction, reduction_argmax, Axis, Buffer, Error, Half, Kernel, Mask, Op, Options, Queue,
     Range, Reduction, SegmentAlgo, Segments,
@@ -333,11 +333,25 @@ pub(crate) fn run_on(
     q: &Queue,
     l: &Layout,
     ty: Ty,
-    (xs, inits): (&[f64], &[f64]),
+    data: (&[f64], &[f64]),
     (algo, init): (Option<SegmentAlgo>, bool),
     key: &str,
     who: &str,
 ) -> Result<(), Result<String, String>> {
+    run_with(q, l, ty, data, (algo, init, None), key, who).map(|_| ())
+}
+
+/// [`run_on`] with the speculative loop per segment asked for (`spec`: `Tuning::spec`,
+/// decision 90) or left to the rule; returns whether the exact sum ran it.
+pub(crate) fn run_with(
+    q: &Queue,
+    l: &Layout,
+    ty: Ty,
+    (xs, inits): (&[f64], &[f64]),
+    (algo, init, spec): (Option<SegmentAlgo>, bool, Option<bool>),
+    key: &str,
+    who: &str,
+) -> Result<bool, Result<String, String>> {
     let b = Bufs::new(q, ty, xs, inits).map_err(|e| Err(e.to_string()))?;
     let offsets = q
         .buffer_from(&l.offsets())
@@ -348,6 +362,12 @@ pub(crate) fn run_on(
     }
     let mut opts = Options::default().exact();
     opts.segment = algo;
+    if spec.is_some() {
+        opts.tuning = Some(Tuning {
+            spec,
+            ..Tuning::default()
+        });
+    }
     let ev = q
         .parallel_for_reduce_with(l.range(), red, b.kernel("sum += x[i];"), opts)
         .map_err(|e| skip_reason(&e).ok_or(format!("launch: {e}")))?;
@@ -369,7 +389,8 @@ pub(crate) fn run_on(
             )));
         }
     }
-    same_everywhere(key, &format!("{who} {}", sp.algo), &got[..l.results()]).map_err(Err)
+    same_everywhere(key, &format!("{who} {}", sp.algo), &got[..l.results()]).map_err(Err)?;
+    Ok(plan.vars[0].exact.is_some_and(|e| e.speculative))
 }
 
 /// Every adversarial pattern per segment, bit for bit, under every plan of every layout, on

@@ -50,6 +50,7 @@ mod segment_ascan;
 mod segment_check;
 mod segment_exact;
 mod segment_exact_blocks;
+mod segment_exact_spec;
 mod segment_merge;
 mod segment_plans;
 mod segment_scan;

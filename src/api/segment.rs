@@ -34,6 +34,9 @@ fn segment_tune(options: &Options) -> Result<plan::SegmentTune> {
     t.vec = t
         .vec
         .or(options.tuning.and_then(|u| u.vec).map(|v| v as u64));
+    // The exact sums' speculative loop (`Tuning::spec`, CLREDUCE_TUNE=spec=0|1) for exact sums
+    // per segment where CLREDUCE_SEGMENT_TUNE=xspec leaves it open (decision 90).
+    t.xspec = t.xspec.or(options.tuning.and_then(|u| u.spec));
     Ok(t)
 }
 
@@ -288,6 +291,8 @@ impl Queue {
                 Some((algo, e.reason()))
             });
         let mut plan = plan::plan_segments(&q.caps, base, &sreq, measured)?;
+        // Exact sums per segment: the speculative loop where it applies (decision 90).
+        plan::segment_exact::speculate(&q.caps, &mut plan, !kernel.writes(), sreq.tune.xspec);
         // Raw mode (a multi-device share, decision 55): each segment's normalized limbs.
         for (v, r) in plan.vars.iter_mut().zip(&reds.0) {
             if let (Some(raw), Some(e)) = (&r.raw, v.exact) {

@@ -193,6 +193,13 @@ fn reducer_arg(k: usize, v: &VarPlan) -> String {
 
 /// The reducer macros the body sees for variable `k` named `name`.
 fn reducer_macros(k: usize, v: &VarPlan, name: &str, try_mode: bool) -> String {
+    if try_mode && carried(v) {
+        // The speculative loop per segment (kernels/var_segexact.cl): the try through the
+        // accumulator's pointer (its limbs are never copied).
+        return format!(
+            "#define {name}_combine(v) clr_xstry_{k}(clr_r{k}, clr_b{k}, (v), clr_bad)\n"
+        );
+    }
     if try_mode && v.exact.is_some() {
         // The speculative loop's body: the expansion's branch-free try, flagging the chunk.
         return format!(
@@ -679,7 +686,8 @@ fn push_body(
         .map(|(k, v)| match v.exact {
             // The speculative body's exact sum: its expansion and the step's block state.
             Some(_) if try_mode => format!(
-                ", {}* clr_r{k}, __private clr_xbs_t_{k}* clr_b{k}",
+                ", {}{}* clr_r{k}, __private clr_xbs_t_{k}* clr_b{k}",
+                if carried(v) { "__private " } else { "" },
                 acc_type(k, v)
             ),
             _ => format!(", {}", reducer_param(k, v)),

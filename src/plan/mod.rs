@@ -30,7 +30,7 @@ mod request;
 mod rules;
 mod segment;
 mod segment_cpu;
-mod segment_exact;
+pub(crate) mod segment_exact;
 mod segment_model;
 mod segment_runs;
 mod span;

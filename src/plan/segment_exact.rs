@@ -7,7 +7,7 @@
 use super::model::{AccShape, ExactFormat, ExactPlan, Expansion, Plan, SaccStore};
 use super::segment_model::{SegmentAlgo, SegmentLayout, SegmentRequest};
 use super::strategy::{Determinism, GroupAlgo};
-use crate::caps::DeviceCaps;
+use crate::caps::{DeviceCaps, DeviceKind};
 use crate::error::{Error, Result};
 
 /// The longest segment an exact sum takes: one accumulator receives at most one deposit per
@@ -174,6 +174,69 @@ pub(super) fn stripes_fit(
             )
         }
         _ => (algo, why),
+    }
+}
+
+/// The speculative loop per segment (decision 90; kernels/segment.cl `CLR_XSTRIDED`,
+/// kernels/var_segexact.cl `clr_xstry`): the strided loops of `group` (long rows, one row) and
+/// `lanes` (rows of 32..2048) read each work-item's elements in chunks of 8-load steps through
+/// a branch-free try into the expansions, check the chunk once, and redo a flagged chunk from
+/// memory through the push. It applies where every variable of the launch is a carried exact
+/// sum in two doubles (a redo restores only the exact sums' expansions: another variable would
+/// count the chunk twice; three floats keep the push) whose body only reads (a redo runs it
+/// again), with one accumulator per work-item and no vector loads; it runs where `asked`
+/// (`CLREDUCE_SEGMENT_TUNE=xspec=0|1`) says, else on GPUs but for f64 sums in `lanes`. H200,
+/// 2^28 (session 20, design/bench/2026-11-25-h200-session20-segx.txt, medians, push against
+/// speculative): f32 one row 965 -> 376 us, rows 2^14 x 2^14 1168 -> 704, rows of 256
+/// (`lanes`) 3277 -> 2772; f64 one row 3505 -> 884, rows 2^14 x 2^14 3457 -> 1244, rows of
+/// 256 17174 -> 18471 (slower: left out). The choice, or why not, is added to the segment
+/// plan's reason (`explain`). Pure.
+pub(crate) fn speculate(caps: &DeviceCaps, plan: &mut Plan, pure_body: bool, asked: Option<bool>) {
+    let Some(sp) = plan.segment.as_ref() else {
+        return;
+    };
+    if !carries_exact(plan) || !matches!(sp.algo, SegmentAlgo::Group | SegmentAlgo::Lanes) {
+        return;
+    }
+    let carried =
+        |v: &super::model::VarPlan| v.exact.is_some_and(|e| e.store == SaccStore::Carried);
+    let f64_sum = |v: &super::model::VarPlan| v.exact.is_some_and(|e| e.format == ExactFormat::F64);
+    let declined = if !plan.vars.iter().all(carried) {
+        Some("a variable beside the exact sums (a redo restores only the exact sums: it would count that variable twice)")
+    } else if plan
+        .vars
+        .iter()
+        .any(|v| v.exact.is_some_and(|e| e.expansion != Expansion::TwoDouble))
+    {
+        Some("three-float expansions (no fp64) keep the push")
+    } else if !pure_body {
+        Some("the body writes (a redo would run it twice)")
+    } else if sp.unroll > 1 || plan.vec > 1 {
+        Some("several accumulators or vector loads per work-item")
+    } else if asked == Some(false) {
+        Some("off (CLREDUCE_SEGMENT_TUNE=xspec=0)")
+    } else if asked.is_none() && caps.kind != DeviceKind::Gpu {
+        Some("on GPUs only unless asked (CLREDUCE_SEGMENT_TUNE=xspec=1)")
+    } else if asked.is_none() && sp.algo == SegmentAlgo::Lanes && plan.vars.iter().any(f64_sum) {
+        // H200, rows 2^20 x 256 f64 (2^28): 18471 against 17174 us with the push (session 20,
+        // design/bench/2026-11-25-h200-session20-segx.txt); f32 gains (3277 -> 2772 us).
+        Some("f64 sums in lanes measured slower with it (CLREDUCE_SEGMENT_TUNE=xspec=1 asks)")
+    } else {
+        None
+    };
+    let note = match declined {
+        Some(why) => format!("; exact sums: the push loop (the speculative loop declined: {why})"),
+        None => {
+            for v in &mut plan.vars {
+                if let Some(e) = v.exact.as_mut() {
+                    e.speculative = true;
+                }
+            }
+            "; exact sums: the speculative loop (each work-item's loads in chunks of 8-load steps through the branch-free try, one check per chunk, a flagged chunk redone exactly from memory; decision 90)".to_string()
+        }
+    };
+    if let Some(sp) = plan.segment.as_mut() {
+        sp.reason.push_str(&note);
     }
 }
 

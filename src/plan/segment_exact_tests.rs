@@ -18,6 +18,24 @@ fn exact_plan(
     segments: u64,
     force: Option<SegmentAlgo>,
 ) -> Result<Plan> {
+    vars_plan(
+        c,
+        vec![VarRequest::new(Op::Plus, ty)],
+        layout,
+        segments,
+        force,
+    )
+}
+
+/// The plan of variables `vars` (exact where they are float sums) on `layout`.
+fn vars_plan(
+    c: &DeviceCaps,
+    vars: Vec<VarRequest>,
+    layout: SegmentLayout,
+    segments: u64,
+    force: Option<SegmentAlgo>,
+) -> Result<Plan> {
+    let ty = vars[0].ty;
     let (n, longest) = match layout {
         SegmentLayout::Uniform { len } => (len * segments, len),
         SegmentLayout::Columns { rows, cols } => (rows * cols, rows),
@@ -26,7 +44,7 @@ fn exact_plan(
     let req = Request {
         form: FormRequest::Range { n },
         shape: Shape::linear(n, 1),
-        vars: vec![VarRequest::new(Op::Plus, ty)],
+        vars,
         strategy: Strategy::new(GroupAlgo::Tree, CrossAlgo::ExtraPass),
         determinism: Default::default(),
         tuning: None,
@@ -104,4 +122,100 @@ fn exact_stripes_only_where_the_columns_fit_the_work_group() {
         Some(SegmentAlgo::Stripes),
     );
     assert!(forced.is_err());
+}
+
+/// The speculative loop per segment (decision 90): planned for `group` and `lanes` where every
+/// variable is a two-double exact sum and the body only reads, by default on GPUs (but f64
+/// sums in `lanes`, measured slower), as `xspec` asks elsewhere; declined, with the reason in the plan, beside another variable, for
+/// a body that writes, without fp64 and where asked off; other plans neither take it nor say
+/// anything. `explain` names it.
+#[test]
+fn exact_speculative_loop_in_group_and_lanes() {
+    let h = fixtures::nvidia_h200();
+    let u = |len| SegmentLayout::Uniform { len };
+    let spec = |p: &Plan| {
+        p.vars
+            .iter()
+            .all(|v| v.exact.is_some_and(|e| e.speculative))
+    };
+    let reason = |p: &Plan| p.segment.as_ref().unwrap().reason.clone();
+    let run = |c: &DeviceCaps, ty, layout, segments, pure, asked| {
+        let mut p = exact_plan(c, ty, layout, segments, None).unwrap();
+        speculate(c, &mut p, pure, asked);
+        p
+    };
+    for (layout, segments, algo) in [
+        (u(1 << 14), 1 << 14, SegmentAlgo::Group),
+        (u(1 << 28), 1, SegmentAlgo::Group),
+        (u(256), 1 << 20, SegmentAlgo::Lanes),
+    ] {
+        for ty in [ElemType::F32, ElemType::F64] {
+            let p = run(&h, ty, layout, segments, true, None);
+            assert_eq!(p.segment.as_ref().unwrap().algo, algo);
+            if algo == SegmentAlgo::Lanes && ty == ElemType::F64 {
+                // Measured slower there: asked only.
+                assert!(!spec(&p) && reason(&p).contains("f64 sums in lanes"));
+                assert!(spec(&run(&h, ty, layout, segments, true, Some(true))));
+            } else {
+                assert!(spec(&p), "{layout:?} {ty}");
+                assert!(reason(&p).contains("the speculative loop (each"));
+                assert!(p.to_string().contains("speculative loop"), "{p}");
+            }
+            let off = run(&h, ty, layout, segments, true, Some(false));
+            assert!(!spec(&off) && reason(&off).contains("xspec=0"));
+            let writes = run(&h, ty, layout, segments, false, None);
+            assert!(!spec(&writes) && reason(&writes).contains("the body writes"));
+        }
+    }
+    // Rows of 16 (`item`) and columns: no strided loop of the kind, nothing said.
+    let p = run(&h, ElemType::F32, u(16), 1 << 24, true, Some(true));
+    assert_eq!(p.segment.as_ref().unwrap().algo, SegmentAlgo::Item);
+    assert!(!spec(&p) && !reason(&p).contains("speculative"));
+    let cols = SegmentLayout::Columns {
+        rows: 1 << 14,
+        cols: 1 << 14,
+    };
+    let p = run(&h, ElemType::F32, cols, 1 << 14, true, Some(true));
+    assert!(!spec(&p) && !reason(&p).contains("speculative"));
+    // CPUs: off unless asked.
+    for c in [fixtures::pocl_cpu(), fixtures::intel_cpu()] {
+        let p = run(&c, ElemType::F32, u(1 << 20), 1, true, None);
+        let algo = p.segment.as_ref().unwrap().algo;
+        if matches!(algo, SegmentAlgo::Group | SegmentAlgo::Lanes) {
+            assert!(!spec(&p) && reason(&p).contains("on GPUs only"));
+        }
+        let mut p = exact_plan(&c, ElemType::F32, u(1 << 20), 1, Some(SegmentAlgo::Group)).unwrap();
+        speculate(&c, &mut p, true, Some(true));
+        assert!(spec(&p), "{}", reason(&p));
+    }
+    // Another variable beside the exact sum: declined (a redo would count it twice).
+    let mut p = vars_plan(
+        &h,
+        vec![
+            VarRequest::new(Op::Plus, ElemType::F32),
+            VarRequest::new(Op::Minimum, ElemType::F32),
+        ],
+        u(1 << 14),
+        1 << 14,
+        None,
+    )
+    .unwrap();
+    speculate(&h, &mut p, true, Some(true));
+    assert!(p
+        .vars
+        .iter()
+        .all(|v| v.exact.is_none_or(|e| !e.speculative)));
+    assert!(reason(&p).contains("a variable beside the exact sums"));
+    // Without fp64: three-float expansions keep the push.
+    let mut nofp64 = fixtures::nvidia_h200();
+    nofp64.fp64 = false;
+    let p = run(
+        &nofp64,
+        ElemType::F32,
+        u(1 << 14),
+        1 << 14,
+        true,
+        Some(true),
+    );
+    assert!(!spec(&p) && reason(&p).contains("three-float"));
 }

@@ -264,6 +264,10 @@ pub struct SegmentTune {
     /// element combined once in registers, the runs joined by a segmented scan over the warp)
     /// or not (`wscan=0`), in place of the rule's ([`SegmentPlan::wscan`]).
     pub wscan: Option<bool>,
+    /// Exact sums per segment in `group` and `lanes`: the speculative loop (`xspec=1`) or the
+    /// push loop (`xspec=0`), in place of the rule's (decision 90,
+    /// `segment_exact::speculate`).
+    pub xspec: Option<bool>,
 }
 
 impl SegmentTune {
@@ -291,6 +295,7 @@ impl SegmentTune {
                     "checks=0|1",
                     "warp=0|1|2",
                     "wscan=0|1",
+                    "xspec=0|1",
                 ],
             };
             let (k, v) = part.split_once('=').ok_or_else(bad)?;
@@ -312,6 +317,7 @@ impl SegmentTune {
                 "checks" if v <= 1 => t.checks = Some(v == 1),
                 "warp" if v <= 2 => t.warp = Some(v as u8),
                 "wscan" if v <= 1 => t.wscan = Some(v == 1),
+                "xspec" if v <= 1 => t.xspec = Some(v == 1),
                 _ => return Err(bad()),
             }
         }
