@@ -24,9 +24,22 @@ pub(crate) struct Gate {
 const CANCELLED: i32 = -1;
 
 impl Gate {
-    /// A closed gate in the device's context; `None` on a serialized device.
+    /// A closed gate in the device's context; `None` on a serialized device, and where
+    /// `CLREDUCE_GATE=0` asks for the backup instead (an A/B knob: `1` or unset is the gate,
+    /// anything else `UnknownName`).
     pub(crate) fn new(ctx: &DeviceContext) -> Result<Option<Gate>> {
-        if ctx.serialized() {
+        let wanted = match std::env::var("CLREDUCE_GATE").ok().as_deref() {
+            None | Some("1") => true,
+            Some("0") => false,
+            Some(other) => {
+                return Err(Error::UnknownName {
+                    kind: "CLREDUCE_GATE value",
+                    name: other.to_string(),
+                    known: vec!["0", "1"],
+                })
+            }
+        };
+        if ctx.serialized() || !wanted {
             return Ok(None);
         }
         let raw = create_user_event(ctx.get()).map_err(|code| Error::Cl {
