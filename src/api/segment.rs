@@ -558,7 +558,10 @@ impl Queue {
         if let Err(e) = enqueued {
             q.queue.health.mark_failed();
             if let Some(g) = gate {
+                // The held kernel is terminated; the queue's finish reports that status
+                // (NVIDIA: the gate's own), which is this failure, not another.
                 g.cancel();
+                let _ = q.queue.finish();
             }
             if let Some(b) = &backup {
                 restore_regions(q, &regions, b);
