@@ -8,8 +8,7 @@
 
 use super::model::Plan;
 use super::segment_cpu::{
-    aligned, block_width, blocks, folds, lone_work_item, panel_width, panels, CPU_STREAM_MIN,
-    PANEL_ROWS,
+    aligned, block_width, blocks, folds, lone_work_item, panels, CPU_STREAM_MIN, PANEL_ROWS,
 };
 use super::segment_model::{Geometry, SegmentAlgo, SegmentLayout, SegmentPlan, SegmentRequest};
 use super::segment_runs::{
@@ -90,9 +89,6 @@ pub fn plan_segments(
         // item and chunks streaming with accumulators where work-items are SIMD lanes (Intel):
         // work-groups of one, so that the work-item's own loop is vectorized (decision 73).
         (a, _) if lone_work_item(caps, req, a, exact, mean) => 1,
-        // panels: a work-item's loop over its panel is what the compiler vectorizes, and
-        // panels x chunks are few (decision 91).
-        (SegmentAlgo::Panels, _) => 1,
         _ => 64,
     }
     .min(max_local);
@@ -141,8 +137,6 @@ pub fn plan_segments(
     let vec = vec_width(caps, req, algo, exact, g.per_item);
     let unroll = match algo {
         SegmentAlgo::Blocks => block_width(req, exact, folds(caps)),
-        // panels: rows per step of the walk.
-        SegmentAlgo::Panels => req.tune.unroll.unwrap_or(PANEL_ROWS),
         _ => loop_unroll(caps, req, algo, (gpu, exact, mean), vec, base.unroll),
     };
     let g = match algo {
@@ -267,6 +261,8 @@ fn loop_unroll(
     req.tune.unroll.unwrap_or(match algo {
         // Exact sums keep one accumulator (a superaccumulator each, decision 55).
         _ if exact => 1,
+        // panels: rows per step of the walk (decision 91).
+        SegmentAlgo::Panels => PANEL_ROWS,
         // aligned's scan walk: its chains (decision 87), forced on a GPU too.
         SegmentAlgo::Aligned => match super::segment_cpu::aligned_scan(caps, req, mean, exact) {
             Some(chains) => chains,
@@ -468,11 +464,9 @@ fn geometry(
             let groups = tiles.div_ceil(l);
             Geometry::new(groups, 2, tile, format!("{tiles} chunks of {tile} elements, one per work-item of {groups} work-groups of {local}; chunk-crossing pieces finished by a second pass"))
         }
-        SegmentAlgo::Blocks => {
-            blocks(caps, req, local, fill, block_width(req, exact, folds(caps)))?
-        }
+        SegmentAlgo::Blocks => blocks(caps, req, (local, exact), fill)?,
         SegmentAlgo::Aligned => aligned(caps, req, (local, exact), fill)?,
-        SegmentAlgo::Panels => panels(caps, req, (local, exact), fill, panel_width(req))?,
+        SegmentAlgo::Panels => panels(caps, req, (local, exact), fill)?,
         SegmentAlgo::Columns => {
             let SegmentLayout::Columns { rows, cols } = req.layout else {
                 unreachable!("choose() gives columns for the columns layout only")

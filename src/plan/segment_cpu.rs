@@ -130,16 +130,16 @@ pub(super) fn folds(caps: &DeviceCaps) -> bool {
     caps.kind != DeviceKind::Gpu && caps.sub_groups.is_none()
 }
 
-/// `blocks` (decision 68): `Axis::First` only; blocks of `width` columns, the rows in chunks
+/// `blocks` (decision 68): `Axis::First` only; blocks of `block_width` columns, the rows in chunks
 /// (at least 16 rows each) so that blocks x chunks work-items fill `fill` work-groups of
 /// `local`; a second pass combines the chunks where there are several.
 pub(super) fn blocks(
     caps: &DeviceCaps,
     req: &SegmentRequest,
-    local: usize,
+    (local, exact): (usize, bool),
     fill: u64,
-    width: u64,
 ) -> Result<Geometry> {
+    let width = block_width(req, exact, folds(caps));
     let SegmentLayout::Columns { rows, cols } = req.layout else {
         return Err(Error::Unsupported {
             what: "segment plan blocks".into(),
@@ -181,8 +181,8 @@ pub(super) const PANEL_BYTES: u64 = 4096;
 pub(super) const PANEL_ROWS: u64 = 16;
 
 /// `panels` (decision 91): `Axis::First` only, not exact sums (a superaccumulator per column
-/// of a panel); panels of `width` columns (one panel of `width / cols` whole rows per panel row
-/// where `2 cols <= width`), the rows in chunks (at least 16 rows each, whole panel rows) so
+/// of a panel); panels of `panel_width` columns (one panel of `width / cols` whole rows per
+/// panel row where `2 cols <= width`), the rows in chunks (at least 16 rows each, whole panel rows) so
 /// that panels x chunks work-items fill `2 fill` work-groups of `local` (one on CPUs), a second
 /// pass (a work-item per panel) combining the chunks where there are several.
 pub(super) fn panels(
@@ -190,8 +190,8 @@ pub(super) fn panels(
     req: &SegmentRequest,
     (local, exact): (usize, bool),
     fill: u64,
-    width: u64,
 ) -> Result<Geometry> {
+    let width = panel_width(req);
     let unsupported = |missing: &str| Error::Unsupported {
         what: "segment plan panels".into(),
         missing: missing.into(),
@@ -229,7 +229,9 @@ pub(super) fn panels(
     Ok(g)
 }
 
-/// Whether `item`, `chunks` and `aligned` run in work-groups of one work-item: on a CPU whose
+/// Whether `item`, `chunks`, `aligned` and `panels` run in work-groups of one work-item:
+/// `panels` on every CPU (its work-item's loop over a panel is what the compiler vectorizes,
+/// and panels x chunks are few: decision 91); on a CPU whose
 /// work-items are SIMD lanes (Intel), `item` and `chunks` where they stream with accumulators,
 /// so that the compiler vectorizes the work-item's own loop instead of running segments as
 /// lanes (decision 73), `aligned` always (decision 77: Intel, 2^22 f32, CSR mean 4 3080 us
@@ -249,7 +251,9 @@ pub(super) fn lone_work_item(
     // compiler runs the work-items' chunks as SIMD lanes, with gathers).
     let scan = algo == SegmentAlgo::Aligned && aligned_scan(caps, req, mean, exact).is_some();
     caps.kind != DeviceKind::Gpu
-        && (caps.sub_groups.is_some() && (streams || algo == SegmentAlgo::Aligned) || scan)
+        && (caps.sub_groups.is_some() && (streams || algo == SegmentAlgo::Aligned)
+            || scan
+            || algo == SegmentAlgo::Panels)
 }
 
 /// Short segments on CPUs (decision 77): `aligned` where it measured faster than the plans
