@@ -153,7 +153,14 @@ fn expect(xs: &[f32], rows: usize, cols: usize, k: usize, start: f32) -> [f64; 6
             hi = (v, r as u64);
         }
     }
-    [sum as f64, mx as f64, lo.0 as f64, lo.1 as f64, hi.0 as f64, hi.1 as f64]
+    [
+        sum as f64,
+        mx as f64,
+        lo.0 as f64,
+        lo.1 as f64,
+        hi.0 as f64,
+        hi.1 as f64,
+    ]
 }
 
 /// One launch of four variables over the columns of `rows x cols` (a sum, a max keeping its

@@ -431,11 +431,7 @@ impl Queue {
             (
                 SegmentAlgo::Columns | SegmentAlgo::Blocks | SegmentAlgo::Panels,
                 SegmentLayout::Columns { rows, cols },
-            )
-                if plan.passes > 1 =>
-            {
-                rows.div_ceil(sp.tile) * cols
-            }
+            ) if plan.passes > 1 => rows.div_ceil(sp.tile) * cols,
             (SegmentAlgo::Stripes, _) => plan.groups * f.segments,
             // One per (segment, work-group of the segment).
             (SegmentAlgo::Group, _) if plan.passes > 1 => f.segments * sp.tile,

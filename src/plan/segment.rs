@@ -710,7 +710,8 @@ fn check_forced(
         return Err(Error::Unsupported {
             what: format!("segment plan {a}"),
             missing: if columns {
-                "Axis::First (column sums) runs only the columns, stripes, blocks and panels plans".into()
+                "Axis::First (column sums) runs only the columns, stripes, blocks and panels plans"
+                    .into()
             } else {
                 "the columns, stripes, blocks and panels plans run only Axis::First".into()
             },

@@ -220,7 +220,10 @@ pub(super) fn panels(
     let groups = (np * chunks).div_ceil(l).min(fill * 64);
     let passes = if chunks > 1 { 2 } else { 1 };
     let shape = if kk > 1 {
-        format!("one panel of {cols} columns read {kk} rows ({} elements) a panel row", kk * cols)
+        format!(
+            "one panel of {cols} columns read {kk} rows ({} elements) a panel row",
+            kk * cols
+        )
     } else {
         format!("{np} panels of {} columns", width.min(cols))
     };

@@ -222,12 +222,18 @@ fn panels_geometry_and_rule() {
             assert_eq!(s.algo, SegmentAlgo::Panels, "{cs} columns");
             assert!(s.reason.contains("panel of 4 KiB"), "{}", s.reason);
             assert!(p.geometry_reason.contains("panel"), "{}", p.geometry_reason);
-            assert_eq!((p.local, s.unroll, s.per_item), (1, 16, 1024), "{cs} columns");
+            assert_eq!(
+                (p.local, s.unroll, s.per_item),
+                (1, 16, 1024),
+                "{cs} columns"
+            );
             assert!(p.wide_index);
         }
         // f64: 512 per panel row; no reads at [i]: 1024.
         for (bytes, width) in [(8, 512), (0, 1024), (2, 2048)] {
-            let s = plan(1 << 12, 1 << 10, bytes, SegmentTune::default()).segment.unwrap();
+            let s = plan(1 << 12, 1 << 10, bytes, SegmentTune::default())
+                .segment
+                .unwrap();
             assert_eq!(s.per_item, width, "{bytes}-byte reads");
         }
         // 256 x 16384: 16 panels, `2 fill` work-items, so one chunk and one pass.
@@ -259,7 +265,10 @@ fn panels_geometry_and_rule() {
         let p = plan(1 << 12, 1 << 10, 4, tune);
         let s = p.segment.unwrap();
         assert_eq!((s.per_item, s.unroll, p.local), (256, 4, 4));
-        assert_eq!(((1u64 << 12).div_ceil(s.tile), p.passes, p.groups), (7, 2, 7));
+        assert_eq!(
+            ((1u64 << 12).div_ceil(s.tile), p.passes, p.groups),
+            (7, 2, 7)
+        );
     }
     // Rows, CSR and exact sums forced: refused; exact sums by the rules: columns.
     let c = fixtures::intel_cpu();
