@@ -7,7 +7,7 @@
 // empty. Defines:
 //   CLR_SEG_ALGO     CLR_SEG_ITEM, CLR_SEG_GROUP, CLR_SEG_TILES, CLR_SEG_COLUMNS, CLR_SEG_CHUNKS,
 //                    CLR_SEG_STAGED, CLR_SEG_LANES, CLR_SEG_STRIPES, CLR_SEG_MERGE, CLR_SEG_RUNS,
-//                    CLR_SEG_BLOCKS or CLR_SEG_ALIGNED
+//                    CLR_SEG_BLOCKS, CLR_SEG_ALIGNED or CLR_SEG_PANELS
 //   CLR_SEG_OFFSETS  1: segment k is off[k]..off[k+1] (CSR); 0: k*c..(k+1)*c (uniform)
 //   CLR_SEG_LONGS    tiles: room for the longer segments of one tile (>= tile / (short + 1))
 //   CLR_SEG_E        staged: elements per work-item in a stage (1 otherwise)
@@ -36,6 +36,7 @@
 #define CLR_SEG_RUNS 10  // its kernels are kernels/segment_runs.cl
 #define CLR_SEG_BLOCKS 11
 #define CLR_SEG_ALIGNED 12  // its kernel is kernels/segment_cpu.cl
+#define CLR_SEG_PANELS 13  // its kernels are kernels/segment_panels.cl
 
 // Staged: element p of a stage lives in slot p + p / 32, so the work-items of a warp each
 // reading their own row (rows of c apart) fall on different banks.

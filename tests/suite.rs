@@ -48,6 +48,7 @@ mod segment;
 mod segment_aligned;
 mod segment_ascan;
 mod segment_check;
+mod segment_cols;
 mod segment_exact;
 mod segment_exact_blocks;
 mod segment_exact_spec;

@@ -435,11 +435,10 @@ impl Queue {
             }
             // Two per tile of items (elements and segment ends).
             (SegmentAlgo::Merge, _) => 2 * (f.hi - f.lo + f.segments).div_ceil(sp.tile),
-            (SegmentAlgo::Columns | SegmentAlgo::Blocks, SegmentLayout::Columns { rows, cols })
-                if plan.passes > 1 =>
-            {
-                rows.div_ceil(sp.tile) * cols
-            }
+            (
+                SegmentAlgo::Columns | SegmentAlgo::Blocks | SegmentAlgo::Panels,
+                SegmentLayout::Columns { rows, cols },
+            ) if plan.passes > 1 => rows.div_ceil(sp.tile) * cols,
             (SegmentAlgo::Stripes, _) => plan.groups * f.segments,
             // One per (segment, work-group of the segment).
             (SegmentAlgo::Group, _) if plan.passes > 1 => f.segments * sp.tile,
@@ -528,6 +527,12 @@ impl Queue {
                     SegmentAlgo::Columns | SegmentAlgo::Blocks => {
                         f.segments.div_ceil(local as u64).min(1 << 16)
                     }
+                    // A work-item per panel.
+                    SegmentAlgo::Panels => f
+                        .segments
+                        .div_ceil(sp.per_item.max(1))
+                        .div_ceil(local as u64)
+                        .min(1 << 16),
                     // A work-group per column or per split segment.
                     SegmentAlgo::Stripes | SegmentAlgo::Group => f.segments.min(1 << 16),
                     // A work-item per stage or tile.

@@ -135,6 +135,7 @@ impl Layout {
                 SegmentAlgo::Columns,
                 SegmentAlgo::Stripes,
                 SegmentAlgo::Blocks,
+                SegmentAlgo::Panels,
             ],
             Layout::Rows { .. } => vec![
                 SegmentAlgo::Item,

@@ -84,7 +84,8 @@ fn segmented_cases_parse() {
             Force::Auto,
             Force::Segment(SegmentAlgo::Columns),
             Force::Segment(SegmentAlgo::Stripes),
-            Force::Segment(SegmentAlgo::Blocks)
+            Force::Segment(SegmentAlgo::Blocks),
+            Force::Segment(SegmentAlgo::Panels)
         ]
     );
     let g = Case::parse("f64-argmin-ragged-16").unwrap();

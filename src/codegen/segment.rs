@@ -26,6 +26,8 @@ pub(crate) const SEGMENT_STAGED_CL: &str = include_str!("../../kernels/segment_s
 pub(crate) const SEGMENT_LANES_CL: &str = include_str!("../../kernels/segment_lanes.cl");
 /// `columns`, `stripes` and `blocks` (Axis::First).
 pub(crate) const SEGMENT_COLUMNS_CL: &str = include_str!("../../kernels/segment_columns.cl");
+/// `panels` (Axis::First on CPUs, decision 91).
+pub(crate) const SEGMENT_PANELS_CL: &str = include_str!("../../kernels/segment_panels.cl");
 /// An exact sum of a segmented launch (in place of var.cl / var_exact.cl for that variable).
 pub(crate) const VAR_SEGEXACT_CL: &str = include_str!("../../kernels/var_segexact.cl");
 
@@ -43,6 +45,7 @@ pub(crate) fn plan_source(algo: SegmentAlgo) -> (&'static str, &'static str) {
         SegmentAlgo::Merge => ("segment_merge.cl", SEGMENT_MERGE_CL),
         SegmentAlgo::Runs => ("segment_runs.cl", SEGMENT_RUNS_CL),
         SegmentAlgo::Aligned => ("segment_cpu.cl", SEGMENT_CPU_CL),
+        SegmentAlgo::Panels => ("segment_panels.cl", SEGMENT_PANELS_CL),
     }
 }
 
@@ -67,6 +70,9 @@ pub(super) fn defines(sp: &SegmentPlan, local: usize, d: &mut impl FnMut(&str, S
         if sp.scan {
             d("CLR_ALIGNED_SCAN", sp.unroll.max(1).to_string());
         }
+    }
+    if sp.algo == SegmentAlgo::Panels {
+        d("CLR_PANEL", sp.per_item.max(1).to_string());
     }
     if sp.lean {
         d("CLR_RUNS_LEAN", "1".into());

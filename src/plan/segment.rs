@@ -7,7 +7,9 @@
 //! or row-chunk size and the number of passes, and records why.
 
 use super::model::Plan;
-use super::segment_cpu::{aligned, block_width, blocks, folds, lone_work_item, CPU_STREAM_MIN};
+use super::segment_cpu::{
+    aligned, block_width, blocks, folds, lone_work_item, panels, CPU_STREAM_MIN, PANEL_ROWS,
+};
 use super::segment_model::{Geometry, SegmentAlgo, SegmentLayout, SegmentPlan, SegmentRequest};
 use super::segment_runs::{
     runs_checks, runs_lean, runs_local, runs_notes, runs_pre, runs_scan, runs_warp,
@@ -144,7 +146,7 @@ pub fn plan_segments(
     // blocks: 64-bit indices, so that the compiler sees a row's block as consecutive addresses
     // (a 32-bit index may wrap) and loads it as vectors; with 32-bit ones PoCL turned the 16
     // loads of an f32 row into two gathers (decision 68).
-    base.wide_index |= algo == SegmentAlgo::Blocks
+    base.wide_index |= matches!(algo, SegmentAlgo::Blocks | SegmentAlgo::Panels)
         || (matches!(
             algo,
             SegmentAlgo::Item | SegmentAlgo::Chunks | SegmentAlgo::Aligned
@@ -211,6 +213,7 @@ fn cross_reason(algo: SegmentAlgo, passes: usize) -> String {
         | SegmentAlgo::Merge
         | SegmentAlgo::Runs
         | SegmentAlgo::Blocks
+        | SegmentAlgo::Panels
             if passes > 1 =>
         {
             "segmented: partials per piece, combined in a fixed order by a second pass".into()
@@ -221,17 +224,18 @@ fn cross_reason(algo: SegmentAlgo, passes: usize) -> String {
     }
 }
 
-/// Exact sums keep `columns` by the rules: `blocks` would hold a superaccumulator per column
-/// of its block in private memory (forced, it runs blocks of one column).
+/// Exact sums keep `columns` by the rules: `blocks` and `panels` would hold a superaccumulator
+/// per column of a block or panel in private memory (forced, `blocks` runs blocks of one
+/// column; `panels` is refused).
 fn exact_keeps_columns(
     req: &SegmentRequest,
     exact: bool,
     (algo, why): (SegmentAlgo, String),
 ) -> (SegmentAlgo, String) {
     match algo {
-        SegmentAlgo::Blocks if exact && req.force.is_none() => (
+        SegmentAlgo::Blocks | SegmentAlgo::Panels if exact && req.force.is_none() => (
             SegmentAlgo::Columns,
-            format!("exact sums: blocks would keep a superaccumulator per column of a block, so a work-item per column ({why})"),
+            format!("exact sums: {algo} would keep a superaccumulator per column of a {}, so a work-item per column ({why})", if algo == SegmentAlgo::Panels { "panel" } else { "block" }),
         ),
         _ => (algo, why),
     }
@@ -257,6 +261,8 @@ fn loop_unroll(
     req.tune.unroll.unwrap_or(match algo {
         // Exact sums keep one accumulator (a superaccumulator each, decision 55).
         _ if exact => 1,
+        // panels: rows per step of the walk (decision 91).
+        SegmentAlgo::Panels => PANEL_ROWS,
         // aligned's scan walk: its chains (decision 87), forced on a GPU too.
         SegmentAlgo::Aligned => match super::segment_cpu::aligned_scan(caps, req, mean, exact) {
             Some(chains) => chains,
@@ -458,10 +464,9 @@ fn geometry(
             let groups = tiles.div_ceil(l);
             Geometry::new(groups, 2, tile, format!("{tiles} chunks of {tile} elements, one per work-item of {groups} work-groups of {local}; chunk-crossing pieces finished by a second pass"))
         }
-        SegmentAlgo::Blocks => {
-            blocks(caps, req, local, fill, block_width(req, exact, folds(caps)))?
-        }
+        SegmentAlgo::Blocks => blocks(caps, req, (local, exact), fill)?,
         SegmentAlgo::Aligned => aligned(caps, req, (local, exact), fill)?,
+        SegmentAlgo::Panels => panels(caps, req, (local, exact), fill)?,
         SegmentAlgo::Columns => {
             let SegmentLayout::Columns { rows, cols } = req.layout else {
                 unreachable!("choose() gives columns for the columns layout only")
@@ -699,15 +704,16 @@ fn check_forced(
 ) -> Result<(SegmentAlgo, String)> {
     let for_columns = matches!(
         a,
-        SegmentAlgo::Columns | SegmentAlgo::Stripes | SegmentAlgo::Blocks
+        SegmentAlgo::Columns | SegmentAlgo::Stripes | SegmentAlgo::Blocks | SegmentAlgo::Panels
     );
     if columns != for_columns {
         return Err(Error::Unsupported {
             what: format!("segment plan {a}"),
             missing: if columns {
-                "Axis::First (column sums) runs only the columns, stripes and blocks plans".into()
+                "Axis::First (column sums) runs only the columns, stripes, blocks and panels plans"
+                    .into()
             } else {
-                "the columns, stripes and blocks plans run only Axis::First".into()
+                "the columns, stripes, blocks and panels plans run only Axis::First".into()
             },
             device: caps.label(),
         });
@@ -814,8 +820,7 @@ fn choose(
 }
 
 /// The plan of a column sum (`Axis::First`) when none is forced: `stripes` up to a work-group of
-/// columns and `columns` beyond on GPUs; `blocks` on CPUs, but `columns` for 16 to 31 columns
-/// where work-items are SIMD lanes (decision 68).
+/// columns and `columns` beyond on GPUs; `panels` on CPUs (decision 91).
 fn choose_columns(caps: &DeviceCaps, req: &SegmentRequest, cols: u64) -> (SegmentAlgo, String) {
     let gpu = caps.kind == DeviceKind::Gpu;
     // Stripes up to a work-group of columns: H200, 2^28 f32, 16, 64, 128 and 256 columns:
@@ -827,29 +832,20 @@ fn choose_columns(caps: &DeviceCaps, req: &SegmentRequest, cols: u64) -> (Segmen
         .local
         .unwrap_or(256)
         .min(caps.max_work_group_size.max(1)) as u64;
-    // CPUs (decision 68): blocks of contiguous columns per work-item, except where the
-    // compiler runs work-items as SIMD lanes (sub-groups: Intel's runtime) and 16 to 31
-    // columns fill one vector of 16 lanes with consecutive columns and part of a second.
-    // 2^22 f32, clreduce tune (interleaved), in several runs: PoCL, 2 to 16384 columns,
-    // blocks 0.5-1.2x the plain sum and 2-10x faster than columns (1 column: 4x, rows
-    // folded into a block); Intel, blocks 1.3-10x faster than columns at 1 to 12 and 32 to 16384 columns,
-    // columns 1.1-1.4x faster at 16 (9 runs of 10), 20, 24 and 29 columns
-    // (design/bench/2026-11-25-cpu-session14-colblocks.txt).
-    let lanes_fill = caps.sub_groups.is_some() && (16..32).contains(&cols);
     if gpu && cols <= reach {
         (
             SegmentAlgo::Stripes,
             format!("Axis::First with {cols} <= {reach} columns (a work-group) on a GPU: a work-item per column would leave work-items idle or fold many row chunks in its second pass, so every work-item keeps one column of a grid stride"),
         )
-    } else if !gpu && !lanes_fill {
-        (
-            SegmentAlgo::Blocks,
-            format!("Axis::First with {cols} columns on a CPU{}: each work-item streams a chunk of rows for a block of contiguous columns in private accumulators, reading whole cache lines of a row where a work-item per column reads one element of each (2^22 f32: PoCL 2-10x, Intel 1.3-10x faster than columns)", if caps.sub_groups.is_some() { " with sub-groups, not 16 to 31 of them" } else { " without sub-groups" }),
-        )
     } else if !gpu {
+        // CPUs (decision 91): a work-item per panel of 4 KiB of a row (or of several whole
+        // rows), its partial column sums in private memory. 2^22 f32, alternating rounds
+        // (design/bench/2026-11-25-cpu-session20-cols.txt): Intel 0.5-1.0x the plain sum at 1
+        // to 16384 columns against blocks' 2.5-16x (columns' 6.8-16x at 16); PoCL 0.58-0.81x
+        // against blocks' 0.64-2.2x (even at 1 to 16 columns).
         (
-            SegmentAlgo::Columns,
-            format!("Axis::First with {cols} columns (16 to 31) on a CPU with sub-groups (work-items are SIMD lanes): a work-item per column puts a row's consecutive columns on neighbouring lanes, one or two vector loads per row (Intel, 16 to 29 columns: 1.1-1.4x faster than blocks)"),
+            SegmentAlgo::Panels,
+            format!("Axis::First with {cols} columns on a CPU: each work-item (a work-group of one) walks a chunk of rows for a panel of 4 KiB of contiguous columns (or of whole rows where a row is shorter), adding each row's panel into private partial column sums in a loop the compiler vectorizes (2^22 f32: Intel 0.5-1.0x the plain sum, 2.5-16x faster than blocks; PoCL 0.6-0.8x, up to 3.6x faster than blocks)"),
         )
     } else {
         (

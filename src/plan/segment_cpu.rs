@@ -130,16 +130,16 @@ pub(super) fn folds(caps: &DeviceCaps) -> bool {
     caps.kind != DeviceKind::Gpu && caps.sub_groups.is_none()
 }
 
-/// `blocks` (decision 68): `Axis::First` only; blocks of `width` columns, the rows in chunks
+/// `blocks` (decision 68): `Axis::First` only; blocks of `block_width` columns, the rows in chunks
 /// (at least 16 rows each) so that blocks x chunks work-items fill `fill` work-groups of
 /// `local`; a second pass combines the chunks where there are several.
 pub(super) fn blocks(
     caps: &DeviceCaps,
     req: &SegmentRequest,
-    local: usize,
+    (local, exact): (usize, bool),
     fill: u64,
-    width: u64,
 ) -> Result<Geometry> {
+    let width = block_width(req, exact, folds(caps));
     let SegmentLayout::Columns { rows, cols } = req.layout else {
         return Err(Error::Unsupported {
             what: "segment plan blocks".into(),
@@ -161,7 +161,80 @@ pub(super) fn blocks(
     Ok(Geometry::new(groups, passes, chunk_rows, format!("{nb} blocks of {width} columns x {chunks} chunks of {chunk_rows} rows, a work-item each, on {groups} work-groups of {local}{}", if passes > 1 { ", chunks combined in order by a second pass" } else { "" })))
 }
 
-/// Whether `item`, `chunks` and `aligned` run in work-groups of one work-item: on a CPU whose
+/// `panels` (decision 91): elements per panel row (`SegmentPlan::per_item`, the private
+/// partial column sums of a work-item): `PANEL_BYTES` of the body's reads at `[i]` (1024 f32,
+/// 512 f64; 1024 where it reads none); `panel=N` overrides. An array of at most half as many
+/// columns takes a panel row of several whole rows.
+pub(super) fn panel_width(req: &SegmentRequest) -> u64 {
+    let bytes = match req.read_bytes {
+        0 => 4,
+        b => b,
+    };
+    req.tune.panel.unwrap_or((PANEL_BYTES / bytes).max(1))
+}
+
+/// `panels`: bytes of a panel row's reads (decision 91).
+pub(super) const PANEL_BYTES: u64 = 4096;
+
+/// `panels`' rows per step of the walk (`SegmentPlan::unroll`, `unroll=N` overrides): each
+/// element's rows in row order, so the partials are loaded and stored once per step.
+pub(super) const PANEL_ROWS: u64 = 16;
+
+/// `panels` (decision 91): `Axis::First` only, not exact sums (a superaccumulator per column
+/// of a panel); panels of `panel_width` columns (one panel of `width / cols` whole rows per
+/// panel row where `2 cols <= width`), the rows in chunks (at least 16 rows each, whole panel rows) so
+/// that panels x chunks work-items fill `2 fill` work-groups of `local` (one on CPUs), a second
+/// pass (a work-item per panel) combining the chunks where there are several.
+pub(super) fn panels(
+    caps: &DeviceCaps,
+    req: &SegmentRequest,
+    (local, exact): (usize, bool),
+    fill: u64,
+) -> Result<Geometry> {
+    let width = panel_width(req);
+    let unsupported = |missing: &str| Error::Unsupported {
+        what: "segment plan panels".into(),
+        missing: missing.into(),
+        device: caps.label(),
+    };
+    let SegmentLayout::Columns { rows, cols } = req.layout else {
+        return Err(unsupported("panels runs Axis::First (columns) only"));
+    };
+    if exact {
+        return Err(unsupported(
+            "panels keeps a panel's partial column sums in private memory, not a superaccumulator per column (exact sums: columns or blocks)",
+        ));
+    }
+    let cols = cols.max(1);
+    let l = local as u64;
+    let np = cols.div_ceil(width).max(1);
+    // Whole rows per panel row (a narrow array), so chunks of whole panel rows.
+    let kk = if 2 * cols <= width { width / cols } else { 1 };
+    let chunks = match req.tune.chunks {
+        Some(c) => c.min(rows),
+        None => (2 * fill * l).div_ceil(np).min(rows / 16),
+    }
+    .max(1);
+    let chunk_rows = rows.div_ceil(chunks).next_multiple_of(kk).max(1);
+    let chunks = rows.div_ceil(chunk_rows).max(1);
+    let groups = (np * chunks).div_ceil(l).min(fill * 64);
+    let passes = if chunks > 1 { 2 } else { 1 };
+    let shape = if kk > 1 {
+        format!(
+            "one panel of {cols} columns read {kk} rows ({} elements) a panel row",
+            kk * cols
+        )
+    } else {
+        format!("{np} panels of {} columns", width.min(cols))
+    };
+    let mut g = Geometry::new(groups, passes, chunk_rows, format!("{shape} x {chunks} chunks of {chunk_rows} rows, a work-item each (its panel's partial column sums in private memory), on {groups} work-groups of {local}{}", if passes > 1 { ", chunks combined in order by a second pass, a panel per work-item" } else { "" }));
+    g.per_item = width;
+    Ok(g)
+}
+
+/// Whether `item`, `chunks`, `aligned` and `panels` run in work-groups of one work-item:
+/// `panels` on every CPU (its work-item's loop over a panel is what the compiler vectorizes,
+/// and panels x chunks are few: decision 91); on a CPU whose
 /// work-items are SIMD lanes (Intel), `item` and `chunks` where they stream with accumulators,
 /// so that the compiler vectorizes the work-item's own loop instead of running segments as
 /// lanes (decision 73), `aligned` always (decision 77: Intel, 2^22 f32, CSR mean 4 3080 us
@@ -181,7 +254,9 @@ pub(super) fn lone_work_item(
     // compiler runs the work-items' chunks as SIMD lanes, with gathers).
     let scan = algo == SegmentAlgo::Aligned && aligned_scan(caps, req, mean, exact).is_some();
     caps.kind != DeviceKind::Gpu
-        && (caps.sub_groups.is_some() && (streams || algo == SegmentAlgo::Aligned) || scan)
+        && (caps.sub_groups.is_some() && (streams || algo == SegmentAlgo::Aligned)
+            || scan
+            || algo == SegmentAlgo::Panels)
 }
 
 /// Short segments on CPUs (decision 77): `aligned` where it measured faster than the plans

@@ -197,3 +197,97 @@ fn aligned_scan_below_mean_16() {
         .unwrap();
     assert_eq!((s.scan, s.unroll), (true, 8));
 }
+
+/// `panels` (decision 91): the rule's plan for column sums on both CPUs, work-groups of one,
+/// 4 KiB of a row's reads per panel row (1024 f32, 512 f64), 16 rows per step, 64-bit indices,
+/// whole rows per panel row for narrow arrays (chunks of whole panel rows), panels x chunks
+/// work-items filling `2 fill`, a second pass only with several chunks; the reason names it;
+/// tuning overrides; rows, CSR and exact sums refused.
+#[test]
+fn panels_geometry_and_rule() {
+    let n = 1u64 << 22;
+    let cols = |rows: u64, cols: u64| SegmentLayout::Columns { rows, cols };
+    for c in [fixtures::pocl_cpu(), fixtures::intel_cpu()] {
+        let fill = c.compute_units as u64 * 4;
+        let plan = |rows: u64, cs: u64, read_bytes: u64, tune: SegmentTune| {
+            let mut r = req(cols(rows, cs), cs, rows * cs, None);
+            r.read_bytes = read_bytes;
+            r.tune = tune;
+            plan_segments(&c, base(&c, rows * cs, false, 0), &r, None).unwrap()
+        };
+        // The rule's plan at 1 to 16384 columns, its reason naming the panels.
+        for cs in [1, 3, 16, 20, 32, 256, 2048, 16384] {
+            let p = plan(n / cs, cs, 4, SegmentTune::default());
+            let s = p.segment.clone().unwrap();
+            assert_eq!(s.algo, SegmentAlgo::Panels, "{cs} columns");
+            assert!(s.reason.contains("panel of 4 KiB"), "{}", s.reason);
+            assert!(p.geometry_reason.contains("panel"), "{}", p.geometry_reason);
+            assert_eq!(
+                (p.local, s.unroll, s.per_item),
+                (1, 16, 1024),
+                "{cs} columns"
+            );
+            assert!(p.wide_index);
+        }
+        // f64: 512 per panel row; no reads at [i]: 1024.
+        for (bytes, width) in [(8, 512), (0, 1024), (2, 2048)] {
+            let s = plan(1 << 12, 1 << 10, bytes, SegmentTune::default())
+                .segment
+                .unwrap();
+            assert_eq!(s.per_item, width, "{bytes}-byte reads");
+        }
+        // 256 x 16384: 16 panels, `2 fill` work-items, so one chunk and one pass.
+        let p = plan(256, 16384, 4, SegmentTune::default());
+        assert_eq!(p.groups, 16.max(2 * fill).div_ceil(16) * 16);
+        assert_eq!((p.passes, p.segment.unwrap().tile), (1, 256));
+        // 16384 x 256: one panel of 4 rows, `2 fill` chunks of whole panel rows, two passes.
+        let p = plan(16384, 256, 4, SegmentTune::default());
+        let s = p.segment.clone().unwrap();
+        assert_eq!((p.groups, p.passes), (2 * fill, 2));
+        assert_eq!(s.tile % 4, 0);
+        assert_eq!(16384u64.div_ceil(s.tile), 2 * fill);
+        // Narrow: 3 columns, 341 rows per panel row: chunks of whole panel rows.
+        let s = plan(100_000, 3, 4, SegmentTune::default()).segment.unwrap();
+        assert_eq!(s.tile % 341, 0, "{}", s.tile);
+        // At least 16 rows per chunk: 24 rows one chunk, 40 two.
+        let s = plan(24, 2048, 4, SegmentTune::default()).segment.unwrap();
+        assert_eq!(s.tile, 24);
+        let s = plan(40, 2048, 4, SegmentTune::default()).segment.unwrap();
+        assert_eq!(s.tile, 20);
+        // Tuned: the panel, the rows per step, the chunks, the work-group.
+        let tune = SegmentTune {
+            panel: Some(256),
+            unroll: Some(4),
+            chunks: Some(7),
+            local: Some(4),
+            ..Default::default()
+        };
+        let p = plan(1 << 12, 1 << 10, 4, tune);
+        let s = p.segment.unwrap();
+        assert_eq!((s.per_item, s.unroll, p.local), (256, 4, 4));
+        assert_eq!(
+            ((1u64 << 12).div_ceil(s.tile), p.passes, p.groups),
+            (7, 2, 7)
+        );
+    }
+    // Rows, CSR and exact sums forced: refused; exact sums by the rules: columns.
+    let c = fixtures::intel_cpu();
+    for layout in [SegmentLayout::Uniform { len: 16 }, SegmentLayout::Offsets] {
+        let r = req(layout, 64, 1024, Some(SegmentAlgo::Panels));
+        let e = plan_segments(&c, base(&c, 1024, false, 0), &r, None);
+        assert!(matches!(e, Err(Error::Unsupported { .. })), "{layout:?}");
+    }
+    let r = req(cols(4096, 256), 256, 1 << 20, Some(SegmentAlgo::Panels));
+    let e = plan_segments(&c, base(&c, 1 << 20, true, 4096), &r, None);
+    assert!(matches!(e, Err(Error::Unsupported { .. })), "{e:?}");
+    let r = req(cols(4096, 256), 256, 1 << 20, None);
+    let p = plan_segments(&c, base(&c, 1 << 20, true, 4096), &r, None).unwrap();
+    assert_eq!(p.segment.unwrap().algo, SegmentAlgo::Columns);
+    // GPUs: unchanged (stripes, columns).
+    let h = fixtures::nvidia_h200();
+    for (cs, want) in [(256, SegmentAlgo::Stripes), (4096, SegmentAlgo::Columns)] {
+        let r = req(cols(n / cs, cs), cs, n, None);
+        let p = plan_segments(&h, base(&h, n, false, 0), &r, None).unwrap();
+        assert_eq!(p.segment.unwrap().algo, want, "H200, {cs} columns");
+    }
+}

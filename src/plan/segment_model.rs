@@ -91,11 +91,17 @@ pub enum SegmentAlgo {
     /// binary search of the offsets), each segment walked by a plain loop into one accumulator
     /// and stored at its end: one pass, no partials, the bits of `item`.
     Aligned,
+    /// `Axis::First` on CPUs (decision 91): each work-item (a work-group of one) walks a row
+    /// chunk for a panel of `per_item` contiguous columns (1 KiB of a row's reads, or all the
+    /// columns), adding each row's panel into that many private partial column sums with a
+    /// loop the compiler vectorizes (contiguous loads, contiguous adds); the chunks' partials
+    /// are combined in chunk order by a second pass, a panel per work-item.
+    Panels,
 }
 
 impl SegmentAlgo {
     /// Every algorithm, in declaration order.
-    pub const ALL: [SegmentAlgo; 12] = [
+    pub const ALL: [SegmentAlgo; 13] = [
         SegmentAlgo::Item,
         SegmentAlgo::Group,
         SegmentAlgo::Tiles,
@@ -108,9 +114,10 @@ impl SegmentAlgo {
         SegmentAlgo::Runs,
         SegmentAlgo::Blocks,
         SegmentAlgo::Aligned,
+        SegmentAlgo::Panels,
     ];
     /// Its name in plans and `CLREDUCE_SEGMENT`: `item`, `group`, `tiles`, `columns`,
-    /// `chunks`, `staged`, `lanes`, `stripes`, `merge`, `runs`, `blocks` or `aligned`.
+    /// `chunks`, `staged`, `lanes`, `stripes`, `merge`, `runs`, `blocks`, `aligned` or `panels`.
     pub fn name(self) -> &'static str {
         match self {
             SegmentAlgo::Item => "item",
@@ -125,6 +132,7 @@ impl SegmentAlgo {
             SegmentAlgo::Runs => "runs",
             SegmentAlgo::Blocks => "blocks",
             SegmentAlgo::Aligned => "aligned",
+            SegmentAlgo::Panels => "panels",
         }
     }
     /// Parses a name of [`SegmentAlgo::name`] (`multi` is accepted for `tiles`); `auto` or an
@@ -156,6 +164,7 @@ impl SegmentAlgo {
                     "runs",
                     "blocks",
                     "aligned",
+                    "panels",
                 ],
             })
     }
@@ -180,6 +189,7 @@ impl SegmentAlgo {
             SegmentAlgo::Runs => "CLR_SEG_RUNS",
             SegmentAlgo::Blocks => "CLR_SEG_BLOCKS",
             SegmentAlgo::Aligned => "CLR_SEG_ALIGNED",
+            SegmentAlgo::Panels => "CLR_SEG_PANELS",
         }
     }
 }
@@ -227,9 +237,11 @@ pub struct SegmentTune {
     /// `lanes`: work-items per segment (`lanes=N`, a power of two 1..=1024).
     pub lanes: Option<u64>,
     /// Accumulators per work-item in the strided loops (`unroll=N`, 1, 2, 4, 8 or 16);
-    /// `blocks`: columns per work-item.
+    /// `blocks`: columns per work-item; `panels`: rows per step.
     pub unroll: Option<u64>,
-    /// `columns` and `blocks`: the row chunks (`chunks=N`, 1..=65536; at most the rows), in
+    /// `panels`: columns per panel (`panel=N`, 1..=8192), in place of the rule's.
+    pub panel: Option<u64>,
+    /// `columns`, `blocks` and `panels`: the row chunks (`chunks=N`, 1..=65536; at most the rows), in
     /// place of the rule's; `aligned`: its chunks of elements.
     pub chunks: Option<u64>,
     /// `group`: work-groups per segment (`split=N`, 1..=65536), in place of the rule's (as
@@ -286,6 +298,7 @@ impl SegmentTune {
                     "lanes=1|2|4..1024 (a power of two)",
                     "unroll=1|2|4|8|16",
                     "chunks=1..65536",
+                    "panel=1..8192",
                     "split=1..65536",
                     "rounds=1..64",
                     "vec=1|2|4|8",
@@ -308,6 +321,7 @@ impl SegmentTune {
                 "lanes" if pow2 => t.lanes = Some(v),
                 "unroll" if pow2 && v <= 16 => t.unroll = Some(v),
                 "chunks" if (1..=65536).contains(&v) => t.chunks = Some(v),
+                "panel" if (1..=8192).contains(&v) => t.panel = Some(v),
                 "split" if (1..=65536).contains(&v) => t.split = Some(v),
                 "rounds" if (1..=64).contains(&v) => t.rounds = Some(v),
                 "vec" if pow2 && v <= 8 => t.vec = Some(v),

@@ -141,15 +141,14 @@ fn cpus_take_a_work_item_per_segment_when_there_are_many() {
             rows: 16,
             cols: n / 16,
         };
-        assert_eq!(algo(&c, cols, n / 16, n), SegmentAlgo::Blocks);
+        assert_eq!(algo(&c, cols, n / 16, n), SegmentAlgo::Panels);
     }
 }
 
-/// Column sums on CPUs take blocks of contiguous columns per work-item, except 16 to 31
-/// columns where work-items are SIMD lanes (Intel's sub-groups); GPUs keep stripes and columns
-/// (decision 68).
+/// Column sums on CPUs take panels of contiguous columns per work-item at every column count
+/// (decision 91; blocks before it, decision 68); GPUs keep stripes and columns.
 #[test]
-fn cpu_columns_take_blocks_of_columns() {
+fn cpu_columns_take_panels_of_columns() {
     let n = 1u64 << 22;
     let at = |cols: u64| SegmentLayout::Columns {
         rows: n / cols,
@@ -157,14 +156,9 @@ fn cpu_columns_take_blocks_of_columns() {
     };
     for cols in [1, 2, 4, 7, 8, 15, 16, 31, 32, 33, 64, 256, 1024, 16384] {
         let pocl = algo(&fixtures::pocl_cpu(), at(cols), cols, n);
-        assert_eq!(pocl, SegmentAlgo::Blocks, "PoCL, {cols} columns");
+        assert_eq!(pocl, SegmentAlgo::Panels, "PoCL, {cols} columns");
         let intel = algo(&fixtures::intel_cpu(), at(cols), cols, n);
-        let want = if (16..32).contains(&cols) {
-            SegmentAlgo::Columns
-        } else {
-            SegmentAlgo::Blocks
-        };
-        assert_eq!(intel, want, "Intel, {cols} columns");
+        assert_eq!(intel, SegmentAlgo::Panels, "Intel, {cols} columns");
         let h200 = algo(&fixtures::nvidia_h200(), at(cols), cols, n);
         let want = if cols <= 256 {
             SegmentAlgo::Stripes
