@@ -14,7 +14,7 @@ use clreduce::{
     SegmentAlgo,
 };
 use common::rng::Rng;
-use common::{announce_sample, full_matrix, queues, sample_hash, short, sim_lock, Tally};
+use common::{announce_sample, full_matrix, queues, sample_hash, short, sim_lock, Outcome, Tally};
 
 /// (rows, columns) for a device: small ones everywhere (Oclgrind too), larger ones elsewhere.
 fn shapes(simulator: bool) -> Vec<(u64, u64)> {
@@ -50,8 +50,6 @@ fn shapes(simulator: bool) -> Vec<(u64, u64)> {
 /// + 2u·|ref| of a float64 reference of the column.
 #[test]
 fn panels_ops_types_and_panel_boundaries() {
-    use clreduce::check::reference::{check, random_input, reference};
-    use clreduce::{DynBuffer, HostVec, Value};
     let test = "segment_cols::panels_ops_types_and_panel_boundaries";
     announce_sample(test);
     let start = (sample_hash(test) % 1_000_000) as usize;
@@ -72,62 +70,17 @@ fn panels_ops_types_and_panel_boundaries() {
                 let init = (j + m) % 2 == 1;
                 let case = format!("{rows}x{cols} {op} {ty}{}", if init { " init" } else { "" });
                 let seed = 0x9A4E + (j * 100 + p) as u64 + sample_hash(test) % 997;
-                let n = (rows * cols) as usize;
-                let data = random_input(op, ty, n, seed);
-                let inits: Vec<Value> = (0..cols)
-                    .map(|k| common::initial(op, ty, seed + k))
-                    .collect();
-                let (x, out) = (
-                    DynBuffer::upload(q, &data).unwrap(),
-                    DynBuffer::upload(q, &HostVec::from_values(ty, &inits).unwrap()).unwrap(),
-                );
-                let mut red = reduction(&out, op).axis(Axis::First);
-                if init {
-                    red = red.initialize_to_identity();
-                }
-                let res = q.parallel_for_reduce_with(
-                    Range::new_2d(rows, cols),
-                    red,
-                    Kernel::new(common::body(op, ty)).arg("x", &x),
-                    Options {
-                        segment: Some(SegmentAlgo::Panels),
-                        ..Options::default()
-                    },
-                );
-                let ev = match res {
-                    Ok(ev) => ev,
-                    Err(e) if e.to_string().contains("cannot run on") => {
-                        t.skip_device(&dev, &case, &e.to_string());
-                        continue;
-                    }
-                    Err(e) => {
-                        t.fail(&dev, &case, &format!("launch: {e}"));
-                        continue;
-                    }
-                };
-                let algo = ev.plan().and_then(|p| p.segment.as_ref()).map(|s| s.algo);
-                if algo != Some(SegmentAlgo::Panels) {
-                    t.fail(&dev, &case, &format!("forced panels, planned {algo:?}"));
-                    continue;
-                }
-                let mut bad = Vec::new();
-                for (k, &start) in inits.iter().enumerate() {
-                    let col: Vec<Value> = (0..rows as usize)
-                        .map(|r| data.value(r * cols as usize + k))
-                        .collect();
-                    let col = HostVec::from_values(ty, &col).unwrap();
-                    let rf = reference(op, &col, (!init).then_some(start));
-                    let g = out.value(k).unwrap();
-                    if let Err(m) = check(op, ty, g.to_f64(), g.as_int(), &rf, rows as f64 + 40.0) {
-                        if bad.len() < 4 {
-                            bad.push(format!("column {k}: {m}"));
-                        }
-                    }
-                }
-                if bad.is_empty() {
-                    t.pass(&dev);
-                } else {
-                    t.fail(&dev, &case, &bad.join("; "));
+                let shape = (rows, cols);
+                match common::columns::forced_columns(
+                    q,
+                    shape,
+                    (op, ty, init),
+                    seed,
+                    SegmentAlgo::Panels,
+                ) {
+                    Outcome::Pass => t.pass(&dev),
+                    Outcome::Skip(why) => t.skip_device(&dev, &case, &why),
+                    Outcome::Fail(m) => t.fail(&dev, &case, &m),
                 }
             }
         }

@@ -19,6 +19,7 @@ use std::time::Instant;
 
 #[macro_use]
 pub mod feat;
+pub mod columns;
 pub mod rng;
 pub mod sample;
 pub use feat::Feature;
