@@ -14,7 +14,7 @@ use clreduce::{
     SegmentAlgo,
 };
 use common::rng::Rng;
-use common::{announce_sample, full_matrix, queues, sample_hash, short, sim_lock, Outcome, Tally};
+use common::{announce_sample, queues, sample_hash, short, sim_lock, Tally};
 
 /// (rows, columns) for a device: small ones everywhere (Oclgrind too), larger ones elsewhere.
 fn shapes(simulator: bool) -> Vec<(u64, u64)> {
@@ -51,41 +51,9 @@ fn shapes(simulator: bool) -> Vec<(u64, u64)> {
 #[test]
 fn panels_ops_types_and_panel_boundaries() {
     let test = "segment_cols::panels_ops_types_and_panel_boundaries";
-    announce_sample(test);
-    let start = (sample_hash(test) % 1_000_000) as usize;
-    let pairs = common::valid_pairs();
-    let mut t = Tally::new(test);
-    for q in queues() {
-        let d = q.device();
-        let _g = sim_lock(d);
-        let dev = short(d);
-        for (j, &(rows, cols)) in shapes(d.is_simulator()).iter().enumerate() {
-            let taken: Vec<usize> = if full_matrix() {
-                (0..pairs.len()).collect()
-            } else {
-                (0..2).map(|m| (start + 2 * j + m) % pairs.len()).collect()
-            };
-            for (m, p) in taken.into_iter().enumerate() {
-                let (op, ty) = pairs[p];
-                let init = (j + m) % 2 == 1;
-                let case = format!("{rows}x{cols} {op} {ty}{}", if init { " init" } else { "" });
-                let seed = 0x9A4E + (j * 100 + p) as u64 + sample_hash(test) % 997;
-                let shape = (rows, cols);
-                match common::columns::forced_columns(
-                    q,
-                    shape,
-                    (op, ty, init),
-                    seed,
-                    SegmentAlgo::Panels,
-                ) {
-                    Outcome::Pass => t.pass(&dev),
-                    Outcome::Skip(why) => t.skip_device(&dev, &case, &why),
-                    Outcome::Fail(m) => t.fail(&dev, &case, &m),
-                }
-            }
-        }
-    }
-    t.finish();
+    let seed = 0x9A4E + sample_hash(test) % 997;
+    let shapes = |d: &clreduce::Device| shapes(d.is_simulator());
+    common::columns::forced_columns_matrix(test, shapes, seed, SegmentAlgo::Panels);
 }
 
 /// What the host expects of one column: sum, max from `start`, argmin (global index) and

@@ -20,7 +20,7 @@ use clreduce::{
     SegmentAlgo,
 };
 use common::rng::Rng;
-use common::{announce_sample, full_matrix, queues, sample_hash, short, sim_lock, Outcome, Tally};
+use common::{announce_sample, full_matrix, queues, sample_hash, short, sim_lock, Tally};
 
 /// What the host expects of one segment: sum, max from `start`, argmin (global index) and
 /// argmax (index within the segment); the lowest index wins a tie.
@@ -487,15 +487,7 @@ fn item_vector_loads_on_odd_rows() {
 /// exactly; floats within (rows + 40)·u·Σ|x| + 2u·|ref| of a float64 reference of the column.
 #[test]
 fn blocks_ops_types_and_chunk_boundaries() {
-    let test = "segment_plans::blocks_ops_types_and_chunk_boundaries";
-    announce_sample(test);
-    let start = (sample_hash(test) % 1_000_000) as usize;
-    let pairs = common::valid_pairs();
-    let mut t = Tally::new(test);
-    for q in queues() {
-        let d = q.device();
-        let _g = sim_lock(d);
-        let dev = short(d);
+    let shapes = |d: &clreduce::Device| {
         let mut shapes: Vec<(u64, u64)> = vec![(15, 5), (16, 3), (17, 16), (1, 37), (53, 1)];
         shapes.extend([(33, 17), (97, 2), (45, 4)]);
         if !d.is_simulator() {
@@ -508,33 +500,10 @@ fn blocks_ops_types_and_chunk_boundaries() {
                 (1001, 8),
             ]);
         }
-        for (j, &(rows, cols)) in shapes.iter().enumerate() {
-            let taken: Vec<usize> = if full_matrix() {
-                (0..pairs.len()).collect()
-            } else {
-                (0..2).map(|m| (start + 2 * j + m) % pairs.len()).collect()
-            };
-            for (m, p) in taken.into_iter().enumerate() {
-                let (op, ty) = pairs[p];
-                let init = (j + m) % 2 == 1;
-                let case = format!("{rows}x{cols} {op} {ty}{}", if init { " init" } else { "" });
-                let seed = 0xB10C + (j * 100 + p) as u64;
-                let shape = (rows, cols);
-                match common::columns::forced_columns(
-                    q,
-                    shape,
-                    (op, ty, init),
-                    seed,
-                    SegmentAlgo::Blocks,
-                ) {
-                    Outcome::Pass => t.pass(&dev),
-                    Outcome::Skip(why) => t.skip_device(&dev, &case, &why),
-                    Outcome::Fail(m) => t.fail(&dev, &case, &m),
-                }
-            }
-        }
-    }
-    t.finish();
+        shapes
+    };
+    let test = "segment_plans::blocks_ops_types_and_chunk_boundaries";
+    common::columns::forced_columns_matrix(test, shapes, 0xB10C, SegmentAlgo::Blocks);
 }
 
 /// `blocks` with f16 data (read as f32, small multiples of 1/4: every order gives the host's
