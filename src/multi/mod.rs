@@ -412,14 +412,32 @@ impl MultiQueue {
             }
             let shares = share_reductions_for_explain(q, reds, options)?;
             let share = share_form(form, c);
-            plans.push(Some(match kernel {
-                Some(kernel) => {
-                    q.explain_launch(share, shares, kernel.share(k, offsets[k] * per), options)?
-                }
-                None => q.explain(share, shares, options)?,
-            }));
+            plans.push(Some(self.share_plan(
+                k,
+                share,
+                shares,
+                (kernel, offsets[k] * per),
+                options,
+            )?));
         }
         Ok(plans)
+    }
+
+    /// Device `k`'s plan for its share: with the launch's body and the share's buffers where
+    /// `kernel` is given (`first`: the share's first global linear index), else without a body.
+    pub(crate) fn share_plan(
+        &self,
+        k: usize,
+        share: Form,
+        reds: Reductions,
+        (kernel, first): (Option<&MultiKernel>, u64),
+        options: Options,
+    ) -> Result<Plan> {
+        let q = &self.queues[k];
+        match kernel {
+            Some(kernel) => q.explain_launch(share, reds, kernel.share(k, first), options),
+            None => q.explain(share, reds, options),
+        }
     }
 
     /// `parallel_for_reduce` across the devices with explicit options. The reductions'

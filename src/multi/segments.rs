@@ -465,12 +465,13 @@ impl MultiQueue {
                 share.push(share_reduction(q, (r, c.kind()), &s, table.as_ref())?.0);
             }
             let (f, share) = (share_form(form, c), Reductions(share));
-            plans.push(Some(match kernel {
-                Some(kernel) => {
-                    q.explain_launch(f, share, kernel.share(k, offsets[k] * per), options)?
-                }
-                None => q.explain(f, share, options)?,
-            }));
+            plans.push(Some(self.share_plan(
+                k,
+                f,
+                share,
+                (kernel, offsets[k] * per),
+                options,
+            )?));
         }
         Ok(plans)
     }

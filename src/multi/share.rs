@@ -45,15 +45,9 @@ pub(super) struct Scratch {
     raw_flag: Option<Buffer<u64>>,
 }
 
+/// `len` zeros of a result of type `ty` (a 16-bit type's results are f32).
 pub(super) fn zeros(ty: ElemType, len: usize) -> HostVec {
-    match ty {
-        ElemType::I32 => HostVec::I32(vec![0; len]),
-        ElemType::U32 => HostVec::U32(vec![0; len]),
-        ElemType::I64 => HostVec::I64(vec![0; len]),
-        ElemType::U64 => HostVec::U64(vec![0; len]),
-        ElemType::F64 => HostVec::F64(vec![0.0; len]),
-        _ => HostVec::F32(vec![0.0; len]),
-    }
+    HostVec::zeros(ty, len).unwrap_or_else(|| HostVec::F32(vec![0.0; len]))
 }
 
 /// The share's reduction of user variable `r` into scratch buffers on `q`.

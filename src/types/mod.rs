@@ -503,6 +503,18 @@ pub enum HostVec {
 }
 
 impl HostVec {
+    /// `len` zeros of `ty`; `None` for the 16-bit storage types, which have no variant here.
+    pub fn zeros(ty: ElemType, len: usize) -> Option<HostVec> {
+        Some(match ty {
+            ElemType::I32 => HostVec::I32(vec![0; len]),
+            ElemType::U32 => HostVec::U32(vec![0; len]),
+            ElemType::I64 => HostVec::I64(vec![0; len]),
+            ElemType::U64 => HostVec::U64(vec![0; len]),
+            ElemType::F32 => HostVec::F32(vec![0.0; len]),
+            ElemType::F64 => HostVec::F64(vec![0.0; len]),
+            ElemType::F16 | ElemType::BF16 => return None,
+        })
+    }
     /// Number of elements.
     pub fn len(&self) -> usize {
         match self {

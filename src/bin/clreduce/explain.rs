@@ -254,20 +254,10 @@ fn split_kernel(
 ) -> Result<(MultiKernel, String)> {
     let n = split.total().saturating_mul(per);
     let bytes = n.saturating_mul(ty.size() as u64);
-    let zeros = (bytes <= INPUT_CAP)
-        .then(|| {
-            let n = n as usize;
-            Some(match ty {
-                ElemType::I32 => HostVec::I32(vec![0; n]),
-                ElemType::U32 => HostVec::U32(vec![0; n]),
-                ElemType::I64 => HostVec::I64(vec![0; n]),
-                ElemType::U64 => HostVec::U64(vec![0; n]),
-                ElemType::F32 => HostVec::F32(vec![0.0; n]),
-                ElemType::F64 => HostVec::F64(vec![0.0; n]),
-                _ => return None,
-            })
-        })
-        .flatten();
+    let zeros = match bytes <= INPUT_CAP {
+        true => HostVec::zeros(ty, n as usize),
+        false => None,
+    };
     if let Some(x) = zeros {
         return Ok((
             crate::reduce::split_kernel(mq, body, &x, split, per)?,
